@@ -1,0 +1,98 @@
+"""``try_backward``: reverse mode over recorded traces.
+
+Walks the trace nodes from the output back to the leaves. Each node with an
+incoming cotangent is linearized (only its seeded output slots), its linear
+graph's primal work is replayed by ``execute_forward`` on the saved values,
+and its transpose is run by ``run_transposed_linear``. Cotangents reaching the
+same key are summed with ``add_operands``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Collection, Hashable, Sequence
+
+from ..ad.graph import Graph
+from ..ad.keys import ValueKey
+from ..ad.linearize import LinearizedGraph
+from .trace import FREED_MESSAGE, Trace, topological_traces
+
+
+class PrimitiveGraph:
+    """A borrowed view of a graph handed to executors for forward replay."""
+
+    __slots__ = ("_graph",)
+
+    def __init__(self, graph: Graph | LinearizedGraph) -> None:
+        self._graph = graph.as_graph() if isinstance(graph, LinearizedGraph) else graph
+
+    def as_graph(self) -> Graph:
+        return self._graph
+
+
+class BackwardExecutor:
+    """Connects the engine to a runtime: replay, transposed linear work, and sums."""
+
+    def execute_forward(self, graph: PrimitiveGraph, initial_data: dict[ValueKey, Any]) -> dict[ValueKey, Any]:
+        raise NotImplementedError
+
+    def run_transposed_linear(
+        self,
+        linear: LinearizedGraph,
+        cotangent_outputs: Sequence[Any | None],
+        external_data: dict[ValueKey, Any],
+        ctx: Any,
+    ) -> list[Any | None]:
+        raise NotImplementedError
+
+    def add_operands(self, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+
+def try_backward(
+    output_key: ValueKey,
+    output_trace: Trace | None,
+    seed: Any,
+    executor: BackwardExecutor,
+    ctx: Any = None,
+    *,
+    wanted: Collection[ValueKey] | None = None,
+) -> dict[ValueKey, Any]:
+    """Propagate ``seed`` (the cotangent of ``output_key``) back through ``output_trace``.
+
+    Returns the cotangent of every key reached. With ``wanted`` (a tidu
+    extension) only those keys are returned, and other cotangents are dropped
+    as soon as the walk has passed the node that produced them.
+    """
+    cotangents: dict[ValueKey, Any] = {output_key: seed}
+    for trace in reversed(topological_traces(output_trace)):
+        node = trace.node
+        cts = [cotangents.get(k) for k in node.primal_out_keys]
+        active = [i for i, c in enumerate(cts) if c is not None]
+        if not active:
+            continue
+        if node.saved_data is None:
+            raise RuntimeError(FREED_MESSAGE)
+        linear = node.computation.try_linearize(active, ctx)
+        values = executor.execute_forward(PrimitiveGraph(linear), node.saved_data)
+        in_cts = executor.run_transposed_linear(linear, [cts[i] for i in active], values, ctx)
+        by_key: dict[Hashable, Any] = {k: c for (k, _), c in zip(linear.tangent_inputs, in_cts)}
+        if wanted is not None:
+            for key in node.primal_out_keys:
+                if key not in wanted:
+                    cotangents.pop(key, None)
+        done: set[ValueKey] = set()
+        for _, key, requires_grad in node.input_edges:
+            if not requires_grad or key in done:
+                continue
+            done.add(key)
+            ct = by_key.get(key.key if key.is_input() else key)
+            if ct is None:
+                continue
+            existing = cotangents.get(key)
+            cotangents[key] = ct if existing is None else executor.add_operands(existing, ct)
+    if wanted is not None:
+        return {k: v for k, v in cotangents.items() if k in wanted}
+    return cotangents
+
+
+backward = try_backward

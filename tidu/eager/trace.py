@@ -1,0 +1,80 @@
+"""``Trace``: a handle to one recorded call and, through its edges, its past."""
+
+from __future__ import annotations
+
+from typing import Any
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class TraceNode:
+    """One recorded call: its graph, output keys, saved values and input edges."""
+
+    __slots__ = ("computation", "primal_out_keys", "saved_data", "input_edges", "__weakref__")
+
+    def __init__(self, computation: Any, primal_out_keys: list, saved_data: dict, input_edges: list) -> None:
+        self.computation = computation
+        self.primal_out_keys = primal_out_keys
+        self.saved_data: dict | None = saved_data
+        self.input_edges = input_edges  # [(producer Trace | None, key, requires_grad)]
+
+
+class Trace:
+    """An opaque, shareable handle to a ``TraceNode`` (equal when the node is)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: TraceNode) -> None:
+        self.node = node
+
+    def saved_values(self) -> dict:
+        if self.node.saved_data is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return self.node.saved_data
+
+    def is_released(self) -> bool:
+        return self.node.saved_data is None
+
+    def release(self) -> None:
+        """Free the saved values; a later backward through this node raises."""
+        self.node.saved_data = None
+
+    def input_traces(self) -> list[Trace]:
+        return [t for t, _, _ in self.node.input_edges if t is not None]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Trace) and other.node is self.node
+
+    def __hash__(self) -> int:
+        return id(self.node)
+
+    def __repr__(self) -> str:
+        return f"Trace({self.node.computation.describe()})"
+
+
+def topological_traces(root: Trace | None) -> list[Trace]:
+    """Trace nodes reachable from ``root``, producers before consumers."""
+    if root is None:
+        return []
+    order: list[Trace] = []
+    expanded_nodes: set[int] = set()
+    stack: list[tuple[Trace, bool]] = [(root, False)]
+    while stack:
+        trace, expanded = stack.pop()
+        if expanded:
+            order.append(trace)
+            continue
+        if id(trace.node) in expanded_nodes:
+            continue
+        expanded_nodes.add(id(trace.node))
+        stack.append((trace, True))
+        for parent in trace.input_traces():
+            if id(parent.node) not in expanded_nodes:
+                stack.append((parent, False))
+    return order
