@@ -1,0 +1,41 @@
+"""tidu (梯度, "gradient"): eager autodiff with PyTorch's API and JAX's derivative model.
+
+Every operation runs at once on a Numba kernel and, when a gradient may be
+needed, is recorded on the AD engine's tape; reverse mode linearizes the tape
+with each primitive's JVP rule and runs the transpose.
+
+>>> import tidu as torch
+>>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+>>> (x.exp() * x).sum().backward()
+>>> x.grad
+tensor([ 5.4366, 22.1672])
+"""
+
+from . import ad, eager
+from .ad import ADRuleError, ADRuleKind
+from .core.aval import ShapeDtype
+from .core.device import device
+from .core.dtypes import (
+    bool_ as bool,  # noqa: A004 - PyTorch's name
+)
+from .core.dtypes import dtype, float32, float64, get_default_dtype, int32, int64, promote_types, set_default_dtype
+from .core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .core.primitive import Primitive, bind
+from .eager import Recorder, try_backward
+from .tensor import Size, Tensor
+
+from . import primitives  # noqa: E402,I001 - registers every primitive
+from .ops import *  # noqa: E402,F403
+from .ops import methods as _methods  # noqa: E402
+
+_methods.install()
+
+from . import autograd, func  # noqa: E402
+from .func import linearize  # noqa: E402
+
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+
+__version__ = "0.1.0"

@@ -31,6 +31,7 @@ from .keys import (
 )
 from .linearize import LinearizedGraph, linearize, topological_operations, try_linearize
 from .primitive import Primitive, PrimitiveBuilder
+from .undefined import UndefinedPrimal, is_undefined_primal
 from .transpose import (
     linear_transpose,
     linear_transpose_with_builder,
@@ -45,7 +46,7 @@ __all__ = [
     "Graph", "GraphBuilder", "GraphOperation", "LinearizedGraph", "LocalOperationId",
     "LocalValueId", "OperationKey", "OperationNode", "OperationRole", "Primitive",
     "PrimitiveBuilder", "PrimitiveValue", "ResolvedView", "TangentKey", "ValueDef",
-    "ValueKey", "ValueNode", "ValueRef", "linear_transpose", "linear_transpose_with_builder",
+    "UndefinedPrimal", "ValueKey", "ValueNode", "is_undefined_primal", "ValueRef", "linear_transpose", "linear_transpose_with_builder",
     "linearize", "resolve", "tangent_of", "topological_operations", "try_linear_transpose",
     "try_linear_transpose_with_builder", "try_linearize",
 ]

@@ -43,6 +43,8 @@ class TangentKey:
         return TangentKey(self, pass_id)
 
     def __repr__(self) -> str:
+        if self.pass_id > MAX_PASS - 2**16:  # a cotangent seed of linear_transpose
+            return f"ct{MAX_PASS - self.pass_id}({self.of!r})"
         return f"d{self.pass_id}({self.of!r})"
 
 

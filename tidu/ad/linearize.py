@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Hashable, Iterable, Sequence
 
 from .errors import ADRuleError, ADRuleKind
-from .graph import Graph, GraphBuilder, op_name
+from .graph import Graph, GraphBuilder, _short, op_name
 from .keys import DiffPassId, LocalValueId, OperationKey, ValueKey, tangent_of
 
 
@@ -51,10 +51,14 @@ class LinearizedGraph:
         return self._graph
 
     def __str__(self) -> str:
-        tin = ", ".join(f"%{i}=d({k!r})" for k, i in self._tangent_inputs)
+        graph = self._graph
+        tangent_ids = {i for _, i in self._tangent_inputs}
+        tin = ", ".join(f"%{i}={_short(graph.values[i].key)}" for _, i in self._tangent_inputs)
+        reads = ", ".join(f"%{i}={_short(graph.values[i].key)}" for i in graph.inputs if i not in tangent_ids)
+        head = f"LinearizedGraph(tangent inputs: {tin}" + (f"; reads: {reads})" if reads else ")")
         tout = ", ".join("None" if i is None else f"%{i}" for i in self._tangent_outputs)
-        body = str(self._graph).splitlines()[1:-1]
-        return "\n".join([f"LinearizedGraph(tangent inputs: {tin})", *body, f"tangent outputs: {tout}"])
+        body = str(graph).splitlines()[1:-1]
+        return "\n".join([head, *body, f"tangent outputs: {tout}"])
 
     __repr__ = __str__
 

@@ -36,9 +36,11 @@ def try_linear_transpose_with_builder(
 ) -> list[LocalValueId | None]:
     """Emit the transpose of ``linear`` into ``builder``.
 
-    ``cotangent_seeds`` are builder ids, one per *active* tangent output of
-    ``linear`` (in order). Returns one builder id (or ``None``) per tangent
-    input of ``linear``.
+    ``cotangent_seeds`` are builder ids (or ``None``) aligned with
+    ``linear.tangent_outputs``, as in tidu-rs; a seed for an inactive (``None``)
+    tangent output is ignored. One seed per *active* tangent output (in order)
+    is also accepted. Returns one builder id (or ``None``) per tangent input of
+    ``linear``.
     """
     graph = linear.as_graph()
     cotangents: dict[LocalValueId, LocalValueId] = {}
@@ -50,17 +52,26 @@ def try_linear_transpose_with_builder(
             cotangents[target] = ct
             return
         add = via.add() if via is not None else add_op
+        if add is None:
+            raise RuntimeError(
+                "cannot sum two cotangents of one value: the linear graph has no operation to take add() from"
+            )
         both = [PrimitiveValue.Local(existing), PrimitiveValue.Local(ct)]
         cotangents[target] = builder.add_primitive(add, both, OperationRole.Linearized((True, True)))[0]
 
-    active_outputs = [t for t in linear.tangent_outputs if t is not None]
-    if len(cotangent_seeds) != len(active_outputs):
+    tangent_outputs = list(linear.tangent_outputs)
+    active_outputs = [t for t in tangent_outputs if t is not None]
+    if len(cotangent_seeds) == len(tangent_outputs):
+        targets = tangent_outputs
+    elif len(cotangent_seeds) == len(active_outputs):
+        targets = active_outputs
+    else:
         raise ValueError(
-            f"expected {len(active_outputs)} cotangent seeds (one per active tangent output), "
+            f"expected {len(tangent_outputs)} cotangent seeds (one per tangent output), "
             f"got {len(cotangent_seeds)}"
         )
-    for target, seed in zip(active_outputs, cotangent_seeds):
-        if seed is not None:
+    for target, seed in zip(targets, cotangent_seeds):
+        if target is not None and seed is not None:
             accumulate(target, seed, None)
 
     for node in reversed(graph.operations):

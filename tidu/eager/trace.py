@@ -54,8 +54,16 @@ class Trace:
     def __hash__(self) -> int:
         return id(self.node)
 
+    def name(self) -> str:
+        """The name of the recorded computation (its primitive for a one-op node)."""
+        graph = self.node.computation.as_graph()
+        if len(graph.operations) == 1:
+            op = graph.operations[0].operation
+            return str(getattr(op, "short_name", None) or getattr(op, "name", op))
+        return self.node.computation.describe()
+
     def __repr__(self) -> str:
-        return f"Trace({self.node.computation.describe()})"
+        return f"<Trace {self.name()}>"
 
 
 def topological_traces(root: Trace | None) -> list[Trace]:

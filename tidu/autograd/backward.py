@@ -1,0 +1,159 @@
+"""``Tensor.backward`` and ``autograd.grad`` on the engine's ``try_backward``."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..core import grad_mode
+from ..eager import topological_traces, try_backward
+from ..tensor import Tensor
+from .executor import EXECUTOR
+
+
+def _as_list(x: Any) -> list[Any]:
+    if isinstance(x, Tensor):
+        return [x]
+    if x is None:
+        return []
+    return list(x)
+
+
+def _seed(output: Tensor, grad: Any) -> Tensor:
+    if grad is None:
+        if output.numel() != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        from ..ops.creation import ones_like
+
+        return ones_like(output)
+    if not isinstance(grad, Tensor):
+        raise TypeError(f"gradient must be a Tensor or None, got {type(grad).__name__}")
+    if tuple(grad.shape) != tuple(output.shape):
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[0] has a shape of {tuple(grad.shape)} and output[0] has a "
+            f"shape of {tuple(output.shape)}."
+        )
+    return grad if grad.dtype is output.dtype else grad.to(output.dtype)
+
+
+def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,
+                 retain_graph: bool | None, create_graph: bool) -> dict[Any, Tensor]:
+    """Cotangents of the wanted keys, summed over every output."""
+    if retain_graph is None:
+        retain_graph = create_graph
+    for i, out in enumerate(outputs):
+        if not out._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} outputs")
+    wanted = None if inputs is None else {t._ensure_key() for t in inputs}
+    if wanted is not None:
+        for out in outputs:
+            wanted.add(out._ensure_key())  # an output may itself be an input
+    totals: dict[Any, Tensor] = {}
+    with grad_mode.set_grad_enabled(create_graph):
+        for out, g in zip(outputs, grad_outputs):
+            seed = _seed(out, g)
+            if out._trace is None and (wanted is None or out._key in wanted):
+                cts = {out._ensure_key(): seed}
+            else:
+                cts = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, None, wanted=wanted)
+            for k, v in cts.items():
+                totals[k] = v if k not in totals else totals[k] + v
+    if not retain_graph:
+        for out in outputs:
+            for trace in topological_traces(out._trace):
+                trace.release()
+    return totals
+
+
+def _leaves(outputs: Sequence[Tensor]) -> list[Tensor]:
+    """Leaf tensors that require grad, reachable from ``outputs``."""
+    found: dict[int, Tensor] = {}
+    for out in outputs:
+        if out._trace is None and out._requires_grad:
+            found[id(out)] = out
+        for trace in topological_traces(out._trace):
+            saved = trace.node.saved_data
+            if saved is None:
+                continue
+            for value in saved.values():
+                t = getattr(value, "tensor", None)
+                if t is not None and t._trace is None and t._requires_grad:
+                    found[id(t)] = t
+    return list(found.values())
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs: Any = None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (or of ``inputs``)."""
+    outputs = _as_list(tensors)
+    grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(outputs)
+    targets = _as_list(inputs) if inputs is not None else None
+    if targets is not None and not targets:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    retained = [] if targets is not None else _retained(outputs)
+    leaves = targets if targets is not None else _leaves(outputs) + retained
+    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph)
+    for leaf in leaves:
+        ct = totals.get(leaf._key)
+        if ct is None:
+            continue
+        if not create_graph:
+            ct = ct.detach()
+        leaf.grad = ct if leaf.grad is None else (leaf.grad + ct if create_graph else (leaf.grad + ct).detach())
+
+
+def _retained(outputs: Sequence[Tensor]) -> list[Tensor]:
+    found: dict[int, Tensor] = {}
+    for out in outputs:
+        if out._retains_grad:
+            found[id(out)] = out
+        for trace in topological_traces(out._trace):
+            saved = trace.node.saved_data or {}
+            for value in saved.values():
+                t = getattr(value, "tensor", None)
+                if t is not None and t._retains_grad:
+                    found[id(t)] = t
+    return list(found.values())
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
+
+    >>> import tidu
+    >>> x = tidu.tensor(3.0, requires_grad=True)
+    >>> (g,) = tidu.autograd.grad(x * x, x, create_graph=True)
+    >>> g
+    tensor(6., grad_fn=<mul>)
+    >>> tidu.autograd.grad(g, x)
+    (tensor(2.),)
+    """
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    for t in ins:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"inputs must be Tensors, got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
+    totals = run_backward(outs, grads, ins, retain_graph, create_graph)
+    result = []
+    for i, t in enumerate(ins):
+        ct = totals.get(t._key)
+        if ct is None:
+            if materialize_grads:
+                from ..ops.creation import zeros_like
+
+                ct = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+        elif not create_graph:
+            ct = ct.detach()
+        result.append(ct)
+    return tuple(result)

@@ -1,0 +1,80 @@
+"""The tensor layer's ``BackwardExecutor``: rules run as tidu ops on tensors.
+
+``execute_forward`` computes the primal-only work of a node's linear graph
+(the residuals its transpose reads) from the saved values; ``run_transposed_linear``
+executes the transpose through an ``ExecutingBuilder`` that runs each emitted
+operation at once. Both bind primitives on tensors, so under ``create_graph``
+the backward pass is recorded and differentiable again.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..ad import LinearizedGraph, PrimitiveValue, try_linear_transpose_with_builder
+from ..core.primitive import Application
+from ..core.tape import SavedInput, SavedOutput
+from ..eager import BackwardExecutor, PrimitiveGraph
+
+
+class ExecutingBuilder:
+    """A ``PrimitiveBuilder`` that runs each operation as soon as it is added."""
+
+    def __init__(self, external: dict[Any, Any]) -> None:
+        self.external = external
+        self.values: list[Any] = []
+
+    def push(self, value: Any) -> int:
+        self.values.append(value)
+        return len(self.values) - 1
+
+    def resolve(self, value: PrimitiveValue) -> Any:
+        if value.is_local():
+            return self.values[value.id]
+        try:
+            return self.external[value.key]
+        except KeyError:
+            raise RuntimeError(f"missing concrete value for graph input {value.key!r}") from None
+
+    def add_primitive(self, op: Application, inputs: Sequence[PrimitiveValue], role: Any) -> list[int]:
+        outs = op.eval(None, [self.resolve(v) for v in inputs])
+        return [self.push(o) for o in outs]
+
+
+def unpack(value: Any, name: str) -> Any:
+    if isinstance(value, SavedInput | SavedOutput):
+        return value.unpack(name)
+    return value
+
+
+def evaluate(graph: Any, env: dict[Any, Any], *, primal_only: bool) -> dict[Any, Any]:
+    """Run a graph's operations on tensors; with ``primal_only``, skip linear ones."""
+    values = dict(env)
+    for node in graph.operations:
+        if primal_only and node.role.is_linearized() and any(node.role.active_mask):
+            continue
+        args = [values[graph.values[i].key] for i in node.inputs]
+        for o, out in zip(node.outputs, node.operation.eval(None, args)):
+            values[graph.values[o].key] = out
+    return values
+
+
+class TensorExecutor(BackwardExecutor):
+    def execute_forward(self, graph: PrimitiveGraph, initial_data: dict[Any, Any]) -> dict[Any, Any]:
+        g = graph.as_graph()
+        name = g.operations[0].operation.name if g.operations else "node"
+        env = {k: unpack(v, name) for k, v in initial_data.items()}
+        return evaluate(g, env, primal_only=True)
+
+    def run_transposed_linear(self, linear: LinearizedGraph, cotangent_outputs: Sequence[Any],
+                              external_data: dict[Any, Any], ctx: Any) -> list[Any]:
+        builder = ExecutingBuilder(external_data)
+        seeds = [None if c is None else builder.push(c) for c in cotangent_outputs]
+        ids = try_linear_transpose_with_builder(linear, builder, seeds, ctx)
+        return [None if i is None else builder.values[i] for i in ids]
+
+    def add_operands(self, a: Any, b: Any) -> Any:
+        return a + b
+
+
+EXECUTOR = TensorExecutor()

@@ -1,0 +1,1 @@
+"""Kernels: arrays in, arrays out. No tensors, no autodiff."""

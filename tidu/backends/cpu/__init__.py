@@ -1,0 +1,1 @@
+"""CPU kernels compiled by Numba (``cache=True``: a warm start loads them from disk)."""

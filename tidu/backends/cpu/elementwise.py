@@ -1,0 +1,68 @@
+"""Elementwise kernel factories: one scalar function gives a contiguous 1-D loop.
+
+Kernels compile lazily, once per dtype actually used, and are cached on disk.
+Inputs of a primitive have one shape (the ops layer broadcasts); strided or
+broadcast inputs are made contiguous before the loop.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+from numba import njit
+
+JIT = {"cache": True, "error_model": "numpy", "nogil": True}
+
+
+def scalar(fn: Callable) -> Callable:
+    """Compile a scalar function for use inside kernels (inlined at each use)."""
+    return njit(inline="always", error_model="numpy")(fn)
+
+
+def unary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.dtype], np.ndarray]:
+    f = scalar(scalar_fn)
+
+    @njit(**JIT)
+    def loop(x, out):  # pragma: no cover - compiled
+        for i in range(x.shape[0]):
+            out[i] = f(x[i])
+
+    def run(x: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
+        x = np.ascontiguousarray(x)
+        out = np.empty(x.shape, out_dtype)
+        loop(x.reshape(-1), out.reshape(-1))
+        return out
+
+    return run
+
+
+def binary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.ndarray, np.dtype], np.ndarray]:
+    f = scalar(scalar_fn)
+
+    @njit(**JIT)
+    def loop(a, b, out):  # pragma: no cover - compiled
+        for i in range(a.shape[0]):
+            out[i] = f(a[i], b[i])
+
+    def run(a: np.ndarray, b: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
+        a = np.ascontiguousarray(a)
+        b = np.ascontiguousarray(b)
+        out = np.empty(a.shape, out_dtype)
+        loop(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+        return out
+
+    return run
+
+
+@njit(**JIT)
+def _select_loop(pred, a, b, out):  # pragma: no cover - compiled
+    for i in range(pred.shape[0]):
+        out[i] = a[i] if pred[i] else b[i]
+
+
+def select(pred: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    pred, a, b = (np.ascontiguousarray(v) for v in (pred, a, b))
+    out = np.empty(a.shape, a.dtype)
+    _select_loop(pred.reshape(-1), a.reshape(-1), b.reshape(-1), out.reshape(-1))
+    return out

@@ -1,0 +1,69 @@
+"""Reductions over a block of axes: the input is viewed as (outer, reduced, inner).
+
+Floating-point sums accumulate in float64. ``max`` propagates NaN like PyTorch.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+from numba import njit
+
+from .elementwise import JIT
+
+
+@njit(**JIT)
+def _sum3(x, acc):  # pragma: no cover - compiled
+    for a in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            for b in range(x.shape[2]):
+                acc[a, b] += x[a, k, b]
+
+
+@njit(**JIT)
+def _max3(x, out):  # pragma: no cover - compiled
+    for a in range(x.shape[0]):
+        for b in range(x.shape[2]):
+            out[a, b] = x[a, 0, b]
+        for k in range(1, x.shape[1]):
+            for b in range(x.shape[2]):
+                v = x[a, k, b]
+                if v > out[a, b] or v != v:
+                    out[a, b] = v
+
+
+def _as_block(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Move ``axes`` next to each other and view as (outer, reduced, inner), contiguous."""
+    keep = [d for d in range(x.ndim) if d not in axes]
+    lo = min(axes)
+    if list(axes) != list(range(lo, lo + len(axes))):
+        order = keep[:0] + [d for d in keep if d < lo] + list(axes) + [d for d in keep if d > lo]
+        x = np.transpose(x, order)
+        axes = tuple(range(len([d for d in keep if d < lo]), len([d for d in keep if d < lo]) + len(axes)))
+        lo = axes[0]
+    hi = lo + len(axes)
+    x = np.ascontiguousarray(x)
+    outer = prod(x.shape[:lo])
+    inner = prod(x.shape[hi:])
+    out_shape = x.shape[:lo] + x.shape[hi:]
+    return x.reshape(outer, prod(x.shape[lo:hi]), inner), out_shape
+
+
+def sum_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if not axes:
+        return x.copy()
+    block, out_shape = _as_block(x, axes)
+    acc_dtype = np.float64 if x.dtype.kind == "f" else np.int64
+    acc = np.zeros((block.shape[0], block.shape[2]), acc_dtype)
+    _sum3(block, acc)
+    return acc.astype(x.dtype if x.dtype.kind != "b" else np.int64, copy=False).reshape(out_shape)
+
+
+def max_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if not axes:
+        return x.copy()
+    block, out_shape = _as_block(x, axes)
+    out = np.empty((block.shape[0], block.shape[2]), x.dtype)
+    _max3(block, out)
+    return out.reshape(out_shape)

@@ -1,0 +1,353 @@
+"""``tidu.Primitive``: the one way a tensor primitive is declared, and ``bind``.
+
+A primitive's kernels, shape rule, JVP rules (one per input) and transpose
+rule are declared side by side. Applied to inputs, a primitive becomes an
+``Application`` (primitive, params, input avals): the hashable operation value
+the AD engine records, linearizes and transposes. Rules are written with tidu
+ops on ``Var`` values, which emit operations into the engine's builder, so the
+linearized program of an application depends only on that application.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from typing import Any, Callable, Sequence
+
+from ..ad import ADRuleError, ADRuleKind, OperationRole, PrimitiveValue, UndefinedPrimal
+from ..ad import Primitive as EnginePrimitive
+from .aval import ShapeDtype
+
+REGISTRY: dict[str, Primitive] = {}
+DEBUG = os.environ.get("TIDU_DEBUG", "") not in ("", "0")
+
+
+def freeze(value: Any) -> Any:
+    """Params become hashable: lists to tuples, dicts to sorted item tuples."""
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, freeze(v)) for k, v in value.items()))
+    return value
+
+
+class Primitive:
+    """A tensor primitive (JAX's ``core.Primitive`` with tidu-rs's rule contract).
+
+    >>> import tidu, numpy as np
+    >>> cube = tidu.Primitive("doc_cube")
+    >>> cube.def_impl(lambda x: x ** 3)
+    >>> cube.def_abstract_eval(lambda x: x)
+    >>> cube.def_jvp(lambda dx, x, out: dx * 3 * x * x)
+    >>> x = tidu.tensor([2.0], requires_grad=True)
+    >>> cube.bind(x).sum().backward()
+    >>> x.grad
+    tensor([12.])
+    """
+
+    def __init__(self, name: str, *, nondiff: bool = False) -> None:
+        if name in REGISTRY:
+            raise ValueError(f"primitive {name!r} declared twice (first at {REGISTRY[name].where})")
+        self.name = name
+        self.nondiff = nondiff
+        frame = inspect.stack()[1]
+        self.where = f"{os.path.relpath(frame.filename)}:{frame.lineno}"
+        self.impls: dict[str, Callable[..., Any]] = {}
+        self.abstract_eval: Callable[..., Any] | None = None
+        self.jvp_rules: tuple[Callable[..., Any] | None, ...] | None = None
+        self.transpose: Callable[..., Any] | None = None
+        self.linear_in: tuple[int, ...] | None = None
+        self.bilinear = False
+        REGISTRY[name] = self
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.name!r})"
+
+    def def_impl(self, fn: Callable[..., Any], device: str = "cpu") -> None:
+        """The kernel: arrays in, one array (or a tuple) out; params as keywords."""
+        self.impls[device] = fn
+
+    def def_abstract_eval(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """The shape rule: ``ShapeDtype`` in, ``ShapeDtype`` out; raises on bad input."""
+        self.abstract_eval = fn
+        return fn
+
+    def def_jvp(self, *rules: Callable[..., Any] | None) -> None:
+        """One rule per input, ``rule(tangent, *primals, out, **params)``; ``None`` for a
+        non-differentiable input. Rules are called only for active tangents."""
+        self.jvp_rules = rules
+
+    def def_transpose(
+        self, rule: Callable[..., Any], *, linear_in: Sequence[int] | None = None, bilinear: bool = False
+    ) -> None:
+        """``rule(cotangent, *inputs, **params)`` -> one cotangent or ``None`` per input;
+        linear inputs arrive as ``UndefinedPrimal``. ``linear_in`` lists the inputs the
+        primitive is linear in (all by default); ``bilinear`` allows only one at a time."""
+        self.transpose = rule
+        self.linear_in = None if linear_in is None else tuple(linear_in)
+        self.bilinear = bilinear
+
+    def def_linear(self, rule: Callable[..., Any]) -> None:
+        """A unary linear primitive: its JVP is itself applied to the tangent."""
+        self.def_jvp(lambda t, x, out, **params: self.bind(t, **params))
+        self.def_transpose(rule)
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        return bind(self, *args, **params)
+
+    def check_linear(self, mask: tuple[bool, ...]) -> None:
+        active = [i for i, m in enumerate(mask) if m]
+        if self.transpose is None:
+            raise TypeError(
+                f"primitive {self.name} is not linear but was applied to a tangent "
+                f"(argument {active[0]}) inside an AD rule; a rule may apply only linear "
+                "primitives to tangents"
+            )
+        allowed = self.linear_in
+        bad = [i for i in active if allowed is not None and i not in allowed]
+        if bad or (self.bilinear and len(active) > 1):
+            raise TypeError(
+                f"primitive {self.name} is not linear in arguments {active} together; "
+                "an AD rule applied it to tangents there"
+            )
+
+
+class Application(EnginePrimitive):
+    """A primitive applied with fixed params to inputs of fixed avals: the engine's op."""
+
+    __slots__ = ("prim", "params", "in_avals", "out_avals", "_hash")
+
+    def __init__(self, prim: Primitive, params: tuple, in_avals: tuple[ShapeDtype, ...] | None,
+                 out_avals: tuple[ShapeDtype, ...] | None = None) -> None:
+        self.prim = prim
+        self.params = params
+        self.in_avals = in_avals
+        if out_avals is None and in_avals is not None:
+            out_avals = abstract_eval(prim, in_avals, dict(params))
+        self.out_avals = out_avals
+        self._hash = hash((prim.name, params, in_avals))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Application)
+            and self.prim is other.prim
+            and self.params == other.params
+            and self.in_avals == other.in_avals
+        )
+
+    @property
+    def name(self) -> str:
+        if not self.params:
+            return self.prim.name
+        args = " ".join(f"{k}={_fmt(v)}" for k, v in self.params)
+        return f"{self.prim.name}[{args}]"
+
+    @property
+    def short_name(self) -> str:
+        return self.prim.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def input_count(self) -> int:
+        return 2 if self.in_avals is None else len(self.in_avals)
+
+    def output_count(self) -> int:
+        return 1 if self.out_avals is None else len(self.out_avals)
+
+    def add(self) -> Application:
+        return accumulate_add()
+
+    def eval(self, ctx: Any, inputs: Sequence[Any]) -> list[Any]:
+        out = bind(self.prim, *inputs, **dict(self.params))
+        return list(out) if isinstance(out, tuple) else [out]
+
+    def jvp_rule(self, builder, primal_inputs, primal_outputs, tangent_inputs, ctx):  # type: ignore[no-untyped-def]
+        if self.in_avals is None:  # accumulation add: d(a + b) = da + db
+            active = [t for t in tangent_inputs if t is not None]
+            if len(active) == 1:
+                return [active[0]]
+            both = [PrimitiveValue.Local(t) for t in active]
+            return builder.add_primitive(self, both, OperationRole.Linearized((True, True)))
+        prim = self.prim
+        if prim.jvp_rules is None:
+            raise ADRuleError.unsupported(prim.name, ADRuleKind.Jvp)
+        tracer = RuleTracer(builder)
+        params = dict(self.params)
+        primals = [Var(tracer, PrimitiveValue.External(k), a, False) for k, a in zip(primal_inputs, self.in_avals)]
+        outs = [Var(tracer, PrimitiveValue.External(k), a, False) for k, a in zip(primal_outputs, self.out_avals)]
+        terms = []
+        for i, (rule, t) in enumerate(zip(prim.jvp_rules, tangent_inputs)):
+            if t is None:
+                continue
+            if rule is None:
+                raise ADRuleError.invalid_input(prim.name, ADRuleKind.Jvp, f"input {i} is not differentiable")
+            dx = Var(tracer, PrimitiveValue.Local(t), self.in_avals[i], True)
+            terms.append(rule(dx, *primals, *outs, **params))
+        if not terms:
+            return [None] * self.output_count()
+        total = functools.reduce(lambda a, b: a + b, terms)
+        return [tracer.result_id(total, self.out_avals[0], prim.name, ADRuleKind.Jvp)]
+
+    def transpose_rule(self, builder, cotangent_outputs, inputs, role, ctx):  # type: ignore[no-untyped-def]
+        mask = role.active_mask
+        if self.in_avals is None:
+            ct = cotangent_outputs[0]
+            return [ct if m else None for m in mask]
+        prim = self.prim
+        if prim.transpose is None:
+            raise ADRuleError.unsupported(prim.name, ADRuleKind.Transpose)
+        tracer = RuleTracer(builder)
+        args = [
+            UndefinedPrimal(a) if m else Var(tracer, v, a, False)
+            for v, a, m in zip(inputs, self.in_avals, mask)
+        ]
+        ct = Var(tracer, PrimitiveValue.Local(cotangent_outputs[0]), self.out_avals[0], True)
+        results = prim.transpose(ct, *args, **dict(self.params))
+        if len(results) != len(args):
+            raise ADRuleError.invalid_input(
+                prim.name, ADRuleKind.Transpose, f"rule returned {len(results)} cotangents for {len(args)} inputs"
+            )
+        return [
+            tracer.result_id(r, a, prim.name, ADRuleKind.Transpose) if m and r is not None else None
+            for r, a, m in zip(results, self.in_avals, mask)
+        ]
+
+
+def _fmt(v: Any) -> str:
+    return repr(v) if not isinstance(v, tuple) else "(" + ",".join(_fmt(x) for x in v) + (",)" if len(v) == 1 else ")")
+
+
+@functools.lru_cache(maxsize=1)
+def accumulate_add() -> Application:
+    from ..primitives.elementwise import add
+
+    return Application(add, (), None, None)
+
+
+def abstract_eval(prim: Primitive, in_avals: Sequence[ShapeDtype], params: dict[str, Any]) -> tuple[ShapeDtype, ...]:
+    if prim.abstract_eval is None:
+        raise NotImplementedError(f"primitive {prim.name} has no abstract eval (shape rule)")
+    out = prim.abstract_eval(*in_avals, **params)
+    return tuple(out) if isinstance(out, list | tuple) and out and isinstance(out[0], ShapeDtype) else (out,)
+
+
+class Var:
+    """A value inside an AD rule: a tangent (``linear``) or a primal, known by shape and dtype.
+
+    Operations on a ``Var`` emit operations into the engine's builder instead of
+    running kernels; tidu ops accept ``Var`` wherever they accept tensors.
+    """
+
+    __slots__ = ("tracer", "value", "aval", "linear")
+    __array_priority__ = 1000
+
+    def __init__(self, tracer: RuleTracer, value: Any, aval: ShapeDtype, linear: bool) -> None:
+        self.tracer = tracer
+        self.value = value
+        self.aval = aval
+        self.linear = linear
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    def dim(self) -> int:
+        return len(self.aval.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        return self.aval.shape if dim is None else self.aval.shape[dim]
+
+    def __repr__(self) -> str:
+        kind = "tangent" if self.linear else "primal"
+        return f"Var({kind}, {self.value!r}, shape={self.shape}, dtype={self.dtype})"
+
+    def __bool__(self) -> bool:
+        raise TypeError("the truth value of a symbolic value inside an AD rule is unknown; use tidu.where")
+
+
+class RuleTracer:
+    """Wraps an engine ``PrimitiveBuilder`` so tidu ops on ``Var`` emit into it."""
+
+    __slots__ = ("builder",)
+
+    def __init__(self, builder: Any) -> None:
+        self.builder = builder
+
+    def emit(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        vars_ = [self.lift(a, prim) for a in args]
+        in_avals = tuple(v.aval for v in vars_)
+        frozen = freeze(params)
+        app = Application(prim, frozen, in_avals)
+        mask = tuple(v.linear for v in vars_)
+        linear = any(mask)
+        if linear:
+            prim.check_linear(mask)
+        ids = self.builder.add_primitive(app, [v.value for v in vars_], OperationRole.Linearized(mask))
+        outs = [Var(self, PrimitiveValue.Local(i), a, linear) for i, a in zip(ids, app.out_avals)]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def lift(self, value: Any, prim: Primitive) -> Var:
+        if isinstance(value, Var):
+            if value.tracer is not self and value.tracer.builder is not self.builder:
+                raise RuntimeError(f"{prim.name}: values from two different AD rules were mixed")
+            return value
+        if isinstance(value, UndefinedPrimal):
+            raise TypeError(f"{prim.name} was applied to an UndefinedPrimal; transpose rules may only "
+                            "apply primitives to the cotangent and to defined inputs")
+        from ..tensor import Tensor
+
+        if isinstance(value, Tensor):
+            from ..primitives.creation import literal
+
+            return self.emit(literal, [], {"value": Literal(value)})
+        raise TypeError(f"{prim.name}: unsupported argument type {type(value).__name__}")
+
+    def result_id(self, value: Any, aval: ShapeDtype, name: str, kind: ADRuleKind) -> int:
+        if not isinstance(value, Var) or not value.linear or not value.value.is_local():
+            raise ADRuleError.invalid_input(name, kind, "the rule returned a value that is not linear in its input")
+        if value.aval != aval:
+            raise ADRuleError.invalid_input(
+                name, kind, f"the rule returned shape {value.shape} {value.dtype}, expected {aval.shape} {aval.dtype}"
+            )
+        return value.value.id
+
+
+class Literal:
+    """A concrete tensor captured by a rule; hashed by identity."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Any) -> None:
+        self.tensor = tensor
+
+    def __hash__(self) -> int:
+        return id(self.tensor)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Literal) and other.tensor is self.tensor
+
+    def __repr__(self) -> str:
+        return f"<tensor {tuple(self.tensor.shape)}>"
+
+
+def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """Apply ``prim``: check shapes, run the kernel, record when a gradient may be needed."""
+    for a in args:
+        if type(a) is Var:
+            return a.tracer.emit(prim, args, params)
+    from .dispatch import bind_eager
+
+    return bind_eager(prim, args, params)

@@ -1,0 +1,79 @@
+"""The tensor layer's tape: one engine ``Recorder`` and what a node saves.
+
+Inputs are saved as the tensors themselves (their data, key and trace give
+higher-order gradients); outputs as their array plus a weak reference to the
+node, so a tensor never keeps itself alive through its own trace. Each saved
+value remembers its storage's version and refuses to be used once an
+in-place operation has changed it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from ..eager import CountingKeySource, Recorder, Trace
+from ..ad import ValueKey
+
+_keys = CountingKeySource()
+RECORDER = Recorder(_keys)
+
+
+def current_recorder() -> Recorder:
+    """The ``Recorder`` tensor operations are recorded on; ``print`` it to see live nodes."""
+    return RECORDER
+
+
+def fresh_key() -> ValueKey:
+    return ValueKey.Input(_keys.fresh_input_key())
+
+
+def _modified(tensor: Any, expected: int, role: str) -> RuntimeError:
+    shape = list(tensor._data.shape)
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{tensor.dtype.name} tensor of shape {shape}], which is {role}, is at version "
+        f"{tensor._version.value}; expected version {expected} instead."
+    )
+
+
+class SavedInput:
+    """A saved input tensor and the version its storage had when saved."""
+
+    __slots__ = ("tensor", "version")
+
+    def __init__(self, tensor: Any) -> None:
+        self.tensor = tensor
+        self.version = tensor._version.value
+
+    def unpack(self, node_name: str) -> Any:
+        if self.tensor._version.value != self.version:
+            raise _modified(self.tensor, self.version, f"an input of {node_name}")
+        return self.tensor
+
+
+class SavedOutput:
+    """A saved output: its array, key and version; the tensor is rebuilt on use."""
+
+    __slots__ = ("data", "dtype", "key", "counter", "version", "node")
+
+    def __init__(self, tensor: Any) -> None:
+        self.data = tensor._data
+        self.dtype = tensor._dtype
+        self.key = None
+        self.counter = tensor._version
+        self.version = tensor._version.value
+        self.node: weakref.ref | None = None
+
+    def unpack(self, node_name: str) -> Any:
+        from ..tensor import Tensor
+
+        if self.counter.value != self.version:
+            t = Tensor(self.data, self.dtype, _version=self.counter)
+            raise _modified(t, self.version, f"output of {node_name}")
+        t = Tensor(self.data, self.dtype, _version=self.counter)
+        t._requires_grad = True
+        t._key = self.key
+        node = self.node() if self.node is not None else None
+        t._trace = Trace(node) if node is not None else None
+        return t

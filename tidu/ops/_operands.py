@@ -1,0 +1,126 @@
+"""Broadcasting, promotion and scalar lifting: where PyTorch's conventions live.
+
+Primitives take operands of one shape and dtype; the public ops get them
+there. Everything here works on ``Tensor`` and on ``Var`` (inside AD rules).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..ad import UndefinedPrimal
+from ..core import dtypes
+from ..core.primitive import Var, bind
+from ..tensor import Tensor
+
+
+def is_value(x: Any) -> bool:
+    return isinstance(x, Tensor | Var)
+
+
+def is_linear(x: Any) -> bool:
+    """In a transpose rule: is ``x`` the linear input (an ``UndefinedPrimal``)?"""
+    return isinstance(x, UndefinedPrimal)
+
+
+def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int, ...] = ()) -> Any:
+    from ..primitives.creation import full
+
+    if isinstance(like, Var):
+        return like.tracer.emit(full, [], {"shape": tuple(shape), "value": value, "dtype": dtype})
+    return Tensor(np.full(shape, value, dtype.np), dtype)
+
+
+def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast") -> tuple[int, ...]:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for i, size in enumerate(shape):
+            j = ndim - len(shape) + i
+            if size == out[j] or size == 1:
+                continue
+            if out[j] == 1:
+                out[j] = size
+                continue
+            a, b = shapes[0], shape
+            dim = j - (ndim - len(b))
+            raise RuntimeError(
+                f"The size of tensor a ({out[j]}) must match the size of tensor b ({size}) at non-singleton "
+                f"dimension {dim} ({op} of shapes {tuple(a)} and {tuple(b)})"
+            )
+    return tuple(out)
+
+
+def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
+    from ..primitives.structural import broadcast_in_dim
+
+    shape = tuple(shape)
+    if tuple(x.shape) == shape:
+        return x
+    if x.ndim > len(shape):
+        raise RuntimeError(
+            f"The number of sizes provided ({len(shape)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({x.ndim})"
+        )
+    lead = len(shape) - x.ndim
+    return bind(broadcast_in_dim, x, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
+
+
+def convert(x: Any, dtype: dtypes.dtype) -> Any:
+    from ..primitives.structural import convert_element_type
+
+    if x.dtype is dtype:
+        return x
+    return bind(convert_element_type, x, new_dtype=dtype)
+
+
+def lift(x: Any, dtype: dtypes.dtype, like: Any) -> Any:
+    """A Python scalar becomes a 0-d constant of ``dtype``; values are converted."""
+    if is_value(x):
+        return convert(x, dtype)
+    if isinstance(x, np.ndarray):
+        return convert(Tensor(x), dtype)
+    if not isinstance(x, bool | int | float | np.generic):
+        raise TypeError(f"unsupported operand type {type(x).__name__}; expected a Tensor or a number")
+    return constant(x, dtype, like)
+
+
+def operands(*args: Any, op: str, float_only: bool = False, dtype: dtypes.dtype | None = None) -> list[Any]:
+    """Promote to one dtype and broadcast to one shape (PyTorch's rules)."""
+    like = next((a for a in args if is_value(a)), None)
+    if like is None:
+        raise TypeError(f"{op}(): expected at least one Tensor argument")
+    dt = dtype or dtypes.result_type(*args)
+    if float_only and not dt.is_floating_point:
+        dt = dtypes.get_default_dtype()
+    vals = [lift(a, dt, like) for a in args]
+    shape = broadcast_shapes(*[v.shape for v in vals], op=op)
+    return [broadcast_to(v, shape) for v in vals]
+
+
+def float_operand(x: Any, op: str) -> Any:
+    if not is_value(x):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if not x.dtype.is_floating_point:
+        return convert(x, dtypes.get_default_dtype())
+    return x
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def wrap_dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    dims = tuple(wrap_dim(d, ndim) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
+    return dims

@@ -1,0 +1,29 @@
+"""Constants: ``full`` (a value of a given shape) and ``literal`` (a captured tensor)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.aval import ShapeDtype
+from ..core.dtypes import dtype
+from ..core.primitive import Literal, Primitive
+
+full = Primitive("full", nondiff=True)
+
+
+@full.def_abstract_eval
+def _full_shape(*, shape: tuple[int, ...], value: float, dtype: dtype) -> ShapeDtype:
+    return ShapeDtype(tuple(shape), dtype)
+
+
+full.def_impl(lambda *, shape, value, dtype: np.full(shape, value, dtype.np))
+
+literal = Primitive("literal", nondiff=True)
+
+
+@literal.def_abstract_eval
+def _literal_shape(*, value: Literal) -> ShapeDtype:
+    return value.tensor.aval
+
+
+literal.def_impl(lambda *, value: value.tensor._data)

@@ -1,0 +1,98 @@
+"""``dot_general``: contraction with batch dimensions (XLA's), on BLAS through numpy.
+
+Output dimensions are (batch..., lhs free..., rhs free...).
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+from ..core.aval import ShapeDtype
+from ..core.dtypes import FLOATS
+from ..core.primitive import Primitive
+from ._util import check_dtype
+from .structural import transpose
+
+dot_general = Primitive("dot_general")
+
+Dims = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
+
+
+def _free(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:
+    return [d for d in range(ndim) if d not in contract and d not in batch]
+
+
+@dot_general.def_abstract_eval
+def _dot_shape(a: ShapeDtype, b: ShapeDtype, *, dimension_numbers: Dims) -> ShapeDtype:
+    (ca, cb), (ba, bb) = dimension_numbers
+    check_dtype("dot_general", a, FLOATS)
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name}"
+        )
+    if [a.shape[i] for i in ca] != [b.shape[i] for i in cb]:
+        raise RuntimeError(
+            f"dot_general: contracted sizes differ: shapes {tuple(a.shape)} and {tuple(b.shape)} "
+            f"(contracting {ca} with {cb})"
+        )
+    if [a.shape[i] for i in ba] != [b.shape[i] for i in bb]:
+        raise RuntimeError(f"dot_general: batch sizes differ: shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    shape = [a.shape[i] for i in ba] + [a.shape[i] for i in _free(a.ndim, ca, ba)]
+    shape += [b.shape[i] for i in _free(b.ndim, cb, bb)]
+    return ShapeDtype(tuple(shape), a.dtype)
+
+
+def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.ndarray:
+    (ca, cb), (ba, bb) = dimension_numbers
+    fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
+    bshape = [a.shape[i] for i in ba]
+    a3 = np.transpose(a, list(ba) + fa + list(ca)).reshape(prod(bshape), prod(a.shape[i] for i in fa), -1)
+    b3 = np.transpose(b, list(bb) + list(cb) + fb).reshape(prod(bshape), -1, prod(b.shape[i] for i in fb))
+    if a3.shape[2] == 0:
+        out = np.zeros((a3.shape[0], a3.shape[1], b3.shape[2]), a.dtype)
+    else:
+        out = np.matmul(a3, b3)
+    return out.reshape(bshape + [a.shape[i] for i in fa] + [b.shape[i] for i in fb])
+
+
+def _dot_transpose_lhs(ct, a, b, dimension_numbers):  # noqa: ANN001, ANN202
+    """d lhs = ct . rhs over rhs's free dims, then put lhs's dims back in order."""
+    (ca, cb), (ba, bb) = dimension_numbers
+    fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
+    nb = len(ba)
+    ct_free_b = tuple(range(nb + len(fa), nb + len(fa) + len(fb)))
+    dims = ((ct_free_b, tuple(fb)), (tuple(range(nb)), tuple(bb)))
+    out = dot_general.bind(ct, b, dimension_numbers=dims)  # (batch, fa, cb-order dims of b)
+    # out dims: batch (lhs ba order), fa, then b's contracting dims in cb's natural order of b
+    rest_b = [d for d in range(b.ndim) if d not in fb and d not in bb]  # == sorted(cb)
+    order_src = list(ba) + fa + [ca[list(cb).index(d)] for d in rest_b]
+    perm = tuple(order_src.index(d) for d in range(a.ndim))
+    return transpose.bind(out, permutation=perm) if perm != tuple(range(a.ndim)) else out
+
+
+def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
+    from .. import ops
+
+    (ca, cb), (ba, bb) = dimension_numbers
+    da = _dot_transpose_lhs(ct, a, b, dimension_numbers) if ops.is_linear(a) else None
+    db = None
+    if ops.is_linear(b):
+        # swap roles: out' = b . a has dims (batch, fb, fa); permute ct to match
+        nb = len(ba)
+        na_free = len(_free(a.ndim, ca, ba))
+        nb_free = len(_free(b.ndim, cb, bb))
+        swap = tuple(range(nb)) + tuple(range(nb + na_free, nb + na_free + nb_free)) + tuple(
+            range(nb, nb + na_free))
+        ct_swapped = transpose.bind(ct, permutation=swap) if swap != tuple(range(ct.ndim)) else ct
+        db = _dot_transpose_lhs(ct_swapped, b, a, ((cb, ca), (bb, ba)))
+    return [da, db]
+
+
+dot_general.def_impl(_dot_impl)
+dot_general.def_jvp(
+    lambda da, a, b, out, *, dimension_numbers: dot_general.bind(da, b, dimension_numbers=dimension_numbers),
+    lambda db, a, b, out, *, dimension_numbers: dot_general.bind(a, db, dimension_numbers=dimension_numbers),
+)
+dot_general.def_transpose(_dot_transpose, bilinear=True)

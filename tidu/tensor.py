@@ -1,0 +1,213 @@
+"""``Tensor``: numpy storage, a dtype, a device, and autograd metadata.
+
+A tensor that requires grad, or was computed from one while grad mode was on,
+has an engine key and (unless it is a leaf) a ``Trace``: the recorded call
+that produced it. Operators and methods are attached by ``tidu.ops``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .core import dtypes
+from .core.aval import ShapeDtype
+from .core.device import device as Device
+from .core.device import CPU
+
+
+class VersionCounter:
+    """Counts in-place writes to a storage; shared by a tensor and its views."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class Tensor:
+    """A multi-dimensional array that records operations for autodiff.
+
+    >>> import tidu
+    >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+
+    __slots__ = (
+        "_data", "_dtype", "_requires_grad", "grad", "_key", "_trace", "_version",
+        "_retains_grad", "_device", "__weakref__",
+    )
+    __array_priority__ = 1000
+
+    def __init__(self, data: np.ndarray, dtype: dtypes.dtype | None = None, *, requires_grad: bool = False,
+                 device: Device = CPU, _version: VersionCounter | None = None) -> None:
+        if dtype is None:
+            dtype = dtypes.from_numpy_dtype(data.dtype)
+        self._data = data
+        self._dtype = dtype
+        self._requires_grad = False
+        self.grad: Tensor | None = None
+        self._key: Any = None
+        self._trace: Any = None
+        self._version = _version if _version is not None else VersionCounter()
+        self._retains_grad = False
+        self._device = device
+        if requires_grad:
+            self.requires_grad = True
+
+    # --- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def aval(self) -> ShapeDtype:
+        return ShapeDtype(self._data.shape, self._dtype)
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def size(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._trace is None
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._trace
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if value and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if not value and self._trace is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self) -> None:
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._trace is not None:
+            self._retains_grad = True
+
+    def _ensure_key(self) -> Any:
+        key = self._key
+        if key is None:
+            from .core.tape import fresh_key
+
+            key = self._key = fresh_key()
+        return key
+
+    # --- conversion -----------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def item(self) -> Any:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def detach(self) -> Tensor:
+        """A tensor sharing this one's storage, cut from the graph."""
+        return Tensor(self._data, self._dtype, device=self._device, _version=self._version)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
+        return bool(self._data.reshape(()).item())
+
+    def __index__(self) -> int:
+        if self._dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()).item())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from .core.printing import tensor_repr
+
+        return tensor_repr(self)
+
+    def __iter__(self) -> Any:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints (PyTorch's ``torch.Size``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"tidu.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
