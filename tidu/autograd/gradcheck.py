@@ -26,14 +26,14 @@ def _numerical(fn: Callable[..., Any], inputs: Sequence[Any], i: int, eps: float
     base = x.detach()._data.copy()
     flat = base.reshape(-1)
     columns: list[list[np.ndarray]] = []
-    with grad_mode.no_grad():
+    with grad_mode.enable_grad():
         for k in range(flat.size):
             values = []
             for sign in (1, -1):
                 probe = flat.copy()
                 probe[k] += sign * eps
                 args = list(inputs)
-                args[i] = Tensor(probe.reshape(base.shape), x.dtype)
+                args[i] = Tensor(probe.reshape(base.shape), x.dtype, requires_grad=x.requires_grad)
                 values.append([o._data.astype(np.float64).reshape(-1) for o in _outputs(fn, args)])
             columns.append([(p - m) / (2 * eps) for p, m in zip(*values)])
     n_out = len(columns[0]) if columns else len(_outputs(fn, inputs))

@@ -20,6 +20,11 @@ def scalar(fn: Callable) -> Callable:
     return njit(inline="always", error_model="numpy")(fn)
 
 
+def contiguous(x: np.ndarray) -> np.ndarray:
+    """C-contiguous data, keeping the shape (``np.ascontiguousarray`` makes 0-d arrays 1-d)."""
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(x.shape)
+
+
 def unary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.dtype], np.ndarray]:
     f = scalar(scalar_fn)
 
@@ -29,7 +34,7 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.dtype], np.nda
             out[i] = f(x[i])
 
     def run(x: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
-        x = np.ascontiguousarray(x)
+        x = contiguous(x)
         out = np.empty(x.shape, out_dtype)
         loop(x.reshape(-1), out.reshape(-1))
         return out
@@ -46,8 +51,8 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.ndarray, np.d
             out[i] = f(a[i], b[i])
 
     def run(a: np.ndarray, b: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
-        a = np.ascontiguousarray(a)
-        b = np.ascontiguousarray(b)
+        a = contiguous(a)
+        b = contiguous(b)
         out = np.empty(a.shape, out_dtype)
         loop(a.reshape(-1), b.reshape(-1), out.reshape(-1))
         return out
@@ -62,7 +67,7 @@ def _select_loop(pred, a, b, out):  # pragma: no cover - compiled
 
 
 def select(pred: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    pred, a, b = (np.ascontiguousarray(v) for v in (pred, a, b))
+    pred, a, b = (contiguous(v) for v in (pred, a, b))
     out = np.empty(a.shape, a.dtype)
     _select_loop(pred.reshape(-1), a.reshape(-1), b.reshape(-1), out.reshape(-1))
     return out

@@ -10,7 +10,7 @@ from math import prod
 import numpy as np
 from numba import njit
 
-from .elementwise import JIT
+from .elementwise import JIT, contiguous
 
 
 @njit(**JIT)
@@ -43,7 +43,7 @@ def _as_block(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, tuple[i
         axes = tuple(range(len([d for d in keep if d < lo]), len([d for d in keep if d < lo]) + len(axes)))
         lo = axes[0]
     hi = lo + len(axes)
-    x = np.ascontiguousarray(x)
+    x = contiguous(x)
     outer = prod(x.shape[:lo])
     inner = prod(x.shape[hi:])
     out_shape = x.shape[:lo] + x.shape[hi:]
