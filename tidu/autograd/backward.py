@@ -127,7 +127,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     >>> x = tidu.tensor(3.0, requires_grad=True)
     >>> (g,) = tidu.autograd.grad(x * x, x, create_graph=True)
     >>> g
-    tensor(6., grad_fn=<mul>)
+    tensor(6., grad_fn=<add>)
     >>> tidu.autograd.grad(g, x)
     (tensor(2.),)
     """

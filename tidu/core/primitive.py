@@ -38,7 +38,7 @@ class Primitive:
     >>> import tidu, numpy as np
     >>> cube = tidu.Primitive("doc_cube")
     >>> cube.def_impl(lambda x: x ** 3)
-    >>> cube.def_abstract_eval(lambda x: x)
+    >>> _ = cube.def_abstract_eval(lambda x: x)
     >>> cube.def_jvp(lambda dx, x, out: dx * 3 * x * x)
     >>> x = tidu.tensor([2.0], requires_grad=True)
     >>> cube.bind(x).sum().backward()

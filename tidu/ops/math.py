@@ -178,17 +178,27 @@ def where(condition: Any, input: Any, other: Any) -> Any:  # noqa: A002
     return bind(ew.select, broadcast_to(condition, shape), broadcast_to(a, shape), broadcast_to(b, shape))
 
 
+_EXAMPLES = {
+    "eq": "tensor([False,  True, False])",
+    "ne": "tensor([ True, False,  True])",
+    "lt": "tensor([ True, False, False])",
+    "le": "tensor([ True,  True, False])",
+    "gt": "tensor([False, False,  True])",
+    "ge": "tensor([False,  True,  True])",
+}
+
+
 def _compare(prim: Any, name: str) -> Any:
     def fn(input: Any, other: Any) -> Any:  # noqa: A002
         a, b = operands(input, other, op=name)
         return bind(prim, a, b)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"""Elementwise ``{name}`` comparison; a bool tensor.
+    fn.__doc__ = f"""Elementwise ``{name}`` comparison, broadcasting; a bool tensor (not differentiable).
 
     >>> import tidu
     >>> tidu.{name}(tidu.tensor([1, 2, 3]), 2)
-    tensor({[bool(getattr(__import__('operator'), name)(v, 2)) for v in (1, 2, 3)]})
+    {_EXAMPLES[name]}
     """
     return fn
 
