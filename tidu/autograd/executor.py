@@ -15,6 +15,7 @@ from ..ad import LinearizedGraph, PrimitiveValue, try_linear_transpose_with_buil
 from ..core.primitive import Application
 from ..core.tape import SavedInput, SavedOutput
 from ..eager import BackwardExecutor, PrimitiveGraph
+from ..core.programs import BoundGraph, BoundProgram
 
 
 class ExecutingBuilder:
@@ -63,11 +64,22 @@ class TensorExecutor(BackwardExecutor):
     def execute_forward(self, graph: PrimitiveGraph, initial_data: dict[Any, Any]) -> dict[Any, Any]:
         g = graph.as_graph()
         name = g.operations[0].operation.name if g.operations else "node"
+        if isinstance(g, BoundGraph):  # a cached program: its keys are canonical
+            env = {canon: unpack(initial_data[key], name) for canon, key in g.env_map.items()}
+            return evaluate(g.program.linear.as_graph(), env, primal_only=True)
         env = {k: unpack(v, name) for k, v in initial_data.items()}
         return evaluate(g, env, primal_only=True)
 
     def run_transposed_linear(self, linear: LinearizedGraph, cotangent_outputs: Sequence[Any],
                               external_data: dict[Any, Any], ctx: Any) -> list[Any]:
+        if isinstance(linear, BoundProgram):
+            transposed = linear.program.transposed
+            g = transposed.as_graph()
+            env = dict(external_data)
+            for (_, tid), ct in zip(transposed.tangent_inputs, cotangent_outputs):
+                env[g.values[tid].key] = ct
+            values = evaluate(g, env, primal_only=False)
+            return [None if t is None else values[g.values[t].key] for t in transposed.tangent_outputs]
         builder = ExecutingBuilder(external_data)
         seeds = [None if c is None else builder.push(c) for c in cotangent_outputs]
         ids = try_linear_transpose_with_builder(linear, builder, seeds, ctx)

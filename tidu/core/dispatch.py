@@ -6,28 +6,29 @@ import sys
 import weakref
 from typing import Any, Sequence
 
-from ..eager import EagerInput, RecordedGraph
+from ..eager import EagerInput
 from . import grad_mode
 from .primitive import DEBUG, Application, Primitive, abstract_eval, freeze
 from .tape import RECORDER, SavedInput, SavedOutput
 
+from .programs import TensorRecordedGraph
+from ..tensor import Tensor
+
 
 def _check_devices(prim: Primitive, args: Sequence[Any]) -> str:
-    devices = {str(a.device) for a in args}
-    if len(devices) > 1:
-        first, second = sorted(devices)[:2]
-        raise RuntimeError(
-            f"Expected all tensors to be on the same device, but found at least two devices, "
-            f"{first} and {second}! (when checking arguments for {prim.name})"
-        )
-    return devices.pop() if devices else "cpu"
+    first = args[0]._device
+    for a in args:
+        if a._device is not first and a._device != first:
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but found at least two devices, "
+                f"{first} and {a._device}! (when checking arguments for {prim.name})"
+            )
+    return first.type
 
 
 def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    from ..tensor import Tensor
-
     for i, a in enumerate(args):
-        if not isinstance(a, Tensor):
+        if type(a) is not Tensor and not isinstance(a, Tensor):
             raise TypeError(f"{prim.name}(): argument {i} must be a Tensor, not {type(a).__name__}")
     device = _check_devices(prim, args) if args else "cpu"
     in_avals = tuple(a.aval for a in args)
@@ -54,7 +55,7 @@ def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], in_ava
             out_avals: tuple, outs: list[Any]) -> None:
     app = Application(prim, freeze(params), in_avals, out_avals)
     in_keys = [a._ensure_key() for a in args]
-    graph = RecordedGraph.from_primitive(app, in_keys)
+    graph = TensorRecordedGraph.from_primitive(app, in_keys)
     inputs = [EagerInput(k, a._trace, a._requires_grad, SavedInput(a)) for k, a in zip(in_keys, args)]
     saved = [SavedOutput(t) for t in outs]
     retained = dict(zip(graph.output_keys(), saved))

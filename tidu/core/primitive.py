@@ -348,6 +348,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     for a in args:
         if type(a) is Var:
             return a.tracer.emit(prim, args, params)
-    from .dispatch import bind_eager
+    return _dispatch.bind_eager(prim, args, params)
 
-    return bind_eager(prim, args, params)
+
+from . import dispatch as _dispatch  # noqa: E402 - dispatch needs the classes above

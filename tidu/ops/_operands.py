@@ -13,6 +13,7 @@ import numpy as np
 from ..ad import UndefinedPrimal
 from ..core import dtypes
 from ..core.primitive import Var, bind
+from ..primitives import creation, structural
 from ..tensor import Tensor
 
 
@@ -26,10 +27,8 @@ def is_linear(x: Any) -> bool:
 
 
 def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int, ...] = ()) -> Any:
-    from ..primitives.creation import full
-
     if isinstance(like, Var):
-        return like.tracer.emit(full, [], {"shape": tuple(shape), "value": value, "dtype": dtype})
+        return like.tracer.emit(creation.full, [], {"shape": tuple(shape), "value": value, "dtype": dtype})
     return Tensor(np.full(shape, value, dtype.np), dtype)
 
 
@@ -54,8 +53,6 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast") -> tuple[int
 
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
-    from ..primitives.structural import broadcast_in_dim
-
     shape = tuple(shape)
     if tuple(x.shape) == shape:
         return x
@@ -65,15 +62,13 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
             f"dimensions in the tensor ({x.ndim})"
         )
     lead = len(shape) - x.ndim
-    return bind(broadcast_in_dim, x, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
+    return bind(structural.broadcast_in_dim, x, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
 def convert(x: Any, dtype: dtypes.dtype) -> Any:
-    from ..primitives.structural import convert_element_type
-
     if x.dtype is dtype:
         return x
-    return bind(convert_element_type, x, new_dtype=dtype)
+    return bind(structural.convert_element_type, x, new_dtype=dtype)
 
 
 def lift(x: Any, dtype: dtypes.dtype, like: Any) -> Any:
@@ -88,16 +83,35 @@ def lift(x: Any, dtype: dtypes.dtype, like: Any) -> Any:
 
 
 def operands(*args: Any, op: str, float_only: bool = False, dtype: dtypes.dtype | None = None) -> list[Any]:
-    """Promote to one dtype and broadcast to one shape (PyTorch's rules)."""
-    like = next((a for a in args if is_value(a)), None)
+    """Promote to one dtype and broadcast to one shape (PyTorch's rules).
+
+    Python scalars become constants of the final shape directly.
+    """
+    like = None
+    for a in args:
+        if isinstance(a, Tensor | Var):
+            like = a
+            break
     if like is None:
         raise TypeError(f"{op}(): expected at least one Tensor argument")
     dt = dtype or dtypes.result_type(*args)
     if float_only and not dt.is_floating_point:
         dt = dtypes.get_default_dtype()
-    vals = [lift(a, dt, like) for a in args]
-    shape = broadcast_shapes(*[v.shape for v in vals], op=op)
-    return [broadcast_to(v, shape) for v in vals]
+    shape = broadcast_shapes(*[a.shape for a in args if isinstance(a, Tensor | Var)], op=op)
+    out = []
+    for a in args:
+        if isinstance(a, Tensor | Var):
+            out.append(broadcast_to(convert(a, dt), shape))
+        else:
+            out.append(broadcast_to(lift(a, dt, like), shape) if isinstance(a, np.ndarray)
+                       else _scalar(a, dt, like, shape))
+    return out
+
+
+def _scalar(x: Any, dtype: dtypes.dtype, like: Any, shape: tuple[int, ...]) -> Any:
+    if not isinstance(x, bool | int | float | np.generic):
+        raise TypeError(f"unsupported operand type {type(x).__name__}; expected a Tensor or a number")
+    return constant(x, dtype, like, shape)
 
 
 def float_operand(x: Any, op: str) -> Any:
