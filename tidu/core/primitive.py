@@ -11,8 +11,8 @@ linearized program of an application depends only on that application.
 from __future__ import annotations
 
 import functools
-import inspect
 import os
+import sys
 from typing import Any, Callable, Sequence
 
 from ..ad import ADRuleError, ADRuleKind, OperationRole, PrimitiveValue, UndefinedPrimal
@@ -30,6 +30,22 @@ def freeze(value: Any) -> Any:
     if isinstance(value, dict):
         return tuple(sorted((k, freeze(v)) for k, v in value.items()))
     return value
+
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _declaration_site() -> str:
+    """``file:line`` of the module-level statement that declared the primitive."""
+    frame = sys._getframe(2)
+    first = frame
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    frame = frame or first
+    path = frame.f_code.co_filename
+    if path.startswith(_ROOT):
+        path = os.path.relpath(path, _ROOT)
+    return f"{path}:{frame.f_lineno}"
 
 
 class Primitive:
@@ -51,8 +67,7 @@ class Primitive:
             raise ValueError(f"primitive {name!r} declared twice (first at {REGISTRY[name].where})")
         self.name = name
         self.nondiff = nondiff
-        frame = inspect.stack()[1]
-        self.where = f"{os.path.relpath(frame.filename)}:{frame.lineno}"
+        self.where = _declaration_site()
         self.impls: dict[str, Callable[..., Any]] = {}
         self.abstract_eval: Callable[..., Any] | None = None
         self.jvp_rules: tuple[Callable[..., Any] | None, ...] | None = None
@@ -175,7 +190,7 @@ class Application(EnginePrimitive):
             return builder.add_primitive(self, both, OperationRole.Linearized((True, True)))
         prim = self.prim
         if prim.jvp_rules is None:
-            raise ADRuleError.unsupported(prim.name, ADRuleKind.Jvp)
+            raise _missing(prim, ADRuleKind.Jvp, "def_jvp")
         tracer = RuleTracer(builder)
         params = dict(self.params)
         primals = [Var(tracer, PrimitiveValue.External(k), a, False) for k, a in zip(primal_inputs, self.in_avals)]
@@ -200,7 +215,7 @@ class Application(EnginePrimitive):
             return [ct if m else None for m in mask]
         prim = self.prim
         if prim.transpose is None:
-            raise ADRuleError.unsupported(prim.name, ADRuleKind.Transpose)
+            raise _missing(prim, ADRuleKind.Transpose, "def_transpose")
         tracer = RuleTracer(builder)
         args = [
             UndefinedPrimal(a) if m else Var(tracer, v, a, False)
@@ -216,6 +231,15 @@ class Application(EnginePrimitive):
             tracer.result_id(r, a, prim.name, ADRuleKind.Transpose) if m and r is not None else None
             for r, a, m in zip(results, self.in_avals, mask)
         ]
+
+
+def _missing(prim: Primitive, kind: ADRuleKind, method: str) -> ADRuleError:
+    err = ADRuleError.unsupported(prim.name, kind)
+    err.add_note(
+        f"primitive {prim.name!r} (declared at {prim.where}) has no {kind.as_str()} rule, so it cannot be "
+        f"differentiated this way; define {prim.name}.{method}(...) (docs/guides/implementing-primitives.md)"
+    )
+    return err
 
 
 def _fmt(v: Any) -> str:

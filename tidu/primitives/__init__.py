@@ -7,3 +7,27 @@ from . import creation, elementwise, linalg, reduce, structural
 from ..core.primitive import REGISTRY
 
 __all__ = ["REGISTRY", "creation", "elementwise", "linalg", "reduce", "structural"]
+
+
+def table() -> str:
+    """A markdown table of every primitive: kernels, rules and where it is declared.
+
+    ``docs/primitives.md`` is this table (a test keeps it current).
+
+    >>> "| add |" in table()
+    True
+    """
+    rows = [
+        "| primitive | kernels | shape rule | JVP | transpose | declared at |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name in sorted(REGISTRY):
+        prim = REGISTRY[name]
+        if prim.where.startswith("tests") or name.startswith("doc_"):
+            continue
+        jvp = "not differentiable" if prim.nondiff else ("yes" if prim.jvp_rules else "**missing**")
+        linear = "yes" if prim.transpose else "-"
+        kernels = ", ".join(sorted(prim.impls)) or "**none**"
+        shape = "yes" if prim.abstract_eval else "**missing**"
+        rows.append(f"| {name} | {kernels} | {shape} | {jvp} | {linear} | `{prim.where}` |")
+    return "\n".join(rows)
