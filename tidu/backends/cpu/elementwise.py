@@ -11,13 +11,19 @@ from typing import Callable
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 JIT = {"cache": True, "error_model": "numpy", "nogil": True}
 
 
 def scalar(fn: Callable) -> Callable:
-    """Compile a scalar function for use inside kernels (inlined at each use)."""
-    return njit(inline="always", error_model="numpy")(fn)
+    """Make a module-level scalar function callable from kernels.
+
+    ``register_jitable`` keeps the plain function, which pickles by name, so the
+    kernel closure that captures it has a stable on-disk cache key (a captured
+    dispatcher would get a new key in every process and never load from cache).
+    """
+    return register_jitable(fn)
 
 
 def contiguous(x: np.ndarray) -> np.ndarray:
