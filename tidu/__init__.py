@@ -11,22 +11,33 @@ with each primitive's JVP rule and runs the transpose.
 tensor([ 5.4366, 22.1672])
 """
 
-from . import ad, eager
+from . import (
+    ad,
+    eager,
+    primitives,  # noqa: E402,I001 - registers every primitive
+)
 from .ad import ADRuleError, ADRuleKind
 from .core.aval import ShapeDtype
 from .core.device import device
 from .core.dtypes import (
     bool_ as bool,  # noqa: A004 - PyTorch's name
 )
-from .core.dtypes import dtype, float32, float64, get_default_dtype, int32, int64, promote_types, set_default_dtype
+from .core.dtypes import (
+    dtype,
+    float32,
+    float64,
+    get_default_dtype,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+)
 from .core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .core.primitive import Primitive, bind
 from .eager import Recorder, try_backward
-from .tensor import Size, Tensor
-
-from . import primitives  # noqa: E402,I001 - registers every primitive
 from .ops import *  # noqa: E402,F403
 from .ops import methods as _methods  # noqa: E402
+from .tensor import Size, Tensor
 
 _methods.install()
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from .core import dtypes
 from .core.aval import ShapeDtype
-from .core.device import device as Device
 from .core.device import CPU
+from .core.device import device as Device
 
 
 class VersionCounter:

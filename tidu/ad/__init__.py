@@ -31,13 +31,13 @@ from .keys import (
 )
 from .linearize import LinearizedGraph, linearize, topological_operations, try_linearize
 from .primitive import Primitive, PrimitiveBuilder
-from .undefined import UndefinedPrimal, is_undefined_primal
 from .transpose import (
     linear_transpose,
     linear_transpose_with_builder,
     try_linear_transpose,
     try_linear_transpose_with_builder,
 )
+from .undefined import UndefinedPrimal, is_undefined_primal
 
 ADRuleResult = object  # Rust's Result<T, ADRuleError>: Python returns T or raises
 

@@ -9,8 +9,9 @@ Leaves (declared inputs and ``External`` references) are the graph's inputs.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .keys import LocalValueId, OperationKey, OperationRole, PrimitiveValue, ValueKey
 

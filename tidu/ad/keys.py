@@ -9,7 +9,8 @@ Keys are immutable and hash by value; a derived key's hash is computed once.
 
 from __future__ import annotations
 
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
 LocalValueId = int
 LocalOperationId = int

@@ -8,7 +8,8 @@ inactive is skipped and its output tangents are inactive (``None``).
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
 
 from .errors import ADRuleError, ADRuleKind
 from .graph import Graph, GraphBuilder, _short, op_name

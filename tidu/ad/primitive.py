@@ -8,7 +8,8 @@ Rules emit work through a ``PrimitiveBuilder`` and never see inactive
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from .errors import ADRuleError, ADRuleKind
 from .graph import op_name

@@ -8,7 +8,8 @@ in to one value are summed with the primitive set's ``add()``.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import ADRuleError, ADRuleKind
 from .graph import GraphBuilder, op_name

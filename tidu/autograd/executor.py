@@ -9,13 +9,14 @@ the backward pass is recorded and differentiable again.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..ad import LinearizedGraph, PrimitiveValue, try_linear_transpose_with_builder
 from ..core.primitive import Application
+from ..core.programs import BoundGraph, BoundProgram
 from ..core.tape import SavedInput, SavedOutput
 from ..eager import BackwardExecutor, PrimitiveGraph
-from ..core.programs import BoundGraph, BoundProgram
 
 
 class ExecutingBuilder:

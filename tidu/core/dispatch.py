@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..eager import EagerInput
+from ..tensor import Tensor
 from . import grad_mode
 from .primitive import DEBUG, Application, Primitive, abstract_eval, freeze
-from .tape import RECORDER, SavedInput, SavedOutput
-
 from .programs import TensorRecordedGraph
-from ..tensor import Tensor
+from .tape import RECORDER, SavedInput, SavedOutput
 
 
 def _check_devices(prim: Primitive, args: Sequence[Any]) -> str:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..ad import ADRuleError, ADRuleKind, OperationRole, PrimitiveValue, UndefinedPrimal
 from ..ad import Primitive as EnginePrimitive

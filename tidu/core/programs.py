@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..ad import LinearizedGraph, ValueKey, try_linear_transpose
 from ..eager import RecordedGraph

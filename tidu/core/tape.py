@@ -12,8 +12,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from ..eager import CountingKeySource, Recorder, Trace
 from ..ad import ValueKey
+from ..eager import CountingKeySource, Recorder, Trace
 
 _keys = CountingKeySource()
 RECORDER = Recorder(_keys)

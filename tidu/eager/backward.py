@@ -9,7 +9,8 @@ same key are summed with ``add_operands``.
 
 from __future__ import annotations
 
-from typing import Any, Collection, Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
+from typing import Any
 
 from ..ad.graph import Graph
 from ..ad.keys import ValueKey

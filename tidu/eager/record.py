@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, Protocol, Sequence
+from typing import Any, Protocol
 
 from ..ad.graph import Graph, GraphBuilder, ValueDef, op_name
 from ..ad.keys import OperationRole, PrimitiveValue, ValueKey

@@ -8,7 +8,8 @@ linearized by the engine (each primitive's JVP rule) into one
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..ad import LinearizedGraph, ResolvedView, try_linearize
 from ..autograd.executor import evaluate, unpack

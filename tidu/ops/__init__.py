@@ -2,13 +2,46 @@
 
 from ._operands import broadcast_shapes, broadcast_to, is_linear
 from .creation import (
-    arange, as_tensor, empty, from_numpy, full, manual_seed, ones, ones_like, rand, randn, tensor, zeros,
+    arange,
+    as_tensor,
+    empty,
+    from_numpy,
+    full,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    randn,
+    tensor,
+    zeros,
     zeros_like,
 )
 from .linalg import matmul, mm
 from .math import (
-    add, cos, div, eq, erf, exp, ge, gelu, gt, le, log, lt, maximum, mul, ne, neg, pow, relu, sigmoid, sin,
-    sqrt, sub, tanh, where,
+    add,
+    cos,
+    div,
+    eq,
+    erf,
+    exp,
+    ge,
+    gelu,
+    gt,
+    le,
+    log,
+    lt,
+    maximum,
+    mul,
+    ne,
+    neg,
+    pow,
+    relu,
+    sigmoid,
+    sin,
+    sqrt,
+    sub,
+    tanh,
+    where,
 )
 from .reduce import amax, mean, sum
 from .shape import expand, flatten, permute, reshape, squeeze, t, transpose, unsqueeze, view

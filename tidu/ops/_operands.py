@@ -6,7 +6,8 @@ there. Everything here works on ``Tensor`` and on ``Var`` (inside AD rules).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -3,8 +3,8 @@
 Importing this package registers each family in ``tidu.core.primitive.REGISTRY``.
 """
 
-from . import creation, elementwise, linalg, reduce, structural
 from ..core.primitive import REGISTRY
+from . import creation, elementwise, linalg, reduce, structural
 
 __all__ = ["REGISTRY", "creation", "elementwise", "linalg", "reduce", "structural"]
 
@@ -29,5 +29,5 @@ def table() -> str:
         linear = "yes" if prim.transpose else "-"
         kernels = ", ".join(sorted(prim.impls)) or "**none**"
         shape = "yes" if prim.abstract_eval else "**missing**"
-        rows.append(f"| {name} | {kernels} | {shape} | {jvp} | {linear} | `{prim.where}` |")
+        rows.append(f"| {name} | {kernels} | {shape} | {jvp} | {linear} | `{prim.where.rsplit(':', 1)[0]}` |")
     return "\n".join(rows)

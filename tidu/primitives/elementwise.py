@@ -8,10 +8,9 @@ primitive a same-shape shape rule; each JVP rule reads
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
-
 
 from ..backends.cpu import elementwise as cpu
 from ..core.aval import ShapeDtype

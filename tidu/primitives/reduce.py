@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from ..backends.cpu import reduce as cpu
 from ..core.aval import ShapeDtype
 from ..core.dtypes import int64

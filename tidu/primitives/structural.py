@@ -6,11 +6,9 @@ from math import prod
 
 import numpy as np
 
-
 from ..core.aval import ShapeDtype
 from ..core.dtypes import dtype
 from ..core.primitive import Primitive
-
 
 broadcast_in_dim = Primitive("broadcast_in_dim")
 

@@ -7,7 +7,7 @@ broadcast inputs are made contiguous before the loop.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from numba import njit
