@@ -101,9 +101,13 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         ct = totals.get(leaf._key)
         if ct is None:
             continue
+        if leaf.grad is not None:
+            ct = leaf.grad + ct
         if not create_graph:
             ct = ct.detach()
-        leaf.grad = ct if leaf.grad is None else (leaf.grad + ct if create_graph else (leaf.grad + ct).detach())
+            if not ct._data.flags.writeable:  # e.g. a broadcast view: .grad must be writable
+                ct = Tensor(ct._data.copy(), ct.dtype)
+        leaf.grad = ct
 
 
 def _retained(outputs: Sequence[Tensor]) -> list[Tensor]:
