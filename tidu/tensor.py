@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .core import dtypes
-from .core.aval import ShapeDtype
+from .core.aval import ShapeDtype, wrap_dim
 from .core.device import CPU
 from .core.device import device as Device
 
@@ -86,7 +86,7 @@ class Tensor:
     def size(self, dim: int | None = None) -> Any:
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[wrap_dim(dim, self._data.ndim)]
 
     def numel(self) -> int:
         return int(self._data.size)
@@ -205,9 +205,3 @@ class Size(tuple):
             n *= s
         return n
 
-
-def _wrap_dim(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    return dim % n

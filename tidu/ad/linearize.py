@@ -165,13 +165,4 @@ def try_linearize(
     return LinearizedGraph(builder.build(), tangent_inputs, tangent_outputs)
 
 
-def linearize(
-    view: Any,
-    outputs: Sequence[ValueKey],
-    wrt: Sequence[Hashable],
-    pass_id: DiffPassId = 0,
-    ctx: Any = None,
-    aliases: dict[ValueKey, ValueKey] | None = None,
-) -> LinearizedGraph:
-    """``try_linearize`` (tidu-rs 0.2.0's name); rule failures raise ``ADRuleError``."""
-    return try_linearize(view, outputs, wrt, pass_id, ctx, aliases)
+linearize = try_linearize  # tidu-rs 0.2.0's name; both raise ADRuleError from rules

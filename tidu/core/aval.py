@@ -29,3 +29,11 @@ class ShapeDtype(NamedTuple):
 
     def update(self, shape: tuple[int, ...] | None = None, dtype: dtype | None = None) -> ShapeDtype:
         return ShapeDtype(self.shape if shape is None else tuple(shape), self.dtype if dtype is None else dtype)
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """A dimension index in ``range(ndim)`` (negative counts from the end), as PyTorch checks it."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n

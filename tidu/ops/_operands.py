@@ -13,6 +13,7 @@ import numpy as np
 
 from ..ad import UndefinedPrimal
 from ..core import dtypes
+from ..core.aval import wrap_dim
 from ..core.primitive import Var, bind
 from ..primitives import creation, structural
 from ..tensor import Tensor
@@ -121,13 +122,6 @@ def float_operand(x: Any, op: str) -> Any:
     if not x.dtype.is_floating_point:
         return convert(x, dtypes.get_default_dtype())
     return x
-
-
-def wrap_dim(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    return dim % n
 
 
 def wrap_dims(dim: Any, ndim: int) -> tuple[int, ...]:
