@@ -79,19 +79,23 @@ class TensorRecordedGraph(RecordedGraph):
 
     __slots__ = ()
 
-    def try_linearize(self, active_slots: Sequence[int], ctx: Any = None) -> LinearizedGraph:
+    def try_linearize(
+        self, active_slots: Sequence[int], ctx: Any = None, wrt: Sequence[Any] | None = None
+    ) -> LinearizedGraph:
         if not ENABLED:
-            return super().try_linearize(active_slots, ctx)
+            return super().try_linearize(active_slots, ctx, wrt)
         inputs = self.input_keys()
         distinct = list(dict.fromkeys(inputs))
         pattern = tuple(distinct.index(k) for k in inputs)
+        active_in = tuple(range(len(distinct))) if wrt is None else tuple(
+            i for i, k in enumerate(distinct) if k in set(wrt))
         op = self.as_graph().operations[0].operation
-        cache_key = (op, tuple(active_slots), pattern)
+        cache_key = (op, tuple(active_slots), pattern, active_in)
         program = _programs.get(cache_key)
         if program is None:
             canon_in = [ValueKey.Input(("arg", i)) for i in range(len(distinct))]
             canon = RecordedGraph.from_primitive(op, [canon_in[p] for p in pattern])
-            linear = canon.try_linearize(active_slots, ctx)
+            linear = canon.try_linearize(active_slots, ctx, [canon_in[i] for i in active_in])
             program = Program(linear, try_linear_transpose(linear, ctx), canon_in, canon.output_keys())
             _programs[cache_key] = program
             if len(_programs) > MAX_PROGRAMS:
@@ -100,5 +104,6 @@ class TensorRecordedGraph(RecordedGraph):
             _programs.move_to_end(cache_key)
         env_map = dict(zip(program.in_keys, distinct))
         env_map.update(zip(program.out_keys, self.output_keys()))
-        tangent_inputs = [(distinct[i].key, tid) for i, (_, tid) in enumerate(program.linear.tangent_inputs)]
+        raw_to_eager = {canon.key: key.key for canon, key in zip(program.in_keys, distinct)}
+        tangent_inputs = [(raw_to_eager[raw], tid) for raw, tid in program.linear.tangent_inputs]
         return BoundProgram(program, tangent_inputs, env_map)

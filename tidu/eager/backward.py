@@ -73,7 +73,8 @@ def try_backward(
             continue
         if node.saved_data is None:
             raise RuntimeError(FREED_MESSAGE)
-        linear = node.computation.try_linearize(active, ctx)
+        wrt = [key for _, key, requires_grad in node.input_edges if requires_grad]
+        linear = node.computation.try_linearize(active, ctx, wrt)
         values = executor.execute_forward(PrimitiveGraph(linear), node.saved_data)
         in_cts = executor.run_transposed_linear(linear, [cts[i] for i in active], values, ctx)
         by_key: dict[Hashable, Any] = {k: c for (k, _), c in zip(linear.tangent_inputs, in_cts)}

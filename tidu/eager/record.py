@@ -114,11 +114,17 @@ class RecordedGraph:
     def resolve_value(self, key: ValueKey) -> ValueDef:
         return self._graph.resolve_value(key)
 
-    def try_linearize(self, active_slots: Sequence[int], ctx: Any = None) -> LinearizedGraph:
-        """Linearize only the given output slots, with respect to every input."""
+    def try_linearize(
+        self, active_slots: Sequence[int], ctx: Any = None, wrt: Sequence[ValueKey] | None = None
+    ) -> LinearizedGraph:
+        """Linearize only the given output slots, with respect to ``wrt`` (every input by default).
+
+        ``try_backward`` passes the inputs that require grad, so rules never see a
+        tangent for a value nothing asked the gradient of.
+        """
         outputs = [self._output_keys[s] for s in active_slots]
-        wrt = list(dict.fromkeys(self._input_keys))
-        return try_linearize(self, outputs, wrt, 0, ctx)
+        keys = list(dict.fromkeys(self._input_keys if wrt is None else wrt))
+        return try_linearize(self, outputs, keys, 0, ctx)
 
     def describe(self) -> str:
         return " ; ".join(op_name(node.operation) for node in self._graph.operations)

@@ -125,6 +125,7 @@ def float_operand(x: Any, op: str) -> Any:
 
 
 def wrap_dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """Reduction dims in ``range(ndim)``; a 0-d tensor accepts dim 0 or -1 (and reduces nothing)."""
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):
@@ -132,4 +133,4 @@ def wrap_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     dims = tuple(wrap_dim(d, ndim) for d in dim)
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
-    return dims
+    return dims if ndim else ()

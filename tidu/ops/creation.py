@@ -13,31 +13,30 @@ from ..tensor import Tensor
 
 
 def _infer_dtype(data: Any) -> dtypes.dtype:
-    kinds: set[str] = set()
+    """PyTorch's inference: Python floats give the default dtype, ints int64, bools bool;
+    numpy scalars and tensors inside the data keep their own dtype."""
+    found: list[dtypes.dtype] = []
 
     def walk(x: Any) -> None:
         if isinstance(x, Tensor):
-            kinds.add({0: "b", 1: "i", 2: "f"}[x.dtype.category])
+            found.append(x.dtype)
         elif isinstance(x, list | tuple):
             for v in x:
                 walk(v)
-        elif isinstance(x, bool | np.bool_):
-            kinds.add("b")
-        elif isinstance(x, int | np.integer):
-            kinds.add("i")
-        elif isinstance(x, float | np.floating):
-            kinds.add("f")
+        elif isinstance(x, np.generic):
+            found.append(dtypes.from_numpy_dtype(x.dtype))
+        elif isinstance(x, bool | int | float):
+            found.append(dtypes.scalar_dtype(x))
         else:
             raise TypeError(f"Could not infer dtype of {type(x).__name__}")
 
     walk(data)
-    if "f" in kinds:
+    if not found:
         return dtypes.get_default_dtype()
-    if "i" in kinds:
-        return dtypes.int64
-    if "b" in kinds:
-        return dtypes.bool_
-    return dtypes.get_default_dtype()
+    out = found[0]
+    for d in found[1:]:
+        out = dtypes.promote_types(out, d)
+    return out
 
 
 def _plain(data: Any) -> Any:

@@ -31,10 +31,19 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     >>> tidu.sub(tidu.tensor([1.0, 2.0]), 0.5)
     tensor([0.5000, 1.5000])
     """
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
     if alpha != 1:
         other = mul(other, alpha)
     a, b = operands(input, other, op="sub")
     return bind(ew.sub, a, b)
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool) or (is_value(x) and x.dtype is dtypes.bool_)
 
 
 def mul(input: Any, other: Any) -> Any:  # noqa: A002

@@ -19,6 +19,7 @@ from ..core.primitive import Primitive
 from ._util import check_dtype, ops, same_shape_dtype
 
 NUMERIC = (int32, int64, float32, float64)
+WITH_BOOL = (bool_, *NUMERIC)
 
 
 def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS,
@@ -142,11 +143,11 @@ sin = unary("sin", _sin, lambda dx, x, out: dx * ops.cos(x))
 cos = unary("cos", _cos, lambda dx, x, out: -(dx * ops.sin(x)))
 erf = unary("erf", _erf, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(-(x * x))))
 
-add = binary("add", _add, lambda dx, x, y, out: dx, lambda dy, x, y, out: dy, dtypes=NUMERIC)
+add = binary("add", _add, lambda dx, x, y, out: dx, lambda dy, x, y, out: dy, dtypes=WITH_BOOL)
 add.def_transpose(lambda ct, x, y: [ct, ct])
 sub = binary("sub", _sub, lambda dx, x, y, out: dx, lambda dy, x, y, out: -dy, dtypes=NUMERIC)
 sub.def_transpose(lambda ct, x, y: [ct, -ct])
-mul = binary("mul", _mul, lambda dx, x, y, out: dx * y, lambda dy, x, y, out: x * dy, dtypes=NUMERIC)
+mul = binary("mul", _mul, lambda dx, x, y, out: dx * y, lambda dy, x, y, out: x * dy, dtypes=WITH_BOOL)
 mul.def_transpose(
     lambda ct, x, y: [ct * y if ops.is_linear(x) else None, x * ct if ops.is_linear(y) else None],
     bilinear=True,
@@ -162,15 +163,15 @@ maximum = binary(
     "maximum", _maximum,
     lambda dx, x, y, out: dx * ops.where(x > y, 1.0, ops.where(x == y, 0.5, 0.0)),
     lambda dy, x, y, out: dy * ops.where(y > x, 1.0, ops.where(x == y, 0.5, 0.0)),
-    dtypes=NUMERIC,
+    dtypes=WITH_BOOL,
 )
 
 eq = binary("eq", _eq, dtypes=ALL, out_dtype=bool_, nondiff=True)
 ne = binary("ne", _ne, dtypes=ALL, out_dtype=bool_, nondiff=True)
-lt = binary("lt", _lt, dtypes=NUMERIC, out_dtype=bool_, nondiff=True)
-le = binary("le", _le, dtypes=NUMERIC, out_dtype=bool_, nondiff=True)
-gt = binary("gt", _gt, dtypes=NUMERIC, out_dtype=bool_, nondiff=True)
-ge = binary("ge", _ge, dtypes=NUMERIC, out_dtype=bool_, nondiff=True)
+lt = binary("lt", _lt, dtypes=WITH_BOOL, out_dtype=bool_, nondiff=True)
+le = binary("le", _le, dtypes=WITH_BOOL, out_dtype=bool_, nondiff=True)
+gt = binary("gt", _gt, dtypes=WITH_BOOL, out_dtype=bool_, nondiff=True)
+ge = binary("ge", _ge, dtypes=WITH_BOOL, out_dtype=bool_, nondiff=True)
 
 select = Primitive("select")
 

@@ -48,8 +48,9 @@ def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.nd
     (ca, cb), (ba, bb) = dimension_numbers
     fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
     bshape = [a.shape[i] for i in ba]
-    a3 = np.transpose(a, list(ba) + fa + list(ca)).reshape(prod(bshape), prod(a.shape[i] for i in fa), -1)
-    b3 = np.transpose(b, list(bb) + list(cb) + fb).reshape(prod(bshape), -1, prod(b.shape[i] for i in fb))
+    nbatch, ncontract = prod(bshape), prod(a.shape[i] for i in ca)
+    a3 = np.transpose(a, list(ba) + fa + list(ca)).reshape(nbatch, prod(a.shape[i] for i in fa), ncontract)
+    b3 = np.transpose(b, list(bb) + list(cb) + fb).reshape(nbatch, ncontract, prod(b.shape[i] for i in fb))
     if a3.shape[2] == 0:
         out = np.zeros((a3.shape[0], a3.shape[1], b3.shape[2]), a.dtype)
     else:
