@@ -38,7 +38,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "_data", "_dtype", "_requires_grad", "grad", "_key", "_trace", "_version",
+        "_data", "_dtype", "_requires_grad", "_grad", "_key", "_trace", "_version",
         "_retains_grad", "_device", "__weakref__",
     )
     __array_priority__ = 1000
@@ -50,7 +50,7 @@ class Tensor:
         self._data = data
         self._dtype = dtype
         self._requires_grad = False
-        self.grad: Tensor | None = None
+        self._grad: Tensor | None = None
         self._key: Any = None
         self._trace: Any = None
         self._version = _version if _version is not None else VersionCounter()
@@ -103,6 +103,26 @@ class Tensor:
     @property
     def grad_fn(self) -> Any:
         return self._trace
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient of a leaf (``None`` until a backward reaches it)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: {tuple(value.shape)} vs {tuple(self.shape)}"
+                )
+            if value._dtype is not self._dtype:
+                raise RuntimeError(
+                    f"assigned grad has data of a different type: {value.dtype.name} vs {self.dtype.name}"
+                )
+        self._grad = value
 
     @property
     def requires_grad(self) -> bool:

@@ -115,11 +115,13 @@ class Primitive:
     def check_linear(self, mask: tuple[bool, ...]) -> None:
         active = [i for i, m in enumerate(mask) if m]
         if self.transpose is None:
-            raise TypeError(
-                f"primitive {self.name} is not linear but was applied to a tangent "
-                f"(argument {active[0]}) inside an AD rule; a rule may apply only linear "
-                "primitives to tangents"
+            err = ADRuleError.unsupported(self.name, ADRuleKind.Transpose)
+            err.add_note(
+                f"an AD rule applied primitive {self.name!r} to a tangent (argument {active[0]}), which "
+                "treats it as linear; a primitive used that way needs a transpose rule "
+                f"({self.name}.def_transpose), and a non-linear one must not touch tangents"
             )
+            raise err
         allowed = self.linear_in
         bad = [i for i in active if allowed is not None and i not in allowed]
         if bad or (self.bilinear and len(active) > 1):

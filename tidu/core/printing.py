@@ -38,6 +38,15 @@ def _special(v: float) -> str:
     return ""
 
 
+def _width(flat: np.ndarray, fmt: Any, dtype: dtypes.dtype) -> int:
+    """PyTorch pads to the widest *nonzero* value of a float tensor (``-0.`` is not padded for)."""
+    values = flat.tolist()
+    if dtype.is_floating_point:
+        counted = [v for v in values if v != 0 or not np.isfinite(v)] or [0.0]
+        return max(len(fmt(v)) for v in counted)
+    return max(len(fmt(v)) for v in values)
+
+
 def _body(data: np.ndarray, fmt: Any, width: int, indent: int) -> str:
     if data.ndim == 0:
         return fmt(data.item())
@@ -62,9 +71,11 @@ def tensor_repr(t: Any) -> str:
     else:
         flat = data.reshape(-1)
         fmt = _formatter(flat, dtype)
-        width = max(len(fmt(v)) for v in flat.tolist())
+        width = _width(flat, fmt, dtype)
         body = _body(data, fmt, width, len("tensor("))
-    if dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
+    if dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_) or (
+        data.size == 0 and dtype is not dtypes.get_default_dtype()
+    ):
         suffixes.append(f"dtype={dtype!r}")
     if t._trace is not None:
         suffixes.append(f"grad_fn=<{t._trace.name()}>")

@@ -45,11 +45,9 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast") -> tuple[int
             if out[j] == 1:
                 out[j] = size
                 continue
-            a, b = shapes[0], shape
-            dim = j - (ndim - len(b))
             raise RuntimeError(
                 f"The size of tensor a ({out[j]}) must match the size of tensor b ({size}) at non-singleton "
-                f"dimension {dim} ({op} of shapes {tuple(a)} and {tuple(b)})"
+                f"dimension {j} ({op} of shapes {tuple(shapes[0])} and {tuple(shape)})"
             )
     return tuple(out)
 

@@ -28,7 +28,9 @@ def _infer_dtype(data: Any) -> dtypes.dtype:
         elif isinstance(x, bool | int | float):
             found.append(dtypes.scalar_dtype(x))
         else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+            if isinstance(x, str | bytes):
+                raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
 
     walk(data)
     if not found:
@@ -199,7 +201,7 @@ def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     as_device(device)
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     if not dt.is_floating_point:
-        raise RuntimeError(f'"normal_kernel_cpu" not implemented for {dt.name!r}')
+        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for {dt.name!r}')
     return Tensor(_gen.rng.standard_normal(_size(size), dtype=dt.np), dt, requires_grad=requires_grad)
 
 

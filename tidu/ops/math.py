@@ -77,7 +77,7 @@ def neg(input: Any) -> Any:  # noqa: A002
     tensor([-1,  2])
     """
     if input.dtype is dtypes.bool_:
-        raise TypeError(
+        raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. "
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
@@ -178,8 +178,12 @@ def where(condition: Any, input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.where(x > 0, x, 0.0)
     tensor([0., 2.])
     """
-    if not is_value(condition) or condition.dtype is not dtypes.bool_:
-        raise TypeError("where expected condition to be a boolean tensor")
+    if not is_value(condition):
+        raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+    if condition.dtype is not dtypes.bool_:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype.name}"
+        )
     like = next((v for v in (condition, input, other) if isinstance(v, Var)), condition)
     dt = dtypes.result_type(input, other)
     a, b = lift(input, dt, like), lift(other, dt, like)
@@ -243,7 +247,7 @@ def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1.0 + tanh(inner))
-    raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
 
 
 def sigmoid(input: Any) -> Any:  # noqa: A002

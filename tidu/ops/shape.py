@@ -67,9 +67,9 @@ def transpose(input: Any, dim0: int, dim1: int) -> Any:  # noqa: A002
     >>> tidu.zeros(2, 3).transpose(0, 1).shape
     tidu.Size([3, 2])
     """
+    a, b = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
     if input.ndim == 0:
         return input
-    a, b = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
     perm = list(range(input.ndim))
     perm[a], perm[b] = perm[b], perm[a]
     return permute(input, perm)
@@ -129,5 +129,7 @@ def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:  # noqa: 
     if input.ndim == 0:
         return reshape(input, 1)
     a, b = wrap_dim(start_dim, input.ndim), wrap_dim(end_dim, input.ndim)
+    if a > b:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = list(input.shape[:a]) + [prod(input.shape[a:b + 1])] + list(input.shape[b + 1:])
     return reshape(input, shape)

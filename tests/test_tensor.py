@@ -1,0 +1,276 @@
+"""The Tensor: repr as PyTorch prints it, numpy interop, metadata, seeding, default dtype."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+
+
+@pytest.fixture
+def default_float64() -> Iterator[None]:
+    """Set the default dtype to float64 in both libraries, restoring it afterwards."""
+    old, old_torch = tidu.get_default_dtype(), torch.get_default_dtype()
+    tidu.set_default_dtype(tidu.float64)
+    torch.set_default_dtype(torch.float64)
+    try:
+        yield
+    finally:
+        tidu.set_default_dtype(old)
+        torch.set_default_dtype(old_torch)
+
+
+# --- repr ------------------------------------------------------------------------------------
+REPRS = [
+    "L.zeros(2, 0, dtype=L.int64)",
+    "L.zeros(0, dtype=L.bool)",
+    "L.tensor([-0.0, 1.0])",
+    "L.tensor([1.0, 2.718281828], requires_grad=True)",
+    "L.tensor([1, 2, 3])",
+    "L.tensor([100, -3])",
+    "L.tensor([True, False])",
+    "L.tensor([[True], [False]])",
+    "L.tensor(3.5)",
+    "L.tensor(3)",
+    "L.tensor(True)",
+    "L.tensor(2.0, requires_grad=True)",
+    "L.tensor([[1.0, 2.5], [3.0, -4.0]])",
+    "L.tensor([[[1, 2], [3, 4]], [[5, 6], [7, 8]]])",
+    "L.arange(12).reshape(3, 4)",
+    "L.tensor([1.0, 2.0], dtype=L.float64)",
+    "L.tensor([0.1, 0.25], dtype=L.float64, requires_grad=True)",
+    "L.zeros(1, 1, dtype=L.float64)",
+    "L.tensor([1, 2], dtype=L.int32)",
+    "L.tensor([])",
+    "L.zeros(0, 3)",
+    "L.tensor([1e10, 1.0])",
+    "L.tensor([1e-5, 1.0])",
+    "L.tensor(1e-8)",
+    "L.tensor([1e20])",
+    "L.tensor([float('nan'), float('inf'), -float('inf'), 1.5])",
+    "L.tensor([-1.0, 0.0, 100.0])",
+    "L.tensor([1.123456, 22.5, -333.25])",
+    "L.tensor([123456.789, 0.001])",
+    "L.arange(30.0)",
+    "L.tensor([[1.0, 2.0]], dtype=L.float64).t()",
+]
+REPR_BUGS = {
+    "L.arange(2000.0)": "no summarization: torch prints 'tensor([0.0000e+00, ..., 1.9990e+03])' above 1000 elements",
+}
+
+
+def _repr_pair(expr: str) -> tuple[str, str]:
+    return repr(eval(expr, {"L": tidu})), repr(eval(expr, {"L": torch})).replace("torch.", "tidu.")
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("expr", REPRS)
+def test_repr_matches_torch(expr: str) -> None:
+    ours, theirs = _repr_pair(expr)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=f"tidu bug: {r}"))
+        for e, r in REPR_BUGS.items()
+    ],
+)
+def test_repr_matches_torch_known_bugs(expr: str) -> None:
+    ours, theirs = _repr_pair(expr)
+    assert ours == theirs
+
+
+def test_repr_of_results_names_the_grad_fn() -> None:
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    assert repr(x * x) == "tensor([1., 4.], grad_fn=<mul>)"
+    assert repr(tidu.tensor([1.0]).requires_grad_().sum()) == "tensor(1., grad_fn=<reduce_sum>)"
+
+
+def test_repr_follows_default_dtype(default_float64: None) -> None:
+    for expr in ("L.tensor([1.5, 2.0])", "L.tensor([1.5], dtype=L.float32)", "L.tensor(2.0)"):
+        ours, theirs = _repr_pair(expr)
+        assert ours == theirs
+
+
+def test_size_repr() -> None:
+    assert repr(tidu.zeros(2, 3).shape) == "tidu.Size([2, 3])"
+    assert repr(tidu.tensor(1.0).shape) == "tidu.Size([])"
+
+
+# --- numpy interop ---------------------------------------------------------------------------
+@pytest.mark.smoke
+def test_item() -> None:
+    for lib in (tidu, torch):
+        f, i, b = lib.tensor(2.5).item(), lib.tensor([[7]]).item(), lib.tensor(True).item()
+        assert (f, i, b) == (2.5, 7, True)
+        assert (type(f), type(i), type(b)) == (float, int, bool)
+    assert float(tidu.tensor(2.5)) == 2.5 and int(tidu.tensor(3)) == 3
+    assert tidu.tensor([1.0, 2.0], requires_grad=True).sum().item() == 3.0
+
+
+def test_tolist() -> None:
+    for expr in (
+        "L.tensor([[1.5, 2.0], [3.0, 4.0]])",
+        "L.tensor([1, 2])",
+        "L.tensor(2.5)",
+        "L.tensor([True])",
+        "L.zeros(0, 2)",
+    ):
+        ours, theirs = (eval(expr, {"L": lib}).tolist() for lib in (tidu, torch))
+        assert ours == theirs and type(ours) is type(theirs)
+    assert type(tidu.tensor([1, 2]).tolist()[0]) is int
+
+
+def test_from_numpy_shares_memory_both_ways() -> None:
+    a = np.zeros(3)
+    t = tidu.from_numpy(a)
+    assert t.dtype is tidu.float64
+    a[0] = 5.0
+    assert t.tolist() == [5.0, 0.0, 0.0]
+    t.add_(1)
+    assert a.tolist() == [6.0, 1.0, 1.0]
+    assert np.shares_memory(t.numpy(), a)
+
+
+def test_numpy_shares_memory_with_the_tensor() -> None:
+    t = tidu.tensor([1.0, 2.0])
+    n = t.numpy()
+    n[1] = 10.0
+    assert t.tolist() == [1.0, 10.0]
+    assert t.detach().numpy() is not None and np.shares_memory(t.detach().numpy(), n)
+
+
+def test_tensor_copies_its_data() -> None:
+    a = np.zeros(2)
+    t = tidu.tensor(a)
+    a[0] = 1.0
+    assert t.tolist() == [0.0, 0.0]
+    u = tidu.tensor(t)
+    t.add_(1)
+    assert u.tolist() == [0.0, 0.0]
+
+
+def test_numpy_of_tensor_requiring_grad_raises() -> None:
+    with pytest.raises(RuntimeError, match="detach"):
+        tidu.tensor([1.0], requires_grad=True).numpy()
+
+
+def test_np_asarray_of_a_tensor() -> None:
+    assert np.asarray(tidu.tensor([1.0, 2.0])).tolist() == [1.0, 2.0]
+    assert np.asarray(tidu.tensor([1, 2]), dtype=np.float64).dtype == np.float64
+
+
+# --- metadata --------------------------------------------------------------------------------
+@pytest.mark.smoke
+def test_shape_size_dim_numel() -> None:
+    for lib in (tidu, torch):
+        t = lib.zeros(2, 3, 4)
+        assert tuple(t.shape) == (2, 3, 4) and isinstance(t.shape, tuple)
+        assert tuple(t.size()) == (2, 3, 4) and t.size(1) == 3 and t.size(-1) == 4
+        assert t.dim() == 3 and t.ndim == 3 and t.numel() == 24 and len(t) == 2
+        assert t.shape.numel() == 24
+        s = lib.tensor(1.0)
+        assert tuple(s.shape) == () and s.dim() == 0 and s.numel() == 1
+        e = lib.zeros(0, 3)
+        assert e.numel() == 0 and len(e) == 0
+    assert tidu.zeros(2, 3).shape == (2, 3)
+    assert str(tidu.zeros(1).device) == "cpu"
+
+
+def test_dtype_objects() -> None:
+    assert tidu.float is tidu.float32 and tidu.double is tidu.float64
+    assert tidu.long is tidu.int64 and tidu.int is tidu.int32
+    assert tidu.float32.is_floating_point and not tidu.int64.is_floating_point
+    assert repr(tidu.float64) == "tidu.float64" and repr(tidu.bool) == "tidu.bool"
+    assert tidu.tensor([1.0], dtype="float64").dtype is tidu.float64
+    assert tidu.tensor([1], dtype=np.int32).dtype is tidu.int32
+    assert tidu.promote_types(tidu.int32, tidu.float32) is tidu.float32
+    assert tidu.promote_types(tidu.bool, tidu.int64) is tidu.int64
+
+
+def test_len() -> None:
+    assert len(tidu.tensor([[1, 2], [3, 4]])) == 2
+    with pytest.raises(TypeError):
+        len(tidu.tensor(1.0))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap until indexing lands (issue 4): Tensor has no __getitem__ yet, so "
+    "list(tidu.tensor([1, 2])) raises TypeError 'Tensor' object is not subscriptable",
+)
+def test_iteration() -> None:
+    t = tidu.tensor([[1, 2], [3, 4]])
+    assert [row.tolist() for row in t] == [[1, 2], [3, 4]]
+
+
+# --- seeding ---------------------------------------------------------------------------------
+@pytest.mark.smoke
+def test_manual_seed_reproducibility() -> None:
+    tidu.manual_seed(42)
+    a, b = tidu.randn(3, 4), tidu.rand(5, dtype=tidu.float64)
+    tidu.manual_seed(42)
+    assert tidu.randn(3, 4).tolist() == a.tolist()
+    assert tidu.rand(5, dtype=tidu.float64).tolist() == b.tolist()
+    tidu.manual_seed(43)
+    assert tidu.randn(3, 4).tolist() != a.tolist()
+    r = tidu.rand(1000).numpy()
+    assert r.min() >= 0 and r.max() < 1
+    n = tidu.randn(10_000, dtype=tidu.float64).numpy()
+    assert abs(n.mean()) < 0.05 and abs(n.std() - 1) < 0.05
+
+
+# --- default dtype ---------------------------------------------------------------------------
+def test_default_dtype_is_float32() -> None:
+    assert tidu.get_default_dtype() is tidu.float32
+    assert tidu.tensor([1.0]).dtype is tidu.float32 and tidu.zeros(2).dtype is tidu.float32
+
+
+def test_set_default_dtype(default_float64: None) -> None:
+    assert tidu.get_default_dtype() is tidu.float64
+    for expr in (
+        "L.tensor([1.0])",
+        "L.tensor(2.5)",
+        "L.zeros(2)",
+        "L.ones(1)",
+        "L.randn(2)",
+        "L.rand(2)",
+        "L.arange(0.5, 2)",
+        "L.full((2,), 1.5)",
+        "L.tensor([1, 2])",
+        "L.tensor([1, 2]) / 2",
+        "L.tensor([1, 2]).exp()",
+        "L.tensor([1], dtype=L.int32) * 1.5",
+        "L.tensor([1.0], dtype=L.float32) + 1.5",
+    ):
+        ours, theirs = (eval(expr, {"L": lib}) for lib in (tidu, torch))
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch."), expr
+
+
+def test_set_default_dtype_rejects_integers() -> None:
+    with pytest.raises(TypeError):
+        torch.set_default_dtype(torch.int64)
+    with pytest.raises(TypeError, match="floating"):
+        tidu.set_default_dtype(tidu.int64)
+    assert tidu.get_default_dtype() is tidu.float32
+
+
+def test_default_dtype_fixture_restores() -> None:
+    """Runs after ``test_set_default_dtype`` in file order: the default is back to float32."""
+    assert tidu.get_default_dtype() is tidu.float32 and torch.get_default_dtype() == torch.float32
+
+
+# --- detach / data ---------------------------------------------------------------------------
+def test_detach_shares_storage_and_version() -> None:
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    d = x.detach()
+    assert not d.requires_grad and d.grad_fn is None
+    d.add_(1)
+    assert x.detach().tolist() == [2.0, 3.0]
+    assert x._version.value == d._version.value == 1
