@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from ..ad import LinearizedGraph, ValueKey, try_linear_transpose
+from ..ad import LinearizedGraph, OperationKey, OperationRole, ValueKey, try_linear_transpose
 from ..eager import RecordedGraph
 
 ENABLED = os.environ.get("TIDU_CACHE", "1") != "0"
@@ -75,9 +75,34 @@ def size() -> int:
 
 
 class TensorRecordedGraph(RecordedGraph):
-    """A one-primitive recorded call whose backward program comes from the cache."""
+    """A one-primitive recorded call whose backward program comes from the cache.
 
-    __slots__ = ()
+    Its graph is built only when something asks for it (printing, ``TIDU_CACHE=0``):
+    recording needs just the operation and its keys.
+    """
+
+    __slots__ = ("_op",)
+
+    @classmethod
+    def from_primitive(cls, op: Any, input_keys: Sequence[ValueKey]) -> TensorRecordedGraph:
+        self = object.__new__(cls)
+        self._op = op
+        self._graph = None
+        self._input_keys = list(input_keys)
+        opkey = OperationKey(op, tuple(input_keys), OperationRole.Primary)
+        self._output_keys = [ValueKey.Derived(opkey, s) for s in range(op.output_count())]
+        return self
+
+    def as_graph(self) -> Any:
+        if self._graph is None:
+            self._graph = RecordedGraph.from_primitive(self._op, self._input_keys).as_graph()
+        return self._graph
+
+    def resolve_value(self, key: ValueKey) -> Any:
+        return self.as_graph().resolve_value(key)
+
+    def describe(self) -> str:
+        return self._op.name
 
     def try_linearize(
         self, active_slots: Sequence[int], ctx: Any = None, wrt: Sequence[Any] | None = None
@@ -89,7 +114,7 @@ class TensorRecordedGraph(RecordedGraph):
         pattern = tuple(distinct.index(k) for k in inputs)
         active_in = tuple(range(len(distinct))) if wrt is None else tuple(
             i for i, k in enumerate(distinct) if k in set(wrt))
-        op = self.as_graph().operations[0].operation
+        op = self._op
         cache_key = (op, tuple(active_slots), pattern, active_in)
         program = _programs.get(cache_key)
         if program is None:
