@@ -200,11 +200,6 @@ def test_len() -> None:
         len(tidu.tensor(1.0))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap until indexing lands (issue 4): Tensor has no __getitem__ yet, so "
-    "list(tidu.tensor([1, 2])) raises TypeError 'Tensor' object is not subscriptable",
-)
 def test_iteration() -> None:
     t = tidu.tensor([[1, 2], [3, 4]])
     assert [row.tolist() for row in t] == [[1, 2], [3, 4]]

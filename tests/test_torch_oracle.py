@@ -760,3 +760,41 @@ def test_math_constants_do_not_leak() -> None:
             [Arg((3,))],
             "float64",
         )
+
+
+# --- basic indexing ---------------------------------------------------------------------------
+INDICES = [
+    1, -1, slice(None), slice(1, None), slice(None, None, 2), slice(5, 9), slice(-2, None, 3), None,
+    Ellipsis, (1, 2), (slice(None), 0), (Ellipsis, 1), (None, 1, slice(0, 2)), (0, Ellipsis, None),
+    (slice(1, 3), slice(None, None, 2), 0), (-1, -1, -1),
+]
+
+
+@pytest.mark.parametrize("index", INDICES, ids=repr)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_getitem_matches_torch(index: Any, layout: str) -> None:
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((4, 3, 5))
+    ours = tidu.tensor(data, requires_grad=True)
+    ref = torch.tensor(data, requires_grad=True)
+    a, b = (ours.permute(2, 1, 0), ref.permute(2, 1, 0)) if layout == "transposed" else (ours, ref)
+    out, expected = a[index], b[index]
+    assert tuple(out.shape) == tuple(expected.shape)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy())
+    weight = rng.standard_normal(tuple(expected.shape))
+    (out * tidu.tensor(weight)).sum().backward()
+    (expected * torch.tensor(weight)).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), ref.grad.numpy())
+
+
+@pytest.mark.parametrize(
+    "index, exc",
+    [(3, IndexError), (-4, IndexError), ((0, 0, 0, 0), IndexError),
+     (slice(None, None, -1), ValueError)],
+    ids=repr,
+)
+def test_bad_index_raises_like_torch(index: Any, exc: type) -> None:
+    with pytest.raises(exc):
+        torch.zeros(3, 2, 2)[index]
+    with pytest.raises(exc):
+        tidu.zeros(3, 2, 2)[index]

@@ -208,7 +208,7 @@ class Tensor:
     def __iter__(self) -> Any:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return (self[i] for i in range(self._data.shape[0]))  # type: ignore[index]
 
 
 class Size(tuple):

@@ -24,7 +24,17 @@ import tidu
 from tidu.core.primitive import Literal
 from tidu.primitives.creation import full, literal
 from tidu.primitives.linalg import dot_general
+from tidu.primitives.slicing import pad
 from tidu.primitives.structural import broadcast_in_dim
+
+
+def _pad_reference(x: np.ndarray, config: tuple) -> np.ndarray:
+    """numpy has no interior padding: place x on a strided grid of zeros."""
+    shape = [lo + hi + n + max(0, n - 1) * i for n, (lo, hi, i) in zip(x.shape, config)]
+    out = np.zeros(shape, x.dtype)
+    out[tuple(slice(lo, lo + n * (i + 1), i + 1) for n, (lo, _, i) in zip(x.shape, config))] = x
+    return out
+
 
 # Primitives with no derivative (``Primitive(..., nondiff=True)``): value-tested only.
 NONDIFF_EXEMPT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "full", "literal"})
@@ -204,6 +214,15 @@ OP_DB: list[OpCase] = [
         ref=lambda x: np.transpose(x, (2, 0, 1)),
     ),
     OpCase("transpose", lambda x: x.t(), ((2, 3),), linear=True, ref=lambda x: x.T, name="t"),
+    OpCase("slice", lambda x: x[1:, ::2], ((3, 5), (1, 4)), linear=True, ref=lambda x: x[1:, ::2]),
+    OpCase("slice", lambda x: x[..., 2, None], ((4, 3),), linear=True, ref=lambda x: x[..., 2, None], name="int"),
+    OpCase(
+        "pad",
+        lambda x: pad.bind(x, padding_config=((1, 2, 1), (0, 1, 0))),
+        ((3, 2), (0, 2)),
+        linear=True,
+        ref=lambda x: _pad_reference(x, ((1, 2, 1), (0, 1, 0))),
+    ),
     OpCase(
         "convert_element_type",
         lambda x: x.float(),

@@ -8,7 +8,7 @@ from ..core import dtypes, grad_mode
 from ..core.device import as_device
 from ..core.primitive import Var
 from ..tensor import Tensor
-from . import creation, linalg, math, reduce, shape
+from . import creation, indexing, linalg, math, reduce, shape
 from ._operands import convert
 
 
@@ -41,7 +41,7 @@ COMMON = {
     "__pow__": math.pow, "__rpow__": _r(math.pow), "__matmul__": linalg.matmul,
     "__rmatmul__": _r(linalg.matmul), "__neg__": math.neg, "__pos__": lambda self: self,
     "__eq__": math.eq, "__ne__": math.ne, "__lt__": math.lt, "__le__": math.le, "__gt__": math.gt,
-    "__ge__": math.ge,
+    "__ge__": math.ge, "__getitem__": indexing.getitem,
     "add": math.add, "sub": math.sub, "mul": math.mul, "div": math.div, "neg": math.neg, "pow": math.pow,
     "exp": math.exp, "log": math.log, "tanh": math.tanh, "sin": math.sin, "cos": math.cos, "erf": math.erf,
     "sqrt": math.sqrt, "sigmoid": math.sigmoid, "relu": math.relu, "maximum": math.maximum,
