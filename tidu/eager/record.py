@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -216,6 +216,3 @@ def record_primitive(
     retained = dict(zip(graph.output_keys(), outputs)) if retain_outputs else None
     return recorder.record_graph(graph, inputs, outputs, retained)
 
-
-def iter_traces(traces: Iterable[Trace | None]) -> list[Trace]:
-    return [t for t in traces if t is not None]

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.primitive import bind
 from ..primitives.linalg import dot_general
-from ._operands import broadcast_shapes, broadcast_to, convert
+from ._operands import broadcast_shapes, broadcast_to
 from .shape import reshape, squeeze, unsqueeze
 
 
@@ -71,6 +71,3 @@ def mm(input: Any, mat2: Any) -> Any:  # noqa: A002
         raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
     return matmul(input, mat2)
 
-
-def _unused() -> None:
-    convert  # noqa: B018
