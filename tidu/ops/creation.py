@@ -11,6 +11,7 @@ from ..core import dtypes
 from ..core.device import as_device
 from ..tensor import Tensor
 
+__all__ = ['arange', 'as_tensor', 'empty', 'from_numpy', 'full', 'manual_seed', 'ones', 'ones_like', 'rand', 'randn', 'tensor', 'zeros', 'zeros_like']
 
 def _infer_dtype(data: Any) -> dtypes.dtype:
     """PyTorch's inference: Python floats give the default dtype, ints int64, bools bool;
@@ -210,3 +211,8 @@ def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     as_device(device)
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     return Tensor(_gen.rng.random(_size(size), dtype=dt.np), dt, requires_grad=requires_grad)
+
+
+METHODS: dict = {}
+# Tensor-only methods (not on ``Var`` inside AD rules).
+TENSOR_METHODS = {"zeros_like": zeros_like}

@@ -14,6 +14,7 @@ from ..core.primitive import bind
 from ..primitives.slicing import slice_p
 from ..primitives.structural import reshape as reshape_p
 
+__all__ = []
 
 def getitem(input: Any, index: Any) -> Any:  # noqa: A002
     """``input[index]`` for ints, slices, ``None`` and ``...``; differentiable.
@@ -75,3 +76,6 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
     if tuple(shape) != tuple(out.shape):
         out = bind(reshape_p, out, new_sizes=tuple(shape))
     return out
+
+
+METHODS = {"__getitem__": getitem}

@@ -9,6 +9,7 @@ from ..primitives.linalg import dot_general
 from ._operands import broadcast_shapes, broadcast_to
 from .shape import reshape, squeeze, unsqueeze
 
+__all__ = ['matmul', 'mm']
 
 def _mismatch(a: Any, b: Any) -> RuntimeError:
     def fmt(x: Any) -> str:
@@ -71,3 +72,8 @@ def mm(input: Any, mat2: Any) -> Any:  # noqa: A002
         raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
     return matmul(input, mat2)
 
+
+
+METHODS = {
+    "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul, "mm": mm,
+}

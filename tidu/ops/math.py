@@ -10,6 +10,7 @@ from ..core.primitive import Var, bind
 from ..primitives import elementwise as ew
 from ._operands import broadcast_shapes, broadcast_to, float_operand, is_value, lift, operands
 
+__all__ = ['add', 'cos', 'div', 'eq', 'erf', 'exp', 'ge', 'gelu', 'gt', 'le', 'log', 'lt', 'maximum', 'mul', 'ne', 'neg', 'pow', 'relu', 'sigmoid', 'sin', 'sqrt', 'sub', 'tanh', 'where']
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     """``input + alpha * other``, broadcasting.
@@ -259,3 +260,20 @@ def sigmoid(input: Any) -> Any:  # noqa: A002
     """
     x = float_operand(input, "sigmoid")
     return 0.5 * tanh(x * 0.5) + 0.5
+
+
+def _reflected(fn: Any) -> Any:
+    return lambda self, other: fn(other, self)
+
+
+# Tensor (and Var) methods and operators of this module; ``tidu.ops.methods`` installs them.
+METHODS = {
+    "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": _reflected(sub),
+    "__mul__": mul, "__rmul__": _reflected(mul), "__truediv__": div, "__rtruediv__": _reflected(div),
+    "__pow__": pow, "__rpow__": _reflected(pow), "__neg__": neg, "__pos__": lambda self: self,
+    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg, "pow": pow,
+    "exp": exp, "log": log, "tanh": tanh, "sin": sin, "cos": cos, "erf": erf,
+    "sqrt": sqrt, "sigmoid": sigmoid, "relu": relu, "maximum": maximum,
+    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
+}

@@ -12,10 +12,6 @@ from . import creation, indexing, linalg, math, reduce, shape
 from ._operands import convert
 
 
-def _r(fn: Any) -> Any:
-    return lambda self, other: fn(other, self)
-
-
 def _to(self: Any, *args: Any, **kwargs: Any) -> Any:
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(tensor)``."""
     target = kwargs.pop("dtype", None)
@@ -35,27 +31,15 @@ def _to(self: Any, *args: Any, **kwargs: Any) -> Any:
     return self if target is None else convert(self, dtypes.as_dtype(target))
 
 
-COMMON = {
-    "__add__": math.add, "__radd__": _r(math.add), "__sub__": math.sub, "__rsub__": _r(math.sub),
-    "__mul__": math.mul, "__rmul__": _r(math.mul), "__truediv__": math.div, "__rtruediv__": _r(math.div),
-    "__pow__": math.pow, "__rpow__": _r(math.pow), "__matmul__": linalg.matmul,
-    "__rmatmul__": _r(linalg.matmul), "__neg__": math.neg, "__pos__": lambda self: self,
-    "__eq__": math.eq, "__ne__": math.ne, "__lt__": math.lt, "__le__": math.le, "__gt__": math.gt,
-    "__ge__": math.ge, "__getitem__": indexing.getitem,
-    "add": math.add, "sub": math.sub, "mul": math.mul, "div": math.div, "neg": math.neg, "pow": math.pow,
-    "exp": math.exp, "log": math.log, "tanh": math.tanh, "sin": math.sin, "cos": math.cos, "erf": math.erf,
-    "sqrt": math.sqrt, "sigmoid": math.sigmoid, "relu": math.relu, "maximum": math.maximum,
-    "eq": math.eq, "ne": math.ne, "lt": math.lt, "le": math.le, "gt": math.gt, "ge": math.ge,
-    "sum": reduce.sum, "mean": reduce.mean, "amax": reduce.amax,
-    "matmul": linalg.matmul, "mm": linalg.mm,
-    "reshape": shape.reshape, "view": shape.view, "permute": shape.permute, "transpose": shape.transpose,
-    "t": shape.t, "expand": shape.expand, "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze,
-    "flatten": shape.flatten, "to": _to,
+CONVERSIONS = {
+    "to": _to,
     "float": lambda self: convert(self, dtypes.float32), "double": lambda self: convert(self, dtypes.float64),
     "long": lambda self: convert(self, dtypes.int64), "int": lambda self: convert(self, dtypes.int32),
     "bool": lambda self: convert(self, dtypes.bool_),
-    "expand_as": lambda self, other: shape.expand(self, *other.shape),
 }
+COMMON = {**CONVERSIONS}
+for _module in (creation, indexing, linalg, math, reduce, shape):
+    COMMON.update(_module.METHODS)
 
 
 def _backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
@@ -113,7 +97,7 @@ TENSOR_ONLY = {
     "__itruediv__": _inplace(math.div, "__itruediv__"),
     "data": property(_data_get, _data_set),
     "T": property(lambda self: self.permute(*reversed(range(self.ndim)))),
-    "zeros_like": creation.zeros_like,
+    **creation.TENSOR_METHODS,
 }
 
 

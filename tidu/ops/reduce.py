@@ -11,6 +11,7 @@ from ..primitives.reduce import reduce_max, reduce_sum
 from ..primitives.structural import reshape as reshape_p
 from ._operands import convert, wrap_dims
 
+__all__ = ['amax', 'mean', 'sum']
 
 def _keep(out: Any, x: Any, dims: tuple[int, ...]) -> Any:
     shape = tuple(1 if d in dims else s for d, s in enumerate(x.shape))
@@ -66,3 +67,6 @@ def amax(input: Any, dim: Any = (), keepdim: bool = False) -> Any:  # noqa: A002
     dims = wrap_dims(None if dim == () else dim, input.ndim)
     out = bind(reduce_max, input, axes=dims)
     return _keep(out, input, dims) if keepdim and input.ndim else out
+
+
+METHODS = {"sum": sum, "mean": mean, "amax": amax}

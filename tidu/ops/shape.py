@@ -10,6 +10,7 @@ from ..primitives.structural import reshape as reshape_p
 from ..primitives.structural import transpose as transpose_p
 from ._operands import broadcast_to, wrap_dim
 
+__all__ = ['expand', 'flatten', 'permute', 'reshape', 'squeeze', 't', 'transpose', 'unsqueeze', 'view']
 
 def _sizes(shape: tuple) -> tuple:
     if len(shape) == 1 and isinstance(shape[0], list | tuple):
@@ -133,3 +134,10 @@ def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:  # noqa: 
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = list(input.shape[:a]) + [prod(input.shape[a:b + 1])] + list(input.shape[b + 1:])
     return reshape(input, shape)
+
+
+METHODS = {
+    "reshape": reshape, "view": view, "permute": permute, "transpose": transpose, "t": t, "expand": expand,
+    "unsqueeze": unsqueeze, "squeeze": squeeze, "flatten": flatten,
+    "expand_as": lambda self, other: expand(self, *other.shape),
+}
