@@ -35,10 +35,10 @@ def assign_(target: Any, value: Any, *, op: str) -> Any:
     >>> from tidu.core.inplace import assign_
     >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
     >>> y = x * 1.0
-    >>> _ = assign_(y, y * y, op="example")
+    >>> _ = assign_(y, y.exp(), op="example")
     >>> y.sum().backward()
     >>> x.grad
-    tensor([2., 4.])
+    tensor([2.7183, 7.3891])
     """
     check_writable(target, op)
     if tuple(value.shape) != tuple(target.shape) or value.dtype is not target.dtype:
