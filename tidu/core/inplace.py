@@ -34,11 +34,11 @@ def assign_(target: Any, value: Any, *, op: str) -> Any:
     >>> import tidu
     >>> from tidu.core.inplace import assign_
     >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
-    >>> y = x * 1.0
-    >>> _ = assign_(y, y.exp(), op="example")
-    >>> y.sum().backward()
+    >>> buffer = tidu.zeros(2)
+    >>> _ = assign_(buffer, x * x, op="example")
+    >>> buffer.sum().backward()
     >>> x.grad
-    tensor([2.7183, 7.3891])
+    tensor([2., 4.])
     """
     check_writable(target, op)
     if tuple(value.shape) != tuple(target.shape) or value.dtype is not target.dtype:
