@@ -1,0 +1,80 @@
+"""The CUDA backend's launch path, memory and errors (Numba's simulator in CI; a GPU through the device tool).
+
+On a real GPU, ``python bench/gpu_launch.py`` runs the same checks plus zero-copy exchange
+with PyTorch and the out-of-memory path, and times the launch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from tidu.backends.cuda import driver, is_available, numba_bridge, runtime
+from tidu.backends.cuda.launch import Kernel, _slot_codes
+from tidu.backends.cuda.memory import CudaArray
+
+
+def _axpy(a, x, y, out, n):  # noqa: ANN001, ANN202
+    i = cuda.grid(1)
+    if i < n:
+        out[i] = a * x[i] + y[i]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 255, 256, 1000])
+def test_kernel_matches_numpy(dtype: str, n: int) -> None:
+    kernel = Kernel(_axpy, f"void({dtype}, {dtype}[::1], {dtype}[::1], {dtype}[::1], int64)")
+    rng = np.random.default_rng(n)
+    hx, hy = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    out = CudaArray.empty((n,), dtype)
+    kernel(n, 2.5, CudaArray.from_host(hx), CudaArray.from_host(hy), out, n)
+    np.testing.assert_allclose(out.copy_to_host(), np.asarray(2.5 * hx + hy, dtype), rtol=1e-6)
+
+
+def test_available_and_simulated_flag() -> None:
+    assert is_available()
+    assert runtime.simulated() == (driver.device_count() == 0)
+
+
+def test_round_trip_and_array_interface() -> None:
+    host = np.arange(12, dtype=np.float64).reshape(3, 4)
+    dev = CudaArray.from_host(host)
+    assert dev.shape == (3, 4) and dev.dtype == np.float64 and dev.nbytes == 96 and dev.is_c_contiguous
+    np.testing.assert_array_equal(dev.copy_to_host(), host)
+    cai = dev.__cuda_array_interface__
+    assert cai["shape"] == (3, 4) and cai["typestr"] == "<f8" and cai["version"] == 3
+    assert cai["data"] == (dev.ptr, False) and cai["strides"] is None
+
+
+def test_wraps_foreign_device_arrays() -> None:
+    foreign = cuda.to_device(np.arange(5, dtype=np.float32))
+    wrapped = CudaArray.from_interface(foreign)
+    assert wrapped.shape == (5,) and wrapped.dtype == np.float32
+    np.testing.assert_array_equal(wrapped.copy_to_host(), np.arange(5, dtype=np.float32))
+
+
+def test_parameter_layout_follows_numba_abi() -> None:
+    from numba import types
+
+    assert _slot_codes(types.float32[::1]) == ("q" * 7, 7)
+    assert _slot_codes(types.float64[:, ::1]) == ("q" * 9, 9)
+    assert _slot_codes(types.int64) == ("q", 1)
+    assert _slot_codes(types.float32) == ("f4x", 1)
+    with pytest.raises(TypeError, match="no parameter layout for numba type complex128"):
+        _slot_codes(types.complex128)
+
+
+def test_driver_errors_are_runtime_errors() -> None:
+    with pytest.raises(driver.OutOfMemoryError) as info:
+        driver.check("cuMemAllocAsync", driver.CUDA_ERROR_OUT_OF_MEMORY)
+    assert isinstance(info.value, RuntimeError) and "cuMemAllocAsync" in str(info.value)
+    with pytest.raises(driver.CudaError, match=r"cuLaunchKernel.*code 700"):
+        driver.check("cuLaunchKernel", 700)
+    driver.check("cuLaunchKernel", 0)
+
+
+def test_unsupported_numba_cuda_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numba_bridge, "numba_cuda_version", lambda: "0.99.1")
+    with pytest.raises(RuntimeError, match=r"supports numba-cuda 0\.30\.x; found 0\.99\.1"):
+        numba_bridge.check_version()

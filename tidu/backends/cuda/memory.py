@@ -1,0 +1,183 @@
+"""Device memory: buffers from the stream-ordered pool and ``CudaArray``, tidu's device array.
+
+A ``CudaArray`` is a shape, a dtype, byte strides and a device pointer, kept alive by its
+owner (a ``DeviceBuffer`` or a foreign object). It exposes ``__cuda_array_interface__``,
+and ``CudaArray.from_interface`` wraps any object that does (numba, CuPy, PyTorch), so
+data moves between libraries without copies in both directions. Under the simulator the
+"device" memory is a host numpy array.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Any
+
+import numpy as np
+
+from . import driver
+from .runtime import runtime
+
+
+class DeviceBuffer:
+    """``nbytes`` of device memory, returned to tidu's cache when the buffer dies.
+
+    Freed blocks are kept per size and handed out again (work on tidu's one stream is
+    ordered, so a block is reusable as soon as it is freed); the cache is emptied into the
+    stream-ordered pool when an allocation fails, then the allocation is retried once.
+    """
+
+    __slots__ = ("ptr", "nbytes")
+
+    def __init__(self, nbytes: int) -> None:
+        size = _round(nbytes)
+        free = _CACHE.get(size)
+        self.nbytes = size
+        self.ptr = free.pop() if free else _allocate(size)
+
+    def __del__(self) -> None:
+        ptr = getattr(self, "ptr", None)  # absent when the allocation failed
+        if ptr is not None:
+            _CACHE.setdefault(self.nbytes, []).append(ptr)
+
+
+_CACHE: dict[int, list[int]] = {}
+GRANULE = 512
+
+
+def _round(nbytes: int) -> int:
+    return max((nbytes + GRANULE - 1) // GRANULE, 1) * GRANULE
+
+
+def _allocate(size: int) -> int:
+    rt = runtime()
+    ptr = ctypes.c_void_p()
+    for attempt in (0, 1):
+        try:
+            driver.call("cuMemAllocAsync", ctypes.byref(ptr), size, rt.stream)
+            return ptr.value or 0
+        except driver.OutOfMemoryError as exc:
+            if attempt == 0 and empty_cache():
+                continue
+            raise driver.OutOfMemoryError(
+                "cuMemAllocAsync", exc.code, f"CUDA out of memory. Tried to allocate {_fmt_bytes(size)}"
+            ) from None
+    raise AssertionError("unreachable")
+
+
+def empty_cache() -> int:
+    """Return every cached free block to the pool (``tidu.cuda.empty_cache``); the count freed."""
+    stream = runtime().stream
+    count = 0
+    for blocks in _CACHE.values():
+        for ptr in blocks:
+            driver.call("cuMemFreeAsync", ptr, stream)
+            count += 1
+        blocks.clear()
+    return count
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.2f} {unit}" if unit != "bytes" else f"{n} bytes"
+        n /= 1024
+    return str(n)
+
+
+def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+class CudaArray:
+    """An array in device memory (numpy-like metadata, a device pointer, an owner)."""
+
+    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any, strides: tuple[int, ...] | None, ptr: int,
+                 owner: Any, host: np.ndarray | None = None) -> None:
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.strides = contiguous_strides(self.shape, self.dtype.itemsize) if strides is None else tuple(strides)
+        self.ptr = ptr
+        self.owner = owner
+        self.host = host  # the simulator's "device" memory
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def is_c_contiguous(self) -> bool:
+        return self.strides == contiguous_strides(self.shape, self.dtype.itemsize)
+
+    def __repr__(self) -> str:
+        return f"CudaArray(shape={self.shape}, dtype={self.dtype}, ptr=0x{self.ptr:x})"
+
+    @classmethod
+    def empty(cls, shape: tuple[int, ...], dtype: Any) -> CudaArray:
+        dtype = np.dtype(dtype)
+        if runtime().simulated:
+            host = np.empty(shape, dtype)
+            return cls(shape, dtype, None, host.ctypes.data, host, host)
+        buffer = DeviceBuffer(math.prod(shape) * dtype.itemsize)
+        return cls(shape, dtype, None, buffer.ptr, buffer)
+
+    @classmethod
+    def from_host(cls, array: np.ndarray) -> CudaArray:
+        array = np.ascontiguousarray(array)
+        out = cls.empty(array.shape, array.dtype)
+        if out.host is not None:
+            out.host[...] = array
+        elif array.nbytes:
+            rt = runtime()
+            driver.call("cuMemcpyHtoDAsync_v2", out.ptr, array.ctypes.data, array.nbytes, rt.stream)
+            rt.synchronize()  # the host array may be freed as soon as we return
+        return out
+
+    @classmethod
+    def from_interface(cls, obj: Any) -> CudaArray:
+        """Wrap an object exposing ``__cuda_array_interface__`` (no copy; ``obj`` is kept alive).
+
+        Under the simulator (whose arrays have no such interface) the data is copied.
+        """
+        if runtime().simulated:
+            host = np.array(obj.copy_to_host() if hasattr(obj, "copy_to_host") else obj)
+            return cls(host.shape, host.dtype, host.strides, host.ctypes.data, obj, host)
+        cai = obj.__cuda_array_interface__
+        return cls(tuple(cai["shape"]), np.dtype(cai["typestr"]), cai.get("strides"), cai["data"][0] or 0, obj)
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (self.ptr, False),
+            "strides": None if self.is_c_contiguous else self.strides,
+            "version": 3,
+            "stream": runtime().stream or None,
+        }
+
+    def copy_to_host(self) -> np.ndarray:
+        if self.host is not None:
+            return self.host.copy()
+        if not self.is_c_contiguous:
+            raise RuntimeError("copy_to_host: only C-contiguous device arrays can be copied to the host")
+        out = np.empty(self.shape, self.dtype)
+        if self.nbytes:
+            rt = runtime()
+            driver.call("cuMemcpyDtoHAsync_v2", out.ctypes.data, self.ptr, self.nbytes, rt.stream)
+            rt.synchronize()
+        return out
