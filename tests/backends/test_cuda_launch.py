@@ -6,6 +6,8 @@ with PyTorch and the out-of-memory path, and times the launch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -78,3 +80,53 @@ def test_unsupported_numba_cuda_is_named(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(numba_bridge, "numba_cuda_version", lambda: "0.99.1")
     with pytest.raises(RuntimeError, match=r"supports numba-cuda 0\.30\.x; found 0\.99\.1"):
         numba_bridge.check_version()
+
+
+def _square(x):  # noqa: ANN001, ANN202
+    return x * x
+
+
+def _hypot(x, y):  # noqa: ANN001, ANN202
+    return math.sqrt(x * x + y * y)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_elementwise_factories_share_the_scalar_function(dtype: str) -> None:
+    from tidu.backends.cpu import elementwise as cpu
+    from tidu.backends.cuda import elementwise as gpu
+
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal(300).astype(dtype), rng.standard_normal(300).astype(dtype)
+    dx, dy = CudaArray.from_host(x), CudaArray.from_host(y)
+    np.testing.assert_allclose(gpu.unary_kernel(_square)(dx, dtype).copy_to_host(),
+                               cpu.unary_kernel(_square)(x, np.dtype(dtype)), rtol=1e-6)
+    np.testing.assert_allclose(gpu.binary_kernel(_hypot)(dx, dy, dtype).copy_to_host(),
+                               cpu.binary_kernel(_hypot)(x, y, np.dtype(dtype)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("batch", [None, 3])
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_gemm_matches_numpy(dtype: str, batch: int | None, trans_a: bool, trans_b: bool) -> None:
+    from tidu.backends.cuda import blas
+
+    rng = np.random.default_rng(4)
+    m, k, n = 5, 3, 4
+    sa, sb = ((k, m) if trans_a else (m, k)), ((n, k) if trans_b else (k, n))
+    if batch:
+        sa, sb = (batch, *sa), (batch, *sb)
+    a, b = rng.standard_normal(sa).astype(dtype), rng.standard_normal(sb).astype(dtype)
+    ref = (np.swapaxes(a, -1, -2) if trans_a else a) @ (np.swapaxes(b, -1, -2) if trans_b else b)
+    got = blas.gemm(CudaArray.from_host(a), CudaArray.from_host(b), trans_a=trans_a, trans_b=trans_b)
+    np.testing.assert_allclose(got.copy_to_host(), ref, rtol=1e-5)
+
+
+def test_gemm_errors_name_the_shapes() -> None:
+    from tidu.backends.cuda import blas
+
+    a, b = CudaArray.from_host(np.ones((2, 3), np.float32)), CudaArray.from_host(np.ones((4, 2), np.float32))
+    with pytest.raises(RuntimeError, match=r"cannot be multiplied \(2x3 and 4x2\)"):
+        blas.gemm(a, b)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        blas.gemm(a, CudaArray.from_host(np.ones((3, 2), np.float64)))
