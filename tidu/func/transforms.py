@@ -1,0 +1,430 @@
+"""``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian`` (torch.func's).
+
+Every transform runs on the eager tape and the primitives' own rules: reverse
+mode is ``autograd.grad`` (linearize the recorded trace, then transpose),
+forward mode is ``tidu.linearize``. Nesting needs no levels of its own: each
+transform differentiates with respect to fresh tape values (a leaf, or a
+recorded alias of an input that already requires grad), and a reverse pass
+records its own backward (``create_graph``) exactly when its result is
+connected to something an enclosing transform differentiates. Inside
+``vmap`` the transforms run on the lowered batch (see ``batching``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..autograd.backward import run_backward
+from ..core import grad_mode
+from ..eager import topological_traces
+from ..primitives.structural import reshape
+from ..tensor import Tensor
+from . import batching
+from .linearize import linearize
+from .pytree import flatten, unflatten
+
+
+def _is_value(x: Any) -> bool:
+    return isinstance(x, Tensor) or batching.is_batched(x)
+
+
+def _argnums(argnums: Any, nargs: int, fname: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    if not isinstance(nums, tuple) or not nums or not all(isinstance(a, int) for a in nums):
+        raise RuntimeError(f"{fname}: argnums must be int or a non-empty Tuple[int, ...], got {argnums!r}")
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise RuntimeError(f"{fname}: Got argnums={a}, but only {nargs} positional inputs")
+    return tuple(a % nargs for a in nums)
+
+
+def _fresh(x: Any, fname: str, where: str) -> Tensor:
+    """A new tape value to differentiate with respect to, standing for ``x``."""
+    if not _is_value(x):
+        raise RuntimeError(f"{fname}: {where} must be Tensors (or pytrees of them), got {type(x).__name__}")
+    x = batching.lower(x)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{fname}: only Tensors of floating point dtype can be differentiated, "
+                           f"{where} has dtype {x.dtype.name}")
+    if x._requires_grad and grad_mode.is_grad_enabled():
+        return reshape.bind(x, new_sizes=tuple(x.shape))  # a recorded alias: still connected to x
+    return x.detach().requires_grad_()
+
+
+class _Inputs:
+    """The differentiated arguments of one call, replaced by fresh tape values."""
+
+    def __init__(self, args: Sequence[Any], nums: tuple[int, ...], fname: str) -> None:
+        self.call_args = list(args)
+        self.nums = nums
+        self.leaves: list[Tensor] = []
+        self.specs = []
+        for n in nums:
+            leaves, spec = flatten(args[n])
+            fresh = [_fresh(x, fname, f"argument {n}") for x in leaves]
+            self.leaves += fresh
+            self.specs.append((spec, len(fresh)))
+            self.call_args[n] = unflatten(spec, [batching.lift(f) for f in fresh])
+
+    def regroup(self, flat: list[Any], single: bool) -> Any:
+        out, start = [], 0
+        for spec, count in self.specs:
+            out.append(unflatten(spec, [batching.lift(g) for g in flat[start:start + count]]))
+            start += count
+        return out[0] if single else tuple(out)
+
+
+def _connected(outputs: Sequence[Tensor], own: Sequence[Tensor]) -> bool:
+    """Does any output depend on a value that requires grad other than ``own``?"""
+    mine = {id(t._key) for t in own}
+    for out in outputs:
+        if out._requires_grad and out._trace is None and id(out._key) not in mine:
+            return True
+        for trace in topological_traces(out._trace):
+            for parent, key, requires_grad in trace.node.input_edges:
+                if parent is None and requires_grad and id(key) not in mine:
+                    return True
+    return False
+
+
+def _pullback(outputs: list[Tensor], cotangents: list[Tensor], inputs: list[Tensor],
+              create_graph: bool) -> list[Tensor]:
+    """Cotangents of ``inputs`` (zeros where unused), the outputs' graph kept for reuse."""
+    pairs = [(o, c) for o, c in zip(outputs, cotangents) if o._requires_grad]
+    totals = run_backward([o for o, _ in pairs], [c for _, c in pairs], inputs, True, create_graph) if pairs else {}
+    grads = []
+    for x in inputs:
+        g = totals.get(x._key)
+        if g is None:
+            from ..ops.creation import zeros_like
+
+            g = zeros_like(x)
+        grads.append(g if create_graph else g.detach())
+    return grads
+
+
+def _detach_tree(tree: Any, keep: bool) -> Any:
+    if keep:
+        return tree
+    leaves, spec = flatten(tree)
+    return unflatten(spec, [x.detach() if isinstance(x, Tensor) else x for x in leaves])
+
+
+def _split_aux(output: Any, has_aux: bool, fname: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return output, None
+    if not isinstance(output, tuple | list) or len(output) != 2:
+        raise RuntimeError(f"{fname}(f, ...)(*args): output of function f should be a tuple: (output, aux) "
+                           "if has_aux is True")
+    return output[0], output[1]
+
+
+def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
+    """A function returning ``(gradient, value)`` of the scalar ``func`` (``torch.func.grad_and_value``).
+
+    With ``has_aux`` it returns ``(gradient, (value, aux))``.
+
+    >>> import tidu
+    >>> g, v = tidu.func.grad_and_value(lambda x: (x * x).sum())(tidu.tensor([1.0, 2.0]))
+    >>> g, v
+    (tensor([2., 4.]), tensor(5.))
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        outer = grad_mode.is_grad_enabled()
+        nums = _argnums(argnums, len(args), "grad")
+        inputs = _Inputs(args, nums, "grad")
+        with grad_mode.enable_grad():
+            output, aux = _split_aux(func(*inputs.call_args, **kwargs), has_aux, "grad")
+        if not _is_value(output):
+            raise RuntimeError(f"grad(f)(*args): Expected f(*args) to return a Tensor, got {type(output).__name__}")
+        if _numel(output.shape) != 1:
+            raise RuntimeError(
+                f"grad(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
+                f"{len(output.shape)} dims (shape {tuple(output.shape)}). Maybe you wanted to use the vjp or "
+                "jacrev APIs instead?")
+        if tuple(output.shape) != ():
+            output = output.reshape(())
+        low = batching.lower(output)
+        keep = outer and _connected([low], inputs.leaves)
+        from ..ops.creation import ones_like
+
+        grads = _pullback([low], [ones_like(low)], inputs.leaves, keep)
+        value = batching.lift(low if keep else low.detach())
+        result = inputs.regroup(grads, isinstance(argnums, int))
+        if has_aux:
+            return result, (value, _detach_tree(aux, keep))
+        return result, value
+
+    return wrapper
+
+
+def _numel(shape: Sequence[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
+    """The gradient of the scalar ``func`` with respect to the ``argnums`` arguments (``torch.func.grad``).
+
+    Composes with every transform (``grad(grad(f))``, ``vmap(grad(f))``...).
+
+    >>> import tidu
+    >>> tidu.func.grad(lambda x: x.sin().sum())(tidu.tensor([0.0, 1.0]))
+    tensor([1.0000, 0.5403])
+    >>> tidu.func.grad(tidu.func.grad(lambda x: x ** 3))(tidu.tensor(2.0))
+    tensor(12.)
+    """
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapper
+
+
+def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns one cotangent per primal (``torch.func.vjp``).
+
+    >>> import tidu
+    >>> out, vjp_fn = tidu.func.vjp(lambda x: x * 2, tidu.tensor([1.0, 2.0]))
+    >>> vjp_fn(tidu.tensor([1.0, 10.0]))
+    (tensor([ 2., 20.]),)
+    """
+    outer = grad_mode.is_grad_enabled()
+    inputs = _Inputs(primals, tuple(range(len(primals))), "vjp")
+    with grad_mode.enable_grad():
+        output, aux = _split_aux(func(*inputs.call_args), has_aux, "vjp")
+    out_leaves, out_spec = flatten(output)
+    for o in out_leaves:
+        if not _is_value(o):
+            raise RuntimeError(f"vjp(f, *primals): Expected f to return Tensors (or pytrees of them), "
+                               f"got {type(o).__name__}")
+    low = [batching.lower(o) for o in out_leaves]
+    keep = outer and _connected(low, inputs.leaves)
+
+    def vjp_fn(cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
+        ct_leaves, ct_spec = flatten(cotangents)
+        if len(ct_leaves) != len(low):
+            raise RuntimeError(f"vjp_fn: expected cotangents with the structure of the outputs "
+                               f"({len(low)} tensors), got {len(ct_leaves)}")
+        cts = []
+        for o, c in zip(low, ct_leaves):
+            if not _is_value(c):
+                raise RuntimeError(f"vjp_fn: cotangents must be Tensors, got {type(c).__name__}")
+            c = batching.lower(c)
+            if tuple(c.shape) != tuple(o.shape):
+                raise RuntimeError(f"vjp_fn: Mismatch in shape: cotangent of shape {tuple(c.shape)} for an "
+                                   f"output of shape {tuple(o.shape)}")
+            cts.append(c if c.dtype is o.dtype else c.to(o.dtype))
+        record = keep or any(c._requires_grad for c in cts) if create_graph is None else create_graph
+        grads = _pullback(low, cts, inputs.leaves, record and grad_mode.is_grad_enabled())
+        return tuple(inputs.regroup(grads, False))
+
+    shown = unflatten(out_spec, [batching.lift(o if keep else o.detach()) for o in low])
+    if has_aux:
+        return shown, vjp_fn, _detach_tree(aux, keep)
+    return shown, vjp_fn
+
+
+def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
+        has_aux: bool = False) -> tuple[Any, ...]:
+    """``(func(*primals), J @ tangents)`` in forward mode (``torch.func.jvp``); pytrees allowed.
+
+    >>> import tidu
+    >>> tidu.func.jvp(tidu.sin, (tidu.tensor(0.0),), (tidu.tensor(2.0),))
+    (tensor(0.), tensor(2.))
+    """
+    primals = tuple(primals) if isinstance(primals, tuple | list) else (primals,)
+    tangents = tuple(tangents) if isinstance(tangents, tuple | list) else (tangents,)
+    if len(primals) != len(tangents):
+        raise RuntimeError(
+            f"jvp: Expected primals and tangents to have the same length, got {len(primals)} and {len(tangents)}")
+    p_leaves, p_spec = flatten(primals)
+    t_leaves, t_spec = flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError("jvp: Expected primals and tangents to have the same python structure")
+    for p, t in zip(p_leaves, t_leaves):
+        if not _is_value(p) or not _is_value(t):
+            raise RuntimeError(f"jvp: primals and tangents must be Tensors, got {type(p).__name__} "
+                               f"and {type(t).__name__}")
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(f"jvp: tangent of shape {tuple(t.shape)} does not match primal shape "
+                               f"{tuple(p.shape)}")
+    captured: dict[str, Any] = {}
+
+    def flat(*xs: Tensor) -> Any:
+        output, captured["aux"] = _split_aux(
+            func(*unflatten(p_spec, [batching.lift(x) for x in xs])), has_aux, "jvp")
+        leaves, captured["spec"] = flatten(output)
+        for o in leaves:
+            if not _is_value(o):
+                raise RuntimeError(f"jvp(f, primals, tangents): Expected f to return Tensors, got "
+                                   f"{type(o).__name__}")
+        return tuple(batching.lower(o) for o in leaves)
+
+    out, jvp_fn = linearize(flat, *[batching.lower(p) for p in p_leaves])
+    tout = jvp_fn(*[batching.lower(t) for t in t_leaves])
+    spec = captured["spec"]
+    result = (unflatten(spec, [batching.lift(o) for o in out]), unflatten(spec, [batching.lift(t) for t in tout]))
+    return (*result, captured["aux"]) if has_aux else result
+
+
+def _basis(shape: tuple[int, ...], dtype: Any) -> list[Tensor]:
+    """The one-hot tensors of ``shape``, in row-major order."""
+    import numpy as np
+
+    n = _numel(shape)
+    eye = np.eye(n, dtype=dtype.np)
+    return [Tensor(eye[i].reshape(shape), dtype) for i in range(n)]
+
+
+def _assemble(parts: list[Tensor], out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any,
+              rows: bool) -> Any:
+    """One Jacobian block of shape ``out_shape + in_shape`` from lowered rows (one per output element,
+    each ``(*batch, *in_shape)``) or columns (one per input element, each ``(*batch, *out_shape)``)."""
+    depth = len(batching.LEVELS)
+    batch = tuple(batching.LEVELS[i].size for i in range(depth))
+    if not parts:
+        from ..ops.creation import zeros
+
+        return batching.lift(zeros(*batch, *out_shape, *in_shape, dtype=dtype))
+    stacked = batching.stack(parts)  # (n, *batch, *rest)
+    nd = stacked.ndim
+    if rows:
+        perm = (*range(1, depth + 1), 0, *range(depth + 1, nd))
+    else:
+        perm = (*range(1, nd), 0)
+    moved = stacked.permute(*perm) if perm != tuple(range(nd)) else stacked
+    return batching.lift(moved.reshape(*batch, *out_shape, *in_shape))
+
+
+def _selected(func: Callable, args: Sequence[Any], nums: tuple[int, ...]) -> Callable:
+    def partial(*xs: Any) -> Any:
+        call = list(args)
+        for n, x in zip(nums, xs):
+            call[n] = x
+        return func(*call)
+
+    return partial
+
+
+def _group(blocks: list[Any], nums: tuple[int, ...], args: Sequence[Any], single: bool) -> Any:
+    out, start = [], 0
+    for n in nums:
+        leaves, spec = flatten(args[n])
+        out.append(unflatten(spec, blocks[start:start + len(leaves)]))
+        start += len(leaves)
+    return out[0] if single else tuple(out)
+
+
+def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False) -> Callable:
+    """The Jacobian by reverse mode, one ``vjp`` per output element (``torch.func.jacrev``).
+
+    Each block has shape ``output.shape + input.shape``; pytrees of outputs and inputs
+    give the nested structure torch.func gives.
+
+    >>> import tidu
+    >>> tidu.func.jacrev(lambda x: x * x)(tidu.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any) -> Any:
+        nums = _argnums(argnums, len(args), "jacrev")
+        res = vjp(_selected(func, args, nums), *[args[n] for n in nums], has_aux=has_aux)
+        output, vjp_fn = res[0], res[1]
+        out_leaves, out_spec = flatten(output)
+        in_leaves = [x for n in nums for x in flatten(args[n])[0]]
+        zeros = [_zeros_like(o) for o in out_leaves]
+        per_output = []
+        for i, o in enumerate(out_leaves):
+            rows = []
+            for e in _basis(tuple(o.shape), o.dtype):
+                cts = list(zeros)
+                cts[i] = e
+                rows.append([batching.lower(g) for g in flatten(vjp_fn(unflatten(out_spec, cts)))[0]])
+            blocks = [_assemble([r[j] for r in rows], tuple(o.shape), tuple(x.shape), x.dtype, True)
+                      for j, x in enumerate(in_leaves)]
+            per_output.append(_group(blocks, nums, args, isinstance(argnums, int)))
+        jac = unflatten(out_spec, per_output)
+        return (jac, res[2]) if has_aux else jac
+
+    return wrapper
+
+
+def _zeros_like(x: Any) -> Any:
+    from ..ops.creation import zeros_like
+
+    return batching.lift(zeros_like(batching.lower(x)))
+
+
+def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False) -> Callable:
+    """The Jacobian by forward mode: ``func`` is linearized once, then the linear map is applied
+    to one basis tangent per input element (``torch.func.jacfwd``).
+
+    >>> import tidu
+    >>> tidu.func.jacfwd(lambda x: x.sum() * x)(tidu.tensor([1.0, 2.0]))
+    tensor([[4., 1.],
+            [2., 5.]])
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any) -> Any:
+        nums = _argnums(argnums, len(args), "jacfwd")
+        partial = _selected(func, args, nums)
+        p_leaves, p_spec = flatten([args[n] for n in nums])
+        for p in p_leaves:
+            if not _is_value(p):
+                raise RuntimeError(f"jacfwd: the differentiated arguments must be Tensors, got {type(p).__name__}")
+        captured: dict[str, Any] = {}
+
+        def flat(*xs: Tensor) -> Any:
+            output, captured["aux"] = _split_aux(
+                partial(*unflatten(p_spec, [batching.lift(x) for x in xs])), has_aux, "jacfwd")
+            leaves, captured["spec"] = flatten(output)
+            for o in leaves:
+                if not _is_value(o):
+                    raise RuntimeError(f"jacfwd: Expected f to return Tensors, got {type(o).__name__}")
+            captured["shapes"] = [tuple(o.shape) for o in leaves]
+            return tuple(batching.lower(o) for o in leaves)
+
+        low_in = [batching.lower(p) for p in p_leaves]
+        _, jvp_fn = linearize(flat, *low_in)
+        out_shapes = captured["shapes"]
+        per_input = []
+        for j, p in enumerate(p_leaves):
+            cols = []
+            for e in _basis(tuple(p.shape), low_in[j].dtype):
+                tangents = [batching.lower(_zeros_like(q)) for q in p_leaves]
+                tangents[j] = batching.lower(e)
+                cols.append(jvp_fn(*tangents))
+            per_input.append(cols)
+        per_output = []
+        for i, shape in enumerate(out_shapes):
+            blocks = [_assemble([c[i] for c in per_input[j]], shape, tuple(p.shape), low_in[j].dtype, False)
+                      for j, p in enumerate(p_leaves)]
+            per_output.append(_group(blocks, nums, args, isinstance(argnums, int)))
+        jac = unflatten(captured["spec"], per_output)
+        return (jac, captured["aux"]) if has_aux else jac
+
+    return wrapper
+
+
+def hessian(func: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
+    """The Hessian of a scalar function: ``jacfwd(jacrev(func))`` (``torch.func.hessian``).
+
+    >>> import tidu
+    >>> tidu.func.hessian(lambda x: (x ** 3).sum())(tidu.tensor([1.0, 2.0]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    return jacfwd(jacrev(func, argnums), argnums)
