@@ -12,11 +12,11 @@ import tidu
 
 
 def lib(x: Any) -> Any:
-    return tidu if isinstance(x, tidu.Tensor) else torch
+    return torch if isinstance(x, torch.Tensor) else tidu
 
 
 def gelu(x: Any) -> Any:
-    return tidu.gelu(x) if isinstance(x, tidu.Tensor) else torch.nn.functional.gelu(x)
+    return torch.nn.functional.gelu(x) if isinstance(x, torch.Tensor) else tidu.gelu(x)
 
 
 def softmax(x: Any) -> Any:
