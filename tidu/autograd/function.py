@@ -54,6 +54,11 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward can only save variables, but argument is {type(t).__name__}")
         self.to_save = tensors
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for ``jvp`` (PyTorch's name); they too are read as ``ctx.saved_tensors``."""
+        if not self.to_save:
+            self.save_for_backward(*tensors)
+
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
         return self.to_save
@@ -70,7 +75,8 @@ class FunctionCtx:
 class Function:
     """A differentiable operation with a hand-written ``backward`` (and optionally ``jvp``).
 
-    Subclass it with static ``forward(ctx, *args)``, ``backward(ctx, *grad_outputs)``
+    Subclass it with static ``forward(ctx, *args)`` (or ``forward(*args)`` plus
+    ``setup_context(ctx, inputs, output)``), ``backward(ctx, *grad_outputs)``
     (one gradient or ``None`` per forward argument) and, for forward mode,
     ``jvp(ctx, *tangents)``; call ``YourFunction.apply(*args)``.
 
@@ -95,6 +101,11 @@ class Function:
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple[Any, ...], output: Any) -> None:
+        """PyTorch's newer style: ``forward(*args)`` without ``ctx``, then this fills ``ctx``."""
+        raise NotImplementedError("setup_context is not overridden")
+
+    @staticmethod
     def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
@@ -112,7 +123,11 @@ class Function:
         needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx = FunctionCtx(needs)
         with grad_mode.no_grad():
-            output = cls.forward(ctx, *args)
+            if cls.setup_context is Function.setup_context:
+                output = cls.forward(ctx, *args)
+            else:
+                output = cls.forward(*args)
+                cls.setup_context(ctx, args, output)
         single = not isinstance(output, tuple)
         outs = [output] if single else list(output)
         if not (grad_mode.is_grad_enabled() and any(needs)):
