@@ -267,7 +267,7 @@ def _checked(values: list[Any], avals: Sequence[Any], where: str, what: str, of:
         raise RuntimeError(f"{where} returned {len(values)} {what}s for {len(avals)} {of}s")
     out = []
     for i, (v, a) in enumerate(zip(values, avals)):
-        if not isinstance(v, Tensor):
+        if not isinstance(v, Tensor | Var):  # a Var: batched by jacrev/jacfwd's vmap
             raise TypeError(f"{where} must return Tensors, {what} {i} is {type(v).__name__}")
         if tuple(v.shape) != tuple(a.shape):
             raise RuntimeError(f"{where} returned an invalid {what} at index {i} - got {list(v.shape)} but "

@@ -58,7 +58,11 @@ class JvpFn:
         self._inputs = inputs
 
     def __call__(self, *tangents: Tensor) -> Any:
-        _check_tensors(tangents, "tangents")
+        from .batching import is_batched
+
+        for t in tangents:
+            if not isinstance(t, Tensor) and not is_batched(t):
+                raise TypeError(f"tangents must be Tensors, got {type(t).__name__}")
         if len(tangents) != len(self._inputs):
             raise TypeError(f"expected {len(self._inputs)} tangents, got {len(tangents)}")
         g = self.graph.as_graph()
@@ -72,7 +76,7 @@ class JvpFn:
             tangent_by_key[p._key.key] = t if t.dtype is p.dtype else t.to(p.dtype)
         for raw, tid in self.graph.tangent_inputs:
             env[g.values[tid].key] = tangent_by_key[raw]
-        track = self._track or any(t._requires_grad for t in tangents)
+        track = self._track or any(getattr(t, "_requires_grad", False) for t in tangents)
         with grad_mode.set_grad_enabled(track and grad_mode.is_grad_enabled()):
             values = evaluate(g, env, primal_only=False)
         results = []

@@ -16,10 +16,11 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..autograd.backward import run_backward
+from ..autograd.executor import EXECUTOR
 from ..core import grad_mode
-from ..eager import topological_traces
-from ..primitives.structural import reshape
+from ..core.primitive import Var
+from ..eager import topological_traces, try_backward
+from ..primitives.structural import broadcast_in_dim, reshape
 from ..tensor import Tensor
 from . import batching
 from .linearize import linearize
@@ -89,20 +90,38 @@ def _connected(outputs: Sequence[Tensor], own: Sequence[Tensor]) -> bool:
     return False
 
 
-def _pullback(outputs: list[Tensor], cotangents: list[Tensor], inputs: list[Tensor],
-              create_graph: bool) -> list[Tensor]:
-    """Cotangents of ``inputs`` (zeros where unused), the outputs' graph kept for reuse."""
-    pairs = [(o, c) for o, c in zip(outputs, cotangents) if o._requires_grad]
-    totals = run_backward([o for o, _ in pairs], [c for _, c in pairs], inputs, True, create_graph) if pairs else {}
+def _pullback(outputs: list[Tensor], cotangents: list[Any], inputs: list[Tensor], create_graph: bool) -> list[Any]:
+    """Cotangents of ``inputs`` (zeros where unused); the outputs' graph is kept for reuse.
+
+    Cotangents may be batched values of an inner ``vmap`` (``jacrev``): the engine's
+    transposes then bind on them and run batched.
+    """
+    from ..ops.creation import zeros_like
+
+    wanted = {x._key for x in inputs}
+    totals: dict[Any, Any] = {}
+    with grad_mode.set_grad_enabled(create_graph):
+        for out, ct in zip(outputs, cotangents):
+            if not out._requires_grad:
+                continue
+            key = out._ensure_key()
+            cts = {key: ct} if out._trace is None else try_backward(key, out._trace, ct, EXECUTOR, None,
+                                                                     wanted=wanted)
+            for k, v in cts.items():
+                if k in wanted:
+                    totals[k] = v if k not in totals else totals[k] + v
     grads = []
     for x in inputs:
         g = totals.get(x._key)
-        if g is None:
-            from ..ops.creation import zeros_like
-
-            g = zeros_like(x)
-        grads.append(g if create_graph else g.detach())
+        g = zeros_like(x) if g is None else g
+        grads.append(g.detach() if isinstance(g, Tensor) and not create_graph else g)
     return grads
+
+
+def _requires_grad(x: Any) -> bool:
+    while type(x) is Var:
+        x = x.value
+    return x._requires_grad
 
 
 def _detach_tree(tree: Any, keep: bool) -> Any:
@@ -190,6 +209,32 @@ def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = Fal
     return wrapper
 
 
+class _Vjp:
+    """One recorded call of ``func`` on fresh inputs, and its lowered pullback."""
+
+    def __init__(self, func: Callable, primals: Sequence[Any], has_aux: bool, fname: str) -> None:
+        outer = grad_mode.is_grad_enabled()
+        self.inputs = _Inputs(primals, tuple(range(len(primals))), fname)
+        with grad_mode.enable_grad():
+            output, self.aux = _split_aux(func(*self.inputs.call_args), has_aux, fname)
+        leaves, self.out_spec = flatten(output)
+        for o in leaves:
+            if not _is_value(o):
+                raise RuntimeError(f"{fname}(f, *primals): Expected f to return Tensors (or pytrees of them), "
+                                   f"got {type(o).__name__}")
+        self.shapes = [tuple(o.shape) for o in leaves]
+        self.low = [batching.lower(o) for o in leaves]
+        self.keep = outer and _connected(self.low, self.inputs.leaves)
+
+    def pullback(self, cts: list[Any]) -> list[Any]:
+        """Lowered cotangents of the outputs -> lowered cotangents of the flat inputs."""
+        record = self.keep or any(_requires_grad(c) for c in cts)
+        return _pullback(self.low, cts, self.inputs.leaves, record and grad_mode.is_grad_enabled())
+
+    def shown(self) -> Any:
+        return unflatten(self.out_spec, [batching.lift(o if self.keep else o.detach()) for o in self.low])
+
+
 def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns one cotangent per primal (``torch.func.vjp``).
 
@@ -198,40 +243,27 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]
     >>> vjp_fn(tidu.tensor([1.0, 10.0]))
     (tensor([ 2., 20.]),)
     """
-    outer = grad_mode.is_grad_enabled()
-    inputs = _Inputs(primals, tuple(range(len(primals))), "vjp")
-    with grad_mode.enable_grad():
-        output, aux = _split_aux(func(*inputs.call_args), has_aux, "vjp")
-    out_leaves, out_spec = flatten(output)
-    for o in out_leaves:
-        if not _is_value(o):
-            raise RuntimeError(f"vjp(f, *primals): Expected f to return Tensors (or pytrees of them), "
-                               f"got {type(o).__name__}")
-    low = [batching.lower(o) for o in out_leaves]
-    keep = outer and _connected(low, inputs.leaves)
+    call = _Vjp(func, primals, has_aux, "vjp")
 
-    def vjp_fn(cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
-        ct_leaves, ct_spec = flatten(cotangents)
-        if len(ct_leaves) != len(low):
+    def vjp_fn(cotangents: Any) -> tuple:
+        ct_leaves, _ = flatten(cotangents)
+        if len(ct_leaves) != len(call.low):
             raise RuntimeError(f"vjp_fn: expected cotangents with the structure of the outputs "
-                               f"({len(low)} tensors), got {len(ct_leaves)}")
+                               f"({len(call.low)} tensors), got {len(ct_leaves)}")
         cts = []
-        for o, c in zip(low, ct_leaves):
+        for o, shape, c in zip(call.low, call.shapes, ct_leaves):
             if not _is_value(c):
                 raise RuntimeError(f"vjp_fn: cotangents must be Tensors, got {type(c).__name__}")
-            c = batching.lower(c)
-            if tuple(c.shape) != tuple(o.shape):
+            if tuple(c.shape) != shape:
                 raise RuntimeError(f"vjp_fn: Mismatch in shape: cotangent of shape {tuple(c.shape)} for an "
-                                   f"output of shape {tuple(o.shape)}")
+                                   f"output of shape {shape}")
+            c = batching.lower(c)
             cts.append(c if c.dtype is o.dtype else c.to(o.dtype))
-        record = keep or any(c._requires_grad for c in cts) if create_graph is None else create_graph
-        grads = _pullback(low, cts, inputs.leaves, record and grad_mode.is_grad_enabled())
-        return tuple(inputs.regroup(grads, False))
+        return tuple(call.inputs.regroup(call.pullback(cts), False))
 
-    shown = unflatten(out_spec, [batching.lift(o if keep else o.detach()) for o in low])
     if has_aux:
-        return shown, vjp_fn, _detach_tree(aux, keep)
-    return shown, vjp_fn
+        return call.shown(), vjp_fn, _detach_tree(call.aux, call.keep)
+    return call.shown(), vjp_fn
 
 
 def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
@@ -277,31 +309,43 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
     return (*result, captured["aux"]) if has_aux else result
 
 
-def _basis(shape: tuple[int, ...], dtype: Any) -> list[Tensor]:
-    """The one-hot tensors of ``shape``, in row-major order."""
+def _basis(shape: tuple[int, ...], dtype: Any) -> Tensor:
+    """The one-hot tensors of ``shape`` stacked along a new dimension 0 (row-major order)."""
     import numpy as np
 
     n = _numel(shape)
-    eye = np.eye(n, dtype=dtype.np)
-    return [Tensor(eye[i].reshape(shape), dtype) for i in range(n)]
+    return Tensor(np.eye(n, dtype=dtype.np).reshape((n, *shape)), dtype)
 
 
-def _assemble(parts: list[Tensor], out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any,
+def _over_batch(e: Any, batch: tuple[int, ...]) -> Any:
+    """A basis element repeated over the enclosing vmaps' batch dims (the lowered layout)."""
+    if not batch:
+        return e
+    n = len(batch)
+    return broadcast_in_dim.bind(e, shape=(*batch, *e.shape), broadcast_dimensions=tuple(range(n, n + e.ndim)))
+
+
+def _mapped(fn: Callable, basis: Tensor) -> Any:
+    """``fn`` applied to every basis element, batched by ``vmap`` (a loop for an empty basis)."""
+    from .vmap import vmap
+
+    if basis.shape[0] == 0:
+        return None
+    return vmap(fn)(basis)
+
+
+def _assemble(stacked: Any, out_shape: tuple[int, ...], in_shape: tuple[int, ...], dtype: Any,
               rows: bool) -> Any:
-    """One Jacobian block of shape ``out_shape + in_shape`` from lowered rows (one per output element,
-    each ``(*batch, *in_shape)``) or columns (one per input element, each ``(*batch, *out_shape)``)."""
-    depth = len(batching.LEVELS)
-    batch = tuple(batching.LEVELS[i].size for i in range(depth))
-    if not parts:
+    """One Jacobian block of shape ``out_shape + in_shape`` from ``stacked``: rows (one per output
+    element, ``(n, *batch, *in_shape)``) or columns (one per input element, ``(n, *batch, *out_shape)``)."""
+    batch = tuple(t.size for t in batching.LEVELS)
+    depth = len(batch)
+    if stacked is None:
         from ..ops.creation import zeros
 
         return batching.lift(zeros(*batch, *out_shape, *in_shape, dtype=dtype))
-    stacked = batching.stack(parts)  # (n, *batch, *rest)
     nd = stacked.ndim
-    if rows:
-        perm = (*range(1, depth + 1), 0, *range(depth + 1, nd))
-    else:
-        perm = (*range(1, nd), 0)
+    perm = (*range(1, depth + 1), 0, *range(depth + 1, nd)) if rows else (*range(1, nd), 0)
     moved = stacked.permute(*perm) if perm != tuple(range(nd)) else stacked
     return batching.lift(moved.reshape(*batch, *out_shape, *in_shape))
 
@@ -326,7 +370,8 @@ def _group(blocks: list[Any], nums: tuple[int, ...], args: Sequence[Any], single
 
 
 def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False) -> Callable:
-    """The Jacobian by reverse mode, one ``vjp`` per output element (``torch.func.jacrev``).
+    """The Jacobian by reverse mode: the function's pullback ``vmap``-ed over the one-hot
+    cotangents of each output (``torch.func.jacrev``).
 
     Each block has shape ``output.shape + input.shape``; pytrees of outputs and inputs
     give the nested structure torch.func gives.
@@ -340,36 +385,32 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:
         nums = _argnums(argnums, len(args), "jacrev")
-        res = vjp(_selected(func, args, nums), *[args[n] for n in nums], has_aux=has_aux)
-        output, vjp_fn = res[0], res[1]
-        out_leaves, out_spec = flatten(output)
-        in_leaves = [x for n in nums for x in flatten(args[n])[0]]
-        zeros = [_zeros_like(o) for o in out_leaves]
+        call = _Vjp(_selected(func, args, nums), [args[n] for n in nums], has_aux, "jacrev")
+        batch = tuple(t.size for t in batching.LEVELS)
+        in_leaves = call.inputs.leaves
         per_output = []
-        for i, o in enumerate(out_leaves):
-            rows = []
-            for e in _basis(tuple(o.shape), o.dtype):
-                cts = list(zeros)
-                cts[i] = e
-                rows.append([batching.lower(g) for g in flatten(vjp_fn(unflatten(out_spec, cts)))[0]])
-            blocks = [_assemble([r[j] for r in rows], tuple(o.shape), tuple(x.shape), x.dtype, True)
-                      for j, x in enumerate(in_leaves)]
+        for i, (o, shape) in enumerate(zip(call.low, call.shapes)):
+
+            def row(e: Any, i: int = i) -> list[Any]:
+                from ..ops.creation import zeros_like
+
+                cts = [zeros_like(q) for q in call.low]
+                cts[i] = _over_batch(e, batch)
+                return call.pullback(cts)
+
+            rows = _mapped(row, _basis(shape, o.dtype))
+            blocks = [_assemble(None if rows is None else rows[j], shape, tuple(x.shape[len(batch):]), x.dtype,
+                                True) for j, x in enumerate(in_leaves)]
             per_output.append(_group(blocks, nums, args, isinstance(argnums, int)))
-        jac = unflatten(out_spec, per_output)
-        return (jac, res[2]) if has_aux else jac
+        jac = unflatten(call.out_spec, per_output)
+        return (jac, _detach_tree(call.aux, call.keep)) if has_aux else jac
 
     return wrapper
 
 
-def _zeros_like(x: Any) -> Any:
-    from ..ops.creation import zeros_like
-
-    return batching.lift(zeros_like(batching.lower(x)))
-
-
 def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False) -> Callable:
-    """The Jacobian by forward mode: ``func`` is linearized once, then the linear map is applied
-    to one basis tangent per input element (``torch.func.jacfwd``).
+    """The Jacobian by forward mode: ``func`` is linearized once and the linear map is
+    ``vmap``-ed over the one-hot tangents of each input (``torch.func.jacfwd``).
 
     >>> import tidu
     >>> tidu.func.jacfwd(lambda x: x.sum() * x)(tidu.tensor([1.0, 2.0]))
@@ -399,19 +440,22 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
 
         low_in = [batching.lower(p) for p in p_leaves]
         _, jvp_fn = linearize(flat, *low_in)
-        out_shapes = captured["shapes"]
+        batch = tuple(t.size for t in batching.LEVELS)
         per_input = []
         for j, p in enumerate(p_leaves):
-            cols = []
-            for e in _basis(tuple(p.shape), low_in[j].dtype):
-                tangents = [batching.lower(_zeros_like(q)) for q in p_leaves]
-                tangents[j] = batching.lower(e)
-                cols.append(jvp_fn(*tangents))
-            per_input.append(cols)
+
+            def column(e: Any, j: int = j) -> Any:
+                from ..ops.creation import zeros_like
+
+                tangents = [zeros_like(q) for q in low_in]
+                tangents[j] = _over_batch(e, batch)
+                return jvp_fn(*tangents)
+
+            per_input.append(_mapped(column, _basis(tuple(p.shape), low_in[j].dtype)))
         per_output = []
-        for i, shape in enumerate(out_shapes):
-            blocks = [_assemble([c[i] for c in per_input[j]], shape, tuple(p.shape), low_in[j].dtype, False)
-                      for j, p in enumerate(p_leaves)]
+        for i, shape in enumerate(captured["shapes"]):
+            blocks = [_assemble(None if cols is None else cols[i], shape, tuple(p.shape), low_in[j].dtype, False)
+                      for j, (p, cols) in enumerate(zip(p_leaves, per_input))]
             per_output.append(_group(blocks, nums, args, isinstance(argnums, int)))
         jac = unflatten(captured["spec"], per_output)
         return (jac, captured["aux"]) if has_aux else jac
