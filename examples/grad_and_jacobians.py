@@ -54,8 +54,8 @@ def run() -> dict:
         return (v[:2] * v[1:]).exp()  # R^3 -> R^2: a non-square Jacobian
 
     v = tidu.tensor([0.1, 0.2, 0.3], dtype=tidu.float64)
-    j_rev = jacrev(f)(v)  # one vjp per output element
-    j_fwd = jacfwd(f)(v)  # one jvp per input element
+    j_rev = jacrev(f)(v)  # rows: the vjp of every one-hot output cotangent, batched
+    j_fwd = jacfwd(f)(v)  # columns: the jvp of every one-hot input tangent, batched
     print(tuple(j_rev.shape))  # output shape + input shape
     h = hessian(lambda v: (v.exp() * v).sum())(v)  # jacfwd(jacrev(f))
     # [END jacobians]
