@@ -198,6 +198,12 @@ def test_grad_of_a_non_scalar_output_raises() -> None:
                        lambda: torch.func.grad(lambda v: v * 2)(torch.ones(3)), "scalar Tensor.*shape \\(3,\\)")
 
 
+def test_grad_of_a_one_element_non_scalar_output_raises_like_torch() -> None:
+    _raises_like_torch(lambda: grad(lambda v: v.sum(dim=0, keepdim=True))(tidu.ones(3)),
+                       lambda: torch.func.grad(lambda v: v.sum(dim=0, keepdim=True))(torch.ones(3)),
+                       "scalar Tensor.*1 dims")
+
+
 def test_grad_of_a_non_tensor_output_raises() -> None:
     _raises_like_torch(lambda: grad(lambda v: 3.0)(tidu.ones(3)),
                        lambda: torch.func.grad(lambda v: 3.0)(torch.ones(3)), "return a Tensor, got float")

@@ -59,7 +59,6 @@ class _Inputs:
 
     def __init__(self, args: Sequence[Any], nums: tuple[int, ...], fname: str) -> None:
         self.call_args = list(args)
-        self.nums = nums
         self.leaves: list[Tensor] = []
         self.specs = []
         for n in nums:
@@ -79,13 +78,13 @@ class _Inputs:
 
 def _connected(outputs: Sequence[Tensor], own: Sequence[Tensor]) -> bool:
     """Does any output depend on a value that requires grad other than ``own``?"""
-    mine = {id(t._key) for t in own}
+    mine = {t._key for t in own}
     for out in outputs:
-        if out._requires_grad and out._trace is None and id(out._key) not in mine:
+        if out._requires_grad and out._trace is None and out._key not in mine:
             return True
         for trace in topological_traces(out._trace):
             for parent, key, requires_grad in trace.node.input_edges:
-                if parent is None and requires_grad and id(key) not in mine:
+                if parent is None and requires_grad and key not in mine:
                     return True
     return False
 
@@ -160,13 +159,11 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
             output, aux = _split_aux(func(*inputs.call_args, **kwargs), has_aux, "grad")
         if not _is_value(output):
             raise RuntimeError(f"grad(f)(*args): Expected f(*args) to return a Tensor, got {type(output).__name__}")
-        if _numel(output.shape) != 1:
+        if tuple(output.shape) != ():
             raise RuntimeError(
                 f"grad(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
                 f"{len(output.shape)} dims (shape {tuple(output.shape)}). Maybe you wanted to use the vjp or "
                 "jacrev APIs instead?")
-        if tuple(output.shape) != ():
-            output = output.reshape(())
         low = batching.lower(output)
         keep = outer and _connected([low], inputs.leaves)
         from ..ops.creation import ones_like
