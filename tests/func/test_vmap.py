@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import torch
 import torch.func
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tidu
 from tidu.func import grad, hessian, jacfwd, jacrev, jvp, vjp, vmap
@@ -136,3 +138,19 @@ def test_a_mapped_non_tensor_and_nothing_mapped_raise() -> None:
                        "argument 1 has in_dim=0 but is a float")
     _raises_like_torch(lambda: vmap(tidu.sin, in_dims=None)(tidu.ones(2)),
                        lambda: torch.func.vmap(torch.sin, in_dims=None)(torch.ones(2)), "at least one argument")
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=2, max_size=4), data=st.data())
+def test_fuzz_vmap_and_vmap_of_jacrev_over_any_dim_match_torch(shape: list[int], data: Any) -> None:
+    in_dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    out_dim = data.draw(st.integers(0, len(shape) - 2))
+    x_np = np.random.default_rng(len(shape) * 7 + in_dim).uniform(-1, 1, size=shape)
+
+    def f(v: Any) -> Any:
+        t = v.transpose(0, -1) if v.ndim > 1 else v
+        return (t.sin() * 2 + v.exp().amax()).sum(dim=0) * v[..., :1].sum()
+
+    x, tx = tidu.tensor(x_np), torch.tensor(x_np)
+    close(vmap(f, in_dims=in_dim, out_dims=out_dim)(x), torch.func.vmap(f, in_dims=in_dim, out_dims=out_dim)(tx))
+    close(vmap(jacrev(f), in_dims=in_dim)(x), torch.func.vmap(torch.func.jacrev(f), in_dims=in_dim)(tx))

@@ -29,8 +29,9 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
     ``in_dims`` is an int (every argument), ``None`` (not mapped), or a tuple with one
     entry per positional argument, each an int, ``None`` or a pytree prefix of it.
     Nests (``vmap(vmap(f))``) and composes with the other transforms
-    (``vmap(grad(f))`` gives per-example gradients). ``randomness`` is accepted for
-    torch.func's signature; tidu's random ops do not run under ``vmap``.
+    (``vmap(grad(f))`` gives per-example gradients). ``randomness`` and ``chunk_size``
+    are accepted for torch.func's signature: the batch always runs as one chunk, and
+    tidu's random ops are not batched (a random tensor is shared by every example).
 
     >>> import tidu
     >>> x = tidu.tensor([[1.0, 2.0], [3.0, 4.0]])
