@@ -25,12 +25,16 @@ def run() -> dict:
     d1 = grad(logistic.bind)(x)  # reverse
     d2 = grad(grad(logistic.bind))(x)  # reverse over reverse
     d3 = grad(grad(grad(logistic.bind)))(x)  # third order
-    _, d3_fwd = jvp(grad(grad(logistic.bind)), (x,), (tidu.ones_like(x),))  # forward over reverse over reverse
+    _, d3_mixed = jvp(grad(grad(logistic.bind)), (x,), (tidu.ones_like(x),))  # forward over reverse
+    _, d1_fwd = jvp(logistic.bind, (x,), (tidu.ones_like(x),))  # forward mode: the JVP rule itself
+    d3_fwd = jacfwd(jacfwd(jacfwd(logistic.bind)))(x)  # forward over forward over forward
     # [END nesting]
     s = 1 / (1 + np.exp(-0.5))
     want = [s * (1 - s), s * (1 - s) * (1 - 2 * s), s * (1 - s) * (1 - 6 * s + 6 * s * s)]
     for got, w in zip((d1, d2, d3), want):
         np.testing.assert_allclose(got.item(), w, rtol=1e-13)
+    np.testing.assert_allclose(d1_fwd.item(), want[0], rtol=1e-13)
+    np.testing.assert_allclose(d3_mixed.item(), want[2], rtol=1e-13)
     np.testing.assert_allclose(d3_fwd.item(), want[2], rtol=1e-13)
 
     # [START tensors]
