@@ -3,6 +3,7 @@
 from ..core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ..core.tape import current_recorder
 from .backward import backward, grad
+from .function import Function, FunctionCtx  # noqa: F401 - exported as tidu.autograd.Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [

@@ -75,6 +75,7 @@ class Primitive:
         self.transpose: Callable[..., Any] | None = None
         self.linear_in: tuple[int, ...] | None = None
         self.bilinear = False
+        self.batch_rule: Callable[..., Any] | None = None
         REGISTRY[name] = self
 
     def __repr__(self) -> str:
@@ -108,6 +109,13 @@ class Primitive:
         """A unary linear primitive: its JVP is itself applied to the tangent."""
         self.def_jvp(lambda t, x, out, **params: self.bind(t, **params))
         self.def_transpose(rule)
+
+    def def_batch(self, rule: Callable[..., Any]) -> None:
+        """The batching rule for ``vmap``: ``rule(args, batch_dims, **params) -> (out, out_batch_dim)``.
+
+        ``batch_dims[i]`` is the batch dimension of ``args[i]`` or ``None`` (not batched);
+        the rule binds primitives on the whole batch (docs/tutorials/vmap.md)."""
+        self.batch_rule = rule
 
     def bind(self, *args: Any, **params: Any) -> Any:
         return bind(self, *args, **params)

@@ -16,6 +16,7 @@ from ..backends.cpu import elementwise as cpu
 from ..core.aval import ShapeDtype
 from ..core.dtypes import ALL, FLOATS, bool_, float32, float64, int32, int64
 from ..core.primitive import Primitive
+from ._batching import elementwise as batch_elementwise
 from ._util import check_dtype, ops, same_shape_dtype
 
 NUMERIC = (int32, int64, float32, float64)
@@ -35,6 +36,7 @@ def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS
     prim.def_impl(lambda x: kernel(x, x.dtype if out_dtype is None else out_dtype.np))
     if jvp:
         prim.def_jvp(*jvp)
+    prim.def_batch(batch_elementwise(prim))
     return prim
 
 
@@ -52,6 +54,7 @@ def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple 
     prim.def_impl(lambda x, y: kernel(x, y, x.dtype if out_dtype is None else out_dtype.np))
     if jvp:
         prim.def_jvp(*jvp)
+    prim.def_batch(batch_elementwise(prim))
     return prim
 
 
@@ -195,3 +198,4 @@ select.def_transpose(
     ],
     linear_in=(1, 2),
 )
+select.def_batch(batch_elementwise(select))

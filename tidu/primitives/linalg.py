@@ -12,6 +12,7 @@ import numpy as np
 from ..core.aval import ShapeDtype
 from ..core.dtypes import FLOATS
 from ..core.primitive import Primitive
+from ._batching import shifted
 from ._util import check_dtype
 from .structural import transpose
 
@@ -97,3 +98,20 @@ dot_general.def_jvp(
     lambda db, a, b, out, *, dimension_numbers: dot_general.bind(a, db, dimension_numbers=dimension_numbers),
 )
 dot_general.def_transpose(_dot_transpose, bilinear=True)
+
+
+def _dot_batch(args, dims, *, dimension_numbers):  # noqa: ANN001, ANN202
+    """Both batched: a new leading batch dimension; one batched: its batch dim is a free dim."""
+    (a, b), (da, db) = args, dims
+    (ca, cb), (ba, bb) = dimension_numbers
+    if da is not None and db is not None:
+        dims_new = ((shifted(ca), shifted(cb)), ((0, *shifted(ba)), (0, *shifted(bb))))
+        return dot_general.bind(a, b, dimension_numbers=dims_new), 0
+    if da is not None:
+        out = dot_general.bind(a, b, dimension_numbers=((shifted(ca), cb), (shifted(ba), bb)))
+        return out, len(ba)
+    out = dot_general.bind(a, b, dimension_numbers=((ca, shifted(cb)), (ba, shifted(bb))))
+    return out, len(ba) + len(_free(a.ndim, ca, ba))
+
+
+dot_general.def_batch(_dot_batch)

@@ -6,6 +6,8 @@ from ..backends.cpu import reduce as cpu
 from ..core.aval import ShapeDtype
 from ..core.dtypes import int64
 from ..core.primitive import Primitive
+from ._batching import shifted
+from ._batching import unary as batch_unary
 from ._util import check_axes, ops
 from .structural import broadcast_in_dim
 
@@ -29,6 +31,7 @@ reduce_sum.def_linear(
         broadcast_in_dim.bind(ct, shape=tuple(x.shape), broadcast_dimensions=kept_dims(x.ndim, axes))
     ]
 )
+reduce_sum.def_batch(batch_unary(lambda x, *, axes: reduce_sum.bind(x, axes=shifted(axes))))
 
 reduce_max = Primitive("reduce_max")
 
@@ -54,3 +57,4 @@ def _reduce_max_jvp(dx, x, out, *, axes):  # noqa: ANN001, ANN202
 
 reduce_max.def_impl(cpu.max_axes)
 reduce_max.def_jvp(_reduce_max_jvp)
+reduce_max.def_batch(batch_unary(lambda x, *, axes: reduce_max.bind(x, axes=shifted(axes))))

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core.aval import ShapeDtype
 from ..core.primitive import Primitive
+from ._batching import unary as batch_unary
 
 slice_p = Primitive("slice")
 
@@ -39,6 +40,8 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):  # noqa: 
 
 slice_p.def_impl(_slice_impl)
 slice_p.def_linear(_slice_transpose)
+slice_p.def_batch(batch_unary(lambda x, *, start_indices, limit_indices, strides: slice_p.bind(
+    x, start_indices=(0, *start_indices), limit_indices=(x.shape[0], *limit_indices), strides=(1, *strides))))
 
 pad = Primitive("pad")
 
@@ -76,3 +79,4 @@ def _pad_transpose(ct, x, *, padding_config):  # noqa: ANN001, ANN202
 
 pad.def_impl(_pad_impl)
 pad.def_linear(_pad_transpose)
+pad.def_batch(batch_unary(lambda x, *, padding_config: pad.bind(x, padding_config=((0, 0, 0), *padding_config))))

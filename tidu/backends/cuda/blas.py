@@ -71,7 +71,8 @@ class _SimulatedCublas:
         A = op(self._matrix(a, dtype, k if ta else m, m if ta else k, lda, sa, batch), ta)
         B = op(self._matrix(b, dtype, n if tb else k, k if tb else n, ldb, sb, batch), tb)
         C = self._matrix(c, dtype, m, n, ldc, sc, batch)
-        C[...] = alpha._obj.value * (A @ B) + beta._obj.value * C
+        beta = beta._obj.value
+        C[...] = alpha._obj.value * (A @ B) + (beta * C if beta else 0)  # cuBLAS never reads C when beta is 0
         return 0
 
     def cublasSgemmStridedBatched(self, *args) -> int:  # noqa: ANN002, N802

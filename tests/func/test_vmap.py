@@ -1,0 +1,156 @@
+"""vmap against torch.func.vmap: in_dims/out_dims, nesting, composition with grad, the loop fallback."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+import torch.func
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tidu
+from tidu.func import grad, hessian, jacfwd, jacrev, jvp, vjp, vmap
+
+from ._table import FUNCS, arrays, both, close, lib
+
+
+@pytest.mark.parametrize("name", list(FUNCS))
+def test_vmap_over_the_table_matches_torch(name: str) -> None:
+    fn, shapes = FUNCS[name]
+    batched = [(3, *s) for s in shapes]
+    ours, theirs = both(arrays(batched, 0))
+    close(vmap(fn)(*ours), torch.func.vmap(fn)(*theirs))
+    in_dims = (0, *[None] * (len(shapes) - 1))
+    mixed = (ours[0], *[x[0] for x in ours[1:]])
+    tmixed = (theirs[0], *[x[0] for x in theirs[1:]])
+    close(vmap(fn, in_dims=in_dims)(*mixed), torch.func.vmap(fn, in_dims=in_dims)(*tmixed))
+
+
+def test_in_dims_and_out_dims_match_torch() -> None:
+    (a, b), (ta, tb) = both(arrays([(2, 4, 3), (3, 4)], 1))
+
+    def f(x: Any, y: Any) -> Any:
+        return x @ y, x.sum()
+
+    close(vmap(f, in_dims=(1, None), out_dims=(1, 0))(a, b), torch.func.vmap(f, in_dims=(1, None), out_dims=(1, 0))(ta, tb))
+    close(vmap(f, in_dims=(-2, None), out_dims=-1)(a, b), torch.func.vmap(f, in_dims=(-2, None), out_dims=-1)(ta, tb))
+
+
+def test_pytree_inputs_and_unbatched_outputs() -> None:
+    (w, x), (tw, tx) = both(arrays([(3,), (5, 3)], 2))
+
+    def f(p: Any, v: Any) -> Any:
+        return {"y": (p["w"] * v).sum(), "const": p["w"] * 2}
+
+    close(vmap(f, in_dims=({"w": None}, 0))({"w": w}, x), torch.func.vmap(f, in_dims=({"w": None}, 0))({"w": tw}, tx))
+
+
+def test_nested_vmap_matches_torch() -> None:
+    (x, y), (tx, ty) = both(arrays([(2, 3, 4), (3, 4)], 3))
+
+    def f(a: Any, b: Any) -> Any:
+        return (a * b).exp().sum() * a
+
+    nested = vmap(vmap(f, in_dims=(0, 0)), in_dims=(0, None))
+    close(nested(x, y), torch.func.vmap(torch.func.vmap(f, in_dims=(0, 0)), in_dims=(0, None))(tx, ty))
+    outer_inner = vmap(vmap(lambda a: a @ a, in_dims=1), in_dims=0)
+    close(outer_inner(x), torch.func.vmap(torch.func.vmap(lambda a: a @ a, in_dims=1), in_dims=0)(tx))
+
+
+def _loss(w: Any, b: Any, x: Any, y: Any) -> Any:
+    pred = lib(x).tanh(x @ w + b)
+    return ((pred - y) ** 2).mean()
+
+
+def test_per_example_gradients_equal_the_loop_and_torch() -> None:
+    (w, b, x, y), (tw, tb, tx, ty) = both(arrays([(4, 2), (2,), (6, 4), (6, 2)], 4))
+    per_example = vmap(grad(_loss, argnums=(0, 1)), in_dims=(None, None, 0, 0))(w, b, x, y)
+    for i in range(6):
+        gw, gb = grad(_loss, argnums=(0, 1))(w, b, x[i], y[i])
+        np.testing.assert_allclose(per_example[0][i].numpy(), gw.numpy(), rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(per_example[1][i].numpy(), gb.numpy(), rtol=1e-13, atol=1e-15)
+    ref = torch.func.vmap(torch.func.grad(_loss, argnums=(0, 1)), in_dims=(None, None, 0, 0))(tw, tb, tx, ty)
+    close(per_example, ref)
+
+
+def test_grad_of_vmap_and_vmap_of_the_other_transforms_match_torch() -> None:
+    (x,), (tx,) = both(arrays([(4, 3)], 5))
+
+    def f(v: Any) -> Any:
+        return (v.sin() * v).sum() * v.mean()
+
+    close(grad(lambda a: vmap(f)(a).sum())(x), torch.func.grad(lambda a: torch.func.vmap(f)(a).sum())(tx))
+    close(vmap(jacrev(f))(x), torch.func.vmap(torch.func.jacrev(f))(tx))
+    close(vmap(jacfwd(f))(x), torch.func.vmap(torch.func.jacfwd(f))(tx))
+    close(vmap(hessian(f))(x), torch.func.vmap(torch.func.hessian(f))(tx), 1e-9)
+    close(vmap(lambda v: jvp(f, (v,), (v * 0 + 1,)))(x), torch.func.vmap(lambda v: torch.func.jvp(f, (v,), (v * 0 + 1,)))(tx))
+    close(vmap(lambda v: vjp(f, v)[1](v.sum()))(x), torch.func.vmap(lambda v: torch.func.vjp(f, v)[1](v.sum()))(tx))
+    close(vmap(vmap(grad(f)))(x.reshape(2, 2, 3)), torch.func.vmap(torch.func.vmap(torch.func.grad(f)))(tx.reshape(2, 2, 3)))
+
+
+def test_a_primitive_without_a_batching_rule_falls_back_to_a_loop_with_one_warning() -> None:
+    cube = tidu.Primitive("test_vmap_cube")
+    cube.def_impl(lambda x: x**3)
+    cube.def_abstract_eval(lambda x: x)
+    cube.def_jvp(lambda dx, x, out: dx * 3 * x * x)
+    x = tidu.tensor(arrays([(4, 2)], 6)[0])
+    with pytest.warns(UserWarning, match="'test_vmap_cube' has no batching rule"):
+        out = vmap(lambda v: cube.bind(v) + 1)(x)
+    np.testing.assert_allclose(out.numpy(), x.numpy() ** 3 + 1, rtol=1e-15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = vmap(grad(lambda v: cube.bind(v).sum()))(x)  # warned once already; the loop is differentiable
+    np.testing.assert_allclose(again.numpy(), 3 * x.numpy() ** 2, rtol=1e-14)
+
+
+def _raises_like_torch(ours: Any, theirs: Any, match: str) -> None:
+    with pytest.raises(Exception) as ref:
+        theirs()
+    with pytest.raises(type(ref.value), match=match):
+        ours()
+
+
+def test_in_dims_out_of_range_names_the_argument_and_its_shape() -> None:
+    _raises_like_torch(lambda: vmap(tidu.sin, in_dims=2)(tidu.ones(2, 3)),
+                       lambda: torch.func.vmap(torch.sin, in_dims=2)(torch.ones(2, 3)),
+                       r"argument 0 of shape \(2, 3\)")
+
+
+def test_in_dims_of_the_wrong_structure_raise() -> None:
+    _raises_like_torch(lambda: vmap(tidu.mul, in_dims=(0,))(tidu.ones(2), tidu.ones(2)),
+                       lambda: torch.func.vmap(torch.mul, in_dims=(0,))(torch.ones(2), torch.ones(2)),
+                       "in_dims has 1 entries, but there are 2 positional inputs")
+
+
+def test_batch_sizes_that_differ_raise() -> None:
+    _raises_like_torch(lambda: vmap(tidu.mul)(tidu.ones(2), tidu.ones(3)),
+                       lambda: torch.func.vmap(torch.mul)(torch.ones(2), torch.ones(3)),
+                       "same size in the mapped dimension.*2 and 3")
+
+
+def test_a_mapped_non_tensor_and_nothing_mapped_raise() -> None:
+    _raises_like_torch(lambda: vmap(lambda a, k: a * k, in_dims=(0, 0))(tidu.ones(2), 3.0),
+                       lambda: torch.func.vmap(lambda a, k: a * k, in_dims=(0, 0))(torch.ones(2), 3.0),
+                       "argument 1 has in_dim=0 but is a float")
+    _raises_like_torch(lambda: vmap(tidu.sin, in_dims=None)(tidu.ones(2)),
+                       lambda: torch.func.vmap(torch.sin, in_dims=None)(torch.ones(2)), "at least one argument")
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=2, max_size=4), data=st.data())
+def test_fuzz_vmap_and_vmap_of_jacrev_over_any_dim_match_torch(shape: list[int], data: Any) -> None:
+    in_dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    out_dim = data.draw(st.integers(0, len(shape) - 2))
+    x_np = np.random.default_rng(len(shape) * 7 + in_dim).uniform(-1, 1, size=shape)
+
+    def f(v: Any) -> Any:
+        t = v.transpose(0, -1) if v.ndim > 1 else v
+        return (t.sin() * 2 + v.exp().amax()).sum(dim=0) * v[..., :1].sum()
+
+    x, tx = tidu.tensor(x_np), torch.tensor(x_np)
+    close(vmap(f, in_dims=in_dim, out_dims=out_dim)(x), torch.func.vmap(f, in_dims=in_dim, out_dims=out_dim)(tx))
+    close(vmap(jacrev(f), in_dims=in_dim)(x), torch.func.vmap(torch.func.jacrev(f), in_dims=in_dim)(tx))
