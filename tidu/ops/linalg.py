@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 from ..core import dtypes
@@ -79,7 +80,7 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_fmt(a)} and {_fmt(b)})")
     if b.ndim == 2:
         lead = tuple(a.shape[:-1])
-        flat = reshape(a, -1, a.shape[-1]) if a.ndim > 2 else a
+        flat = reshape(a, prod(lead), a.shape[-1]) if a.ndim > 2 else a
         out = bind(dot_general, flat, b, dimension_numbers=(((1,), (0,)), ((), ())))
         return reshape(out, lead + (b.shape[-1],)) if a.ndim > 2 else out
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], op="matmul")

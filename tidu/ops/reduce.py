@@ -325,17 +325,21 @@ def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
     tensor([[0.6667],
             [8.6667]])
     """
-    _check(input, "var")
+    return _var(input, dim, unbiased, keepdim, correction, "var")
+
+
+def _var(input: Any, dim: Any, unbiased: Any, keepdim: bool, correction: Any, name: str) -> Any:  # noqa: A002
+    _check(input, name)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got {input.dtype.name}")
-    corr = _correction(unbiased, correction, "var")
+    corr = _correction(unbiased, correction, name)
     dims = _dims(dim, input.ndim)
     n = _size(input.shape[d] for d in dims)
     dof = n - corr
     if dof <= 0:
         warnings.warn(
-            "var(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
-            "(input numel divided by output numel).", UserWarning, stacklevel=2,
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
+            "(input numel divided by output numel).", UserWarning, stacklevel=3,
         )
     dev = input - mean(input, dims, keepdim=True)
     total = sum(dev * dev, dims, keepdim)
@@ -352,7 +356,7 @@ def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
     """
     from .math import sqrt
 
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    return sqrt(_var(input, dim, unbiased, keepdim, correction, "std"))
 
 
 def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:  # noqa: A002

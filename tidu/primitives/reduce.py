@@ -74,13 +74,16 @@ def _reduce_prod_shape(x: ShapeDtype, *, axes: tuple[int, ...]) -> ShapeDtype:
 
 
 def _prod_of_others(x, out, axes):  # noqa: ANN001, ANN202
-    """prod_{j != i} x_j for every i, exact when x holds zeros (no division by one)."""
+    """prod_{j != i} x_j for every i, exact when x holds zeros (no division by one), and
+    differentiable again: with one zero z, entry i != z gets (prod of the non-zeros / x_i) * x_z,
+    which is 0 but has the right derivative in x_z."""
     zero = x == 0
     zeros = _back(reduce_sum.bind(ops.where(zero, 1.0, 0.0).to(x.dtype), axes=axes), x, axes)
     safe = ops.where(zero, 1.0, x)
     nonzero_prod = _back(reduce_prod.bind(safe, axes=axes), x, axes)
-    one_zero = ops.where(zero, ops.where(zeros == 1, nonzero_prod, 0.0), 0.0)
-    return ops.where(zeros == 0, _back(out, x, axes) / safe, one_zero)
+    the_zero = _back(reduce_sum.bind(ops.where(zero, x, 0.0), axes=axes), x, axes)
+    one_zero = ops.where(zero, nonzero_prod, nonzero_prod / safe * the_zero)
+    return ops.where(zeros == 0, _back(out, x, axes) / safe, ops.where(zeros == 1, one_zero, 0.0))
 
 
 reduce_prod.def_impl(cpu.prod_axes)
