@@ -57,7 +57,7 @@ SHAPES = [Arg(()), Arg((5,)), Arg((2, 3)), T(3, 2), Arg((2, 3, 4))]
 DIMS = {
     0: [None, 0, -1],
     1: [None, 0, -1],
-    2: [None, 0, 1, -1, (0, 1), (-1, 0)],
+    2: [None, 0, -1, (-1, 0)],
     3: [None, 1, -1, (0, 2), (2, 0, 1)],
 }
 
@@ -101,7 +101,9 @@ OPS: dict[str, tuple[Callable, str, bool]] = {
 def _cases() -> list:
     params = []
     for name, (_, dims, _) in OPS.items():
-        for arg in SHAPES:
+        # the p-norm variants share their code path: fewer shapes
+        shapes = SHAPES[:1] + SHAPES[2:4] if name.startswith("norm-") and name != "norm-fro" else SHAPES
+        for arg in shapes:
             for dim in DIMS[len(arg.shape)]:
                 if dims != "any" and isinstance(dim, tuple):
                     continue
