@@ -159,11 +159,11 @@ def test_binary_primitive_checks_dtype_and_shape(name: str) -> None:
         prim.bind(tidu.ones(3), tidu.ones(4))
 
 
-def test_dot_general_rejects_integers_and_bad_contractions() -> None:
+def test_dot_general_rejects_bool_and_bad_contractions() -> None:
     dims = (((1,), (0,)), ((), ()))
-    with pytest.raises(TypeError, match="dot_general.*int64"):
+    with pytest.raises(TypeError, match="dot_general.*bool"):
         dot_general.bind(
-            tidu.ones(2, 3, dtype=tidu.int64), tidu.ones(3, 2, dtype=tidu.int64), dimension_numbers=dims
+            tidu.ones(2, 3, dtype=tidu.bool), tidu.ones(3, 2, dtype=tidu.bool), dimension_numbers=dims
         )
     with pytest.raises(RuntimeError, match=r"dot_general.*\(2, 3\).*\(4, 2\)"):
         dot_general.bind(tidu.ones(2, 3), tidu.ones(4, 2), dimension_numbers=dims)

@@ -1,31 +1,50 @@
-"""Matrix products: ``matmul`` (batched, broadcasting, 1-D operands) on ``dot_general``."""
+"""Matrix products: ``matmul`` (batched, broadcasting, 1-D operands), ``mm``, ``bmm``, ``dot``,
+``outer`` and ``einsum``, all on ``dot_general`` (BLAS for floats, numpy's loop for integers)."""
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
+from ..core import dtypes
 from ..core.primitive import bind
 from ..primitives.linalg import dot_general
-from ._operands import broadcast_shapes, broadcast_to
+from ..primitives.reduce import reduce_sum
+from ..primitives.structural import transpose as transpose_p
+from ._operands import broadcast_shapes, broadcast_to, is_value
 from .shape import reshape, squeeze, unsqueeze
 
-__all__ = ['matmul', 'mm']
+__all__ = ["bmm", "dot", "einsum", "matmul", "mm", "outer"]
 
-def _mismatch(a: Any, b: Any) -> RuntimeError:
-    def fmt(x: Any) -> str:
-        return "x".join(str(s) for s in x.shape)
-
-    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({fmt(a)} and {fmt(b)})")
+# PyTorch's messages name the C types
+_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}
 
 
-def _common_dtype(a: Any, b: Any) -> tuple[Any, Any]:
+def _fmt(x: Any) -> str:
+    return "x".join(str(s) for s in x.shape)
+
+
+def _check_tensors(name: str, *xs: Any) -> None:
+    for x in xs:
+        if not is_value(x):
+            raise TypeError(f"{name}(): argument must be Tensor, not {type(x).__name__}")
+
+
+def _same_dtype(a: Any, b: Any) -> None:
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name}")
-    return a, b
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES[a.dtype.name]} != "
+            f"{_C_NAMES[b.dtype.name]}"
+        )
+    if a.dtype is dtypes.bool_:
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
 def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dimensions.
+
+    Float and integer tensors (of one dtype); the gradient is ``dot_general``'s transpose.
 
     >>> import tidu
     >>> a = tidu.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -33,8 +52,12 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     tensor([3., 7.])
     >>> (tidu.ones(5, 2, 3) @ tidu.ones(3, 4)).shape
     tidu.Size([5, 2, 4])
+    >>> tidu.tensor([[1, 2]]) @ tidu.tensor([[3], [4]])
+    tensor([[11]])
     """
-    a, b = _common_dtype(input, other)
+    _check_tensors("matmul", input, other)
+    a, b = input, other
+    _same_dtype(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
@@ -50,12 +73,14 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     if a.ndim == 1:
         return squeeze(matmul(unsqueeze(a, 0), b), -2)
     if b.ndim == 1:
+        if a.shape[-1] != b.shape[0]:
+            raise RuntimeError(f"size mismatch, got input ({a.shape[-2]}), mat ({_fmt(a)}), vec ({b.shape[0]})")
         return squeeze(matmul(a, unsqueeze(b, -1)), -1)
     if a.shape[-1] != b.shape[-2]:
-        raise _mismatch(a, b)
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_fmt(a)} and {_fmt(b)})")
     if b.ndim == 2:
         lead = tuple(a.shape[:-1])
-        flat = reshape(a, -1, a.shape[-1]) if a.ndim > 2 else a
+        flat = reshape(a, prod(lead), a.shape[-1]) if a.ndim > 2 else a
         out = bind(dot_general, flat, b, dimension_numbers=(((1,), (0,)), ((), ())))
         return reshape(out, lead + (b.shape[-1],)) if a.ndim > 2 else out
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], op="matmul")
@@ -67,13 +92,254 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
 
 
 def mm(input: Any, mat2: Any) -> Any:  # noqa: A002
-    """Product of two matrices."""
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
+    """Product of two matrices (2-D only; no broadcasting).
+
+    >>> import tidu
+    >>> tidu.mm(tidu.tensor([[1.0, 2.0]]), tidu.tensor([[3.0], [4.0]]))
+    tensor([[11.]])
+    """
+    _check_tensors("mm", input, mat2)
+    if input.ndim != 2:
+        raise RuntimeError(f"self must be a matrix (got a {input.ndim}-D tensor)")
+    if mat2.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix (got a {mat2.ndim}-D tensor)")
     return matmul(input, mat2)
 
+
+def bmm(input: Any, mat2: Any) -> Any:  # noqa: A002
+    """Batched product of two 3-D tensors ``(b, n, m) @ (b, m, p) -> (b, n, p)`` (no broadcasting).
+
+    >>> import tidu
+    >>> tidu.bmm(tidu.ones(2, 1, 3), tidu.ones(2, 3, 2))
+    tensor([[[3., 3.]],
+    <BLANKLINE>
+            [[3., 3.]]])
+    """
+    _check_tensors("bmm", input, mat2)
+    if input.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor (got {input.ndim}-D)")
+    if mat2.ndim != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor (got {mat2.ndim}-D)")
+    if input.dtype is not mat2.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_SCALAR_NAMES[input.dtype.name]} but found {_SCALAR_NAMES[mat2.dtype.name]}"
+        )
+    want = [input.shape[0], input.shape[2]]
+    if list(mat2.shape[:2]) != want:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: {want} but got: {list(mat2.shape[:2])}."
+        )
+    return matmul(input, mat2)
+
+
+def dot(input: Any, tensor: Any) -> Any:  # noqa: A002
+    """Inner product of two 1-D tensors of one dtype (a 0-d tensor).
+
+    >>> import tidu
+    >>> tidu.dot(tidu.tensor([1.0, 2.0]), tidu.tensor([3.0, 4.0]))
+    tensor(11.)
+    """
+    _check_tensors("dot", input, tensor)
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    if input.dtype is not tensor.dtype:
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found {_SCALAR_NAMES[input.dtype.name]} and "
+            f"{_SCALAR_NAMES[tensor.dtype.name]}"
+        )
+    return matmul(input, tensor)
+
+
+def outer(input: Any, vec2: Any) -> Any:  # noqa: A002
+    """Outer product of two 1-D tensors (dtypes promote): ``out[i, j] = input[i] * vec2[j]``.
+
+    >>> import tidu
+    >>> tidu.outer(tidu.tensor([1.0, 2.0]), tidu.tensor([1.0, 10.0, 100.0]))
+    tensor([[  1.,  10., 100.],
+            [  2.,  20., 200.]])
+    """
+    _check_tensors("outer", input, vec2)
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return unsqueeze(input, 1) * vec2
+
+
+# --- einsum ----------------------------------------------------------------------------------
+def _parse_term(term: str, offset: int) -> list[Any]:
+    """Labels of one operand: letters, and ``...`` as a single ``Ellipsis`` entry."""
+    labels: list[Any] = []
+    i = 0
+    while i < len(term):
+        c = term[i]
+        if c == ".":
+            if term[i:i + 3] != "..." or Ellipsis in labels:
+                raise RuntimeError(f"einsum(): found '.' for operand {offset} that is not part of any ellipsis")
+            labels.append(Ellipsis)
+            i += 3
+            continue
+        if not c.isascii() or not c.isalpha():
+            raise RuntimeError(
+                f"einsum(): invalid subscript given at index {i} in the equation string, subscripts must be in "
+                "[a-zA-Z]"
+            )
+        labels.append(c)
+        i += 1
+    return labels
+
+
+def _expand_ellipsis(labels: list[Any], ndim: int, k: int) -> list[Any]:
+    """Replace ``...`` by integer labels for the dims it covers, aligned from the right."""
+    named = len([c for c in labels if c is not Ellipsis])
+    if Ellipsis not in labels:
+        if named != ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) does not match the number of "
+                f"dimensions ({ndim}) for operand {k} and no ellipsis was given"
+            )
+        return labels
+    covered = ndim - named
+    if covered < 0:
+        raise RuntimeError(
+            f"einsum(): the number of subscripts in the equation ({named}) is more than the number of "
+            f"dimensions ({ndim}) for operand {k}"
+        )
+    i = labels.index(Ellipsis)
+    return labels[:i] + [-(covered - j) for j in range(covered)] + labels[i + 1:]
+
+
+def _diagonal(x: Any, labels: list[Any]) -> tuple[Any, list[Any]]:
+    """Take the diagonal over every repeated label of one operand (``'ii->i'``)."""
+    from .creation import arange
+    from .math import where
+
+    while len(set(labels)) != len(labels):
+        p = next(i for i, c in enumerate(labels) if labels.index(c) != i)
+        q = labels.index(labels[p])
+        n = x.shape[p]
+        if x.shape[q] != n:
+            raise RuntimeError(
+                f"einsum(): subscript {labels[p]} is repeated for operand with sizes {x.shape[q]} and {n}"
+            )
+        rows = reshape(arange(n), tuple(n if d == q else 1 for d in range(x.ndim)))
+        cols = reshape(arange(n), tuple(n if d == p else 1 for d in range(x.ndim)))
+        x = bind(reduce_sum, where(rows == cols, x, 0), axes=(p,))
+        labels = labels[:p] + labels[p + 1:]
+    return x, labels
+
+
+def _sum_out(x: Any, labels: list[Any], keep: set) -> tuple[Any, list[Any]]:
+    axes = tuple(i for i, c in enumerate(labels) if c not in keep)
+    if not axes:
+        return x, labels
+    return bind(reduce_sum, x, axes=axes), [c for c in labels if c in keep]
+
+
+def _contract(a: Any, la: list[Any], b: Any, lb: list[Any], keep: set) -> tuple[Any, list[Any]]:
+    shared = [c for c in la if c in lb]
+    sizes = {c: max(a.shape[la.index(c)], b.shape[lb.index(c)]) for c in shared}
+    a = broadcast_to(a, tuple(sizes.get(c, s) for c, s in zip(la, a.shape)))
+    b = broadcast_to(b, tuple(sizes.get(c, s) for c, s in zip(lb, b.shape)))
+    batch = [c for c in shared if c in keep]
+    contract = [c for c in shared if c not in keep]
+    dims = (
+        (tuple(la.index(c) for c in contract), tuple(lb.index(c) for c in contract)),
+        (tuple(la.index(c) for c in batch), tuple(lb.index(c) for c in batch)),
+    )
+    out = bind(dot_general, a, b, dimension_numbers=dims)
+    return out, batch + [c for c in la if c not in shared] + [c for c in lb if c not in shared]
+
+
+def einsum(equation: str, *operands: Any) -> Any:
+    """Einstein summation: ``'ij,jk->ik'`` (matrix product), ``'bij,bjk->bik'`` (batched),
+    ``'ij->ji'``, ``'ij->'`` (sums), ``'i,j->ij'`` (outer), ``'ii->i'`` (diagonals), ``'...'``
+    (broadcast dims) and the implicit output ``'ij,jk'`` (labels seen once, in sorted order).
+
+    Built from ``dot_general``, ``transpose`` and ``reduce_sum``; operands are contracted left
+    to right.
+
+    >>> import tidu
+    >>> a = tidu.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> tidu.einsum("ij,jk->ik", a, a)
+    tensor([[ 7., 10.],
+            [15., 22.]])
+    >>> tidu.einsum("ii", a)
+    tensor(5.)
+    >>> tidu.einsum("...j->...", a)
+    tensor([3., 7.])
+    """
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {type(equation).__name__}")
+    if len(operands) == 1 and isinstance(operands[0], list | tuple):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, or at least one operand and "
+            "its subscripts list"
+        )
+    _check_tensors("einsum", *operands)
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    if "-" in rhs or ">" in rhs:
+        bad = len(lhs) + 2 + min(i for i, c in enumerate(rhs) if c in "->")
+        raise RuntimeError(
+            f"einsum(): invalid subscript given at index {bad} in the equation string, subscripts must be in [a-zA-Z]"
+        )
+    terms = lhs.split(",")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    for x in operands[1:]:
+        if x.dtype is not operands[0].dtype:
+            raise RuntimeError(
+                f"expected scalar type {_SCALAR_NAMES[operands[0].dtype.name]} but found "
+                f"{_SCALAR_NAMES[x.dtype.name]}"
+            )
+    labels = [_expand_ellipsis(_parse_term(t, k), x.ndim, k) for k, (t, x) in enumerate(zip(terms, operands))]
+    sizes: dict[Any, int] = {}
+    for k, (ls, x) in enumerate(zip(labels, operands)):
+        for c, s in zip(ls, x.shape):
+            seen = sizes.get(c, s)
+            if s != seen and 1 not in (s, seen):
+                name = "..." if isinstance(c, int) else c
+                raise RuntimeError(
+                    f"einsum(): subscript {name} has size {s} for operand {k} which does not broadcast with "
+                    f"previously seen size {seen}"
+                )
+            sizes[c] = seen if s == 1 else s
+    ell = sorted(c for c in sizes if isinstance(c, int))
+    if arrow:
+        out = _parse_term(rhs, 0)
+        i = out.index(Ellipsis) if Ellipsis in out else None
+        out = out if i is None else out[:i] + ell + out[i + 1:]
+        for c in out:
+            if isinstance(c, str) and c not in sizes:
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input operand")
+            if out.count(c) > 1:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+    else:
+        counts = [c for ls in labels for c in ls if isinstance(c, str)]
+        out = ell + sorted(c for c in set(counts) if counts.count(c) == 1)
+    xs = list(operands)
+    for k in range(len(xs)):
+        xs[k], labels[k] = _diagonal(xs[k], labels[k])
+    acc, la = xs[0], labels[0]
+    for k in range(len(xs)):
+        later = set(out).union(*labels[k + 1:]) if k + 1 < len(xs) else set(out)
+        if k == 0:
+            acc, la = _sum_out(acc, la, later)
+            continue
+        b, lb = _sum_out(xs[k], labels[k], later | set(la))
+        acc, la = _sum_out(acc, la, later | set(lb))
+        acc, la = _contract(acc, la, b, lb, later)
+    acc, la = _sum_out(acc, la, set(out))
+    acc = broadcast_to(acc, tuple(sizes[c] for c in la))
+    perm = tuple(la.index(c) for c in out)
+    return acc if perm == tuple(range(len(perm))) else bind(transpose_p, acc, permutation=perm)
 
 
 METHODS = {
     "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul, "mm": mm,
+    "bmm": bmm, "dot": dot, "outer": outer,
 }

@@ -1,4 +1,5 @@
-"""``dot_general``: contraction with batch dimensions (XLA's), on BLAS through numpy.
+"""``dot_general``: contraction with batch dimensions (XLA's), on BLAS through numpy (floats;
+integers use numpy's own loops).
 
 Output dimensions are (batch..., lhs free..., rhs free...).
 """
@@ -10,7 +11,7 @@ from math import prod
 import numpy as np
 
 from ..core.aval import ShapeDtype
-from ..core.dtypes import FLOATS
+from ..core.dtypes import float32, float64, int32, int64
 from ..core.primitive import Primitive
 from ._batching import shifted
 from ._util import check_dtype
@@ -28,7 +29,7 @@ def _free(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[
 @dot_general.def_abstract_eval
 def _dot_shape(a: ShapeDtype, b: ShapeDtype, *, dimension_numbers: Dims) -> ShapeDtype:
     (ca, cb), (ba, bb) = dimension_numbers
-    check_dtype("dot_general", a, FLOATS)
+    check_dtype("dot_general", a, (int32, int64, float32, float64))
     if a.dtype is not b.dtype:
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name}"

@@ -67,3 +67,46 @@ def max_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     out = np.empty((block.shape[0], block.shape[2]), x.dtype)
     _max3(block, out)
     return out.reshape(out_shape)
+
+
+@njit(**JIT)
+def _prod3(x, acc):  # pragma: no cover - compiled
+    for a in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            for b in range(x.shape[2]):
+                acc[a, b] *= x[a, k, b]
+
+
+def prod_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if not axes:
+        return x.copy()
+    block, out_shape = _as_block(x, axes)
+    acc = np.ones((block.shape[0], block.shape[2]), np.float64 if x.dtype.kind == "f" else np.int64)
+    _prod3(block, acc)
+    return acc.astype(x.dtype, copy=False).reshape(out_shape)
+
+
+@njit(**JIT)
+def _arg3(x, largest, out):  # pragma: no cover - compiled
+    """First index of the max (``largest``) or min along axis 1; a NaN wins at once."""
+    for a in range(x.shape[0]):
+        for b in range(x.shape[2]):
+            best = x[a, 0, b]
+            at = 0
+            if best == best:
+                for k in range(1, x.shape[1]):
+                    v = x[a, k, b]
+                    if v != v:
+                        at = k
+                        break
+                    if (v > best) if largest else (v < best):
+                        best = v
+                        at = k
+            out[a, b] = at
+
+
+def arg_axis(x: np.ndarray, axis: int, largest: bool) -> np.ndarray:
+    block, out_shape = _as_block(x, (axis,))
+    out = np.empty((block.shape[0], block.shape[2]), np.int64)
+    _arg3(block.view(np.uint8) if x.dtype.kind == "b" else block, largest, out)
+    return out.reshape(out_shape)

@@ -1,0 +1,223 @@
+"""matmul, mm, bmm, dot, outer and einsum against PyTorch: values, dtypes, gradients, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tidu
+from tests.test_torch_oracle import TOL, Arg, T, assert_same, run_both
+
+FLOATS = ["float32", "float64"]
+BLAS_TOL = {"float32": {"rtol": 1e-5, "atol": 1e-5}, "float64": TOL["float64"]}
+
+
+def _lib(x: Any) -> Any:
+    return tidu if isinstance(x, tidu.Tensor) else torch
+
+
+def _args(shapes: list) -> list[Arg]:
+    return [s if isinstance(s, Arg) else Arg(s) for s in shapes]
+
+
+def _ids(shapes: list) -> str:
+    return ",".join(repr(a) for a in _args(shapes))
+
+
+# --- matmul family ------------------------------------------------------------------------------
+MATMUL = [
+    [(4,), (4,)], [(3,), (3, 2)], [(2, 3), (3,)], [(2, 3), (3, 4)], [(5, 2, 3), (3, 4)], [(2, 3), (5, 3, 4)],
+    [(5, 1, 2, 3), (4, 3, 2)], [(3,), (2, 3, 2)], [(2, 2, 3), (3,)], [T(3, 2), T(4, 3)], [(0, 3), (3, 4)],
+    [(2, 0), (0, 3)], [(3, 0, 2), (2, 4)], [(1, 2, 3), (4, 1, 3, 2)],
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shapes", MATMUL, ids=_ids)
+def test_matmul(shapes: list, dtype: str) -> None:
+    run_both(lambda a, b: _lib(a).matmul(a, b), None, _args(shapes), dtype, tol=BLAS_TOL[dtype])
+    run_both(lambda a, b: b.__rmatmul__(a), lambda a, b: a @ b, _args(shapes), dtype, tol=BLAS_TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("shapes", [[(2, 3), (3, 4)], [(3,), (3,)], [(2, 2, 3), (3,)], [(5, 1, 2, 3), (4, 3, 2)]],
+                         ids=_ids)
+def test_integer_matmul(shapes: list, dtype: str) -> None:
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(-50, 50, size=s).astype(dtype) for s in shapes)
+    assert_same(tidu.tensor(a) @ tidu.tensor(b), torch.tensor(a) @ torch.tensor(b), {"rtol": 0, "atol": 0})
+    if len(shapes[0]) == 1:
+        assert_same(tidu.dot(tidu.tensor(a), tidu.tensor(b)), torch.dot(torch.tensor(a), torch.tensor(b)),
+                    {"rtol": 0, "atol": 0})
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shapes", [[(2, 3), (3, 4)], [T(3, 2), (3, 1)], [(0, 3), (3, 2)], [(2, 0), (0, 2)]], ids=_ids)
+def test_mm(shapes: list, dtype: str) -> None:
+    run_both(lambda a, b: _lib(a).mm(a, b), None, _args(shapes), dtype, tol=BLAS_TOL[dtype])
+    run_both(lambda a, b: a.mm(b), None, _args(shapes), dtype, tol=BLAS_TOL[dtype], grad=False)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shapes", [[(2, 3, 4), (2, 4, 5)], [(1, 1, 1), (1, 1, 3)], [(0, 2, 3), (0, 3, 2)],
+                                    [(3, 2, 0), (3, 0, 2)]], ids=_ids)
+def test_bmm(shapes: list, dtype: str) -> None:
+    run_both(lambda a, b: _lib(a).bmm(a, b), None, _args(shapes), dtype, tol=BLAS_TOL[dtype])
+    run_both(lambda a, b: a.bmm(b.transpose(1, 2).transpose(1, 2)), None, _args(shapes), dtype,
+             tol=BLAS_TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [0, 1, 7])
+def test_dot_and_outer(n: int, dtype: str) -> None:
+    run_both(lambda a, b: _lib(a).dot(a, b), None, _args([(n,), (n,)]), dtype, tol=BLAS_TOL[dtype])
+    run_both(lambda a, b: a.dot(b), None, _args([(n,), (n,)]), dtype, tol=BLAS_TOL[dtype])
+    run_both(lambda a, b: _lib(a).outer(a, b), None, _args([(n,), (3,)]), dtype)
+    run_both(lambda a, b: a.outer(b), None, _args([(2,), (n,)]), dtype)
+
+
+def test_outer_promotes_dtypes() -> None:
+    for lib_fn in (
+        lambda L: L.outer(L.tensor([1, 2]), L.tensor([0.5, 1.5])),
+        lambda L: L.outer(L.tensor([1.0, 2.0]), L.tensor([1.0, 2.0], dtype=L.float64)),
+        lambda L: L.outer(L.tensor([1, 2], dtype=L.int32), L.tensor([3, 4])),
+    ):
+        assert_same(lib_fn(tidu), lib_fn(torch), TOL["float32"])
+
+
+# --- einsum -------------------------------------------------------------------------------------
+EINSUM = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("bij,bkj->bik", [(2, 2, 3), (2, 4, 3)]),
+    ("ij->ji", [(2, 3)]),
+    ("ba", [(2, 3)]),
+    ("ij->", [(2, 3)]),
+    ("ij->j", [(2, 3)]),
+    ("ijk->kj", [(2, 3, 4)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("i,j", [(2,), (3,)]),
+    ("i,i->", [(4,), (4,)]),
+    ("i,i->i", [(4,), (4,)]),
+    ("ij,ij->ij", [(1, 3), (2, 3)]),
+    ("ij,kj->ik", [T(3, 2), (4, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("iij->j", [(2, 2, 3)]),
+    ("...ij,...jk->...ik", [(5, 1, 2, 3), (4, 3, 2)]),
+    ("...ij,jk", [(5, 2, 3), (3, 2)]),
+    ("i...->...", [(2, 3)]),
+    ("...ij->ij", [(2, 3, 4)]),
+    ("...ij->j...", [(2, 3, 4)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("ij,jk,kl", [(2, 3), (3, 4), (4, 2)]),
+    ("abc,cd,b->ad", [(2, 3, 4), (4, 2), (3,)]),
+    ("Ab,bC->AC", [(2, 3), (3, 4)]),
+    ("Ba,bA", [(2, 3), (4, 5)]),
+    (" i j , j k -> i k ", [(2, 3), (3, 4)]),
+    ("->", [()]),
+    ("i,->i", [(3,), ()]),
+    ("ij,jk->ik", [(0, 3), (3, 2)]),
+    ("ij,jk->ik", [(2, 0), (0, 2)]),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("eq,shapes", EINSUM, ids=[f"{e.strip()}-{_ids(s)}" for e, s in EINSUM])
+def test_einsum(eq: str, shapes: list, dtype: str) -> None:
+    run_both(lambda *xs: _lib(xs[0]).einsum(eq, *xs), None, _args(shapes), dtype, tol=BLAS_TOL[dtype])
+
+
+def test_einsum_list_operands_and_integers() -> None:
+    a, b = np.arange(6).reshape(2, 3), np.arange(12).reshape(3, 4)
+    for L in (tidu, torch):
+        out = L.einsum("ij,jk->ik", [L.tensor(a), L.tensor(b)])
+        if L is tidu:
+            ours = out
+    assert_same(ours, out, {"rtol": 0, "atol": 0})
+
+
+# --- errors: torch's classes --------------------------------------------------------------------
+def _raises_like_torch(call: Callable, exc: type, match: str) -> None:
+    with pytest.raises(exc):
+        call(torch)
+    with pytest.raises(exc, match=match):
+        call(tidu)
+
+
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (lambda L: L.ones(2, 3) @ L.ones(2, 3), RuntimeError, "cannot be multiplied \\(2x3 and 2x3\\)"),
+        (lambda L: L.ones(2) @ L.ones(3), RuntimeError, "inconsistent tensor size"),
+        (lambda L: L.ones(2, 3) @ L.ones(2), RuntimeError, "size mismatch"),
+        (lambda L: L.ones(2, 2, 3) @ L.ones(3, 3, 2), RuntimeError, "must match"),
+        (lambda L: L.matmul(L.tensor(1.0), L.ones(2)), RuntimeError, "at least 1D"),
+        (lambda L: L.ones(2, 3) @ L.ones(3, 2, dtype=L.float64), RuntimeError, "float != double"),
+        (lambda L: L.ones(2, 3, dtype=L.int64) @ L.ones(3, 2, dtype=L.int32), RuntimeError, "long int != int"),
+        (lambda L: L.ones(2, 3).bool() @ L.ones(3, 2).bool(), NotImplementedError, "Bool"),
+        (lambda L: L.mm(L.ones(2, 3), L.ones(3)), RuntimeError, "mat2 must be a matrix"),
+        (lambda L: L.mm(L.ones(3), L.ones(3, 2)), RuntimeError, "self must be a matrix"),
+        (lambda L: L.mm(L.ones(2, 3), L.ones(4, 4)), RuntimeError, "cannot be multiplied"),
+        (lambda L: L.mm(L.ones(2, 3), L.ones(3, 4, dtype=L.float64)), RuntimeError, "same dtype"),
+        (lambda L: L.bmm(L.ones(2, 3), L.ones(3, 4)), RuntimeError, "batch1 must be a 3D tensor"),
+        (lambda L: L.bmm(L.ones(2, 2, 3), L.ones(3, 4)), RuntimeError, "batch2 must be a 3D tensor"),
+        (lambda L: L.bmm(L.ones(2, 2, 3), L.ones(3, 3, 4)), RuntimeError, "to be: \\[2, 3\\] but got: \\[3, 3\\]"),
+        (lambda L: L.bmm(L.ones(2, 2, 3), L.ones(2, 4, 4)), RuntimeError, "first two dimensions"),
+        (lambda L: L.bmm(L.ones(2, 2, 3), L.ones(2, 3, 4, dtype=L.float64)), RuntimeError, "Float but found Double"),
+        (lambda L: L.dot(L.ones(2), L.ones(3)), RuntimeError, "inconsistent tensor size"),
+        (lambda L: L.dot(L.ones(2, 1), L.ones(2)), RuntimeError, "1D tensors expected, but got 2D and 1D"),
+        (lambda L: L.dot(L.ones(2), L.ones(2, dtype=L.float64)), RuntimeError, "Float and Double"),
+        (lambda L: L.outer(L.ones(2, 1), L.ones(3)), RuntimeError, "1-D argument self, but got 2-D"),
+        (lambda L: L.outer(L.ones(2), L.tensor(1.0)), RuntimeError, "1-D argument vec2, but got 0-D"),
+        (lambda L: L.einsum("ij,kj", L.ones(2, 3), L.ones(3, 4)), RuntimeError, "subscript j has size 4"),
+        (lambda L: L.einsum("ij,jk->ik", L.ones(2, 3)), RuntimeError, "fewer operands"),
+        (lambda L: L.einsum("ij->", L.ones(2, 3), L.ones(2, 3)), RuntimeError, "more operands"),
+        (lambda L: L.einsum("ij,jk->iz", L.ones(2, 3), L.ones(3, 4)), RuntimeError, "subscript z does not appear"),
+        (lambda L: L.einsum("ij,jk->ii", L.ones(2, 3), L.ones(3, 4)), RuntimeError, "appears more than once"),
+        (lambda L: L.einsum("i1,jk->ik", L.ones(2, 3), L.ones(3, 4)), RuntimeError, "invalid subscript"),
+        (lambda L: L.einsum("ijk,jk->ik", L.ones(2, 3), L.ones(3, 4)), RuntimeError, "number of subscripts"),
+        (lambda L: L.einsum("..i->i", L.ones(2, 3)), RuntimeError, "not part of any ellipsis"),
+        (lambda L: L.einsum("ij,jk->ki->", L.ones(2, 3), L.ones(3, 4)), RuntimeError, "invalid subscript"),
+        (lambda L: L.einsum("ij,jk", L.ones(2, 3), L.ones(3, 4, dtype=L.float64)), RuntimeError, "Float but found"),
+        (lambda L: L.einsum("ij"), ValueError, "at least one operand"),
+        (lambda L: L.einsum(3, L.ones(2)), TypeError, "must be str"),
+    ],
+)
+def test_bad_input_raises_like_torch(call: Callable, exc: type, match: str) -> None:
+    _raises_like_torch(call, exc, match)
+
+
+# --- fuzz ---------------------------------------------------------------------------------------
+@settings(max_examples=30, deadline=None)
+@given(
+    batch_a=st.lists(st.sampled_from([1, 2]), max_size=2),
+    batch_b=st.lists(st.sampled_from([1, 2]), max_size=2),
+    n=st.integers(0, 3), k=st.integers(0, 3), m=st.integers(1, 3),
+    vec_a=st.booleans(), vec_b=st.booleans(),
+)
+def test_fuzz_matmul_broadcasting(batch_a: list, batch_b: list, n: int, k: int, m: int, vec_a: bool,
+                                  vec_b: bool) -> None:
+    a = (k,) if vec_a else (*batch_a, n, k)
+    b = (k,) if vec_b else (*batch_b, k, m)
+    run_both(lambda x, y: x @ y, None, [Arg(a), Arg(b)], "float64")
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), n_ops=st.integers(1, 3))
+def test_fuzz_einsum(data: Any, n_ops: int) -> None:
+    letters = "abcd"
+    sizes = {c: data.draw(st.integers(1, 3)) for c in letters}
+    terms = [data.draw(st.lists(st.sampled_from(letters), unique=True, max_size=3)) for _ in range(n_ops)]
+    used = sorted({c for t in terms for c in t})
+    out = data.draw(st.permutations(used)).__getitem__(slice(0, data.draw(st.integers(0, len(used)))))
+    eq = ",".join("".join(t) for t in terms) + "->" + "".join(out)
+    shapes = [tuple(sizes[c] for c in t) for t in terms]
+    run_both(lambda *xs: _lib(xs[0]).einsum(eq, *xs), None, [Arg(s) for s in shapes], "float64")
