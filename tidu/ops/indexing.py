@@ -49,6 +49,8 @@ class _Plan:
     basic_shape: list[int] = field(default_factory=list)  # after ints removed and None inserted
     positions: list[int] = field(default_factory=list)  # advanced dims, in basic_shape
     arrays: list[np.ndarray] = field(default_factory=list)  # int64, in range, one per position
+    error: str | None = None  # an index out of range (raised unless nothing is read)
+    empty_dim_error: str | None = None  # an index into a dimension of size 0 (raised unless no index)
 
     @property
     def sliced(self) -> bool:
@@ -139,7 +141,7 @@ def _slice_bounds(item: slice, n: int) -> tuple[int, int, int]:
         if v is not None and not isinstance(v, int | np.integer) and not (is_value(v) and v.numel() == 1):
             raise TypeError(f"slice indices must be integers or None, got {name}={v!r}")
     if item.step is not None and int(item.step) <= 0:
-        raise ValueError("step must be greater than zero")
+        raise ValueError("step must be greater than zero" if int(item.step) < 0 else "slice step cannot be zero")
     start, stop, step = slice(*(None if v is None else int(v) for v in (item.start, item.stop, item.step))).indices(n)
     return start, max(stop, start), step
 
@@ -190,8 +192,12 @@ def _plan(shape: tuple[int, ...], index: Any) -> _Plan:
             plan.starts.append(i), plan.limits.append(i + 1), plan.strides.append(1)
         else:
             bad = value[(value < -n) | (value >= n)]
-            if bad.size:
-                raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {n}")
+            message = f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {n}" if bad.size else None
+            if n == 0:
+                plan.empty_dim_error = plan.empty_dim_error or message
+            else:
+                plan.error = plan.error or message
+            value = np.clip(value, -n, max(n - 1, 0)) if bad.size else value
             _keep(plan, n)
             plan.positions.append(len(plan.basic_shape) - 1)
             plan.arrays.append(np.where(value < 0, value + n, value) if (value < 0).any() else value)
@@ -204,6 +210,11 @@ def _plan(shape: tuple[int, ...], index: Any) -> _Plan:
             raise IndexError(
                 f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
             ) from None
+        # PyTorch checks no index when nothing is read, but any index into a dimension of size 0 fails.
+        if plan.empty_dim_error and prod(plan.index_shape):
+            raise IndexError(plan.empty_dim_error)
+        if plan.error and prod(plan.out_shape()):
+            raise IndexError(plan.error)
     return plan
 
 
@@ -426,8 +437,11 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
 
 
 def _basic_view(data: np.ndarray, plan: _Plan) -> np.ndarray:
-    view = data[tuple(slice(s, e, k) for s, e, k in zip(plan.starts, plan.limits, plan.strides))]
-    return view.reshape(plan.basic_shape)
+    view = data[tuple(slice(s, e, k) for s, e, k in zip(plan.starts, plan.limits, plan.strides)) + (Ellipsis,)]
+    view = view.reshape(plan.basic_shape)
+    if not np.shares_memory(view, data) and view.size:
+        raise RuntimeError("__setitem__: internal error: the indexed region is not a view of the storage")
+    return view
 
 
 def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:  # noqa: A002

@@ -25,9 +25,9 @@ def _gather3(x, index, out):  # pragma: no cover - compiled
 
 @njit(**JIT)
 def _scatter_add3(out, index, src):  # pragma: no cover - compiled
-    for a in range(src.shape[0]):
-        for j in range(src.shape[1]):
-            for b in range(src.shape[2]):
+    for a in range(index.shape[0]):
+        for j in range(index.shape[1]):
+            for b in range(index.shape[2]):
                 out[a, index[a, j, b], b] += src[a, j, b]
 
 
@@ -53,9 +53,9 @@ def _leading(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
 
 def gather(x: np.ndarray, index: np.ndarray, *, axis: int) -> np.ndarray:
     """``out[..., j, ...] = x[..., index[..., j, ...], ...]`` along ``axis`` (``torch.gather``)."""
-    check_bounds(index, x.shape[axis], axis)
     out = np.empty(index.shape, x.dtype)
     if out.size:
+        check_bounds(index, x.shape[axis], axis)
         _gather3(_block(_leading(x, index, axis), axis), _block(index, axis), _block(out, axis))
     return out
 
@@ -67,7 +67,8 @@ def scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, *, axis: int)
     if index.size:
         region = _leading(out, index, axis)
         block = _block(region, axis)
-        _scatter_add3(block, _block(index, axis), _block(_leading(src, index, axis), axis))
+        part = src[tuple(slice(0, m) for m in index.shape)]
+        _scatter_add3(block, _block(index, axis), _block(part, axis))
         if block.base is not out:  # numpy had to copy the region to view it as a block
             region[...] = block.reshape(region.shape)
     return out
