@@ -393,7 +393,7 @@ def cat(tensors: Any, dim: int = 0) -> Any:
     kept = [t for t in tensors if tuple(t.shape) != (0,)] or tensors[:1]
     d = wrap_dim(dim, kept[0].ndim)
     operands = [convert(t, dt) for t in kept]
-    return operands[0] if len(operands) == 1 else bind(concatenate_p, *operands, dimension=d)
+    return bind(concatenate_p, *operands, dimension=d)
 
 
 concat = cat
