@@ -33,6 +33,15 @@ def _sizes(shape: tuple) -> tuple:
     return tuple(shape)
 
 
+def _keyword(args: tuple, kwargs: dict, name: str, op: str) -> tuple:
+    """The sizes or dims given positionally or as the keyword ``name`` (``x.flip(dims=(0,))``)."""
+    if kwargs:
+        if set(kwargs) != {name} or args:
+            raise TypeError(f"{op}() got unexpected arguments {sorted(kwargs)}; expected {name}=...")
+        return (kwargs[name],)
+    return args
+
+
 def _infer(sizes: list, total: int, op: str = "shape") -> tuple[int, ...]:
     """Replace one ``-1`` by the size that keeps ``total`` elements."""
     sizes = [int(s) for s in sizes]
@@ -49,7 +58,7 @@ def _infer(sizes: list, total: int, op: str = "shape") -> tuple[int, ...]:
     return tuple(sizes)
 
 
-def reshape(input: Any, *shape: Any) -> Any:  # noqa: A002
+def reshape(input: Any, *shape: Any, **kwargs: Any) -> Any:  # noqa: A002
     """A tensor with the same data and a new shape (one size may be -1).
 
     Gradient: the cotangent reshaped back (primitive ``reshape``).
@@ -59,7 +68,7 @@ def reshape(input: Any, *shape: Any) -> Any:  # noqa: A002
     tensor([[0, 1, 2],
             [3, 4, 5]])
     """
-    sizes = _infer(list(_sizes(shape)), prod(input.shape))
+    sizes = _infer(list(_sizes(_keyword(shape, kwargs, "shape", "reshape"))), prod(input.shape))
     if sizes == tuple(input.shape):
         return input
     return bind(reshape_p, input, new_sizes=sizes)
@@ -75,14 +84,14 @@ def view(input: Any, *shape: Any) -> Any:  # noqa: A002
     return reshape(input, *shape)
 
 
-def permute(input: Any, *dims: Any) -> Any:  # noqa: A002
+def permute(input: Any, *dims: Any, **kwargs: Any) -> Any:  # noqa: A002
     """Reorder dimensions (``dims`` as varargs or one sequence; negative dims count from the end).
 
     >>> import tidu
     >>> tidu.zeros(2, 3, 4).permute(2, 0, -2).shape
     tidu.Size([4, 2, 3])
     """
-    dims = _sizes(dims)
+    dims = _sizes(_keyword(dims, kwargs, "dims", "permute"))
     if len(dims) != input.ndim:
         raise RuntimeError(
             f"permute(): number of dims don't match in permute: input.dim() = {input.ndim}, len(dims) = {len(dims)}"
@@ -288,7 +297,7 @@ def repeat(input: Any, *sizes: Any) -> Any:  # noqa: A002
     return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
 
 
-def flip(input: Any, *dims: Any) -> Any:  # noqa: A002
+def flip(input: Any, *dims: Any, **kwargs: Any) -> Any:  # noqa: A002
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch).
 
     Gradient: the cotangent flipped back (primitive ``rev``, its own transpose).
@@ -298,7 +307,7 @@ def flip(input: Any, *dims: Any) -> Any:  # noqa: A002
     tensor([[3, 4],
             [1, 2]])
     """
-    axes = wrap_dims(_sizes(dims), input.ndim)
+    axes = wrap_dims(_sizes(_keyword(dims, kwargs, "dims", "flip")), input.ndim)
     return bind(rev, input, dimensions=tuple(sorted(axes)))
 
 

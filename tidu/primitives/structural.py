@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable, Iterator
 from math import prod
+from typing import Any
 
 import numpy as np
 
@@ -136,10 +138,10 @@ class _PerPosition:
     """JVP rules of a variadic primitive: rule ``i`` is ``rule(i, ...)``; the engine zips them
     with however many inputs an application has."""
 
-    def __init__(self, rule) -> None:  # noqa: ANN001
+    def __init__(self, rule: Callable[..., Any]) -> None:
         self.rule = rule
 
-    def __iter__(self):  # noqa: ANN204
+    def __iter__(self) -> Iterator[Callable[..., Any]]:
         return (functools.partial(self.rule, i) for i in itertools.count())
 
 
