@@ -31,8 +31,33 @@ def _scatter_add3(out, index, src):  # pragma: no cover - compiled
                 out[a, index[a, j, b], b] += src[a, j, b]
 
 
+@njit(**JIT)
+def _gather_rows3(x, index, out):  # pragma: no cover - compiled
+    for a in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[a, j, :] = x[a, index[a, j], :]
+
+
+@njit(**JIT)
+def _scatter_add_rows3(out, index, src):  # pragma: no cover - compiled
+    for a in range(index.shape[0]):
+        for j in range(index.shape[1]):
+            out[a, index[a, j], :] += src[a, j, :]
+
+
+def _distinct(index: np.ndarray) -> np.ndarray:
+    """A broadcast index without its repeated (zero-stride) dimensions."""
+    return index[tuple(slice(0, 1) if step == 0 else slice(None) for step in index.strides)]
+
+
+def _rows(index3: np.ndarray) -> np.ndarray | None:
+    """The (outer, axis) index when it is the same along the inner block: whole rows move."""
+    return index3[:, :, 0] if index3.shape[2] > 1 and index3.strides[2] == 0 else None
+
+
 def check_bounds(index: np.ndarray, size: int, axis: int, exc: type = RuntimeError) -> None:
     """Raise ``exc`` naming the first index outside ``[0, size)``."""
+    index = _distinct(index)
     if index.size == 0:
         return
     bad = (index < 0) | (index >= size)
@@ -56,7 +81,12 @@ def gather(x: np.ndarray, index: np.ndarray, *, axis: int) -> np.ndarray:
     out = np.empty(index.shape, x.dtype)
     if out.size:
         check_bounds(index, x.shape[axis], axis)
-        _gather3(_block(_leading(x, index, axis), axis), _block(index, axis), _block(out, axis))
+        x3, index3, out3 = _block(_leading(x, index, axis), axis), _block(index, axis), _block(out, axis)
+        rows = _rows(index3)
+        if rows is None:
+            _gather3(x3, index3, out3)
+        else:
+            _gather_rows3(x3, rows, out3)
     return out
 
 
@@ -68,7 +98,12 @@ def scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, *, axis: int)
         region = _leading(out, index, axis)
         block = _block(region, axis)
         part = src[tuple(slice(0, m) for m in index.shape)]
-        _scatter_add3(block, _block(index, axis), _block(part, axis))
+        index3, src3 = _block(index, axis), _block(part, axis)
+        rows = _rows(index3)
+        if rows is None:
+            _scatter_add3(block, index3, src3)
+        else:
+            _scatter_add_rows3(block, rows, src3)
         if block.base is not out:  # numpy had to copy the region to view it as a block
             region[...] = block.reshape(region.shape)
     return out
