@@ -346,6 +346,16 @@ def test_setitem_rules_like_torch() -> None:
         tidu.zeros(3).expand(2, 3)[0] = 1.0
 
 
+def test_setitem_of_numpy_values_like_torch() -> None:
+    results = []
+    for L in (tidu, torch):
+        x = L.zeros(2, 3)
+        x[0] = np.array([1, 2, 3])
+        x[1, [0, 2]] = np.float64(4.5)
+        results.append(x)
+    assert_same(results[0], results[1], {"rtol": 0, "atol": 0})
+
+
 def test_setitem_through_a_view_writes_the_base() -> None:
     base = tidu.zeros(2, 3)
     row = base[1]

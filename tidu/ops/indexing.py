@@ -328,6 +328,8 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
 # --- writing -----------------------------------------------------------------------------------
 def _value_operand(value: Any, shape: tuple[int, ...], dtype: dtypes.dtype, like: Any) -> Any:
     """``value`` cast to ``dtype`` and broadcast to the indexed shape (leading 1s dropped)."""
+    if isinstance(value, np.ndarray):
+        value = Tensor(value)
     if not is_value(value):
         if not isinstance(value, bool | int | float | np.generic):
             raise TypeError(
