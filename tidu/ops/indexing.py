@@ -328,12 +328,10 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
 # --- writing -----------------------------------------------------------------------------------
 def _value_operand(value: Any, shape: tuple[int, ...], dtype: dtypes.dtype, like: Any) -> Any:
     """``value`` cast to ``dtype`` and broadcast to the indexed shape (leading 1s dropped)."""
-    if isinstance(value, np.ndarray):
-        value = Tensor(value)
     if not is_value(value):
         if not isinstance(value, bool | int | float | np.generic):
             raise TypeError(
-                f"can't assign a {type(value).__name__} to a tensor: the value must be a Tensor or a number"
+                f"can't assign a {type(value).__module__}.{type(value).__name__} to a tensor: the value must be a Tensor or a number"
             )
         return constant(value, dtype, like, shape)
     v = convert(value, dtype)
