@@ -57,6 +57,7 @@ CASES: dict[str, tuple[Callable, list]] = {
     "repeat": (lambda L: lambda x: x.repeat(2, 1, 3), [(2, 3), T(3, 2), (0, 3), (3,)]),
     "repeat-0d": (lambda L: lambda x: x.repeat(2, 3), [()]),
     "repeat-tuple": (lambda L: lambda x: x.repeat((1, 2)), [(2, 3)]),
+    "repeat-once": (lambda L: lambda x: x.repeat(1, 1), [(2, 3), ()]),
     "flip": (lambda L: lambda x: x.flip(0, -1), [(2, 3, 4), T(3, 2), (0, 3)]),
     "flip-fn": (lambda L: lambda x: L.flip(x, (-1,)), [(2, 3), ()]),
     "flip-0d": (lambda L: lambda x: x.flip(0), [()]),
@@ -67,6 +68,7 @@ CASES: dict[str, tuple[Callable, list]] = {
     "roll-dims": (lambda L: lambda x: x.roll((1, -4), (0, 1)), [(2, 3), T(3, 2)]),
     "roll-fn": (lambda L: lambda x: L.roll(x, 2, -1), [(2, 3), (2, 0)]),
     "roll-same-dim": (lambda L: lambda x: L.roll(x, (1, 1), (0, 0)), [(4,)]),
+    "roll-zero": (lambda L: lambda x: x.roll(0, 1), [(2, 3), (2, 0)]),
     "cat": (lambda L: lambda x: L.cat([x, x * 2, x[:1]]), [(2, 3), T(3, 2), (0, 3)]),
     "cat-dim": (lambda L: lambda x: L.cat((x, x.exp()), dim=-1), [(2, 3), T(3, 2)]),
     "cat-one": (lambda L: lambda x: L.cat([x]), [(2, 3)]),
@@ -140,9 +142,9 @@ def test_views_share_storage() -> None:
     x.narrow(1, 1, 1).numpy()[0, 0] = 3.0
     x.split(1)[1].numpy()[0, 0] = 4.0
     np.testing.assert_array_equal(x.numpy(), [[1.0, 3.0, 0.0], [4.0, 0.0, 2.0]])
-    flipped = x.flip(0)
-    flipped.numpy()[...] = 9.0
-    assert x.numpy().max() == 4.0, "flip copies, as in PyTorch"
+    for copy in (x.flip(0), x.roll(0), x.roll(3, 1), x.repeat(1, 1), tidu.cat([x]), x.roll(1)):
+        copy.numpy()[...] = 9.0
+    assert x.numpy().max() == 4.0, "flip, roll, repeat and cat copy, as in PyTorch"
 
 
 def test_cat_of_many_tensors_is_one_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,6 +182,7 @@ BAD: dict[str, tuple[Callable, type, str]] = {
     "flip-dup": (lambda L: L.zeros(2, 3).flip(0, 0), RuntimeError, "multiple times"),
     "flip-dim": (lambda L: L.zeros(2, 3).flip(2), IndexError, "Dimension out of range"),
     "roll-align": (lambda L: L.zeros(2, 3).roll((1, 2), (0,)), RuntimeError, "must align"),
+    "roll-0d-dim": (lambda L: L.tensor(1.0).roll(1, 0), IndexError, "no dimensions"),
     "narrow": (lambda L: L.zeros(6).narrow(0, 5, 2), RuntimeError, "exceeds dimension size"),
     "narrow-start": (lambda L: L.zeros(6).narrow(0, 7, 0), IndexError, "out of range"),
     "split-sizes": (lambda L: L.zeros(6).split([1, 2]), RuntimeError, "sum exactly to 6"),

@@ -293,8 +293,17 @@ def repeat(input: Any, *sizes: Any) -> Any:  # noqa: A002
     shape = (1,) * (len(reps) - input.ndim) + tuple(input.shape)
     interleaved = tuple(v for r, s in zip(reps, shape) for v in (r, s))
     x = reshape(input, shape)
+    if all(r == 1 for r in reps):
+        return _copy(x)
     x = bind(broadcast_in_dim, x, shape=interleaved, broadcast_dimensions=tuple(range(1, 2 * len(shape), 2)))
     return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def _copy(x: Any) -> Any:
+    """A copy of ``x`` (a one-operand ``concatenate``), where PyTorch returns new storage."""
+    if x.ndim == 0:
+        return bind(reshape_p, _copy(bind(reshape_p, x, new_sizes=(1,))), new_sizes=())
+    return bind(concatenate_p, x, dimension=0)
 
 
 def flip(input: Any, *dims: Any, **kwargs: Any) -> Any:  # noqa: A002
@@ -359,14 +368,16 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Any:  # noqa: A002
     dims = tuple(dims) if isinstance(dims, list | tuple) else (dims,)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    dims = tuple(wrap_dim(d, input.ndim) for d in dims)
     out = input
-    for shift, dim in zip(shifts, dims):
-        d = wrap_dim(dim, input.ndim)
-        n = out.shape[d] if out.ndim else 1
+    for shift, d in zip(shifts, dims):
+        n = out.shape[d]
         k = int(shift) % n if n else 0
-        if k and out.ndim:
+        if k:
             out = bind(concatenate_p, _narrow(out, d, n - k, n), _narrow(out, d, 0, n - k), dimension=d)
-    return out
+    return _copy(out) if out is input else out
 
 
 def _tensor_list(tensors: Any, op: str) -> list:
