@@ -1,23 +1,309 @@
-"""Basic indexing: ints, slices (positive steps), ``None`` and ``...`` (views, like PyTorch's).
+"""Indexing: ``x[index]``, ``x[index] = value``, ``index_put``, gather/scatter and masks.
 
-Advanced indexing (integer tensors, boolean masks) and ``__setitem__`` arrive with the
-tensor-API issue; they raise a clear error until then.
+An index expression becomes a ``_Plan``: a basic part (ints, slices with positive
+steps, ``None``, ``...``: one ``slice`` + ``reshape``, a view like PyTorch's) and an
+advanced part (integer tensors/lists and boolean masks, broadcast together: one
+``gather``). Everything is checked, with PyTorch's exception classes, before any
+kernel runs. The plan's transpose (``pad`` + ``scatter_add``) writes values back, so
+``x[index] = value`` is ``where(region, scattered value, x)`` followed by ``assign_``.
+
+PyTorch's placement rule: ints select first; the advanced dimensions (broadcast
+together) replace the indexed dimensions where those are adjacent in what remains,
+and go first otherwise.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from math import prod
 from typing import Any
 
 import numpy as np
 
-from ..core.primitive import bind
-from ..primitives.slicing import slice_p
+from ..core import dtypes, grad_mode
+from ..core.inplace import assign_, check_writable
+from ..core.primitive import Var, bind
+from ..primitives import gather as gather_prims
+from ..primitives.slicing import pad, slice_p
+from ..primitives.structural import broadcast_in_dim
 from ..primitives.structural import reshape as reshape_p
+from ..primitives.structural import transpose as transpose_p
+from ..tensor import Tensor
+from ._operands import broadcast_shapes, constant, convert, is_value, wrap_dim
+from .math import where
 
-__all__ = []
+__all__ = ["gather", "index_put", "index_select", "masked_fill", "scatter_add", "tril", "triu"]
+
+INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices"
+
+
+# --- parsing an index expression --------------------------------------------------------------
+@dataclass
+class _Plan:
+    """``x[index]`` for a tensor of ``in_shape``: a basic slice, a reshape, then one gather."""
+
+    in_shape: tuple[int, ...]
+    starts: list[int] = field(default_factory=list)
+    limits: list[int] = field(default_factory=list)
+    strides: list[int] = field(default_factory=list)
+    basic_shape: list[int] = field(default_factory=list)  # after ints removed and None inserted
+    positions: list[int] = field(default_factory=list)  # advanced dims, in basic_shape
+    arrays: list[np.ndarray] = field(default_factory=list)  # int64, in range, one per position
+    error: str | None = None  # an index out of range (raised unless nothing is read)
+    empty_dim_error: str | None = None  # an index into a dimension of size 0 (raised unless no index)
+
+    @property
+    def sliced(self) -> bool:
+        return (self.starts, self.limits, self.strides) != (
+            [0] * len(self.in_shape), list(self.in_shape), [1] * len(self.in_shape))
+
+    @property
+    def adjacent(self) -> bool:
+        p = self.positions
+        return p == list(range(p[0], p[0] + len(p)))
+
+    @property
+    def index_shape(self) -> tuple[int, ...]:
+        return tuple(np.broadcast_shapes(*(a.shape for a in self.arrays)))
+
+    def out_shape(self) -> tuple[int, ...]:
+        if not self.positions:
+            return tuple(self.basic_shape)
+        rest = [s for d, s in enumerate(self.basic_shape) if d not in self.positions]
+        at = self.positions[0] if self.adjacent else 0
+        return tuple(rest[:at]) + self.index_shape + tuple(rest[at:])
+
+
+def _legacy_tuple(items: list) -> bool:
+    """PyTorch reads a short list holding slices, None, ... or sequences as a tuple of indices."""
+    return len(items) < 32 and any(
+        i is None or i is Ellipsis or isinstance(i, slice | list | tuple | Tensor | np.ndarray) for i in items
+    )
+
+
+def _as_array(item: Any) -> np.ndarray:
+    """An advanced index (tensor, array or list) as a numpy array of bool or int64."""
+    if isinstance(item, Var):
+        raise TypeError("indexing with a symbolic value inside an AD rule is not supported; index with a tensor")
+    if isinstance(item, Tensor):
+        array = item._data
+    elif isinstance(item, np.ndarray):
+        array = item
+    else:
+        try:
+            array = np.asarray(item)
+        except ValueError as e:
+            raise IndexError(f"could not make an index tensor from {item!r}: {e}") from None
+        if array.dtype == object or array.dtype.kind in "USV":
+            raise TypeError(f"new(): invalid data type '{type(array.flat[0]).__name__}' in index {item!r}")
+        if array.size == 0 and array.dtype.kind == "f":
+            array = array.astype(np.int64)
+    if array.dtype == np.bool_:
+        return array
+    if array.dtype.kind not in "iu":
+        raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors (got {array.dtype})")
+    return array.astype(np.int64, copy=False)
+
+
+def _items(index: Any) -> list:
+    if isinstance(index, tuple):
+        return list(index)
+    if isinstance(index, list) and _legacy_tuple(index):
+        return list(index)
+    return [index]
+
+
+def _classify(item: Any) -> tuple[str, Any]:
+    """``(kind, value)``: kind is none, ellipsis, int, slice, bool (a scalar), mask or array."""
+    if item is None:
+        return "none", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, bool | np.bool_):
+        return "bool", bool(item)
+    if isinstance(item, int | np.integer):
+        return "int", int(item)
+    if isinstance(item, slice):
+        return "slice", item
+    if isinstance(item, Tensor | np.ndarray | list | tuple | Var):
+        array = _as_array(item)
+        if array.ndim == 0:
+            return ("bool", bool(array)) if array.dtype == np.bool_ else ("int", int(array))
+        return ("mask" if array.dtype == np.bool_ else "array"), array
+    if isinstance(item, str):
+        raise TypeError(f"new(): invalid data type 'str' (index {item!r})")
+    raise IndexError(f"{INDEX_TYPES} (got {type(item).__name__})")
+
+
+def _slice_bounds(item: slice, n: int) -> tuple[int, int, int]:
+    for name in ("start", "stop", "step"):
+        v = getattr(item, name)
+        if v is not None and not isinstance(v, int | np.integer) and not (is_value(v) and v.numel() == 1):
+            raise TypeError(f"slice indices must be integers or None, got {name}={v!r}")
+    if item.step is not None and int(item.step) <= 0:
+        raise ValueError("step must be greater than zero" if int(item.step) < 0 else "slice step cannot be zero")
+    start, stop, step = slice(*(None if v is None else int(v) for v in (item.start, item.stop, item.step))).indices(n)
+    return start, max(stop, start), step
+
+
+def _plan(shape: tuple[int, ...], index: Any) -> _Plan:
+    """Parse and check ``index`` for a tensor of ``shape``; raises PyTorch's errors."""
+    items = [_classify(i) for i in _items(index)]
+    if sum(kind == "ellipsis" for kind, _ in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 if kind in ("int", "slice", "array") else v.ndim if kind == "mask" else 0 for kind, v in items)
+    if consumed > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {consumed} indices)")
+    fill = [("slice", slice(None))] * (len(shape) - consumed)
+    at = next((i for i, (kind, _) in enumerate(items) if kind == "ellipsis"), len(items))
+    items[at:at + 1] = fill
+
+    plan = _Plan(tuple(shape))
+    dim = 0
+    for kind, value in items:
+        if kind in ("none", "bool"):
+            if kind == "bool":
+                plan.positions.append(len(plan.basic_shape))
+                plan.arrays.append(np.zeros(1 if value else 0, np.int64))
+            plan.basic_shape.append(1)
+            continue
+        if kind == "mask":
+            for j, s in enumerate(value.shape):
+                if s != shape[dim + j]:
+                    raise IndexError(
+                        f"The shape of the mask {list(value.shape)} at index {j} does not match the shape of the "
+                        f"indexed tensor {list(shape)} at index {dim + j}"
+                    )
+            for coords in np.nonzero(value):
+                _keep(plan, shape[dim])
+                plan.positions.append(len(plan.basic_shape) - 1)
+                plan.arrays.append(coords.astype(np.int64))
+                dim += 1
+            continue
+        n = shape[dim]
+        if kind == "slice":
+            start, stop, step = _slice_bounds(value, n)
+            plan.starts.append(start), plan.limits.append(stop), plan.strides.append(step)
+            plan.basic_shape.append(len(range(start, stop, step)))
+        elif kind == "int":
+            if not -n <= value < n:
+                raise IndexError(f"index {value} is out of bounds for dimension {dim} with size {n}")
+            i = value % n
+            plan.starts.append(i), plan.limits.append(i + 1), plan.strides.append(1)
+        else:
+            bad = value[(value < -n) | (value >= n)]
+            message = f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {n}" if bad.size else None
+            if n == 0:
+                plan.empty_dim_error = plan.empty_dim_error or message
+            else:
+                plan.error = plan.error or message
+            value = np.clip(value, -n, max(n - 1, 0)) if bad.size else value
+            _keep(plan, n)
+            plan.positions.append(len(plan.basic_shape) - 1)
+            plan.arrays.append(np.where(value < 0, value + n, value) if (value < 0).any() else value)
+        dim += 1
+    if plan.arrays:
+        try:
+            np.broadcast_shapes(*(a.shape for a in plan.arrays))
+        except ValueError:
+            shapes = ", ".join(str(list(a.shape)) for a in plan.arrays)
+            raise IndexError(
+                f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
+            ) from None
+        # PyTorch checks no index when nothing is read, but any index into a dimension of size 0 fails.
+        if plan.empty_dim_error and prod(plan.index_shape):
+            raise IndexError(plan.empty_dim_error)
+        if plan.error and prod(plan.out_shape()):
+            raise IndexError(plan.error)
+    return plan
+
+
+def _keep(plan: _Plan, n: int) -> None:
+    """A dimension the basic part keeps whole (an advanced index reads it later)."""
+    plan.starts.append(0), plan.limits.append(n), plan.strides.append(1)
+    plan.basic_shape.append(n)
+
+
+# --- the plan as linear maps: read (gather) and its transpose (scatter) -----------------------
+def _flat_index(plan: _Plan) -> tuple[np.ndarray, tuple[int, ...], int]:
+    """The advanced dims as one: (flat index over their sizes, their sizes, where they sit)."""
+    sizes = tuple(plan.basic_shape[p] for p in plan.positions)
+    arrays = np.broadcast_arrays(*plan.arrays)
+    flat = np.zeros(plan.index_shape, np.int64)
+    for a, stride in zip(arrays, np.cumprod((1,) + sizes[:0:-1])[::-1]):
+        flat += a * int(stride)
+    return flat, sizes, plan.positions[0] if plan.adjacent else 0
+
+
+def _adv_order(plan: _Plan) -> tuple[int, ...]:
+    """The permutation of the basic result that puts the advanced dims together."""
+    rest = [d for d in range(len(plan.basic_shape)) if d not in plan.positions]
+    if plan.adjacent:
+        return tuple(range(len(plan.basic_shape)))
+    return tuple(plan.positions) + tuple(rest)
+
+
+def _index_operand(flat: np.ndarray, lead: tuple, trail: tuple) -> Tensor:
+    """``flat`` (K values) broadcast to ``lead + (K,) + trail``: a zero-stride view, not a copy."""
+    k = flat.size
+    view = np.broadcast_to(flat.reshape((1,) * len(lead) + (k,) + (1,) * len(trail)), lead + (k,) + trail)
+    return Tensor(view, dtypes.int64)
+
+
+def _read(x: Any, plan: _Plan) -> Any:
+    out = x
+    if plan.sliced:
+        out = bind(slice_p, out, start_indices=tuple(plan.starts), limit_indices=tuple(plan.limits),
+                   strides=tuple(plan.strides))
+    if tuple(out.shape) != tuple(plan.basic_shape):
+        out = bind(reshape_p, out, new_sizes=tuple(plan.basic_shape))
+    if not plan.positions:
+        return out
+    flat, sizes, at = _flat_index(plan)
+    order = _adv_order(plan)
+    if order != tuple(range(len(order))):
+        out = bind(transpose_p, out, permutation=order)
+    shape = tuple(out.shape)
+    lead, trail = shape[:at], shape[at + len(sizes):]
+    merged = lead + (prod(sizes),) + trail
+    if shape != merged:
+        out = bind(reshape_p, out, new_sizes=merged)
+    out = bind(gather_prims.gather, out, _index_operand(flat, lead, trail), axis=at)
+    return bind(reshape_p, out, new_sizes=lead + plan.index_shape + trail)
+
+
+def _write_back(v: Any, plan: _Plan) -> Any:
+    """The transpose of ``_read``: ``v`` (the indexed shape) placed into zeros of the input's shape;
+    values at repeated indices add up."""
+    out = v
+    if plan.positions:
+        flat, sizes, at = _flat_index(plan)
+        order = _adv_order(plan)
+        lead, trail = tuple(v.shape[:at]), tuple(v.shape[at + len(plan.index_shape):])
+        out = bind(reshape_p, out, new_sizes=lead + (flat.size,) + trail)
+        zeros = constant(0, v.dtype, v, lead + (prod(sizes),) + trail)
+        out = bind(gather_prims.scatter_add, zeros, _index_operand(flat, lead, trail), out, axis=at)
+        out = bind(reshape_p, out, new_sizes=lead + sizes + trail)
+        if order != tuple(range(len(order))):
+            out = bind(transpose_p, out, permutation=tuple(int(i) for i in np.argsort(order)))
+    sliced = tuple(len(range(s, e, k)) for s, e, k in zip(plan.starts, plan.limits, plan.strides))
+    if tuple(out.shape) != sliced:
+        out = bind(reshape_p, out, new_sizes=sliced)
+    if plan.sliced:
+        config = tuple(
+            (s, n - (s + (m - 1) * k + 1 if m else s), k - 1)
+            for n, s, m, k in zip(plan.in_shape, plan.starts, sliced, plan.strides)
+        )
+        out = bind(pad, out, padding_config=config)
+    return out
+
 
 def getitem(input: Any, index: Any) -> Any:  # noqa: A002
-    """``input[index]`` for ints, slices, ``None`` and ``...``; differentiable.
+    """``input[index]``: ints, slices (positive steps), ``None``, ``...``, integer tensors or lists,
+    boolean masks, and mixtures, with PyTorch's result shapes.
+
+    Basic indices give views; advanced ones gather (primitive ``gather``), and the gradient
+    scatters back with ``scatter_add``, so repeated indices accumulate.
 
     >>> import tidu
     >>> x = tidu.arange(12).reshape(3, 4)
@@ -27,55 +313,307 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
     tensor([[ 0,  2],
             [ 4,  6],
             [ 8, 10]])
-    >>> x[-1, None, 1:3]
-    tensor([[ 9, 10]])
+    >>> x[[0, 2], -1]
+    tensor([ 3, 11])
+    >>> x[x > 8]
+    tensor([ 9, 10, 11])
+    >>> w = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> w[[0, 0, 1]].sum().backward()
+    >>> w.grad
+    tensor([2., 1.])
     """
-    items = list(index) if isinstance(index, tuple) else [index]
-    for item in items:
-        if not (item is None or item is Ellipsis or isinstance(item, slice)
-                or (isinstance(item, int | np.integer) and not isinstance(item, bool))):
-            raise NotImplementedError(
-                f"indexing with {type(item).__name__} is not supported yet: tidu indexes with ints, "
-                "slices, None and ... (tensor and mask indices come with advanced indexing)"
+    return _read(input, _plan(tuple(input.shape), index))
+
+
+# --- writing -----------------------------------------------------------------------------------
+def _value_operand(value: Any, shape: tuple[int, ...], dtype: dtypes.dtype, like: Any) -> Any:
+    """``value`` cast to ``dtype`` and broadcast to the indexed shape (leading 1s dropped)."""
+    if not is_value(value):
+        if not isinstance(value, bool | int | float | np.generic):
+            raise TypeError(
+                f"can't assign a {type(value).__module__}.{type(value).__name__} to a tensor: the value must be a Tensor or a number"
             )
-    if sum(item is Ellipsis for item in items) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    consuming = sum(item is not None and item is not Ellipsis for item in items)
-    if consuming > input.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        items[at:at + 1] = [slice(None)] * (input.ndim - consuming)
+        return constant(value, dtype, like, shape)
+    v = convert(value, dtype)
+    extra = v.ndim - len(shape)
+    if extra > 0 and all(s == 1 for s in v.shape[:extra]):
+        v = bind(reshape_p, v, new_sizes=tuple(v.shape[extra:]))
+    try:
+        if broadcast_shapes(tuple(v.shape), shape) != shape:
+            raise RuntimeError
+    except RuntimeError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing result "
+            f"of shape {list(shape)}"
+        ) from None
+    if tuple(v.shape) == shape:
+        return v
+    lead = len(shape) - v.ndim
+    return bind(broadcast_in_dim, v, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
+
+
+def _last_writes(plan: _Plan) -> np.ndarray | None:
+    """Where advanced indices repeat a position: which entries of the indexed shape write it
+    (the last one, as a sequential write leaves it); ``None`` when no position repeats."""
+    if not plan.positions:
+        return None
+    flat = _flat_index(plan)[0].reshape(-1)
+    if np.unique(flat).size == flat.size:
+        return None
+    _, last_from_end = np.unique(flat[::-1], return_index=True)
+    keep = np.zeros(flat.size, bool)
+    keep[flat.size - 1 - last_from_end] = True
+    return keep.reshape(plan.index_shape)
+
+
+def _put(x: Any, plan: _Plan, value: Any, accumulate: bool) -> Any:
+    """``x`` with ``value`` written (or added) at the plan's region, out of place and recorded."""
+    shape = plan.out_shape()
+    v = _value_operand(value, shape, x.dtype, x)
+    if isinstance(x, Tensor) and not x.requires_grad:
+        # A constant: its current data, so that writing into x later does not touch the node's input.
+        x = Tensor(x._data.copy(), x.dtype)
+    if accumulate:
+        return x + _write_back(v, plan)
+    keep = _last_writes(plan)
+    if keep is not None:
+        at = plan.positions[0] if plan.adjacent else 0
+        keep = keep.reshape((1,) * at + keep.shape + (1,) * (len(shape) - at - keep.ndim))
+        v = where(Tensor(np.broadcast_to(keep, shape).copy()), v, constant(0, x.dtype, x, ()))
+    region = _write_back(Tensor(np.ones(shape, np.int64)), plan)._data != 0
+    return where(Tensor(region), _write_back(v, plan), x)
+
+
+def index_update(input: Any, index: Any, value: Any, accumulate: bool = False) -> Any:  # noqa: A002
+    """Out of place ``input[index] = value`` (or ``+=`` with ``accumulate``) for any index expression:
+    the value ``__setitem__`` assigns. Not part of PyTorch's API.
+
+    >>> import tidu
+    >>> from tidu.ops.indexing import index_update
+    >>> index_update(tidu.zeros(2, 2), (slice(None), 0), 1.0)
+    tensor([[1., 0.],
+            [1., 0.]])
+    """
+    return _put(input, _plan(tuple(input.shape), index), value, accumulate)
+
+
+def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
+    """``input[index] = value``: ``value`` (a tensor or number) is cast to ``input``'s dtype and
+    broadcast to the indexed shape; repeated indices keep the last write.
+
+    In place (``tidu.core.inplace.assign_``): under grad mode the gradient of what is
+    computed from ``input`` afterwards flows to the old ``input`` outside the written
+    region and to ``value`` inside it.
+
+    >>> import tidu
+    >>> x = tidu.zeros(2, 3)
+    >>> x[0, 1:] = 5
+    >>> x[1, [0, 2]] = tidu.tensor([1.0, 2.0])
+    >>> x
+    tensor([[0., 5., 5.],
+            [1., 0., 2.]])
+    """
+    if isinstance(input, Var):
+        raise TypeError("item assignment on a symbolic value inside an AD rule is not supported")
+    check_writable(input, "__setitem__")
+    plan = _plan(tuple(input.shape), index)
+    tracked = grad_mode.is_grad_enabled() and (
+        input.requires_grad or (is_value(value) and value.requires_grad)
+    )
+    if tracked:
+        assign_(input, _put(input, plan, value, accumulate=False), op="__setitem__")
+        return
+    # Nothing to record: write into the storage through a numpy view of the region.
+    with grad_mode.no_grad():
+        v = _value_operand(value, plan.out_shape(), input.dtype, input)._data
+    view = _basic_view(input._data, plan)
+    if plan.positions:
+        at = plan.positions[0] if plan.adjacent else 0
+        view = view.transpose(_adv_order(plan))
+        view[(slice(None),) * at + tuple(np.broadcast_arrays(*plan.arrays))] = v
     else:
-        items += [slice(None)] * (input.ndim - consuming)
-
-    starts, limits, strides, shape = [], [], [], []
-    dim = 0
-    for item in items:
-        if item is None:
-            shape.append(1)
-            continue
-        n = input.shape[dim]
-        if isinstance(item, slice):
-            if item.step is not None and item.step <= 0:
-                raise ValueError("step must be greater than zero")
-            start, stop, step = item.indices(n)
-            stop = max(stop, start)
-            starts.append(start), limits.append(stop), strides.append(step)
-            shape.append(len(range(start, stop, step)))
-        else:
-            i = int(item)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
-            i %= n
-            starts.append(i), limits.append(i + 1), strides.append(1)
-        dim += 1
-    out = input
-    if (tuple(starts), tuple(limits), tuple(strides)) != ((0,) * input.ndim, tuple(input.shape), (1,) * input.ndim):
-        out = bind(slice_p, input, start_indices=tuple(starts), limit_indices=tuple(limits), strides=tuple(strides))
-    if tuple(shape) != tuple(out.shape):
-        out = bind(reshape_p, out, new_sizes=tuple(shape))
-    return out
+        view[...] = v
+    input._version.value += 1
 
 
-METHODS = {"__getitem__": getitem}
+def _basic_view(data: np.ndarray, plan: _Plan) -> np.ndarray:
+    view = data[tuple(slice(s, e, k) for s, e, k in zip(plan.starts, plan.limits, plan.strides)) + (Ellipsis,)]
+    view = view.reshape(plan.basic_shape)
+    if not np.shares_memory(view, data) and view.size:
+        raise RuntimeError("__setitem__: internal error: the indexed region is not a view of the storage")
+    return view
+
+
+def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:  # noqa: A002
+    """A copy of ``input`` with ``values`` at ``input[indices]`` (``indices``: a tuple of index
+    tensors); ``accumulate=True`` adds instead, repeated indices adding up.
+
+    Gradient: the cotangent with the written region zeroed for ``input`` (all of it when
+    accumulating), and the cotangent at the region for ``values``.
+
+    >>> import tidu
+    >>> x = tidu.zeros(4)
+    >>> tidu.index_put(x, (tidu.tensor([0, 2, 0]),), tidu.tensor(1.0), accumulate=True)
+    tensor([2., 0., 1., 0.])
+    """
+    if not isinstance(indices, tuple | list):
+        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}")
+    for i in indices:
+        if i is not None and not isinstance(i, Tensor):
+            raise TypeError(f"index_put(): indices must be Tensors or None, got {type(i).__name__}")
+    items = tuple(slice(None) if i is None else i for i in indices)
+    if not is_value(values):
+        raise TypeError(f"index_put(): argument 'values' must be Tensor, not {type(values).__name__}")
+    if values.dtype is not input.dtype:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got {input.dtype.name} for the "
+            f"destination and {values.dtype.name} for the source."
+        )
+    return index_update(input, items, values, accumulate)
+
+
+# --- gather, scatter_add, index_select -----------------------------------------------------------
+def _int_index(index: Any, op: str) -> Any:
+    if not isinstance(index, Tensor | Var):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index.dtype is dtypes.int32:
+        return convert(index, dtypes.int64)
+    if index.dtype is not dtypes.int64:
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index (got {index.dtype.name})")
+    return index
+
+
+def gather(input: Any, dim: int, index: Any) -> Any:  # noqa: A002
+    """``out[i][j] = input[i][index[i][j]]`` for ``dim=1`` (``index`` has ``input``'s number of dims
+    and no larger sizes outside ``dim``; the output has ``index``'s shape).
+
+    Gradient: ``scatter_add`` of the cotangent at ``index`` (primitive ``gather``).
+
+    >>> import tidu
+    >>> tidu.gather(tidu.tensor([[1, 2], [3, 4]]), 1, tidu.tensor([[0, 0], [1, 0]]))
+    tensor([[1, 1],
+            [4, 3]])
+    """
+    index = _int_index(index, "gather")
+    d = wrap_dim(dim, input.ndim)
+    if input.ndim == 0 and index.ndim == 0:
+        x1 = bind(reshape_p, input, new_sizes=(1,))
+        i1 = bind(reshape_p, index, new_sizes=(1,))
+        return bind(reshape_p, bind(gather_prims.gather, x1, i1, axis=0), new_sizes=())
+    return bind(gather_prims.gather, input, index, axis=d)
+
+
+def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:  # noqa: A002
+    """A copy of ``input`` with ``src[i][j]`` added at ``[i][index[i][j]]`` for ``dim=1``.
+
+    Gradient: the cotangent for ``input``; for ``src``, the cotangent gathered at
+    ``index`` (primitive ``scatter_add``).
+
+    >>> import tidu
+    >>> tidu.zeros(3).scatter_add(0, tidu.tensor([0, 2, 0]), tidu.tensor([1.0, 2.0, 3.0]))
+    tensor([4., 0., 2.])
+    """
+    index = _int_index(index, "scatter_add")
+    if not is_value(src):
+        raise TypeError(f"scatter_add(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if src.dtype is not input.dtype:
+        raise RuntimeError(
+            f"scatter(): Expected self.dtype to be equal to src.dtype (got {input.dtype.name} and {src.dtype.name})"
+        )
+    d = wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        one = (lambda t: bind(reshape_p, t, new_sizes=(1,)) if t.ndim == 0 else t)
+        out = bind(gather_prims.scatter_add, one(input), one(index), one(src), axis=0)
+        return bind(reshape_p, out, new_sizes=())
+    return bind(gather_prims.scatter_add, input, index, src, axis=d)
+
+
+def index_select(input: Any, dim: int, index: Any) -> Any:  # noqa: A002
+    """The entries ``index`` (1-d) of dimension ``dim``.
+
+    >>> import tidu
+    >>> tidu.tensor([[1, 2], [3, 4]]).index_select(1, tidu.tensor([1, 1, 0]))
+    tensor([[2, 2, 1],
+            [4, 4, 3]])
+    """
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_select(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index.dtype not in (dtypes.int32, dtypes.int64):
+        raise RuntimeError(f"index_select(): Expected dtype int32 or int64 for index (got {index.dtype.name})")
+    if index.ndim > 1:
+        raise IndexError(f"index_select(): Index is supposed to be a vector (got shape {tuple(index.shape)})")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    array = index._data.reshape(-1).astype(np.int64)
+    bad = array[(array < 0) | (array >= n)]
+    if bad.size:
+        raise IndexError(f"index out of range in self: index {int(bad[0])} for dimension {d} with size {n}")
+    if input.ndim == 0:
+        if array.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {array.size} value(s)")
+        return input
+    lead, trail = tuple(input.shape[:d]), tuple(input.shape[d + 1:])
+    return bind(gather_prims.gather, input, _index_operand(array, lead, trail), axis=d)
+
+
+# --- masks -----------------------------------------------------------------------------------------
+def masked_fill(input: Any, mask: Any, value: Any) -> Any:  # noqa: A002
+    """``value`` where ``mask`` (bool, broadcast) is true, else ``input``; ``value`` is a number or a
+    0-d tensor (cast to ``input``'s dtype; differentiable).
+
+    >>> import tidu
+    >>> x = tidu.tensor([1.0, 2.0, 3.0])
+    >>> x.masked_fill(x > 1.5, 0.0)
+    tensor([1., 0., 0.])
+    """
+    if not is_value(mask):
+        raise TypeError(f"masked_fill(): argument 'mask' must be Tensor, not {type(mask).__name__}")
+    if mask.dtype is not dtypes.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+    if is_value(value):
+        if value.ndim != 0:
+            raise RuntimeError(
+                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} "
+                "dimension(s)."
+            )
+        value = convert(value, input.dtype)
+    else:
+        value = constant(value, input.dtype, input)
+    return where(mask, value, input)
+
+
+def _triangle(input: Any, diagonal: int, op: str, lower: bool) -> Any:
+    if input.ndim < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions (got shape {tuple(input.shape)})")
+    rows, cols = input.shape[-2:]
+    keep = np.tri(rows, cols, diagonal, dtype=bool) if lower else ~np.tri(rows, cols, diagonal - 1, dtype=bool)
+    return where(Tensor(keep), input, constant(0, input.dtype, input))
+
+
+def tril(input: Any, diagonal: int = 0) -> Any:  # noqa: A002
+    """The lower triangle of the last two dimensions (on and below ``diagonal``); the rest zero.
+
+    >>> import tidu
+    >>> tidu.tril(tidu.ones(2, 3), diagonal=1)
+    tensor([[1., 1., 0.],
+            [1., 1., 1.]])
+    """
+    return _triangle(input, int(diagonal), "tril", lower=True)
+
+
+def triu(input: Any, diagonal: int = 0) -> Any:  # noqa: A002
+    """The upper triangle of the last two dimensions (on and above ``diagonal``); the rest zero.
+
+    >>> import tidu
+    >>> tidu.triu(tidu.ones(2, 3))
+    tensor([[1., 1., 1.],
+            [0., 1., 1.]])
+    """
+    return _triangle(input, int(diagonal), "triu", lower=False)
+
+
+METHODS = {
+    "__getitem__": getitem,
+    "gather": gather, "scatter_add": scatter_add, "index_select": index_select, "masked_fill": masked_fill,
+    "tril": tril, "triu": triu, "index_put": index_put, "__setitem__": setitem,
+}

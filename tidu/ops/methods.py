@@ -96,7 +96,6 @@ TENSOR_ONLY = {
     "__imul__": _inplace(math.mul, "__imul__"),
     "__itruediv__": _inplace(math.div, "__itruediv__"),
     "data": property(_data_get, _data_set),
-    "T": property(lambda self: self.permute(*reversed(range(self.ndim)))),
     **creation.TENSOR_METHODS,
 }
 

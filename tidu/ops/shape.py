@@ -1,61 +1,104 @@
-"""Shape ops: reshape, permute, transpose, expand, squeeze, unsqueeze, flatten."""
+"""Shape ops: reshape, permute, expand, squeeze, flip, roll, cat, stack, split, ...
+
+Views and rearrangements compose the structural primitives (``reshape``, ``transpose``,
+``broadcast_in_dim``, ``slice``, ``concatenate``, ``rev``); their gradients come from
+those primitives' transposes.
+"""
 
 from __future__ import annotations
 
 from math import prod
 from typing import Any
 
+from ..core import dtypes
 from ..core.primitive import bind
+from ..primitives.slicing import slice_p
+from ..primitives.structural import broadcast_in_dim, rev
+from ..primitives.structural import concatenate as concatenate_p
 from ..primitives.structural import reshape as reshape_p
 from ..primitives.structural import transpose as transpose_p
-from ._operands import broadcast_to, wrap_dim
+from ._operands import broadcast_to as _broadcast_to
+from ._operands import convert, is_value, wrap_dim, wrap_dims
 
-__all__ = ['expand', 'flatten', 'permute', 'reshape', 'squeeze', 't', 'transpose', 'unsqueeze', 'view']
+__all__ = [
+    "broadcast_to", "cat", "chunk", "concat", "concatenate", "expand", "flatten", "flip", "narrow", "permute",
+    "repeat", "reshape", "roll", "split", "squeeze", "stack", "t", "transpose", "unflatten", "unsqueeze", "view",
+]
+
 
 def _sizes(shape: tuple) -> tuple:
+    """``f(2, 3)`` and ``f((2, 3))`` / ``f([2, 3])`` / ``f(x.shape)`` alike."""
     if len(shape) == 1 and isinstance(shape[0], list | tuple):
         return tuple(shape[0])
     return tuple(shape)
 
 
-def reshape(input: Any, *shape: Any) -> Any:  # noqa: A002
+def _keyword(args: tuple, kwargs: dict, name: str, op: str) -> tuple:
+    """The sizes or dims given positionally or as the keyword ``name`` (``x.flip(dims=(0,))``)."""
+    if kwargs:
+        if set(kwargs) != {name} or args:
+            raise TypeError(f"{op}() got unexpected arguments {sorted(kwargs)}; expected {name}=...")
+        return (kwargs[name],)
+    return args
+
+
+def _infer(sizes: list, total: int, op: str = "shape") -> tuple[int, ...]:
+    """Replace one ``-1`` by the size that keeps ``total`` elements."""
+    sizes = [int(s) for s in sizes]
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for s in sizes:
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s}")
+    if -1 in sizes:
+        known = prod(s for s in sizes if s != -1)
+        if known == 0 or total % known:
+            raise RuntimeError(f"{op} '{sizes}' is invalid for input of size {total}")
+        sizes[sizes.index(-1)] = total // known
+    return tuple(sizes)
+
+
+def reshape(input: Any, *shape: Any, **kwargs: Any) -> Any:  # noqa: A002
     """A tensor with the same data and a new shape (one size may be -1).
+
+    Gradient: the cotangent reshaped back (primitive ``reshape``).
 
     >>> import tidu
     >>> tidu.arange(6).reshape(2, -1)
     tensor([[0, 1, 2],
             [3, 4, 5]])
     """
-    sizes = [int(s) for s in _sizes(shape)]
-    if sizes.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    if -1 in sizes:
-        known = prod(s for s in sizes if s != -1)
-        total = prod(input.shape)
-        if known == 0 or total % known:
-            raise RuntimeError(f"shape '{sizes}' is invalid for input of size {total}")
-        sizes[sizes.index(-1)] = total // known
-    if tuple(sizes) == tuple(input.shape):
+    sizes = _infer(list(_sizes(_keyword(shape, kwargs, "shape", "reshape"))), prod(input.shape))
+    if sizes == tuple(input.shape):
         return input
-    return bind(reshape_p, input, new_sizes=tuple(sizes))
+    return bind(reshape_p, input, new_sizes=sizes)
 
 
-view = reshape
-
-
-def permute(input: Any, *dims: Any) -> Any:  # noqa: A002
-    """Reorder dimensions.
+def view(input: Any, *shape: Any) -> Any:  # noqa: A002
+    """``reshape`` (tidu's storage is numpy's: a view wherever numpy can give one).
 
     >>> import tidu
-    >>> tidu.zeros(2, 3, 4).permute(2, 0, 1).shape
+    >>> tidu.zeros(2, 3).view(-1).shape
+    tidu.Size([6])
+    """
+    return reshape(input, *shape)
+
+
+def permute(input: Any, *dims: Any, **kwargs: Any) -> Any:  # noqa: A002
+    """Reorder dimensions (``dims`` as varargs or one sequence; negative dims count from the end).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3, 4).permute(2, 0, -2).shape
     tidu.Size([4, 2, 3])
     """
-    dims = _sizes(dims)
+    dims = _sizes(_keyword(dims, kwargs, "dims", "permute"))
     if len(dims) != input.ndim:
         raise RuntimeError(
             f"permute(): number of dims don't match in permute: input.dim() = {input.ndim}, len(dims) = {len(dims)}"
         )
     perm = tuple(wrap_dim(d, input.ndim) for d in dims)
+    if len(set(perm)) != len(perm):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     if perm == tuple(range(input.ndim)):
         return input
     return bind(transpose_p, input, permutation=perm)
@@ -65,7 +108,7 @@ def transpose(input: Any, dim0: int, dim1: int) -> Any:  # noqa: A002
     """Swap two dimensions.
 
     >>> import tidu
-    >>> tidu.zeros(2, 3).transpose(0, 1).shape
+    >>> tidu.zeros(2, 3).transpose(0, -1).shape
     tidu.Size([3, 2])
     """
     a, b = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
@@ -77,10 +120,53 @@ def transpose(input: Any, dim0: int, dim1: int) -> Any:  # noqa: A002
 
 
 def t(input: Any) -> Any:  # noqa: A002
-    """Transpose of a tensor of at most 2 dimensions."""
+    """Transpose of a tensor of at most 2 dimensions (0-d and 1-d come back unchanged).
+
+    >>> import tidu
+    >>> tidu.tensor([[1, 2]]).t()
+    tensor([[1],
+            [2]])
+    """
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return transpose(input, 0, 1) if input.ndim == 2 else input
+
+
+def _T(input: Any) -> Any:  # noqa: A002, N802
+    """``x.T``: all dimensions reversed.
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3).T.shape
+    tidu.Size([3, 2])
+    """
+    return permute(input, tuple(reversed(range(input.ndim))))
+
+
+def _mT(input: Any) -> Any:  # noqa: A002, N802
+    """``x.mT``: the last two dimensions swapped (a batch of matrices transposed).
+
+    >>> import tidu
+    >>> tidu.zeros(5, 2, 3).mT.shape
+    tidu.Size([5, 3, 2])
+    """
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"tensor.mT is only supported on matrices or batches of matrices. Got {input.ndim}-D tensor."
+        )
+    return transpose(input, -2, -1)
+
+
+def broadcast_to(input: Any, size: Any) -> Any:  # noqa: A002
+    """Broadcast to ``size`` without copying (-1 keeps a dimension).
+
+    Gradient: the cotangent summed over the broadcast dimensions (primitive ``broadcast_in_dim``).
+
+    >>> import tidu
+    >>> tidu.broadcast_to(tidu.tensor([1.0, 2.0]), (2, -1))
+    tensor([[1., 2.],
+            [1., 2.]])
+    """
+    return expand(input, tuple(size))
 
 
 def expand(input: Any, *sizes: Any) -> Any:  # noqa: A002
@@ -91,7 +177,7 @@ def expand(input: Any, *sizes: Any) -> Any:  # noqa: A002
     tensor([[1., 2.],
             [1., 2.]])
     """
-    sizes = list(_sizes(sizes))
+    sizes = [int(s) for s in _sizes(sizes)]
     lead = len(sizes) - input.ndim
     if lead < 0:
         raise RuntimeError(
@@ -101,13 +187,33 @@ def expand(input: Any, *sizes: Any) -> Any:  # noqa: A002
     for i, s in enumerate(sizes):
         if s == -1:
             if i < lead:
-                raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension ({i})")
+                raise RuntimeError(
+                    f"expand: -1 is not allowed in a leading, non-existing dimension ({i}) (sizes {sizes})"
+                )
             sizes[i] = input.shape[i - lead]
-    return broadcast_to(input, sizes)
+        elif s < 0:
+            raise RuntimeError(f"expand: invalid size {s} (sizes {sizes})")
+    return _broadcast_to(input, sizes)
+
+
+def _expand_as(input: Any, other: Any) -> Any:  # noqa: A002
+    """``expand`` to ``other``'s shape.
+
+    >>> import tidu
+    >>> tidu.tensor([1, 2]).expand_as(tidu.zeros(2, 2))
+    tensor([[1, 2],
+            [1, 2]])
+    """
+    return expand(input, tuple(other.shape))
 
 
 def unsqueeze(input: Any, dim: int) -> Any:  # noqa: A002
-    """Insert a dimension of size 1 at ``dim``."""
+    """Insert a dimension of size 1 at ``dim`` (in ``[-ndim - 1, ndim]``).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3).unsqueeze(-1).shape
+    tidu.Size([2, 3, 1])
+    """
     d = wrap_dim(dim, input.ndim + 1)
     shape = list(input.shape)
     shape.insert(d, 1)
@@ -115,18 +221,28 @@ def unsqueeze(input: Any, dim: int) -> Any:  # noqa: A002
 
 
 def squeeze(input: Any, dim: Any = None) -> Any:  # noqa: A002
-    """Remove dimensions of size 1 (all, or those in ``dim``)."""
+    """Remove dimensions of size 1 (all, or those of ``dim``: an int or a tuple).
+
+    >>> import tidu
+    >>> tidu.zeros(1, 3, 1).squeeze().shape, tidu.zeros(1, 3, 1).squeeze((0, 1)).shape
+    (tidu.Size([3]), tidu.Size([3, 1]))
+    """
     if dim is None:
         dims = {d for d, s in enumerate(input.shape) if s == 1}
     else:
-        dims = {wrap_dim(d, input.ndim) for d in ((dim,) if isinstance(dim, int) else dim)}
+        dims = set(wrap_dims(dim, input.ndim))
         dims = {d for d in dims if input.shape[d] == 1}
     shape = tuple(s for d, s in enumerate(input.shape) if d not in dims)
     return input if shape == tuple(input.shape) else bind(reshape_p, input, new_sizes=shape)
 
 
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:  # noqa: A002
-    """Merge dimensions ``start_dim..end_dim`` into one."""
+    """Merge dimensions ``start_dim..end_dim`` into one (a 0-d tensor becomes 1-d).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3, 4).flatten(1).shape
+    tidu.Size([2, 12])
+    """
     if input.ndim == 0:
         return reshape(input, 1)
     a, b = wrap_dim(start_dim, input.ndim), wrap_dim(end_dim, input.ndim)
@@ -136,8 +252,262 @@ def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:  # noqa: 
     return reshape(input, shape)
 
 
+def unflatten(input: Any, dim: int, sizes: Any) -> Any:  # noqa: A002
+    """Split dimension ``dim`` into ``sizes`` (one may be -1).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 6).unflatten(1, (3, -1)).shape
+    tidu.Size([2, 3, 2])
+    """
+    d = wrap_dim(dim, input.ndim)
+    sizes = [int(s) for s in sizes]
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = input.shape[d]
+    if -1 not in sizes and prod(sizes) != n:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} ({n}) in the input tensor"
+        )
+    inner = _infer(sizes, n, op="unflatten: sizes")
+    return reshape(input, tuple(input.shape[:d]) + inner + tuple(input.shape[d + 1:]))
+
+
+def repeat(input: Any, *sizes: Any) -> Any:  # noqa: A002
+    """Tile the tensor ``sizes[i]`` times along dimension ``i`` (leading sizes add dimensions).
+
+    Composed as broadcast + reshape: the gradient sums the copies.
+
+    >>> import tidu
+    >>> tidu.tensor([1, 2]).repeat(2, 2)
+    tensor([[1, 2, 1, 2],
+            [1, 2, 1, 2]])
+    """
+    reps = [int(s) for s in _sizes(sizes)]
+    if len(reps) < input.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor "
+            f"(repeats {reps}, tensor of shape {tuple(input.shape)})"
+        )
+    if any(r < 0 for r in reps):
+        raise RuntimeError(f"Trying to create tensor with negative dimension in repeat {reps}")
+    shape = (1,) * (len(reps) - input.ndim) + tuple(input.shape)
+    interleaved = tuple(v for r, s in zip(reps, shape) for v in (r, s))
+    x = reshape(input, shape)
+    if all(r == 1 for r in reps):
+        return _copy(x)
+    x = bind(broadcast_in_dim, x, shape=interleaved, broadcast_dimensions=tuple(range(1, 2 * len(shape), 2)))
+    return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def _copy(x: Any) -> Any:
+    """A copy of ``x`` (a one-operand ``concatenate``), where PyTorch returns new storage."""
+    if x.ndim == 0:
+        return bind(reshape_p, _copy(bind(reshape_p, x, new_sizes=(1,))), new_sizes=())
+    return bind(concatenate_p, x, dimension=0)
+
+
+def flip(input: Any, *dims: Any, **kwargs: Any) -> Any:  # noqa: A002
+    """Reverse the order of elements along ``dims`` (a copy, as in PyTorch).
+
+    Gradient: the cotangent flipped back (primitive ``rev``, its own transpose).
+
+    >>> import tidu
+    >>> tidu.tensor([[1, 2], [3, 4]]).flip(0)
+    tensor([[3, 4],
+            [1, 2]])
+    """
+    axes = wrap_dims(_sizes(_keyword(dims, kwargs, "dims", "flip")), input.ndim)
+    return bind(rev, input, dimensions=tuple(sorted(axes)))
+
+
+def narrow(input: Any, dim: int, start: Any, length: int) -> Any:  # noqa: A002
+    """Elements ``start:start + length`` of dimension ``dim`` (a view; ``start`` may be negative).
+
+    >>> import tidu
+    >>> tidu.arange(6).narrow(0, -4, 2)
+    tensor([2, 3])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    start, length = int(start), int(length)
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if start < 0:
+        start += n
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return _narrow(input, d, start, start + length)
+
+
+def _narrow(x: Any, d: int, start: int, stop: int) -> Any:
+    if start == 0 and stop == x.shape[d]:
+        return x
+    starts = tuple(start if i == d else 0 for i in range(x.ndim))
+    limits = tuple(stop if i == d else s for i, s in enumerate(x.shape))
+    return bind(slice_p, x, start_indices=starts, limit_indices=limits, strides=(1,) * x.ndim)
+
+
+def roll(input: Any, shifts: Any, dims: Any = None) -> Any:  # noqa: A002
+    """Rotate elements by ``shifts`` along ``dims`` (no ``dims``: over the flattened tensor).
+
+    Composed as two slices and a ``concatenate`` per dimension.
+
+    >>> import tidu
+    >>> tidu.arange(5).roll(2)
+    tensor([3, 4, 0, 1, 2])
+    """
+    shifts = tuple(shifts) if isinstance(shifts, list | tuple) else (shifts,)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return reshape(roll(flatten(input), shifts[0], 0), tuple(input.shape))
+    dims = tuple(dims) if isinstance(dims, list | tuple) else (dims,)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    dims = tuple(wrap_dim(d, input.ndim) for d in dims)
+    out = input
+    for shift, d in zip(shifts, dims):
+        n = out.shape[d]
+        k = int(shift) % n if n else 0
+        if k:
+            out = bind(concatenate_p, _narrow(out, d, n - k, n), _narrow(out, d, 0, n - k), dimension=d)
+    return _copy(out) if out is input else out
+
+
+def _tensor_list(tensors: Any, op: str) -> list:
+    if is_value(tensors) or not isinstance(tensors, list | tuple):
+        raise TypeError(
+            f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not {type(tensors).__name__}"
+        )
+    for i, t in enumerate(tensors):
+        if not is_value(t):
+            raise TypeError(f"{op}(): expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    return list(tensors)
+
+
+def cat(tensors: Any, dim: int = 0) -> Any:
+    """Concatenate tensors along ``dim`` (one kernel however many tensors).
+
+    Follows PyTorch: the dtypes are promoted, 1-d empty tensors are skipped, and all other
+    sizes must match except in ``dim``. Gradient: each operand gets its slice of the
+    cotangent (primitive ``concatenate``, whose transpose is ``slice``).
+
+    >>> import tidu
+    >>> tidu.cat([tidu.tensor([[1, 2]]), tidu.tensor([[3.0, 4.0]])])
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
+    tensors = _tensor_list(tensors, "cat")
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    dt = dtypes.result_type(*tensors)
+    kept = [t for t in tensors if tuple(t.shape) != (0,)] or tensors[:1]
+    d = wrap_dim(dim, kept[0].ndim)
+    operands = [convert(t, dt) for t in kept]
+    return bind(concatenate_p, *operands, dimension=d)
+
+
+concat = cat
+
+
+def concatenate(tensors: Any, axis: int = 0) -> Any:
+    """``cat`` with numpy's argument name.
+
+    >>> import tidu
+    >>> tidu.concatenate([tidu.zeros(2), tidu.ones(1)], axis=0)
+    tensor([0., 0., 1.])
+    """
+    return cat(tensors, axis)
+
+
+def stack(tensors: Any, dim: int = 0) -> Any:
+    """Join tensors of one shape along a new dimension ``dim``.
+
+    >>> import tidu
+    >>> tidu.stack([tidu.tensor([1, 2]), tidu.tensor([3, 4])], dim=1)
+    tensor([[1, 3],
+            [2, 4]])
+    """
+    tensors = _tensor_list(tensors, "stack")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    first = tuple(tensors[0].shape)
+    for i, t in enumerate(tensors[1:], 1):
+        if tuple(t.shape) != first:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
+                f"{list(t.shape)} at entry {i}"
+            )
+    d = wrap_dim(dim, len(first) + 1)
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> tuple:
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the listed sizes.
+
+    >>> import tidu
+    >>> [p.tolist() for p in tidu.arange(5).split(2)]
+    [[0, 1], [2, 3], [4]]
+    >>> [p.tolist() for p in tidu.arange(5).split([1, 4])]
+    [[0], [1, 2, 3, 4]]
+    """
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, list | tuple):
+        sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at dimension "
+                f"{d}), but got split_sizes={sizes}"
+            )
+    else:
+        size = int(split_size_or_sections)
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        if size == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [min(size, n - i) for i in range(0, n, size)] if n else [0]
+    bounds = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
+    return tuple(_narrow(tensor, d, a, b) for a, b in zip(bounds, bounds[1:]))
+
+
+def chunk(input: Any, chunks: int, dim: int = 0) -> tuple:  # noqa: A002
+    """At most ``chunks`` pieces of equal size ``ceil(n / chunks)`` along ``dim`` (PyTorch's rule).
+
+    >>> import tidu
+    >>> [p.tolist() for p in tidu.arange(5).chunk(3)]
+    [[0, 1], [2, 3], [4]]
+    """
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if n == 0:
+        return tuple(input for _ in range(chunks))
+    return split(input, -(-n // chunks), d)
+
+
+def _split_method(self: Any, split_size: Any, dim: int = 0) -> tuple:
+    return split(self, split_size, dim)
+
+
 METHODS = {
-    "reshape": reshape, "view": view, "permute": permute, "transpose": transpose, "t": t, "expand": expand,
-    "unsqueeze": unsqueeze, "squeeze": squeeze, "flatten": flatten,
-    "expand_as": lambda self, other: expand(self, *other.shape),
+    "reshape": reshape, "view": view, "permute": permute, "transpose": transpose, "t": t,
+    "T": property(_T), "mT": property(_mT),
+    "expand": expand, "expand_as": _expand_as, "broadcast_to": broadcast_to,
+    "unsqueeze": unsqueeze, "squeeze": squeeze, "flatten": flatten, "unflatten": unflatten,
+    "repeat": repeat, "flip": flip, "roll": roll, "narrow": narrow, "split": _split_method, "chunk": chunk,
 }

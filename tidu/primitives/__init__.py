@@ -4,9 +4,9 @@ Importing this package registers each family in ``tidu.core.primitive.REGISTRY``
 """
 
 from ..core.primitive import REGISTRY
-from . import creation, elementwise, linalg, reduce, slicing, structural
+from . import creation, elementwise, gather, linalg, reduce, slicing, structural
 
-__all__ = ["REGISTRY", "creation", "elementwise", "linalg", "reduce", "slicing", "structural", "table"]
+__all__ = ["REGISTRY", "creation", "elementwise", "gather", "linalg", "reduce", "slicing", "structural", "table"]
 
 
 def table() -> str:

@@ -1,16 +1,23 @@
-"""Shape primitives: views where numpy gives them (reshape, transpose, broadcast)."""
+"""Shape primitives: views where numpy gives them (reshape, transpose, broadcast); concatenate, rev."""
 
 from __future__ import annotations
 
+import functools
+import itertools
+from collections.abc import Callable, Iterator
 from math import prod
+from typing import Any
 
 import numpy as np
 
 from ..core.aval import ShapeDtype
 from ..core.dtypes import dtype
 from ..core.primitive import Primitive
+from ._batching import at_front, batch_size, shifted
 from ._batching import elementwise as batch_elementwise
 from ._batching import unary as batch_unary
+from ._util import ops
+from .slicing import pad, slice_p
 
 broadcast_in_dim = Primitive("broadcast_in_dim")
 
@@ -106,6 +113,98 @@ convert_element_type.def_impl(lambda x, *, new_dtype: x.astype(new_dtype.np))
 convert_element_type.def_jvp(_convert_jvp)
 convert_element_type.def_transpose(lambda ct, x, *, new_dtype: [convert_element_type.bind(ct, new_dtype=x.dtype)])
 convert_element_type.def_batch(batch_elementwise(convert_element_type))
+
+
+concatenate = Primitive("concatenate")
+
+
+@concatenate.def_abstract_eval
+def _concatenate_shape(*xs: ShapeDtype, dimension: int) -> ShapeDtype:
+    if not xs:
+        raise ValueError("concatenate: expected a non-empty list of operands")
+    first = xs[0]
+    if not 0 <= dimension < max(first.ndim, 1) or first.ndim == 0:
+        raise IndexError(f"concatenate: dimension {dimension} is out of range for operands of shape {first.shape}")
+    for i, x in enumerate(xs[1:], 1):
+        if x.ndim != first.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {first.ndim} and {x.ndim}"
+            )
+        if x.dtype is not first.dtype:
+            raise TypeError(f"concatenate: operand dtypes must match, got {first.dtype.name} and {x.dtype.name}")
+        for d, (a, b) in enumerate(zip(first.shape, x.shape)):
+            if d != dimension and a != b:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dimension}. Expected size {a} but got "
+                    f"size {b} for tensor number {i} in the list."
+                )
+    shape = list(first.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapeDtype(tuple(shape), first.dtype)
+
+
+class _PerPosition:
+    """JVP rules of a variadic primitive: rule ``i`` is ``rule(i, ...)``; the engine zips them
+    with however many inputs an application has."""
+
+    def __init__(self, rule: Callable[..., Any]) -> None:
+        self.rule = rule
+
+    def __iter__(self) -> Iterator[Callable[..., Any]]:
+        return (functools.partial(self.rule, i) for i in itertools.count())
+
+
+def _concatenate_jvp(i, dx, *primals_and_out, dimension):  # noqa: ANN001, ANN202
+    """The tangent of operand ``i`` lands in its block: zeros padded around it."""
+    xs = primals_and_out[:-1]
+    before = sum(x.shape[dimension] for x in xs[:i])
+    after = sum(x.shape[dimension] for x in xs[i + 1:])
+    config = tuple((before, after, 0) if d == dimension else (0, 0, 0) for d in range(dx.ndim))
+    return pad.bind(dx, padding_config=config)
+
+
+def _concatenate_transpose(ct, *xs, dimension):  # noqa: ANN001, ANN202
+    cts, offset = [], 0
+    for x in xs:
+        n = x.shape[dimension]
+        if ops.is_linear(x):
+            starts = tuple(offset if d == dimension else 0 for d in range(ct.ndim))
+            limits = tuple(offset + n if d == dimension else s for d, s in enumerate(ct.shape))
+            cts.append(slice_p.bind(ct, start_indices=starts, limit_indices=limits, strides=(1,) * ct.ndim))
+        else:
+            cts.append(None)
+        offset += n
+    return cts
+
+
+concatenate.def_impl(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
+concatenate.jvp_rules = _PerPosition(_concatenate_jvp)  # type: ignore[assignment]
+concatenate.def_transpose(_concatenate_transpose)
+
+
+def _concatenate_batch(args, dims, *, dimension):  # noqa: ANN001, ANN202
+    size = batch_size(args, dims)
+    return concatenate.bind(*[at_front(a, d, size) for a, d in zip(args, dims)], dimension=dimension + 1), 0
+
+
+concatenate.def_batch(_concatenate_batch)
+
+rev = Primitive("rev")
+
+
+@rev.def_abstract_eval
+def _rev_shape(x: ShapeDtype, *, dimensions: tuple[int, ...]) -> ShapeDtype:
+    for d in dimensions:
+        if not 0 <= d < x.ndim:
+            raise IndexError(f"rev: dimension {d} is out of range for a tensor of shape {tuple(x.shape)}")
+    if len(set(dimensions)) != len(dimensions):
+        raise RuntimeError(f"rev: dims {tuple(dimensions)} repeat a dimension")
+    return x
+
+
+rev.def_impl(lambda x, *, dimensions: np.flip(x, dimensions).copy())
+rev.def_linear(lambda ct, x, *, dimensions: [rev.bind(ct, dimensions=dimensions)])
+rev.def_batch(batch_unary(lambda x, *, dimensions: rev.bind(x, dimensions=shifted(dimensions))))
 
 
 def reduce_sum_p(x, axes):  # noqa: ANN001, ANN201

@@ -1,0 +1,115 @@
+"""``gather`` and ``scatter_add`` along one axis: each the other's transpose.
+
+``gather(x, index)`` reads ``x`` at ``index`` along ``axis`` (``torch.gather``); it is
+linear in ``x``, and its transpose adds the cotangent back at the same places, so
+repeated indices accumulate. ``scatter_add(x, index, src)`` is linear in ``(x, src)``;
+its transpose in ``src`` is a gather. Indices are int64 and not differentiable.
+"""
+
+from __future__ import annotations
+
+from ..backends.cpu import index as cpu
+from ..core.aval import ShapeDtype
+from ..core.dtypes import float32, float64, int32, int64
+from ..core.primitive import Primitive
+from ._batching import at_front, batch_size
+from ._util import check_dtype, ops
+from .creation import full
+from .slicing import pad
+
+
+def _check_index(name: str, index: ShapeDtype, ndim: int, axis: int) -> None:
+    if index.dtype is not int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {index.dtype.name}")
+    if index.ndim != ndim:
+        raise RuntimeError(
+            f"{name}(): Index tensor must have the same number of dimensions as the tensors it indexes "
+            f"(index {tuple(index.shape)}, {ndim} dimensions expected)"
+        )
+    if not 0 <= axis < max(ndim, 1) or ndim == 0:
+        raise IndexError(f"{name}(): axis {axis} is out of range for a tensor of dimension {ndim}")
+
+
+def _check_extent(name: str, index: ShapeDtype, other: ShapeDtype, what: str, skip: int | None) -> None:
+    for d, (m, n) in enumerate(zip(index.shape, other.shape)):
+        if d != skip and m > n:
+            raise RuntimeError(
+                f"{name}(): Size does not match at dimension {d}: expected index {list(index.shape)} to be no "
+                f"larger than {what} {list(other.shape)}" + (f" apart from dimension {skip}" if skip is not None else "")
+            )
+
+
+def _zeros(like, aval: ShapeDtype):  # noqa: ANN001, ANN202
+    """Zeros of ``aval`` inside a rule (``like`` is the rule's tangent or cotangent)."""
+    return like.tracer.emit(full, [], {"shape": tuple(aval.shape), "value": 0, "dtype": aval.dtype})
+
+
+gather = Primitive("gather")
+
+
+@gather.def_abstract_eval
+def _gather_shape(x: ShapeDtype, index: ShapeDtype, *, axis: int) -> ShapeDtype:
+    _check_index("gather", index, x.ndim, axis)
+    _check_extent("gather", index, x, "input", axis)
+    return ShapeDtype(tuple(index.shape), x.dtype)
+
+
+def _gather_transpose(ct, x, index, *, axis):  # noqa: ANN001, ANN202
+    return [scatter_add.bind(_zeros(ct, x.aval), index, ct, axis=axis), None]
+
+
+gather.def_impl(cpu.gather)
+gather.def_jvp(lambda dx, x, index, out, *, axis: gather.bind(dx, index, axis=axis), None)
+gather.def_transpose(_gather_transpose, linear_in=(0,))
+
+
+def _along_axis_batch(prim):  # noqa: ANN001, ANN202
+    """Every operand batched at 0; the per-example axis moves one to the right."""
+
+    def rule(args, dims, *, axis):  # noqa: ANN001, ANN202
+        size = batch_size(args, dims)
+        return prim.bind(*[at_front(a, d, size) for a, d in zip(args, dims)], axis=axis + 1), 0
+
+    return rule
+
+
+gather.def_batch(_along_axis_batch(gather))
+
+scatter_add = Primitive("scatter_add")
+
+
+@scatter_add.def_abstract_eval
+def _scatter_add_shape(x: ShapeDtype, index: ShapeDtype, src: ShapeDtype, *, axis: int) -> ShapeDtype:
+    _check_index("scatter_add", index, x.ndim, axis)
+    if src.ndim != x.ndim:
+        raise RuntimeError(
+            f"scatter_add(): src {tuple(src.shape)} must have as many dimensions as self {tuple(x.shape)}"
+        )
+    _check_extent("scatter_add", index, x, "self", axis)
+    _check_extent("scatter_add", index, src, "src", None)
+    if src.dtype is not x.dtype:
+        raise RuntimeError(
+            f"scatter_add(): Expected self.dtype to be equal to src.dtype ({x.dtype.name} and {src.dtype.name})"
+        )
+    check_dtype("scatter_add", x, (int32, int64, float32, float64))
+    return x
+
+
+def _scatter_add_transpose(ct, x, index, src, *, axis):  # noqa: ANN001, ANN202
+    ct_src = None
+    if ops.is_linear(src):
+        ct_src = gather.bind(ct, index, axis=axis)
+        if tuple(index.shape) != tuple(src.aval.shape):
+            config = tuple((0, n - m, 0) for m, n in zip(index.shape, src.aval.shape))
+            ct_src = pad.bind(ct_src, padding_config=config)
+    return [ct if ops.is_linear(x) else None, None, ct_src]
+
+
+scatter_add.def_impl(cpu.scatter_add)
+scatter_add.def_jvp(
+    lambda dx, x, index, src, out, *, axis: dx,
+    None,
+    lambda dsrc, x, index, src, out, *, axis: scatter_add.bind(_zeros(dsrc, x.aval), index, dsrc, axis=axis),
+)
+scatter_add.def_transpose(_scatter_add_transpose, linear_in=(0, 2))
+scatter_add.def_batch(_along_axis_batch(scatter_add))
