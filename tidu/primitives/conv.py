@@ -1,7 +1,8 @@
 """Convolution and the gather/scatter pair of max pooling.
 
 ``conv_general_dilated`` is XLA's convolution on (N, C, *spatial) inputs and (O, C/G, *k)
-kernels, in any number of spatial dimensions. Per spatial axis, with input length L, kernel
+kernels, with one or two spatial dimensions (the rules are written for any number; the CPU
+kernel does 1-D and 2-D). Per spatial axis, with input length L, kernel
 length K, stride s, padding (lo, hi), lhs dilation a, rhs dilation d:
 
     x_p = the input spread a apart (zeros between), then padded by (lo, hi) (negative crops)
@@ -51,8 +52,8 @@ def _conv_shape(lhs: ShapeDtype, rhs: ShapeDtype, *, window_strides: tuple, padd
     shapes = f"input {tuple(lhs.shape)}, weight {tuple(rhs.shape)}"
     if lhs.dtype is not rhs.dtype:
         raise RuntimeError(f"{name}: input dtype {lhs.dtype.name} and weight dtype {rhs.dtype.name} differ")
-    if nd < 1 or rhs.ndim != lhs.ndim:
-        raise RuntimeError(f"{name}: expected (N, C, *spatial) input and (O, C/G, *k) weight of one rank: {shapes}")
+    if nd not in (1, 2) or rhs.ndim != lhs.ndim:
+        raise RuntimeError(f"{name}: expected (N, C, L) or (N, C, H, W) input and a weight of the same rank: {shapes}")
     if not len(window_strides) == len(padding) == len(lhs_dilation) == len(rhs_dilation) == nd:
         raise RuntimeError(f"{name}: expected {nd} strides, padding pairs and dilations for {shapes}")
     if min((*window_strides, *lhs_dilation, *rhs_dilation), default=1) < 1:

@@ -1,18 +1,32 @@
-"""Convolution (im2col + BLAS) and the window-argmax, gather and scatter loops of max pooling.
-
-``conv_general`` lays the windows of the dilated, padded input out as columns (one copy of a
-strided numpy view) and multiplies each feature group by its kernel matrix with ``np.matmul``.
-"""
+"""Convolution (im2col or col2im around a BLAS matmul) and the window-argmax, gather and
+scatter loops of max pooling."""
 
 from __future__ import annotations
 
+import threading
 from math import prod
 
 import numpy as np
 from numba import njit
-from numpy.lib.stride_tricks import as_strided
 
 from .elementwise import JIT, contiguous
+
+_SCRATCH = threading.local()
+SCRATCH_LIMIT = 1 << 22  # elements; a larger temporary is allocated (and freed) each call
+
+
+def scratch(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """A reused temporary that never leaves the kernel (im2col columns, col2im products): fresh
+    large arrays cost a page fault per 4 KiB, as much as the copy that fills them."""
+    size = prod(shape)
+    if size > SCRATCH_LIMIT:
+        return np.empty(shape, dtype)
+    name = np.dtype(dtype).name
+    buf = getattr(_SCRATCH, name, None)
+    if buf is None or buf.size < size:
+        buf = np.empty(max(size, 1 << 16), dtype)
+        setattr(_SCRATCH, name, buf)
+    return buf[:size].reshape(shape)
 
 
 def dilate_and_pad(x: np.ndarray, dilation: tuple, padding: tuple) -> np.ndarray:
@@ -35,6 +49,55 @@ def dilate_and_pad(x: np.ndarray, dilation: tuple, padding: tuple) -> np.ndarray
     return out
 
 
+@njit(**JIT)
+def _im2col(x, cols, sh, sw, dh, dw):  # pragma: no cover - compiled
+    """cols[n, c, i, j, p, q] = x[n, c, p*sh + i*dh, q*sw + j*dw]; x is padded (N, C, H, W).
+
+    The longer of the kernel and output widths is the inner loop (weight gradients have
+    kernels as wide as the image and outputs as small as the kernel)."""
+    n_j, n_q = cols.shape[3], cols.shape[5]
+    for n in range(cols.shape[0]):
+        for c in range(cols.shape[1]):
+            for i in range(cols.shape[2]):
+                for p in range(cols.shape[4]):
+                    h = p * sh + i * dh
+                    if n_q >= n_j:
+                        for j in range(n_j):
+                            for q in range(n_q):
+                                cols[n, c, i, j, p, q] = x[n, c, h, q * sw + j * dw]
+                    else:
+                        for q in range(n_q):
+                            for j in range(n_j):
+                                cols[n, c, i, j, p, q] = x[n, c, h, q * sw + j * dw]
+
+
+@njit(**JIT)
+def _col2im(y, out, sh, sw, lo_h, lo_w, ah, aw, dh, dw):  # pragma: no cover - compiled
+    """out[n, o, p, q] += y[n, o, i, j, a, b] where p*sh + i*dh == a*ah + lo_h and
+    q*sw + j*dw == b*aw + lo_w."""
+    n_out_h, n_out_w, n_b = out.shape[2], out.shape[3], y.shape[5]
+    for n in range(y.shape[0]):
+        for o in range(y.shape[1]):
+            for i in range(y.shape[2]):
+                for a in range(y.shape[4]):
+                    ph = a * ah + lo_h - i * dh
+                    if ph < 0 or ph % sh != 0 or ph // sh >= n_out_h:
+                        continue
+                    p = ph // sh
+                    for j in range(y.shape[3]):
+                        off = lo_w - j * dw
+                        if sw == 1:  # the columns that land inside the output, without a test each
+                            first = max(0, (-off + aw - 1) // aw)
+                            last = min(n_b, (n_out_w - 1 - off) // aw + 1)
+                            for b in range(first, last):
+                                out[n, o, p, b * aw + off] += y[n, o, i, j, a, b]
+                            continue
+                        for b in range(n_b):
+                            pw = b * aw + off
+                            if pw >= 0 and pw % sw == 0 and pw // sw < n_out_w:
+                                out[n, o, p, pw // sw] += y[n, o, i, j, a, b]
+
+
 def conv_general(
     lhs: np.ndarray,
     rhs: np.ndarray,
@@ -46,33 +109,42 @@ def conv_general(
     feature_group_count: int,
     flip: bool,
 ) -> np.ndarray:
-    """lhs (N, C, *in), rhs (O, C/G, *k) -> (N, O, *out); see ``conv_general_dilated``."""
-    nd = lhs.ndim - 2
+    """lhs (N, C, *in), rhs (O, C/G, *k) -> (N, O, *out), 1-D or 2-D; see ``conv_general_dilated``.
+
+    Two ways, whichever builds the smaller matrix: im2col (gather the windows, C*K rows, one
+    column per output cell, then kernel @ cols), or col2im (kernel^T @ input, O*K rows, one
+    column per input cell, then scatter-add each product to its output cell). The second is
+    the cheap one for the transposes, whose input is the cotangent of many channels.
+    """
+    if lhs.ndim == 3:  # 1-D: a 2-D convolution of height 1
+        out = conv_general(lhs[:, :, None], rhs[:, :, None], window_strides=(1, *window_strides),
+                           padding=((0, 0), *padding), lhs_dilation=(1, *lhs_dilation),
+                           rhs_dilation=(1, *rhs_dilation), feature_group_count=feature_group_count, flip=flip)
+        return out[:, :, 0]
     if flip:
-        rhs = rhs[(slice(None), slice(None)) + (slice(None, None, -1),) * nd]
-    x = dilate_and_pad(lhs, lhs_dilation, padding)
-    n, c = x.shape[:2]
-    o, ks = rhs.shape[0], rhs.shape[2:]
-    g = feature_group_count
-    cg, og = c // g, o // g
-    out_sp = tuple((xs - (k - 1) * d - 1) // s + 1 for xs, k, d, s in zip(x.shape[2:], ks, rhs_dilation, window_strides))
-    npos, kcols = prod(out_sp), cg * prod(ks)
-    if n * npos * o == 0 or kcols == 0:
-        return np.zeros((n, o) + out_sp, lhs.dtype)
-    sn, sc, ssp = x.strides[0], x.strides[1], x.strides[2:]
-    # windows as (G, Cg, *k, N, *out): the column matrix of each group is one reshape away
-    view = as_strided(
-        x,
-        (g, cg) + tuple(ks) + (n,) + out_sp,
-        (cg * sc, sc) + tuple(t * d for t, d in zip(ssp, rhs_dilation)) + (sn,)
-        + tuple(t * s for t, s in zip(ssp, window_strides)),
-        writeable=False,
-    )
-    cols = view.reshape(g, kcols, n * npos)
-    kernel = contiguous(rhs).reshape(g, og, kcols)
-    out = np.matmul(kernel, cols)  # (G, Og, N * npos)
-    out = out.reshape(o, n, npos).transpose(1, 0, 2)
-    return np.ascontiguousarray(out).reshape((n, o) + out_sp)
+        rhs = rhs[:, :, ::-1, ::-1]
+    n, c, o, g = lhs.shape[0], lhs.shape[1], rhs.shape[0], feature_group_count
+    cg, og, ks = c // g, o // g, rhs.shape[2:]
+    spread = [(m - 1) * a + 1 if m else 0 for m, a in zip(lhs.shape[2:], lhs_dilation)]
+    out_hw = tuple((lo + m + hi - (k - 1) * d - 1) // s + 1
+                   for m, (lo, hi), k, d, s in zip(spread, padding, ks, rhs_dilation, window_strides))
+    kk = prod(ks)
+    if n * o * prod(out_hw) == 0 or cg * kk == 0:
+        return np.zeros((n, o) + out_hw, lhs.dtype)
+    if o * lhs[0, 0].size < c * prod(out_hw):
+        # col2im: y[n, o, k, in] = sum_c w[o, c, k] x[n, c, in], scattered to the outputs
+        kernel = np.ascontiguousarray(rhs.reshape(g, og, cg, kk).transpose(0, 1, 3, 2)).reshape(g, og * kk, cg)
+        y = scratch((n, g, og * kk, lhs[0, 0].size), lhs.dtype)
+        np.matmul(kernel, contiguous(lhs).reshape(n, g, cg, -1), out=y)
+        y = y.reshape((n, o, *ks, *lhs.shape[2:]))
+        out = np.zeros((n, o) + out_hw, lhs.dtype)
+        _col2im(y, out, *window_strides, padding[0][0], padding[1][0], *lhs_dilation, *rhs_dilation)
+        return out
+    x = contiguous(dilate_and_pad(lhs, lhs_dilation, padding))
+    cols = scratch((n, c, *ks, *out_hw), lhs.dtype)
+    _im2col(x, cols, *window_strides, *rhs_dilation)
+    out = np.matmul(contiguous(rhs).reshape(g, og, cg * kk), cols.reshape(n, g, cg * kk, -1))
+    return out.reshape((n, o) + out_hw)
 
 
 @njit(**JIT)
