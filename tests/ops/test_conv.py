@@ -316,3 +316,43 @@ def test_pool_rank_error() -> None:
         tidu.max_pool2d(tidu.zeros(5, 5), 2)
     with pytest.raises(RuntimeError):
         F.max_pool2d(torch.zeros(5, 5), 2)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    op=st.sampled_from(["max_pool2d", "avg_pool2d"]), h=st.integers(1, 8), w=st.integers(1, 8),
+    k=st.tuples(st.integers(1, 3), st.integers(1, 3)), stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    pad=st.tuples(st.integers(0, 1), st.integers(0, 1)), ceil_mode=st.booleans(), flag=st.booleans(),
+    ties=st.booleans(),
+)
+def test_pool2d_fuzz(op, h, w, k, stride, pad, ceil_mode, flag, ties) -> None:  # noqa: ANN001
+    if any(2 * p > kk for p, kk in zip(pad, k)):
+        return
+    kw = dict(kernel_size=k, stride=stride, padding=pad, ceil_mode=ceil_mode)
+    kw[("count_include_pad" if op == "avg_pool2d" else "return_indices")] = flag
+    data = np.random.default_rng(h * 10 + w).integers(0, 3, (2, 2, h, w)) if ties else \
+        np.random.default_rng(h * 10 + w).standard_normal((2, 2, h, w))
+    x = tidu.tensor(data.astype(np.float64), requires_grad=True)
+    tx = torch.tensor(data.astype(np.float64), requires_grad=True)
+    try:
+        ref = getattr(F, op)(tx, **kw)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            getattr(tidu, op)(x, **kw)
+        return
+    out = getattr(tidu, op)(x, **kw)
+    if op == "max_pool2d" and flag:
+        (out, idx), (ref, ref_idx) = out, ref
+        np.testing.assert_array_equal(idx.numpy(), ref_idx.numpy())
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12, atol=1e-12)
+    c = np.random.default_rng(0).standard_normal(tuple(ref.shape))
+    (out * tidu.tensor(c)).sum().backward()
+    (ref * torch.tensor(c)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_max_pool2d_integer_input() -> None:
+    data = np.random.default_rng(8).integers(-5, 5, (1, 2, 5, 5))
+    out, ref = tidu.max_pool2d(tidu.tensor(data), 2, ceil_mode=True), F.max_pool2d(torch.tensor(data), 2, ceil_mode=True)
+    assert out.dtype is tidu.int64
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
