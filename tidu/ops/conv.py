@@ -16,7 +16,7 @@ from ..core.primitive import bind
 from ..primitives.conv import conv_general_dilated, gather_last
 from ..tensor import Tensor
 from ._operands import is_value
-from .shape import reshape
+from .shape import expand, reshape
 
 __all__ = ["avg_pool2d", "conv1d", "conv2d", "max_pool2d"]
 
@@ -109,8 +109,8 @@ def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilatio
         )
     out = bind(conv_general_dilated, x, weight, window_strides=stride, padding=pads, lhs_dilation=(1,) * nd,
                rhs_dilation=dilation, feature_group_count=groups, flip=False)
-    if bias is not None:
-        out = out + reshape(bias, (-1,) + (1,) * nd)
+    if bias is not None:  # broadcast in two steps: each transpose then sums adjacent axes, copy-free
+        out = out + expand(reshape(bias, (-1,) + (1,) * nd), *out.shape[1:])
     return reshape(out, tuple(out.shape[1:])) if unbatched else out
 
 
@@ -227,14 +227,13 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     """
     kernel, stride, padding, dilation, out_hw = _pool_args(
         "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
-    lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
-    data = input.detach().numpy().reshape(-1, h, w) if isinstance(input, Tensor) else None
-    if data is None:
+    if not isinstance(input, Tensor):
         raise TypeError("max_pool2d: the window maxima are found on concrete data; it cannot run inside an AD rule")
+    lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
+    data = input.detach().numpy().reshape(-1, h, w)
     idx = window_argmax(data, kernel, stride, padding, dilation, out_hw).reshape(lead + (out_hw[0] * out_hw[1],))
-    index = Tensor(idx)
     flat = reshape(input, lead + (h * w,))
-    out = reshape(bind(gather_last, flat, index), lead + out_hw)
+    out = reshape(bind(gather_last, flat, Tensor(idx)), lead + out_hw)
     if return_indices:
         return out, Tensor(idx.reshape(lead + out_hw))
     return out
