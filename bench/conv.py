@@ -157,6 +157,7 @@ def main() -> None:
           f"{platform.python_version()}  ")
     print(f"versions: tidu {importlib.metadata.version('tidu')}, torch {torch.__version__}, numpy {np.__version__}  ")
     print("threads: one (torch.set_num_threads(1); OMP/OpenBLAS/MKL/Numba threads 1)  ")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}  ")
     print(f"CPU time (time.process_time) of {batches} interleaved batches of ~{target_s * 1e3:.0f} ms each: the best "
           "batch, and the median in brackets (the machine is shared, so its wall clock is noise)")
     print()
