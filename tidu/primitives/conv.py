@@ -1,9 +1,9 @@
 """Convolution and the gather/scatter pair of max pooling.
 
 ``conv_general_dilated`` is XLA's convolution on (N, C, *spatial) inputs and (O, C/G, *k)
-kernels, with one or two spatial dimensions (the rules are written for any number; the CPU
-kernel does 1-D and 2-D). Per spatial axis, with input length L, kernel
-length K, stride s, padding (lo, hi), lhs dilation a, rhs dilation d:
+kernels with G feature groups, in one or two spatial dimensions (the rules hold for any
+number; the CPU kernel does 1-D and 2-D). Per spatial axis, with kernel length K, stride s,
+padding (lo, hi), lhs dilation a and rhs dilation d:
 
     x_p = the input spread a apart (zeros between), then padded by (lo, hi) (negative crops)
     out[p] = sum_k x_p[p*s + k*d] * w[k]          (w[K-1-k] when ``flip``)
