@@ -3,6 +3,8 @@ bias), second order, forward mode, ties in max pooling, and PyTorch's errors."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,11 @@ from hypothesis import strategies as st
 
 import tidu
 from tests.test_torch_oracle import FLOATS, Arg, run_both
+from tidu.backends.cpu.conv import conv_general
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "primitives"))  # the op_db rows and their references
+import op_db  # noqa: E402,F401 - first: it imports rows_conv when complete
+from rows_conv import conv_ref  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
 
@@ -356,3 +363,24 @@ def test_max_pool2d_integer_input() -> None:
     out, ref = tidu.max_pool2d(tidu.tensor(data), 2, ceil_mode=True), F.max_pool2d(torch.tensor(data), 2, ceil_mode=True)
     assert out.dtype is tidu.int64
     np.testing.assert_array_equal(out.numpy(), ref.numpy())
+
+
+KERNEL_CASES = [  # (input, weight, strides, padding, lhs dilation, rhs dilation, groups, flip)
+    ((2, 4, 6, 5), (6, 2, 3, 2), (2, 1), ((1, 2), (0, 1)), (1, 1), (1, 2), 2, False),
+    ((1, 3, 5, 6), (2, 3, 2, 3), (3, 2), ((-1, 2), (2, -2)), (2, 3), (2, 1), 1, True),
+    ((2, 2, 7, 4), (2, 1, 3, 3), (1, 3), ((4, 0), (3, 3)), (1, 2), (1, 1), 2, True),
+    ((2, 3, 9), (4, 3, 2), (2,), ((-2, 3),), (3,), (2,), 1, False),
+]
+
+
+@pytest.mark.parametrize("method", ["im2col", "col2im"])
+@pytest.mark.parametrize("case", KERNEL_CASES, ids=str)
+def test_both_kernel_paths_match_the_reference(case: tuple, method: str) -> None:
+    """Each of the kernel's two algorithms, on geometry only the AD rules produce (lhs dilation,
+    negative padding, flipped kernels), against a loop over kernel offsets."""
+    xs, ws, strides, padding, lhs_dil, rhs_dil, groups, flip = case
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    out = conv_general(x, w, window_strides=strides, padding=padding, lhs_dilation=lhs_dil, rhs_dilation=rhs_dil,
+                       feature_group_count=groups, flip=flip, method=method)
+    np.testing.assert_allclose(out, conv_ref(x, w, strides, padding, lhs_dil, rhs_dil, groups, flip), atol=1e-12)

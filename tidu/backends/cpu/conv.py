@@ -108,18 +108,21 @@ def conv_general(
     rhs_dilation: tuple,
     feature_group_count: int,
     flip: bool,
+    method: str = "auto",
 ) -> np.ndarray:
     """lhs (N, C, *in), rhs (O, C/G, *k) -> (N, O, *out), 1-D or 2-D; see ``conv_general_dilated``.
 
-    Two ways, whichever builds the smaller matrix: im2col (gather the windows, C*K rows, one
-    column per output cell, then kernel @ cols), or col2im (kernel^T @ input, O*K rows, one
-    column per input cell, then scatter-add each product to its output cell). The second is
-    the cheap one for the transposes, whose input is the cotangent of many channels.
+    Two ways, whichever builds the smaller matrix (``method='auto'``): ``'im2col'`` (gather
+    the windows, C*K rows, one column per output cell, then kernel @ cols), or ``'col2im'``
+    (kernel^T @ input, O*K rows, one column per input cell, then scatter-add each product to
+    its output cell). The second is the cheap one for the transposes, whose input is the
+    cotangent of many channels.
     """
     if lhs.ndim == 3:  # 1-D: a 2-D convolution of height 1
         out = conv_general(lhs[:, :, None], rhs[:, :, None], window_strides=(1, *window_strides),
                            padding=((0, 0), *padding), lhs_dilation=(1, *lhs_dilation),
-                           rhs_dilation=(1, *rhs_dilation), feature_group_count=feature_group_count, flip=flip)
+                           rhs_dilation=(1, *rhs_dilation), feature_group_count=feature_group_count, flip=flip,
+                           method=method)
         return out[:, :, 0]
     if flip:
         rhs = rhs[:, :, ::-1, ::-1]
@@ -131,7 +134,7 @@ def conv_general(
     kk = prod(ks)
     if n * o * prod(out_hw) == 0 or cg * kk == 0:
         return np.zeros((n, o) + out_hw, lhs.dtype)
-    if o * lhs[0, 0].size < c * prod(out_hw):
+    if method == "col2im" or method == "auto" and o * lhs[0, 0].size < c * prod(out_hw):
         # col2im: y[n, o, k, in] = sum_c w[o, c, k] x[n, c, in], scattered to the outputs
         kernel = np.ascontiguousarray(rhs.reshape(g, og, cg, kk).transpose(0, 1, 3, 2)).reshape(g, og * kk, cg)
         y = scratch((n, g, og * kk, lhs[0, 0].size), lhs.dtype)
