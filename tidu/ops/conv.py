@@ -259,7 +259,7 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     kernel, stride, padding, _, out_hw = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"avg_pool2d: expected a floating point input, but got {input.dtype.name}")
-    if divisor_override is not None and divisor_override == 0:
+    if divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
     x = reshape(input, (-1, 1, h, w))
