@@ -1,7 +1,290 @@
-"""Convolution and pooling (PyTorch's ``conv1d``, ``conv2d``, ``max_pool2d``, ``avg_pool2d``)."""
+"""Convolution and pooling (PyTorch's ``conv1d``, ``conv2d``, ``max_pool2d``, ``avg_pool2d``).
+
+Convolutions bind ``conv_general_dilated``; average pooling is a convolution with a kernel
+of ones divided by the window counts; max pooling gathers each window's first maximum
+(``gather_last``), so its gradient goes to one element per window, as in PyTorch.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+import numpy as np
+
+from ..backends.cpu.conv import window_argmax
+from ..core.primitive import bind
+from ..primitives.conv import conv_general_dilated, gather_last
+from ..tensor import Tensor
+from ._operands import is_value
+from .shape import expand, reshape
+
+__all__ = ["avg_pool2d", "conv1d", "conv2d", "max_pool2d"]
+
+_TYPE = {"float32": "float", "float64": "double", "int32": "int", "int64": "long", "bool": "bool"}
+
+
+def _tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
+    out = (value,) * n if isinstance(value, int) else tuple(int(v) for v in value)
+    if len(out) != n:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {n} values to match the "
+            f"convolution dimensions, but got {name}={list(out)}"
+        )
+    return out
+
+
+def _check_tensor(x: Any, arg: str, op: str) -> None:
+    if not is_value(x):
+        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+
+
+def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: int,  # noqa: A002
+          nd: int) -> Any:
+    op = f"conv{nd}d"
+    _check_tensor(input, "input", op)
+    _check_tensor(weight, "weight", op)
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, but got input of size: "
+            f"{list(input.shape)}"
+        )
+    if weight.ndim != nd + 2:
+        raise RuntimeError(f"{op}: expected a {nd + 2}D weight (out_channels, in_channels / groups, kernel...), "
+                           f"but got weight of size {list(weight.shape)}")
+    stride, dilation = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "same" and any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        totals = [d * (k - 1) if padding == "same" else 0 for d, k in zip(dilation, kernel)]
+        pads = tuple((t // 2, t - t // 2) for t in totals)  # PyTorch puts the odd one on the right
+    else:
+        pads = tuple((p, p) for p in _tuple(padding, nd, "padding"))
+    if any(lo < 0 for lo, _ in pads):
+        raise RuntimeError("negative padding is not supported")
+    if any(s < 1 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 1 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups < 1:
+        raise RuntimeError("non-positive groups is not supported")
+    unbatched = input.ndim == nd + 1
+    x = reshape(input, (1, *input.shape)) if unbatched else input
+    wshape = list(weight.shape)
+    if weight.shape[0] < groups or weight.shape[0] % groups:
+        kind = "at least" if weight.shape[0] < groups else "divisible by"
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be {kind} {groups} at dimension 0, but got weight of "
+            f"size {wshape} instead"
+        )
+    if x.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {wshape}, expected input{list(x.shape)} to have "
+            f"{weight.shape[1] * groups} channels, but got {x.shape[1]} channels instead"
+        )
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"Input type ({_TYPE[input.dtype.name]}) and weight type ({_TYPE[weight.dtype.name]}) "
+                           "should be the same")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: expected a floating point input, but got {input.dtype.name}")
+    if bias is not None:
+        _check_tensor(bias, "bias", op)
+        if bias.ndim != 1 or bias.shape[0] != weight.shape[0]:
+            raise RuntimeError(
+                f"Given weight of size {wshape}, expected bias to be 1-dimensional with {weight.shape[0]} "
+                f"elements, but got bias of size {list(bias.shape)} instead"
+            )
+        if bias.dtype is not input.dtype:
+            raise RuntimeError(f"Input type ({_TYPE[input.dtype.name]}) and bias type ({_TYPE[bias.dtype.name]}) "
+                               "should be the same")
+    padded = [n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads)]
+    if any(p < d * (k - 1) + 1 for p, d, k in zip(padded, dilation, kernel)):
+        sizes = " x ".join(map(str, padded))
+        ks = " x ".join(str(d * (k - 1) + 1) for d, k in zip(dilation, kernel))
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({sizes}). Kernel size: ({ks}). Kernel size can't be "
+            f"greater than actual input size (input {list(input.shape)}, weight {wshape})"
+        )
+    out = bind(conv_general_dilated, x, weight, window_strides=stride, padding=pads, lhs_dilation=(1,) * nd,
+               rhs_dilation=dilation, feature_group_count=groups, flip=False)
+    if bias is not None:  # broadcast in two steps: each transpose then sums adjacent axes, copy-free
+        out = out + expand(reshape(bias, (-1,) + (1,) * nd), *out.shape[1:])
+    return reshape(out, tuple(out.shape[1:])) if unbatched else out
+
+
+def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """1-D cross-correlation of ``input`` (N, C_in, L) or (C_in, L) with ``weight`` (C_out, C_in / groups, K).
+
+    ``padding`` is an int, a 1-tuple, ``'valid'`` (none) or ``'same'`` (output length = input
+    length; stride 1 only). Gradient: primitive ``conv_general_dilated`` (bilinear; both
+    transposes are convolutions, tidu/primitives/conv.py).
+
+    >>> import tidu
+    >>> x = tidu.tensor([[[1.0, 2.0, 3.0, 4.0]]], requires_grad=True)
+    >>> w = tidu.tensor([[[1.0, -1.0]]])
+    >>> y = tidu.conv1d(x, w)
+    >>> y
+    tensor([[[-1., -1., -1.]]], grad_fn=<conv_general_dilated>)
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([[[ 1.,  0.,  0., -1.]]])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """2-D cross-correlation of ``input`` (N, C_in, H, W) or (C_in, H, W) with ``weight``
+    (C_out, C_in / groups, kH, kW), plus ``bias`` (C_out,) if given.
+
+    ``stride``, ``padding`` and ``dilation`` are ints or pairs; ``padding`` may also be
+    ``'valid'`` or ``'same'`` (stride 1; an odd total padding puts the extra row/column at the
+    end, as PyTorch does). ``groups`` splits the channels (``groups == C_in``: depthwise).
+    Gradient: primitive ``conv_general_dilated`` (tidu/primitives/conv.py).
+
+    >>> import tidu
+    >>> x = tidu.arange(16.0).reshape(1, 1, 4, 4)
+    >>> w = tidu.ones(2, 1, 2, 2, requires_grad=True)
+    >>> y = tidu.conv2d(x, w, bias=tidu.tensor([0.0, 1.0]), stride=2)
+    >>> y
+    tensor([[[[10., 18.],
+              [42., 50.]],
+    <BLANKLINE>
+             [[11., 19.],
+              [43., 51.]]]], grad_fn=<add>)
+    >>> y.sum().backward()
+    >>> w.grad[0]
+    tensor([[[20., 24.],
+             [36., 40.]]])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def _pool_args(op: str, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,  # noqa: A002
+               ceil_mode: bool) -> tuple:
+    """Batched (N*C, H, W)-ready geometry and the output size, with PyTorch's checks."""
+    _check_tensor(input, "input", op)
+    if input.ndim not in (3, 4) or 0 in tuple(input.shape)[-3:]:
+        raise RuntimeError(
+            f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:"
+            f"{list(input.shape)}"
+        )
+    kernel = _tuple(kernel_size, 2, "kernel_size")
+    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _tuple(
+        stride, 2, "stride")
+    padding, dilation = _tuple(padding, 2, "padding"), _tuple(dilation, 2, "dilation")
+    if min(kernel) < 1:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
+    if min(stride) < 1:
+        raise RuntimeError("stride should not be zero")
+    if min(dilation) < 1:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dilation[0]} "
+                           f"dilationW: {dilation[1]}")
+    for p, k, d in zip(padding, kernel, dilation):
+        if p < 0 or p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and "
+                f"dilation={d}"
+            )
+    out = []
+    for n, k, s, p, d in zip(input.shape[-2:], kernel, stride, padding, dilation):
+        size = (n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (size - 1) * s >= n + p:
+            size -= 1
+        out.append(size)
+    if min(out) < 1:
+        c, h, w = input.shape[-3:]
+        raise RuntimeError(
+            f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out[0]}x{out[1]}). Output size is "
+            "too small"
+        )
+    return kernel, stride, padding, dilation, tuple(out)
+
+
+def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,  # noqa: A002
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """2-D max pooling over (N, C, H, W) or (C, H, W); ``stride`` defaults to ``kernel_size``.
+
+    Padding never wins (it counts as -inf). With ``return_indices=True`` also returns the flat
+    index ``h * W + w`` of each maximum, as PyTorch does. Of tied maxima the first (row-major)
+    is chosen, and it alone gets the gradient. Gradient: primitive ``gather_last`` (its
+    transpose is ``scatter_add_last``; tidu/primitives/conv.py).
+
+    >>> import tidu
+    >>> x = tidu.tensor([[[1.0, 3.0, 2.0], [3.0, 0.0, 1.0], [4.0, 5.0, 5.0]]], requires_grad=True)
+    >>> y = tidu.max_pool2d(x, 2, stride=1)
+    >>> y
+    tensor([[[3., 3.],
+             [5., 5.]]], grad_fn=<reshape>)
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([[[0., 2., 0.],
+             [0., 0., 0.],
+             [0., 2., 0.]]])
+    """
+    kernel, stride, padding, dilation, out_hw = _pool_args(
+        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+    if not isinstance(input, Tensor):
+        raise TypeError("max_pool2d: the window maxima are found on concrete data; it cannot run inside an AD rule")
+    lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
+    data = input.detach().numpy().reshape(-1, h, w)
+    idx = window_argmax(data, kernel, stride, padding, dilation, out_hw).reshape(lead + (out_hw[0] * out_hw[1],))
+    flat = reshape(input, lead + (h * w,))
+    out = reshape(bind(gather_last, flat, Tensor(idx)), lead + out_hw)
+    if return_indices:
+        return out, Tensor(idx.reshape(lead + out_hw))
+    return out
+
+
+def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Any:
+    """2-D average pooling over (N, C, H, W) or (C, H, W); ``stride`` defaults to ``kernel_size``.
+
+    Each window's sum (a convolution with a kernel of ones, primitive ``conv_general_dilated``)
+    is divided by the window's size: with ``count_include_pad`` the zero padding counts, but
+    never the extra cells of ``ceil_mode``; ``divisor_override`` replaces the count.
+
+    >>> import tidu
+    >>> x = tidu.arange(9.0).reshape(1, 3, 3)
+    >>> tidu.avg_pool2d(x, 2, stride=1)
+    tensor([[[2., 3.],
+             [5., 6.]]])
+    >>> tidu.avg_pool2d(x, 2, padding=1, count_include_pad=False)
+    tensor([[[0.0000, 1.5000],
+             [4.5000, 6.0000]]])
+    """
+    kernel, stride, padding, _, out_hw = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"avg_pool2d: expected a floating point input, but got {input.dtype.name}")
+    if divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
+    x = reshape(input, (-1, 1, h, w))
+    pads = tuple((p, (o - 1) * s + k - n - p) for n, k, s, p, o in zip((h, w), kernel, stride, padding, out_hw))
+    ones = Tensor(np.ones((1, 1, *kernel), input.dtype.np), input.dtype)
+    sums = bind(conv_general_dilated, x, ones, window_strides=stride, padding=pads, lhs_dilation=(1, 1),
+                rhs_dilation=(1, 1), feature_group_count=1, flip=False)
+    counts = _window_counts((h, w), kernel, stride, padding, out_hw, count_include_pad, divisor_override)
+    out = sums / Tensor(counts.astype(input.dtype.np), input.dtype)
+    return reshape(out, lead + out_hw)
+
+
+def _window_counts(size: tuple, kernel: tuple, stride: tuple, padding: tuple, out_hw: tuple,
+                   count_include_pad: bool, divisor_override: int | None) -> np.ndarray:
+    """PyTorch's divisor of each output cell: the window clipped to the padded (or the real) input."""
+    if divisor_override is not None:
+        return np.full(out_hw, float(divisor_override))
+    per_axis = []
+    for n, k, s, p, o in zip(size, kernel, stride, padding, out_hw):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, n)
+        per_axis.append((end - start).astype(np.float64))
+    return np.outer(per_axis[0], per_axis[1])
+
 
 METHODS: dict = {}

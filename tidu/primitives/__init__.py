@@ -8,6 +8,8 @@ from . import creation, elementwise, gather, linalg, reduce, slicing, structural
 
 __all__ = ["REGISTRY", "creation", "elementwise", "gather", "linalg", "reduce", "slicing", "structural", "table"]
 
+from . import conv  # noqa: E402,F401 - one line per added family
+
 
 def table() -> str:
     """A markdown table of every primitive: kernels, rules and where it is declared.
