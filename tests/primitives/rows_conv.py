@@ -12,7 +12,7 @@ import numpy as np
 from op_db import OpCase, _fixed
 
 import tidu
-from tidu.primitives.conv import conv_general_dilated, gather_last, scatter_add_last
+from tidu.primitives.conv import conv_general_dilated
 
 
 def _spread_pad(x: np.ndarray, dilation: tuple, padding: tuple) -> np.ndarray:
@@ -78,7 +78,6 @@ GENERAL = dict(window_strides=(2,), padding=((-1, 2),), lhs_dilation=(2,), rhs_d
 X_2455 = _fixed(2, 4, 5, 5, seed=11)
 W_3222 = _fixed(4, 2, 2, 2, seed=12)
 X_145 = _fixed(1, 4, 5, seed=13)
-IDX = tidu.tensor([[0, 4, 0], [2, 2, 1]])
 
 ROWS: list[OpCase] = [
     OpCase(
@@ -143,26 +142,12 @@ ROWS: list[OpCase] = [
         name="avg_pool2d",
     ),
     OpCase(
-        "gather_last",
+        "gather",
         lambda x: tidu.max_pool2d(x, 2, stride=1, padding=1),
         ((1, 2, 3, 4), (2, 3, 3)),
         distinct=True,
         ref=lambda x: max_pool_ref(x.reshape((-1,) + x.shape[-3:]), 2, 1, 1).reshape(
             x.shape[:-2] + (x.shape[-2] + 1, x.shape[-1] + 1)),
         name="max_pool2d",
-    ),
-    OpCase(
-        "gather_last",
-        lambda x: gather_last.bind(x, IDX),
-        ((2, 5),),
-        linear=True,
-        ref=lambda x: np.take_along_axis(x, IDX.numpy(), axis=-1),
-    ),
-    OpCase(
-        "scatter_add_last",
-        lambda x: scatter_add_last.bind(x, IDX, size=5),
-        ((2, 3),),
-        linear=True,
-        ref=lambda x: np.stack([np.bincount(i, r, minlength=5) for i, r in zip(IDX.numpy(), x)]),
     ),
 ]

@@ -2,7 +2,7 @@
 
 Convolutions bind ``conv_general_dilated``; average pooling is a convolution with a kernel
 of ones divided by the window counts; max pooling gathers each window's first maximum
-(``gather_last``), so its gradient goes to one element per window, as in PyTorch.
+(``gather``), so its gradient goes to one element per window, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import numpy as np
 
 from ..backends.cpu.conv import window_argmax
 from ..core.primitive import bind
-from ..primitives.conv import conv_general_dilated, gather_last
+from ..primitives.conv import conv_general_dilated
+from ..primitives.gather import gather
 from ..tensor import Tensor
 from ._operands import is_value
 from .shape import expand, reshape
@@ -210,8 +211,8 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 
     Padding never wins (it counts as -inf). With ``return_indices=True`` also returns the flat
     index ``h * W + w`` of each maximum, as PyTorch does. Of tied maxima the first (row-major)
-    is chosen, and it alone gets the gradient. Gradient: primitive ``gather_last`` (its
-    transpose is ``scatter_add_last``; tidu/primitives/conv.py).
+    is chosen, and it alone gets the gradient. Gradient: primitive ``gather`` (its
+    transpose is ``scatter_add``; tidu/primitives/gather.py).
 
     >>> import tidu
     >>> x = tidu.tensor([[[1.0, 3.0, 2.0], [3.0, 0.0, 1.0], [4.0, 5.0, 5.0]]], requires_grad=True)
@@ -233,7 +234,7 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     data = input.detach().numpy().reshape(-1, h, w)
     idx = window_argmax(data, kernel, stride, padding, dilation, out_hw).reshape(lead + (out_hw[0] * out_hw[1],))
     flat = reshape(input, lead + (h * w,))
-    out = reshape(bind(gather_last, flat, Tensor(idx)), lead + out_hw)
+    out = reshape(bind(gather, flat, Tensor(idx), axis=flat.ndim - 1), lead + out_hw)
     if return_indices:
         return out, Tensor(idx.reshape(lead + out_hw))
     return out

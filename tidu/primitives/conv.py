@@ -14,10 +14,9 @@ backwards; instead of a reverse primitive, ``flip`` toggles that reading, and th
 w.r.t. a flipped kernel is written as a convolution of the cotangent with the input as the
 kernel, which needs no flip at all.
 
-``gather_last`` / ``scatter_add_last`` are ``take_along_axis`` on the last axis and its
-transpose (PyTorch's ``gather`` / ``scatter_add`` with ``dim=-1``). Max pooling gathers each
-window's first maximum, found by a kernel in the ops layer, so ties send the gradient to one
-element as in PyTorch.
+Max pooling (tidu/ops/conv.py) uses the ``gather`` primitive: it gathers each window's first
+maximum, found by a kernel in the ops layer, so ties send the gradient to one element as in
+PyTorch.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from typing import Any
 
 from ..backends.cpu import conv as cpu
 from ..core.aval import ShapeDtype
-from ..core.dtypes import FLOATS, int64
+from ..core.dtypes import FLOATS
 from ..core.primitive import Primitive
 from ._util import check_dtype, ops
 from .structural import reshape, transpose
@@ -146,43 +145,3 @@ conv_general_dilated.def_jvp(
     lambda dw, x, w, out, **params: _conv(x, dw, **params),
 )
 conv_general_dilated.def_transpose(_conv_transpose, bilinear=True)
-
-gather_last = Primitive("gather_last")
-
-
-def _check_index(name: str, x: ShapeDtype, idx: ShapeDtype) -> None:
-    if idx.dtype is not int64 or idx.ndim != x.ndim or idx.ndim < 1 or x.shape[:-1] != idx.shape[:-1]:
-        raise RuntimeError(
-            f"{name}: expected an int64 index with the leading dims of {tuple(x.shape[:-1])}, "
-            f"got {idx.dtype.name} {tuple(idx.shape)}"
-        )
-
-
-@gather_last.def_abstract_eval
-def _gather_shape(x: ShapeDtype, idx: ShapeDtype) -> ShapeDtype:
-    _check_index("gather_last", x, idx)
-    if x.shape[-1] == 0 and idx.shape[-1]:
-        raise IndexError(f"gather_last: cannot gather from an empty last axis (input {tuple(x.shape)})")
-    return ShapeDtype(tuple(idx.shape), x.dtype)
-
-
-gather_last.def_impl(cpu.gather_last)
-gather_last.def_jvp(lambda dx, x, idx, out: gather_last.bind(dx, idx), None)
-gather_last.def_transpose(
-    lambda ct, x, idx: [scatter_add_last.bind(ct, idx, size=x.shape[-1]), None], linear_in=(0,)
-)
-
-scatter_add_last = Primitive("scatter_add_last")
-
-
-@scatter_add_last.def_abstract_eval
-def _scatter_shape(ct: ShapeDtype, idx: ShapeDtype, *, size: int) -> ShapeDtype:
-    _check_index("scatter_add_last", ct, idx)
-    if ct.shape != idx.shape:
-        raise RuntimeError(f"scatter_add_last: source {tuple(ct.shape)} and index {tuple(idx.shape)} differ")
-    return ShapeDtype((*ct.shape[:-1], size), ct.dtype)
-
-
-scatter_add_last.def_impl(cpu.scatter_add_last)
-scatter_add_last.def_jvp(lambda dct, ct, idx, out, *, size: scatter_add_last.bind(dct, idx, size=size), None)
-scatter_add_last.def_transpose(lambda c, ct, idx, *, size: [gather_last.bind(c, idx), None], linear_in=(0,))

@@ -184,22 +184,3 @@ def window_argmax(
     if idx.size:
         _window_argmax(contiguous(x), *kernel, *stride, *padding, *dilation, idx)
     return idx
-
-
-def gather_last(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    return np.take_along_axis(x, idx, axis=-1)
-
-
-@njit(**JIT)
-def _scatter_add_rows(ct, idx, out):  # pragma: no cover - compiled
-    for b in range(ct.shape[0]):
-        for p in range(ct.shape[1]):
-            out[b, idx[b, p]] += ct[b, p]
-
-
-def scatter_add_last(ct: np.ndarray, idx: np.ndarray, size: int) -> np.ndarray:
-    lead = ct.shape[:-1]
-    out = np.zeros((prod(lead), size), ct.dtype)
-    if ct.size:
-        _scatter_add_rows(contiguous(ct).reshape(-1, ct.shape[-1]), contiguous(idx).reshape(-1, idx.shape[-1]), out)
-    return out.reshape(lead + (size,))
