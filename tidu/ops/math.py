@@ -14,61 +14,41 @@ from ..primitives import elementwise as ew
 from ._operands import broadcast_shapes, broadcast_to, convert, float_operand, is_value, lift, operands
 
 __all__ = [
-    'abs',
-    'add',
-    'bitwise_and',
-    'bitwise_not',
-    'bitwise_or',
-    'bitwise_xor',
-    'ceil',
-    'clamp',
-    'clip',
-    'cos',
-    'div',
-    'eq',
-    'erf',
-    'exp',
-    'exp2',
-    'expm1',
-    'floor',
-    'floor_divide',
-    'ge',
-    'gelu',
-    'gt',
-    'isfinite',
-    'isnan',
-    'le',
-    'lerp',
-    'log',
-    'log1p',
-    'log2',
-    'logical_and',
-    'logical_not',
-    'logical_or',
-    'logical_xor',
-    'lt',
-    'maximum',
-    'minimum',
-    'mul',
-    'ne',
-    'neg',
-    'pow',
-    'reciprocal',
-    'relu',
-    'remainder',
-    'round',
-    'rsqrt',
-    'sigmoid',
-    'sign',
-    'sin',
-    'sqrt',
-    'square',
-    'sub',
-    'tan',
-    'tanh',
-    'trunc',
-    'where',
+    "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp",
+    "clip", "cos", "div", "eq", "erf", "exp", "exp2", "expm1", "floor", "floor_divide", "ge",
+    "gelu", "gt", "isfinite", "isnan", "le", "lerp", "log", "log1p", "log2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne", "neg",
+    "pow", "reciprocal", "relu", "remainder", "round", "rsqrt", "sigmoid", "sign", "sin",
+    "sqrt", "square", "sub", "tan", "tanh", "trunc", "where",
 ]
+
+# --- argument checks with PyTorch's messages -----------------------------------------------------
+_TORCH_DTYPE_NAMES = {"bool": "Bool", "int32": "Int", "int64": "Long", "float32": "Float", "float64": "Double"}
+
+
+def _not_implemented(kernel: str, dt: dtypes.dtype) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_DTYPE_NAMES[dt.name]}\'')
+
+
+def _tensor(x: Any, op: str, arg: str = "input", position: int = 1) -> None:
+    if not is_value(x):
+        raise TypeError(f"{op}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}")
+
+
+def _any_tensor(a: Any, b: Any, op: str) -> None:
+    if not (is_value(a) or is_value(b)):
+        raise TypeError(f"{op}(): expected a Tensor argument, got {type(a).__name__} and {type(b).__name__}")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int | np.integer) and not isinstance(x, bool)
+
+
+def _no_bool(x: Any, op: str, kernel: str) -> None:
+    _tensor(x, op)
+    if x.dtype is dtypes.bool_:
+        raise _not_implemented(kernel, x.dtype)
+
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     """``input + alpha * other``, broadcasting.
@@ -157,6 +137,7 @@ def neg(input: Any) -> Any:  # noqa: A002
     >>> tidu.neg(tidu.tensor([1, -2]))
     tensor([-1,  2])
     """
+    _tensor(input, "neg")
     if input.dtype is dtypes.bool_:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. "
@@ -381,34 +362,6 @@ def sigmoid(input: Any) -> Any:  # noqa: A002
     tensor([0.5000, 0.0000, 0.8808])
     """
     return bind(ew.logistic, float_operand(input, "sigmoid"))
-
-
-# --- argument checks with PyTorch's messages -----------------------------------------------------
-_TORCH_DTYPE_NAMES = {"bool": "Bool", "int32": "Int", "int64": "Long", "float32": "Float", "float64": "Double"}
-
-
-def _not_implemented(kernel: str, dt: dtypes.dtype) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_DTYPE_NAMES[dt.name]}\'')
-
-
-def _tensor(x: Any, op: str, arg: str = "input", position: int = 1) -> None:
-    if not is_value(x):
-        raise TypeError(f"{op}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}")
-
-
-def _any_tensor(a: Any, b: Any, op: str) -> None:
-    if not (is_value(a) or is_value(b)):
-        raise TypeError(f"{op}(): expected a Tensor argument, got {type(a).__name__} and {type(b).__name__}")
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int | np.integer) and not isinstance(x, bool)
-
-
-def _no_bool(x: Any, op: str, kernel: str) -> None:
-    _tensor(x, op)
-    if x.dtype is dtypes.bool_:
-        raise _not_implemented(kernel, x.dtype)
 
 
 # --- more unary functions ----------------------------------------------------------------------

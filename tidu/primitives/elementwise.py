@@ -117,10 +117,10 @@ def _log1p(x):  # noqa: ANN001, ANN202
 
 
 def _logistic(x):  # noqa: ANN001, ANN202
-    if x >= 0:
-        return 1.0 / (1.0 + np.exp(-x))
-    e = np.exp(x)
-    return e / (1.0 + e)
+    e = np.exp(-np.abs(x))  # never overflows
+    one = e - e + 1  # a 1 of x's type keeps float32 arithmetic in float32
+    r = one / (one + e)
+    return r if x >= 0 else e * r
 
 
 def _abs(x):  # noqa: ANN001, ANN202
