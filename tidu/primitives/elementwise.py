@@ -101,30 +101,33 @@ def _erf(x):  # noqa: ANN001, ANN202
 
 
 def _sqrt(x):  # noqa: ANN001, ANN202
-    return np.sqrt(x)
+    return math.sqrt(x)
 
 
 def _tan(x):  # noqa: ANN001, ANN202
-    return np.tan(x)
+    return math.tan(x)
 
 
 def _expm1(x):  # noqa: ANN001, ANN202
-    return np.expm1(x)
+    return math.expm1(x)
 
 
 def _log1p(x):  # noqa: ANN001, ANN202
-    return np.log1p(x)
+    return math.log1p(x)
 
 
 def _logistic(x):  # noqa: ANN001, ANN202
-    e = np.exp(-np.abs(x))  # never overflows
-    one = e - e + 1  # a 1 of x's type keeps float32 arithmetic in float32
-    r = one / (one + e)
+    e = math.exp(-math.fabs(x))  # never overflows
+    r = 1.0 / (1.0 + e)
     return r if x >= 0 else e * r
 
 
 def _abs(x):  # noqa: ANN001, ANN202
-    return np.abs(x)
+    return math.fabs(x)
+
+
+def _abs_int(x):  # noqa: ANN001, ANN202
+    return x if x >= 0 else -x
 
 
 def _sign(x):  # noqa: ANN001, ANN202
@@ -204,7 +207,7 @@ def _floor_divide(x, y):  # noqa: ANN001, ANN202
     if mod != 0 and (y < 0) != (mod < 0):
         div -= 1
     if div == 0:
-        return np.copysign(0.0, x / y)
+        return math.copysign(0.0, x / y)
     floor = np.floor(div)
     return floor + 1 if div - floor > 0.5 else floor
 
@@ -286,7 +289,7 @@ sin = unary("sin", _sin, lambda dx, x, out: dx * ops.cos(x))
 cos = unary("cos", _cos, lambda dx, x, out: -(dx * ops.sin(x)))
 tan = unary("tan", _tan, lambda dx, x, out: dx * (1.0 + out * out))
 erf = unary("erf", _erf, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(-(x * x))))
-abs = unary("abs", _abs, lambda dx, x, out: dx * ops.sign(x), dtypes=NUMERIC)  # noqa: A001
+abs = unary("abs", _abs, lambda dx, x, out: dx * ops.sign(x), dtypes=NUMERIC, int_fn=_abs_int)  # noqa: A001
 sign = unary("sign", _sign, _zero, dtypes=WITH_BOOL)
 floor = unary("floor", _floor, _zero, dtypes=NUMERIC, int_fn=_identity)
 ceil = unary("ceil", _ceil, _zero, dtypes=NUMERIC, int_fn=_identity)
