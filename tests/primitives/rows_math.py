@@ -2,6 +2,94 @@
 
 from __future__ import annotations
 
-from op_db import OpCase  # noqa: F401
+import numpy as np
+from op_db import OpCase
 
-ROWS: list[OpCase] = []
+import tidu
+
+# Non-differentiable math primitives (integer/bool only): value rows, no gradcheck.
+NONDIFF = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor"})
+
+
+def _ints(x: np.ndarray) -> np.ndarray:
+    return (x * 100).astype(np.int64)
+
+
+def _bits(x: tidu.Tensor) -> tidu.Tensor:
+    return (x * 100).long()
+
+
+ROWS: list[OpCase] = [
+    # --- smooth unary ----------------------------------------------------------------------------
+    OpCase("sqrt", tidu.sqrt, ((5,), (2, 3), ()), low=0.2, ref=np.sqrt),
+    OpCase("expm1", tidu.expm1, ((5,), (2, 3), ()), ref=np.expm1),
+    OpCase("log1p", tidu.log1p, ((5,), (2, 3)), low=-0.5, ref=np.log1p),
+    OpCase("tan", tidu.tan, ((5,), (2, 3)), low=-1.2, high=1.2, ref=np.tan),
+    OpCase("logistic", tidu.sigmoid, ((5,), (2, 3), ()), low=-6.0, high=6.0, ref=lambda x: 1 / (1 + np.exp(-x))),
+    OpCase("abs", tidu.abs, ((5,), (2, 3), ()), ref=np.abs),
+    # --- piecewise constant: zero derivative (random points are away from the jumps) ------------
+    OpCase("sign", tidu.sign, ((5,), (2, 3)), ref=np.sign),
+    OpCase("floor", tidu.floor, ((5,), (2, 3)), low=-3.0, high=3.0, ref=np.floor),
+    OpCase("ceil", tidu.ceil, ((5,), (2, 3)), low=-3.0, high=3.0, ref=np.ceil),
+    OpCase("round", tidu.round, ((5,), (2, 3)), low=-3.0, high=3.0, ref=np.round),
+    OpCase(
+        "round", lambda x: tidu.round(x, decimals=2), ((5,),), ref=lambda x: np.round(x, 2), name="decimals"
+    ),
+    OpCase("trunc", tidu.trunc, ((5,), (2, 3)), low=-3.0, high=3.0, ref=np.trunc),
+    # --- binary ----------------------------------------------------------------------------------
+    OpCase("minimum", tidu.minimum, (((2, 3), (2, 3)), ((2, 1), (1, 3))), distinct=True, ref=np.minimum),
+    OpCase(
+        "floor_divide",
+        tidu.floor_divide,
+        (((2, 3), (2, 3)), ((2, 3), (3,))),
+        low=(-5.0, 0.5),
+        high=(5.0, 2.0),
+        ref=np.floor_divide,
+    ),
+    OpCase(
+        "floor_divide",
+        lambda x, y: tidu.floor_divide(x, -y),
+        (((2, 3), (2, 3)),),
+        low=(-5.0, 0.5),
+        high=(5.0, 2.0),
+        ref=lambda x, y: np.floor_divide(x, -y),
+        name="negative-divisor",
+    ),
+    OpCase(
+        "remainder",
+        tidu.remainder,
+        (((2, 3), (2, 3)), ((2, 3), (3,))),
+        low=(-5.0, 0.5),
+        high=(5.0, 2.0),
+        ref=np.remainder,
+    ),
+    OpCase(
+        "remainder",
+        lambda x, y: tidu.remainder(x, -y),
+        (((2, 3), (2, 3)),),
+        low=(-5.0, 0.5),
+        high=(5.0, 2.0),
+        ref=lambda x, y: np.remainder(x, -y),
+        name="negative-divisor",
+    ),
+    # --- integer and bool kernels: values only ---------------------------------------------------
+    *[
+        OpCase(
+            f"bitwise_{op}",
+            lambda x, y, f=getattr(tidu, f"bitwise_{op}"): f(_bits(x), _bits(y)),
+            (((2, 3), (2, 3)), ((2, 3), (3,))),
+            ref=lambda x, y, f=getattr(np, f"bitwise_{op}"): f(_ints(x), _ints(y)),
+        )
+        for op in ("and", "or", "xor")
+    ],
+    *[
+        OpCase(
+            f"bitwise_{op}",
+            lambda x, y, f=getattr(tidu, f"bitwise_{op}"): f(x > 0, y > 0),
+            (((2, 3), (2, 3)),),
+            ref=lambda x, y, f=getattr(np, f"bitwise_{op}"): f(x > 0, y > 0),
+            name="bool",
+        )
+        for op in ("and", "or", "xor")
+    ],
+]

@@ -2,15 +2,53 @@
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
+
+import numpy as np
 
 from ..core import dtypes
 from ..core.primitive import Var, bind
 from ..primitives import elementwise as ew
-from ._operands import broadcast_shapes, broadcast_to, float_operand, is_value, lift, operands
+from ._operands import broadcast_shapes, broadcast_to, convert, float_operand, is_value, lift, operands
 
-__all__ = ['add', 'cos', 'div', 'eq', 'erf', 'exp', 'ge', 'gelu', 'gt', 'le', 'log', 'lt', 'maximum', 'mul', 'ne', 'neg', 'pow', 'relu', 'sigmoid', 'sin', 'sqrt', 'sub', 'tanh', 'where']
+__all__ = [
+    "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp",
+    "clip", "cos", "div", "eq", "erf", "exp", "exp2", "expm1", "floor", "floor_divide", "ge",
+    "gelu", "gt", "isfinite", "isnan", "le", "lerp", "log", "log1p", "log2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne", "neg",
+    "pow", "reciprocal", "relu", "remainder", "round", "rsqrt", "sigmoid", "sign", "sin",
+    "sqrt", "square", "sub", "tan", "tanh", "trunc", "where",
+]
+
+# --- argument checks with PyTorch's messages -----------------------------------------------------
+_TORCH_DTYPE_NAMES = {"bool": "Bool", "int32": "Int", "int64": "Long", "float32": "Float", "float64": "Double"}
+
+
+def _not_implemented(kernel: str, dt: dtypes.dtype) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_DTYPE_NAMES[dt.name]}\'')
+
+
+def _tensor(x: Any, op: str, arg: str = "input", position: int = 1) -> None:
+    if not is_value(x):
+        raise TypeError(f"{op}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}")
+
+
+def _any_tensor(a: Any, b: Any, op: str) -> None:
+    if not (is_value(a) or is_value(b)):
+        raise TypeError(f"{op}(): expected a Tensor argument, got {type(a).__name__} and {type(b).__name__}")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int | np.integer) and not isinstance(x, bool)
+
+
+def _no_bool(x: Any, op: str, kernel: str) -> None:
+    _tensor(x, op)
+    if x.dtype is dtypes.bool_:
+        raise _not_implemented(kernel, x.dtype)
+
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     """``input + alpha * other``, broadcasting.
@@ -59,15 +97,37 @@ def mul(input: Any, other: Any) -> Any:  # noqa: A002
     return bind(ew.mul, a, b)
 
 
-def div(input: Any, other: Any) -> Any:  # noqa: A002
-    """True division; integers divide to the default float dtype.
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:  # noqa: A002
+    """Division, broadcasting. ``rounding_mode=None``: true division (integers divide to the
+    default float dtype); ``'trunc'``: rounded toward zero; ``'floor'``: rounded down (as
+    ``floor_divide``). The rounded forms keep integer dtypes and have a zero gradient.
 
     >>> import tidu
     >>> tidu.div(tidu.tensor([1, 3]), 2)
     tensor([0.5000, 1.5000])
+    >>> tidu.div(tidu.tensor([7, -7]), 2, rounding_mode="trunc")
+    tensor([ 3, -3])
+    >>> tidu.div(tidu.tensor([7, -7]), 2, rounding_mode="floor")
+    tensor([ 3, -4])
     """
-    a, b = operands(input, other, op="div", float_only=True)
-    return bind(ew.div, a, b)
+    if rounding_mode is None:
+        a, b = operands(input, other, op="div", float_only=True)
+        return bind(ew.div, a, b)
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode != "trunc":
+        raise RuntimeError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}"
+        )
+    dt = dtypes.result_type(input, other)
+    if dt.is_floating_point:
+        return trunc(div(input, other))
+    if dt is dtypes.bool_:
+        raise _not_implemented("div_trunc_cpu", dt)
+    a, b = operands(input, other, op="div")
+    quotient = bind(ew.floor_divide, a, b)
+    inexact = ne(bind(ew.remainder, a, b), 0) & ne(lt(a, 0), lt(b, 0))
+    return where(inexact, quotient + 1, quotient)
 
 
 def neg(input: Any) -> Any:  # noqa: A002
@@ -77,6 +137,7 @@ def neg(input: Any) -> Any:  # noqa: A002
     >>> tidu.neg(tidu.tensor([1, -2]))
     tensor([-1,  2])
     """
+    _tensor(input, "neg")
     if input.dtype is dtypes.bool_:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. "
@@ -137,38 +198,75 @@ erf = _unary(ew.erf, "erf", """The error function.
 
 
 def pow(input: Any, exponent: Any) -> Any:  # noqa: A001, A002
-    """``input ** exponent``, broadcasting (floating point).
+    """``input ** exponent``, broadcasting; either side may be a Python number.
+
+    Integer tensors stay integer (overflow wraps around, and a negative tensor exponent gives
+    0 unless the base is 1 or -1, as in PyTorch); a negative Python integer exponent of an
+    integer tensor raises ``RuntimeError``. Gradients follow PyTorch at 0: ``d/dx`` is 0
+    where ``exponent == 0``, ``d/dexponent`` is 0 where ``input == 0`` and ``exponent >= 0``.
 
     >>> import tidu
     >>> tidu.pow(tidu.tensor([2.0, 3.0]), 2)
     tensor([4., 9.])
+    >>> tidu.pow(tidu.tensor([2, 3]), 3)
+    tensor([ 8, 27])
+    >>> 2 ** tidu.tensor([1, 2])
+    tensor([2, 4])
     """
+    _any_tensor(input, exponent, "pow")
     dt = dtypes.result_type(input, exponent)
-    if not dt.is_floating_point:
-        raise NotImplementedError("pow of integer tensors is not supported yet; convert to float first")
+    if not dt.is_floating_point and _is_int(exponent) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if is_value(input) and not is_value(exponent):  # PyTorch's special cases of a scalar exponent
+        if dt is dtypes.bool_ and isinstance(exponent, bool):
+            return eq(input, True) if exponent else eq(input, input)
+        if dt.is_floating_point and exponent in (0.5, -0.5):
+            root = sqrt(convert(input, dt))
+            return root if exponent > 0 else reciprocal(root)
+    if dt is dtypes.bool_:
+        raise _not_implemented("pow", dt)
     a, b = operands(input, exponent, op="pow")
     return bind(ew.pow, a, b)
 
 
 def sqrt(input: Any) -> Any:  # noqa: A002
-    """Square root (``input ** 0.5``).
+    """Square root; integers are promoted to the default float dtype.
+
+    Gradient: ``dx / (2 sqrt(x))`` (primitive ``sqrt``).
 
     >>> import tidu
     >>> tidu.sqrt(tidu.tensor([4.0, 9.0]))
     tensor([2., 3.])
     """
-    return pow(float_operand(input, "sqrt"), 0.5)
+    return bind(ew.sqrt, float_operand(input, "sqrt"))
 
 
 def maximum(input: Any, other: Any) -> Any:  # noqa: A002
-    """Elementwise maximum; at ties each input gets half the gradient (as in PyTorch).
+    """Elementwise maximum of two tensors, broadcasting; NaN wins. At ties each input gets
+    half the gradient (as in PyTorch).
 
     >>> import tidu
     >>> tidu.maximum(tidu.tensor([1.0, 5.0]), tidu.tensor([3.0, 2.0]))
     tensor([3., 5.])
     """
+    _tensor(input, "maximum")
+    _tensor(other, "maximum", "other", 2)
     a, b = operands(input, other, op="maximum")
     return bind(ew.maximum, a, b)
+
+
+def minimum(input: Any, other: Any) -> Any:  # noqa: A002
+    """Elementwise minimum of two tensors, broadcasting; NaN wins. At ties each input gets
+    half the gradient (as in PyTorch).
+
+    >>> import tidu
+    >>> tidu.minimum(tidu.tensor([1.0, 5.0]), tidu.tensor([3.0, 2.0]))
+    tensor([1., 2.])
+    """
+    _tensor(input, "minimum")
+    _tensor(other, "minimum", "other", 2)
+    a, b = operands(input, other, op="minimum")
+    return bind(ew.minimum, a, b)
 
 
 def where(condition: Any, input: Any, other: Any) -> Any:  # noqa: A002
@@ -232,7 +330,10 @@ def relu(input: Any) -> Any:  # noqa: A002
     >>> tidu.relu(tidu.tensor([-1.0, 0.0, 2.0]))
     tensor([0., 0., 2.])
     """
-    return where(gt(input, 0), input, 0)
+    _tensor(input, "relu")
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return where(le(input, 0), 0, input)  # NaN stays NaN
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
@@ -252,14 +353,374 @@ def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
 
 
 def sigmoid(input: Any) -> Any:  # noqa: A002
-    """Logistic function ``1 / (1 + exp(-input))``.
+    """Logistic function ``1 / (1 + exp(-input))``, computed without overflow for large ``|input|``.
+
+    Gradient: ``d sigmoid(x) = sigmoid(x) (1 - sigmoid(x)) dx`` (primitive ``logistic``).
 
     >>> import tidu
-    >>> tidu.sigmoid(tidu.tensor([0.0]))
-    tensor([0.5000])
+    >>> tidu.sigmoid(tidu.tensor([0.0, -100.0, 2.0]))
+    tensor([0.5000, 0.0000, 0.8808])
     """
-    x = float_operand(input, "sigmoid")
-    return 0.5 * tanh(x * 0.5) + 0.5
+    return bind(ew.logistic, float_operand(input, "sigmoid"))
+
+
+# --- more unary functions ----------------------------------------------------------------------
+expm1 = _unary(ew.expm1, "expm1", """``exp(input) - 1``, accurate for small ``input``.
+
+    >>> import tidu
+    >>> tidu.expm1(tidu.tensor([1e-10, 1.0], dtype=tidu.float64))
+    tensor([1.0000e-10, 1.7183e+00], dtype=tidu.float64)
+    """)
+log1p = _unary(ew.log1p, "log1p", """``log(1 + input)``, accurate for small ``input``.
+
+    Gradient: ``dx / (1 + x)`` (primitive ``log1p``).
+
+    >>> import tidu
+    >>> tidu.log1p(tidu.tensor([0.0, 1.718281828]))
+    tensor([0., 1.])
+    """)
+tan = _unary(ew.tan, "tan", """Tangent.
+
+    Gradient: ``(1 + tan(x) ** 2) dx`` (primitive ``tan``).
+
+    >>> import tidu
+    >>> tidu.tan(tidu.tensor([0.0, 0.7853981634]))
+    tensor([0., 1.])
+    """)
+
+_LN2 = math.log(2.0)
+
+
+def exp2(input: Any) -> Any:  # noqa: A002
+    """``2 ** input`` (as ``exp(input * ln 2)``); integers are promoted to the default float dtype.
+
+    >>> import tidu
+    >>> tidu.exp2(tidu.tensor([0, 3, -1]))
+    tensor([1.0000, 8.0000, 0.5000])
+    """
+    return exp(float_operand(input, "exp2") * _LN2)
+
+
+def log2(input: Any) -> Any:  # noqa: A002
+    """Base-2 logarithm (as ``log(input) / ln 2``).
+
+    >>> import tidu
+    >>> tidu.log2(tidu.tensor([1.0, 8.0]))
+    tensor([0., 3.])
+    """
+    return log(float_operand(input, "log2")) * (1.0 / _LN2)
+
+
+def rsqrt(input: Any) -> Any:  # noqa: A002
+    """``1 / sqrt(input)``.
+
+    >>> import tidu
+    >>> tidu.rsqrt(tidu.tensor([4.0, 0.25]))
+    tensor([0.5000, 2.0000])
+    """
+    return reciprocal(sqrt(input))
+
+
+def reciprocal(input: Any) -> Any:  # noqa: A002
+    """``1 / input``; integers are promoted to the default float dtype.
+
+    >>> import tidu
+    >>> tidu.reciprocal(tidu.tensor([2, 4]))
+    tensor([0.5000, 0.2500])
+    """
+    return div(1.0, float_operand(input, "reciprocal"))
+
+
+def square(input: Any) -> Any:  # noqa: A002
+    """``input * input``; bool tensors give int64, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.square(tidu.tensor([-3, 2]))
+    tensor([9, 4])
+    """
+    _tensor(input, "square")
+    x = convert(input, dtypes.int64) if input.dtype is dtypes.bool_ else input
+    return mul(x, x)
+
+
+def abs(input: Any) -> Any:  # noqa: A001, A002
+    """Absolute value; integer tensors stay integer. The gradient at 0 is 0 (``sign(x) dx``,
+    primitive ``abs``), as in PyTorch.
+
+    >>> import tidu
+    >>> x = tidu.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+    >>> tidu.abs(x).sum().backward()
+    >>> x.grad
+    tensor([-1.,  0.,  1.])
+    """
+    _no_bool(input, "abs", "abs_cpu")
+    return bind(ew.abs, input)
+
+
+def sign(input: Any) -> Any:  # noqa: A002
+    """-1, 0 or 1 by the sign of each element (0 for NaN); the dtype is kept. Its gradient is zero.
+
+    >>> import tidu
+    >>> tidu.sign(tidu.tensor([-2.5, 0.0, 3.0]))
+    tensor([-1.,  0.,  1.])
+    """
+    _tensor(input, "sign")
+    return bind(ew.sign, input)
+
+
+def _rounding(prim: Any, name: str, example: str) -> Any:
+    def fn(input: Any) -> Any:  # noqa: A002
+        _no_bool(input, name, f"{name}_vml_cpu")
+        return bind(prim, input)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""Elementwise ``{name}``; integer tensors are returned unchanged (as a new tensor).
+    The gradient is zero (PyTorch's convention; the result still requires grad).
+
+    >>> import tidu
+    >>> tidu.{name}(tidu.tensor([-1.5, 0.5, 2.7]))
+    {example}
+    """
+    return fn
+
+
+floor = _rounding(ew.floor, "floor", "tensor([-2.,  0.,  2.])")
+ceil = _rounding(ew.ceil, "ceil", "tensor([-1.,  1.,  3.])")
+trunc = _rounding(ew.trunc, "trunc", "tensor([-1.,  0.,  2.])")
+
+
+def round(input: Any, *, decimals: int = 0) -> Any:  # noqa: A001, A002
+    """Round half to even; with ``decimals``, to that many decimal places (negative: tens,
+    hundreds...), computed as PyTorch does (``rint(x * 10**d) / 10**d``). Zero gradient.
+
+    >>> import tidu
+    >>> tidu.round(tidu.tensor([0.5, 1.5, 2.5, -0.5]))
+    tensor([0., 2., 2., -0.])
+    >>> tidu.round(tidu.tensor([1.2345, 125.0]), decimals=2)
+    tensor([  1.2300, 125.0000])
+    """
+    _no_bool(input, "round", "round_vml_cpu" if decimals == 0 else "round_cpu")
+    if decimals == 0:
+        return bind(ew.round, input)
+    if not input.dtype.is_floating_point:
+        raise _not_implemented("round_cpu", input.dtype)
+    scale = 10.0 ** builtins.abs(decimals)
+    if decimals > 0:
+        return bind(ew.round, input * scale) / scale
+    return bind(ew.round, input / scale) * scale
+
+
+def clamp(input: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A001, A002
+    """Limit ``input`` to ``[min, max]``; either bound may be None, a number or a tensor
+    (broadcasting, with type promotion). Where ``min > max`` the result is ``max``.
+
+    Gradient (PyTorch's): ``input`` gets it where ``min <= x <= max`` (boundaries
+    included), a tensor bound where it is the result.
+
+    >>> import tidu
+    >>> x = tidu.tensor([-1.0, 0.0, 0.5, 2.0], requires_grad=True)
+    >>> tidu.clamp(x, 0, 1).sum().backward()
+    >>> x.grad
+    tensor([0., 1., 1., 0.])
+    """
+    _tensor(input, "clamp")
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    bounds = [b for b in (min, max) if b is not None]
+    dt = dtypes.result_type(input, *bounds)
+    if dt is dtypes.bool_ and not all(is_value(b) for b in bounds):
+        raise _not_implemented("clamp_scalar_cpu", dt)
+    x = convert(input, dt)
+    if min is not None:
+        x = where(_bound_wins(x, min, lt), min, x)
+    if max is not None:
+        x = where(_bound_wins(x, max, gt), max, x)
+    return x
+
+
+def _bound_wins(x: Any, bound: Any, beyond: Any) -> Any:
+    """Where ``bound`` replaces ``x`` in ``clamp``: ``x`` is beyond it, or it is NaN (as in PyTorch)."""
+    if is_value(bound):
+        return beyond(x, bound) | ne(bound, bound) if bound.dtype.is_floating_point else beyond(x, bound)
+    if bound != bound:
+        return eq(x, x) | ne(x, x)
+    return beyond(x, bound)
+
+
+def clip(input: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A001, A002
+    """Alias of ``clamp``.
+
+    >>> import tidu
+    >>> tidu.clip(tidu.tensor([1, 5]), max=3)
+    tensor([1, 3])
+    """
+    return clamp(input, min, max)
+
+
+def lerp(input: Any, end: Any, weight: Any) -> Any:  # noqa: A002
+    """``input + weight * (end - input)`` (PyTorch's formula: ``end - (end - input) * (1 - weight)``
+    where ``|weight| >= 0.5``); ``weight`` is a number or a tensor, everything broadcasts.
+
+    >>> import tidu
+    >>> tidu.lerp(tidu.tensor([0.0, 1.0]), tidu.tensor([10.0, 3.0]), 0.25)
+    tensor([2.5000, 1.5000])
+    """
+    _tensor(input, "lerp")
+    _tensor(end, "lerp", "end", 2)
+    if end.dtype is not input.dtype:
+        raise RuntimeError(f"expected dtype {input.dtype.name} for `end` but got dtype {end.dtype.name}")
+    if not input.dtype.is_floating_point:
+        raise _not_implemented("lerp_kernel_scalar", input.dtype)
+    diff = end - input
+    if not is_value(weight):
+        if not isinstance(weight, int | float | np.number):
+            raise TypeError(f"lerp(): argument 'weight' must be Tensor or Number, not {type(weight).__name__}")
+        return input + weight * diff if builtins.abs(weight) < 0.5 else end - diff * (1.0 - weight)
+    w = convert(weight, input.dtype)
+    small = gt(w, -0.5) & lt(w, 0.5)
+    return where(small, input + w * diff, end - diff * (1.0 - w))
+
+
+def isnan(input: Any) -> Any:  # noqa: A002
+    """Where the elements are NaN (a bool tensor; integers are never NaN).
+
+    >>> import tidu
+    >>> tidu.isnan(tidu.tensor([1.0, float("nan")]))
+    tensor([False,  True])
+    """
+    _tensor(input, "isnan")
+    return ne(input, input)
+
+
+def isfinite(input: Any) -> Any:  # noqa: A002
+    """Where the elements are neither infinite nor NaN (a bool tensor).
+
+    >>> import tidu
+    >>> tidu.isfinite(tidu.tensor([1.0, float("inf"), float("nan")]))
+    tensor([ True, False, False])
+    """
+    _tensor(input, "isfinite")
+    if not input.dtype.is_floating_point:
+        return eq(input, input)
+    return eq(input, input) & ne(input, math.inf) & ne(input, -math.inf)
+
+
+# --- integer division --------------------------------------------------------------------------
+def floor_divide(input: Any, other: Any) -> Any:  # noqa: A002
+    """``input // other``: the quotient rounded down (Python's rule, also for negative
+    operands); integer tensors stay integer and raise ``RuntimeError`` on a zero divisor.
+    Its gradient is zero (PyTorch raises instead for ``//``).
+
+    >>> import tidu
+    >>> tidu.tensor([7, -7, 7, -7]) // tidu.tensor([2, 2, -2, -2])
+    tensor([ 3, -4, -4,  3])
+    """
+    _any_tensor(input, other, "floor_divide")
+    dt = dtypes.result_type(input, other)
+    if dt is dtypes.bool_:
+        raise _not_implemented("div_floor_cpu", dt)
+    a, b = operands(input, other, op="floor_divide")
+    return bind(ew.floor_divide, a, b)
+
+
+def remainder(input: Any, other: Any) -> Any:  # noqa: A002
+    """``input % other`` with Python's sign rule: the result has the sign of ``other``.
+    Integer tensors raise ``RuntimeError`` on a zero divisor; floats give NaN.
+
+    Gradient: ``dx - floor(x / y) dy`` (primitive ``remainder``).
+
+    >>> import tidu
+    >>> tidu.tensor([7, -7, 7, -7]) % tidu.tensor([2, 2, -2, -2])
+    tensor([ 1,  1, -1, -1])
+    """
+    _any_tensor(input, other, "remainder")
+    dt = dtypes.result_type(input, other)
+    if dt is dtypes.bool_:
+        raise _not_implemented("remainder_cpu", dt)
+    a, b = operands(input, other, op="remainder")
+    return bind(ew.remainder, a, b)
+
+
+# --- logical and bitwise -----------------------------------------------------------------------
+def _truth(x: Any) -> Any:
+    return x if x.dtype is dtypes.bool_ else ne(x, 0)
+
+
+def _logical(name: str, combine: Any, example: str) -> Any:
+    def fn(input: Any, other: Any) -> Any:  # noqa: A002
+        _tensor(input, name)
+        _tensor(other, name, "other", 2)
+        return combine(_truth(input), _truth(other))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""Elementwise logical ``{name.removeprefix("logical_")}`` of the truth values of two tensors
+    (nonzero is true), broadcasting; a bool tensor.
+
+    >>> import tidu
+    >>> tidu.{name}(tidu.tensor([True, True, False]), tidu.tensor([1.0, 0.0, 0.0]))
+    {example}
+    """
+    return fn
+
+
+def logical_not(input: Any) -> Any:  # noqa: A002
+    """Elementwise logical not (zero is false); a bool tensor.
+
+    >>> import tidu
+    >>> tidu.logical_not(tidu.tensor([0.0, 2.0]))
+    tensor([ True, False])
+    """
+    _tensor(input, "logical_not")
+    return eq(input, False if input.dtype is dtypes.bool_ else 0)
+
+
+def _bitwise(prim: Any, name: str, example: str) -> Any:
+    def fn(input: Any, other: Any) -> Any:  # noqa: A002
+        _any_tensor(input, other, name)
+        dt = dtypes.result_type(input, other)
+        if dt.is_floating_point:
+            raise _not_implemented(f"{name}_cpu", dt)
+        a, b = operands(input, other, op=name)
+        return bind(prim, a, b)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""Elementwise ``{name}`` of bool or integer tensors (or Python ints and bools),
+    broadcasting; floating-point operands raise ``NotImplementedError`` as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.{name}(tidu.tensor([12, 10]), 6)
+    {example}
+    """
+    return fn
+
+
+bitwise_and = _bitwise(ew.bitwise_and, "bitwise_and", "tensor([4, 2])")
+bitwise_or = _bitwise(ew.bitwise_or, "bitwise_or", "tensor([14, 14])")
+bitwise_xor = _bitwise(ew.bitwise_xor, "bitwise_xor", "tensor([10, 12])")
+logical_and = _logical("logical_and", bitwise_and, "tensor([ True, False, False])")
+logical_or = _logical("logical_or", bitwise_or, "tensor([ True,  True, False])")
+logical_xor = _logical("logical_xor", ne, "tensor([False,  True, False])")
+
+
+def bitwise_not(input: Any) -> Any:  # noqa: A002
+    """Elementwise ``~``: logical not of bools, two's complement of integers.
+
+    >>> import tidu
+    >>> tidu.bitwise_not(tidu.tensor([0, 5, -1]))
+    tensor([-1, -6,  0])
+    """
+    _tensor(input, "bitwise_not")
+    if input.dtype.is_floating_point:
+        raise _not_implemented("bitwise_not_cpu", input.dtype)
+    if input.dtype is dtypes.bool_:
+        return eq(input, False)
+    return bitwise_xor(input, -1)
+
+
+def _invert(input: Any) -> Any:  # noqa: A002
+    if input.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(input)
 
 
 def _reflected(fn: Any) -> Any:
@@ -270,10 +731,23 @@ def _reflected(fn: Any) -> Any:
 METHODS = {
     "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": _reflected(sub),
     "__mul__": mul, "__rmul__": _reflected(mul), "__truediv__": div, "__rtruediv__": _reflected(div),
+    "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
+    "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__pow__": pow, "__rpow__": _reflected(pow), "__neg__": neg, "__pos__": lambda self: self,
+    "__abs__": abs, "__invert__": _invert,
+    "__and__": bitwise_and, "__rand__": _reflected(bitwise_and), "__or__": bitwise_or,
+    "__ror__": _reflected(bitwise_or), "__xor__": bitwise_xor, "__rxor__": _reflected(bitwise_xor),
     "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg, "pow": pow,
-    "exp": exp, "log": log, "tanh": tanh, "sin": sin, "cos": cos, "erf": erf,
-    "sqrt": sqrt, "sigmoid": sigmoid, "relu": relu, "maximum": maximum,
+    "exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "log2": log2, "log1p": log1p,
+    "sqrt": sqrt, "rsqrt": rsqrt, "sin": sin, "cos": cos, "tan": tan, "tanh": tanh, "erf": erf,
+    "sigmoid": sigmoid, "relu": relu, "abs": abs, "sign": sign, "floor": floor, "ceil": ceil,
+    "round": round, "trunc": trunc, "clamp": clamp, "clip": clip, "maximum": maximum,
+    "minimum": minimum, "reciprocal": reciprocal, "square": square, "lerp": lerp,
+    "isnan": isnan, "isfinite": isfinite, "floor_divide": floor_divide, "remainder": remainder,
+    "where": lambda self, condition, other: where(condition, self, other),
+    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+    "logical_not": logical_not, "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
+    "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
 }

@@ -24,16 +24,23 @@ WITH_BOOL = (bool_, *NUMERIC)
 
 
 def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS,
-          out_dtype: object = None, nondiff: bool = False) -> Primitive:
+          out_dtype: object = None, nondiff: bool = False, int_fn: Callable | None = None) -> Primitive:
+    """An elementwise primitive of one input; ``int_fn`` is the scalar function of the
+    integer and bool kernels where it differs from the floating-point one."""
     prim = Primitive(name, nondiff=nondiff)
     kernel = cpu.unary_kernel(scalar_fn)
+    int_kernel = kernel if int_fn is None else cpu.unary_kernel(int_fn)
 
     @prim.def_abstract_eval
     def _shape(x: ShapeDtype) -> ShapeDtype:
         check_dtype(name, x, dtypes)
         return x if out_dtype is None else x.update(dtype=out_dtype)
 
-    prim.def_impl(lambda x: kernel(x, x.dtype if out_dtype is None else out_dtype.np))
+    def impl(x: np.ndarray) -> np.ndarray:
+        run = kernel if x.dtype.kind == "f" else int_kernel
+        return run(x, x.dtype if out_dtype is None else out_dtype.np)
+
+    prim.def_impl(impl)
     if jvp:
         prim.def_jvp(*jvp)
     prim.def_batch(batch_elementwise(prim))
@@ -41,9 +48,13 @@ def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS
 
 
 def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple = FLOATS,
-           out_dtype: object = None, nondiff: bool = False) -> Primitive:
+           out_dtype: object = None, nondiff: bool = False, int_fn: Callable | None = None,
+           check: Callable | None = None) -> Primitive:
+    """An elementwise primitive of two same-shape, same-dtype inputs; ``int_fn`` as in
+    ``unary``; ``check(x, y)`` validates integer operands' values before the kernel runs."""
     prim = Primitive(name, nondiff=nondiff)
     kernel = cpu.binary_kernel(scalar_fn)
+    int_kernel = kernel if int_fn is None else cpu.binary_kernel(int_fn)
 
     @prim.def_abstract_eval
     def _shape(x: ShapeDtype, y: ShapeDtype) -> ShapeDtype:
@@ -51,7 +62,13 @@ def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple 
         check_dtype(name, aval, dtypes)
         return aval if out_dtype is None else aval.update(dtype=out_dtype)
 
-    prim.def_impl(lambda x, y: kernel(x, y, x.dtype if out_dtype is None else out_dtype.np))
+    def impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        run = kernel if x.dtype.kind == "f" else int_kernel
+        if check is not None and x.dtype.kind != "f":
+            check(x, y)
+        return run(x, y, x.dtype if out_dtype is None else out_dtype.np)
+
+    prim.def_impl(impl)
     if jvp:
         prim.def_jvp(*jvp)
     prim.def_batch(batch_elementwise(prim))
@@ -86,6 +103,60 @@ def _erf(x):  # noqa: ANN001, ANN202
     return math.erf(x)
 
 
+def _sqrt(x):  # noqa: ANN001, ANN202
+    return math.sqrt(x)
+
+
+def _tan(x):  # noqa: ANN001, ANN202
+    return math.tan(x)
+
+
+def _expm1(x):  # noqa: ANN001, ANN202
+    return math.expm1(x)
+
+
+def _log1p(x):  # noqa: ANN001, ANN202
+    return math.log1p(x)
+
+
+def _logistic(x):  # noqa: ANN001, ANN202
+    e = math.exp(-math.fabs(x))  # never overflows
+    r = 1.0 / (1.0 + e)
+    return r if x >= 0 else e * r
+
+
+def _abs(x):  # noqa: ANN001, ANN202
+    return math.fabs(x)
+
+
+def _abs_int(x):  # noqa: ANN001, ANN202
+    return x if x >= 0 else -x
+
+
+def _sign(x):  # noqa: ANN001, ANN202
+    return (x > 0) - (x < 0)
+
+
+def _floor(x):  # noqa: ANN001, ANN202
+    return np.floor(x)
+
+
+def _ceil(x):  # noqa: ANN001, ANN202
+    return np.ceil(x)
+
+
+def _round(x):  # noqa: ANN001, ANN202
+    return np.rint(x)  # half to even
+
+
+def _trunc(x):  # noqa: ANN001, ANN202
+    return np.trunc(x)
+
+
+def _identity(x):  # noqa: ANN001, ANN202
+    return x
+
+
 def _add(x, y):  # noqa: ANN001, ANN202
     return x + y
 
@@ -108,6 +179,70 @@ def _pow(x, y):  # noqa: ANN001, ANN202
 
 def _maximum(x, y):  # noqa: ANN001, ANN202
     return x if (x > y or x != x) else y
+
+
+def _pow_int(x, y):  # noqa: ANN001, ANN202
+    if y < 0:  # |x| > 1 gives 0, as in PyTorch
+        if x == 1:
+            return 1
+        if x == -1:
+            return 1 if y % 2 == 0 else -1
+        return 0
+    result = 1
+    while y:  # square and multiply; wraps around on overflow like PyTorch
+        if y & 1:
+            result *= x
+        x *= x
+        y >>= 1
+    return result
+
+
+def _minimum(x, y):  # noqa: ANN001, ANN202
+    return x if (x < y or x != x) else y
+
+
+def _floor_divide(x, y):  # noqa: ANN001, ANN202
+    """PyTorch's ``div_floor_floating``: floor(x / y) computed exactly from fmod."""
+    if y == 0:
+        return x / y
+    mod = np.fmod(x, y)
+    div = (x - mod) / y
+    if mod != 0 and (y < 0) != (mod < 0):
+        div -= 1
+    if div == 0:
+        return math.copysign(0.0, x / y)
+    floor = np.floor(div)
+    return floor + 1 if div - floor > 0.5 else floor
+
+
+def _floor_divide_int(x, y):  # noqa: ANN001, ANN202
+    return x // y  # Python's floor semantics
+
+
+def _remainder(x, y):  # noqa: ANN001, ANN202
+    mod = np.fmod(x, y)
+    return mod + y if mod != 0 and (y < 0) != (mod < 0) else mod
+
+
+def _remainder_int(x, y):  # noqa: ANN001, ANN202
+    return x % y  # the sign of the divisor
+
+
+def _no_zero_divisor(x: np.ndarray, y: np.ndarray) -> None:
+    if (y == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _bitwise_and(x, y):  # noqa: ANN001, ANN202
+    return x & y
+
+
+def _bitwise_or(x, y):  # noqa: ANN001, ANN202
+    return x | y
+
+
+def _bitwise_xor(x, y):  # noqa: ANN001, ANN202
+    return x ^ y
 
 
 def _eq(x, y):  # noqa: ANN001, ANN202
@@ -135,16 +270,34 @@ def _ge(x, y):  # noqa: ANN001, ANN202
 
 
 SQRT_PI_2 = 2.0 / math.sqrt(math.pi)
+INTEGERS = (bool_, int32, int64)
+
+
+def _zero(dx, *primals, **params):  # noqa: ANN001, ANN002, ANN003, ANN202
+    """The derivative of a piecewise-constant function (floor, sign, ...): zero, as in PyTorch."""
+    return dx * 0.0
+
 
 #                                  d(out) in terms of d(input)
 neg = unary("neg", _neg, dtypes=NUMERIC)
 neg.def_linear(lambda ct, x: [-ct])
 exp = unary("exp", _exp, lambda dx, x, out: dx * out)
+expm1 = unary("expm1", _expm1, lambda dx, x, out: dx * (out + 1.0))
 log = unary("log", _log, lambda dx, x, out: dx / x)
+sqrt = unary("sqrt", _sqrt, lambda dx, x, out: dx / (out * 2.0))
+log1p = unary("log1p", _log1p, lambda dx, x, out: dx / (x + 1.0))
 tanh = unary("tanh", _tanh, lambda dx, x, out: dx * (1 - out * out))
+logistic = unary("logistic", _logistic, lambda dx, x, out: dx * (out * (1.0 - out)))
 sin = unary("sin", _sin, lambda dx, x, out: dx * ops.cos(x))
 cos = unary("cos", _cos, lambda dx, x, out: -(dx * ops.sin(x)))
+tan = unary("tan", _tan, lambda dx, x, out: dx * (1.0 + out * out))
 erf = unary("erf", _erf, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(-(x * x))))
+abs = unary("abs", _abs, lambda dx, x, out: dx * ops.sign(x), dtypes=NUMERIC, int_fn=_abs_int)  # noqa: A001
+sign = unary("sign", _sign, _zero, dtypes=WITH_BOOL)
+floor = unary("floor", _floor, _zero, dtypes=NUMERIC, int_fn=_identity)
+ceil = unary("ceil", _ceil, _zero, dtypes=NUMERIC, int_fn=_identity)
+round = unary("round", _round, _zero, dtypes=NUMERIC, int_fn=_identity)  # noqa: A001
+trunc = unary("trunc", _trunc, _zero, dtypes=NUMERIC, int_fn=_identity)
 
 add = binary("add", _add, lambda dx, x, y, out: dx, lambda dy, x, y, out: dy, dtypes=WITH_BOOL)
 add.def_transpose(lambda ct, x, y: [ct, ct])
@@ -157,10 +310,12 @@ mul.def_transpose(
 )
 div = binary("div", _div, lambda dx, x, y, out: dx / y, lambda dy, x, y, out: -(dy * out) / y)
 div.def_transpose(lambda ct, x, y: [ct / y, None], linear_in=(0,))
+# PyTorch's conventions at 0: d/dx is 0 where y == 0, d/dy is 0 where x == 0 and y >= 0.
 pow = binary(  # noqa: A001 - the primitive's name
     "pow", _pow,
-    lambda dx, x, y, out: dx * (y * x ** (y - 1)),
-    lambda dy, x, y, out: dy * ops.where(x == 0, 0.0, out * ops.log(x)),
+    lambda dx, x, y, out: dx * ops.where(y == 0, 0.0, y * x ** (y - 1)),
+    lambda dy, x, y, out: dy * ops.where((x == 0) & (y >= 0), 0.0, out * ops.log(x)),
+    dtypes=NUMERIC, int_fn=_pow_int,
 )
 maximum = binary(
     "maximum", _maximum,
@@ -168,6 +323,25 @@ maximum = binary(
     lambda dy, x, y, out: dy * ops.where(y > x, 1.0, ops.where(x == y, 0.5, 0.0)),
     dtypes=WITH_BOOL,
 )
+minimum = binary(
+    "minimum", _minimum,
+    lambda dx, x, y, out: dx * ops.where(x < y, 1.0, ops.where(x == y, 0.5, 0.0)),
+    lambda dy, x, y, out: dy * ops.where(y < x, 1.0, ops.where(x == y, 0.5, 0.0)),
+    dtypes=WITH_BOOL,
+)
+floor_divide = binary(
+    "floor_divide", _floor_divide, _zero, _zero,
+    dtypes=NUMERIC, int_fn=_floor_divide_int, check=_no_zero_divisor,
+)
+remainder = binary(  # x - y * floor(x / y), without its rounding
+    "remainder", _remainder,
+    lambda dx, x, y, out: dx,
+    lambda dy, x, y, out: -(dy * ops.floor_divide(x, y)),
+    dtypes=NUMERIC, int_fn=_remainder_int, check=_no_zero_divisor,
+)
+bitwise_and = binary("bitwise_and", _bitwise_and, dtypes=INTEGERS, nondiff=True)
+bitwise_or = binary("bitwise_or", _bitwise_or, dtypes=INTEGERS, nondiff=True)
+bitwise_xor = binary("bitwise_xor", _bitwise_xor, dtypes=INTEGERS, nondiff=True)
 
 eq = binary("eq", _eq, dtypes=ALL, out_dtype=bool_, nondiff=True)
 ne = binary("ne", _ne, dtypes=ALL, out_dtype=bool_, nondiff=True)

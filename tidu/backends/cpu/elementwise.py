@@ -7,6 +7,7 @@ broadcast inputs are made contiguous before the loop.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import numpy as np
@@ -26,6 +27,18 @@ def scalar(fn: Callable) -> Callable:
     return register_jitable(fn)
 
 
+def code_token(fn: Callable) -> int:
+    """A digest of ``fn``'s code, for a kernel's closure.
+
+    Numba keys a kernel's disk cache on the loop's own file and on its closure, where the
+    scalar function is pickled by name: without this token an edited scalar function would
+    keep running its old compiled body.
+    """
+    code = fn.__code__
+    text = code.co_code + repr((code.co_consts, code.co_names)).encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:7], "little")
+
+
 def contiguous(x: np.ndarray) -> np.ndarray:
     """C-contiguous data, keeping the shape (``np.ascontiguousarray`` makes 0-d arrays 1-d)."""
     return x if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(x.shape)
@@ -33,9 +46,11 @@ def contiguous(x: np.ndarray) -> np.ndarray:
 
 def unary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.dtype], np.ndarray]:
     f = scalar(scalar_fn)
+    token = code_token(scalar_fn)
 
     @njit(**JIT)
     def loop(x, out):  # pragma: no cover - compiled
+        _ = token  # in the closure, hence in the cache key
         for i in range(x.shape[0]):
             out[i] = f(x[i])
 
@@ -50,9 +65,11 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.dtype], np.nda
 
 def binary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.ndarray, np.dtype], np.ndarray]:
     f = scalar(scalar_fn)
+    token = code_token(scalar_fn)
 
     @njit(**JIT)
     def loop(a, b, out):  # pragma: no cover - compiled
+        _ = token  # in the closure, hence in the cache key
         for i in range(a.shape[0]):
             out[i] = f(a[i], b[i])
 
