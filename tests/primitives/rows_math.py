@@ -7,9 +7,6 @@ from op_db import OpCase
 
 import tidu
 
-# Non-differentiable math primitives (integer/bool only): value rows, no gradcheck.
-NONDIFF = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor"})
-
 
 def _ints(x: np.ndarray) -> np.ndarray:
     return (x * 100).astype(np.int64)

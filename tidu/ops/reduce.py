@@ -250,11 +250,7 @@ def _max_min(x: Any, dim: Any, other: Any, keepdim: bool, name: str) -> Any:
         from . import math as m
 
         rhs = other if other is not None else dim
-        if name == "max":
-            return m.maximum(x, rhs)
-        if hasattr(m, "minimum"):
-            return m.minimum(x, rhs)
-        return -m.maximum(-x, -rhs)
+        return m.maximum(x, rhs) if name == "max" else m.minimum(x, rhs)
     _int_dim(dim, name)
     d = wrap_dim(dim, x.ndim)
     result = MaxResult if name == "max" else MinResult
@@ -382,16 +378,6 @@ def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:  # noqa: A002
         s for d, s in enumerate(x.shape) if d not in dims))
 
 
-def _sign(x: Any) -> Any:
-    from .math import where
-
-    return where(x > 0, 1.0, where(x < 0, -1.0, 0.0)).to(x.dtype)
-
-
-def _abs(x: Any) -> Any:
-    """``|x|`` with PyTorch's gradient ``sign(x)`` (0 at 0)."""
-    return x * _sign(x)
-
 
 def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:  # noqa: A002
     """Vector p-norm over ``dim`` (all elements by default): ``p`` = ``'fro'`` or 2, 1,
@@ -407,7 +393,7 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dty
     >>> tidu.norm(x, p=float("inf"), dim=0, keepdim=True)
     tensor([[3., 4.]])
     """
-    from .math import pow, sqrt, where
+    from .math import abs, pow, sqrt, where
 
     _check(input, "norm")
     x = input if dtype is None else convert(input, dtypes.as_dtype(dtype))
@@ -429,13 +415,13 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dty
                     f"linalg.vector_norm cannot compute the {p} norm on the dimension {d} because this dimension "
                     "is empty and the operation does not have an identity"
                 )
-        a = _abs(x)
+        a = abs(x)
         return amax(a, dims, keepdim) if p > 0 else amin(a, dims, keepdim)
     if p == 0:
         return sum(convert(x != 0, x.dtype), dims, keepdim)
     if p == 1:
-        return sum(_abs(x), dims, keepdim)
-    a = _abs(x)
+        return sum(abs(x), dims, keepdim)
+    a = abs(x)
     if p == 2:
         s = sum(x * x, dims, keepdim)
     else:
