@@ -286,7 +286,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
                 assign_(running_var, new_var, op="batch_norm")
     else:
         if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+            raise RuntimeError("running_mean must be defined in evaluation mode (and running_var)")
         centered = input - _along(running_mean, input.ndim, 1)
         var = running_var
     out = centered * _along((var + eps) ** -0.5, input.ndim, 1)
