@@ -54,6 +54,7 @@ LAYERS = {
     "mha": (lambda lib: lib.nn.MultiheadAttention(4, 2), [(3, 2, 4), (5, 2, 4), (5, 2, 4)]),
     "mha-batch-first": (lambda lib: lib.nn.MultiheadAttention(6, 3, batch_first=True), [(2, 3, 6)] * 3),
     "mha-unbatched": (lambda lib: lib.nn.MultiheadAttention(4, 1, bias=False), [(3, 4), (2, 4), (2, 4)]),
+    "mha-kdim-vdim": (lambda lib: lib.nn.MultiheadAttention(4, 2, kdim=3, vdim=5), [(3, 2, 4), (6, 2, 3), (6, 2, 5)]),
 }
 
 

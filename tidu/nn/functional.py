@@ -669,22 +669,29 @@ def _float_mask(mask: Any, dtype: Any) -> Any:
     return mask.to(dtype)
 
 
-def multi_head_attention_forward(query: Any, key: Any, value: Any, num_heads: int, in_proj_weight: Any,
-                                 in_proj_bias: Any, out_proj_weight: Any, out_proj_bias: Any,
-                                 dropout_p: float = 0.0, training: bool = True, key_padding_mask: Any = None,
-                                 need_weights: bool = True, attn_mask: Any = None,
-                                 average_attn_weights: bool = True, is_causal: bool = False) -> tuple[Any, Any]:
-    """The computation of ``nn.MultiheadAttention`` on sequence-first ``(L, N, E)`` inputs (or
-    unbatched ``(L, E)``); returns ``(output, weights or None)``.
+def multi_head_attention_forward(
+    query: Any, key: Any, value: Any, embed_dim_to_check: int, num_heads: int, in_proj_weight: Any,
+    in_proj_bias: Any, bias_k: Any, bias_v: Any, add_zero_attn: bool, dropout_p: float, out_proj_weight: Any,
+    out_proj_bias: Any, training: bool = True, key_padding_mask: Any = None, need_weights: bool = True,
+    attn_mask: Any = None, use_separate_proj_weight: bool = False, q_proj_weight: Any = None,
+    k_proj_weight: Any = None, v_proj_weight: Any = None, static_k: Any = None, static_v: Any = None,
+    average_attn_weights: bool = True, is_causal: bool = False,
+) -> tuple[Any, Any]:
+    """The computation of ``nn.MultiheadAttention`` (PyTorch's signature) on sequence-first
+    ``(L, N, E)`` inputs or unbatched ``(L, E)``; returns ``(output, weights or None)``.
+    ``bias_k``, ``bias_v``, ``add_zero_attn``, ``static_k`` and ``static_v`` are not supported.
 
     >>> import tidu
     >>> e = 2
-    >>> w, b = tidu.ones(3 * e, e), tidu.zeros(3 * e)
+    >>> x, w, b = tidu.ones(3, 1, e), tidu.ones(3 * e, e), tidu.zeros(3 * e)
     >>> out, attn = tidu.nn.functional.multi_head_attention_forward(
-    ...     tidu.ones(3, 1, e), tidu.ones(3, 1, e), tidu.ones(3, 1, e), 1, w, b, tidu.ones(e, e), tidu.zeros(e))
+    ...     x, x, x, e, 1, w, b, None, None, False, 0.0, tidu.ones(e, e), tidu.zeros(e))
     >>> out.shape, attn.shape
     (tidu.Size([3, 1, 2]), tidu.Size([1, 3, 3]))
     """
+    if bias_k is not None or bias_v is not None or add_zero_attn or static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: bias_k, bias_v, add_zero_attn, static_k and "
+                                  "static_v are not supported")
     batched = query.ndim == 3
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -692,14 +699,19 @@ def multi_head_attention_forward(query: Any, key: Any, value: Any, num_heads: in
             key_padding_mask = key_padding_mask.unsqueeze(0)
     q_len, bsz, embed = query.shape
     k_len = key.shape[0]
+    if embed != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed}")
     if embed % num_heads:
         raise AssertionError(f"embed_dim {embed} not divisible by num_heads {num_heads}")
-    if key.shape[1:] != value.shape[1:] or key.shape[0] != value.shape[0] or key.shape[1] != bsz:
+    if key.shape[:2] != value.shape[:2] or key.shape[1] != bsz:
         raise AssertionError(
             f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)} or query batch {bsz}"
         )
     head = embed // num_heads
-    w_q, w_k, w_v = in_proj_weight[:embed], in_proj_weight[embed:2 * embed], in_proj_weight[2 * embed:]
+    if use_separate_proj_weight:
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        w_q, w_k, w_v = in_proj_weight[:embed], in_proj_weight[embed:2 * embed], in_proj_weight[2 * embed:]
     b_q = b_k = b_v = None
     if in_proj_bias is not None:
         b_q, b_k, b_v = in_proj_bias[:embed], in_proj_bias[embed:2 * embed], in_proj_bias[2 * embed:]
