@@ -455,11 +455,16 @@ def _warn_size(input: Any, target: Any) -> None:  # noqa: A002
         )
 
 
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}
+
+
 def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str, name: str) -> Any:
     """Negative log likelihood of integer ``target`` under ``logp`` of shape ``(N, C, *)`` or ``(C,)``."""
-    if target.dtype not in (dtypes.int64, dtypes.int32, dtypes.bool_) or not isinstance(target, Tensor):
-        got = target.dtype.name if isinstance(target, Tensor) else type(target).__name__
-        raise RuntimeError(f"{name}: expected scalar type Long for the class-index target but found {got}")
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{name}(): argument 'target' must be Tensor, not {type(target).__name__}")
+    if target.dtype is not dtypes.int64:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_TORCH_NAMES[target.dtype.name]} "
+                           f"({name} takes int64 class indices)")
     class_dim = 1 if logp.ndim >= 2 else 0
     if logp.ndim == 0:
         raise ValueError(f"{name}: expected input of 1 or more dimensions (got 0)")
@@ -533,12 +538,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     class_dim = 1 if input.ndim >= 2 else 0
     num = input.shape[class_dim]
     logp = log_softmax(input, class_dim)
-    if isinstance(target, Tensor) and target.dtype.is_floating_point:
-        if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(
-                f"cross_entropy: class-probability target must have the shape of input {tuple(input.shape)}, "
-                f"got {tuple(target.shape)} (class-index targets must be int64)"
-            )
+    if isinstance(target, Tensor) and target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / num
         terms = logp * target
