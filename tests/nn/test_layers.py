@@ -253,3 +253,68 @@ def test_parameters_are_copied_exactly():
     for (k, v), (k2, v2) in zip(mha.state_dict().items(), ref.state_dict().items()):
         assert k == k2
         np.testing.assert_array_equal(v.numpy(), v2.numpy())
+
+
+def _sgd_steps(lib, model, x, y, steps=5, lr=0.1):  # noqa: ANN001, ANN202
+    """Plain SGD written with the public Module API (the optimizers live in tidu.optim)."""
+    losses = []
+    for _ in range(steps):
+        model.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        lib.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        with lib.no_grad():
+            for p in model.parameters():
+                p.sub_(p.grad * lr)
+        losses.append(loss.item())
+    return losses
+
+
+def test_training_steps_follow_torch():
+    def net(lib):  # noqa: ANN001, ANN202
+        return lib.nn.Sequential(lib.nn.Linear(6, 16), lib.nn.BatchNorm1d(16), lib.nn.GELU(), lib.nn.Linear(16, 4))
+
+    torch.manual_seed(0)
+    ref = net(torch).double()
+    model = net(tidu).double()
+    copy_weights(ref, model)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(12, 6)), rng.integers(0, 4, size=12)
+    ours = _sgd_steps(tidu, model, tidu.tensor(x), tidu.tensor(y))
+    theirs = _sgd_steps(torch, ref, torch.tensor(x), torch.tensor(y))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+    assert ours[-1] < ours[0]
+    for (k, v), (k2, v2) in zip(model.state_dict().items(), ref.state_dict().items()):
+        assert k == k2
+        np.testing.assert_allclose(v.numpy(), v2.numpy(), rtol=1e-9, atol=1e-12, err_msg=k)
+
+
+def test_tiny_language_model_steps_follow_torch():
+    def lm(lib):  # noqa: ANN001, ANN202
+        class LM(lib.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.emb = lib.nn.Embedding(7, 8)
+                self.attn = lib.nn.MultiheadAttention(8, 2, batch_first=True)
+                self.norm = lib.nn.LayerNorm(8)
+                self.head = lib.nn.Linear(8, 7)
+
+            def forward(self, idx):  # noqa: ANN001, ANN202
+                h = self.emb(idx)
+                out, _ = self.attn(h, h, h, need_weights=False, is_causal=True,
+                                   attn_mask=lib.tensor(np.triu(np.ones((idx.shape[1],) * 2, bool), k=1)))
+                logits = self.head(self.norm(h + out))
+                return logits.transpose(1, 2)
+
+        return LM()
+
+    torch.manual_seed(0)
+    ref = lm(torch).double()
+    model = lm(tidu).double()
+    copy_weights(ref, model)
+    rng = np.random.default_rng(1)
+    seq = rng.integers(0, 7, size=(3, 6))
+    x, y = seq[:, :-1], seq[:, 1:]
+    ours = _sgd_steps(tidu, model, tidu.tensor(x), tidu.tensor(y), steps=3)
+    theirs = _sgd_steps(torch, ref, torch.tensor(x), torch.tensor(y), steps=3)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10)
