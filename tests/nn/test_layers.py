@@ -318,3 +318,27 @@ def test_tiny_language_model_steps_follow_torch():
     ours = _sgd_steps(tidu, model, tidu.tensor(x), tidu.tensor(y), steps=3)
     theirs = _sgd_steps(torch, ref, torch.tensor(x), torch.tensor(y), steps=3)
     np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+
+
+def test_embedding_max_norm_like_torch():
+    w = np.random.default_rng(0).normal(size=(5, 3)) * 3
+    idx = np.array([1, 1, 2])
+    ref = torch.nn.Embedding(5, 3, _weight=torch.tensor(w), max_norm=1.0)
+    emb = nn.Embedding(5, 3, _weight=tidu.tensor(w), max_norm=1.0)
+    close(emb(tidu.tensor(idx)), ref(torch.tensor(idx)), "float64")
+    close(emb.weight, ref.weight, "float64")
+    assert emb.weight.is_leaf
+
+
+def test_layer_shape_errors_like_torch():
+    for lib in (tidu, torch):
+        with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\]"):
+            lib.nn.LayerNorm(4)(lib.ones(2, 3))
+        x = lib.ones(3, 2, 5)
+        with pytest.raises(AssertionError, match="was expecting embedding dimension of 4, but got 5"):
+            lib.nn.MultiheadAttention(4, 2)(x, x, x)
+        x = lib.ones(3, 2, 4)
+        with pytest.raises(RuntimeError, match="The shape of the 2D attn_mask is"):
+            lib.nn.MultiheadAttention(4, 2)(x, x, x, attn_mask=lib.ones(2, 2, dtype=lib.bool))
+        with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have one of the"):
+            lib.nn.Embedding(3, 2)(lib.tensor([1.0]))

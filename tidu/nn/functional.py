@@ -322,14 +322,16 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
 def _check_index(input: Any, name: str) -> None:  # noqa: A002
     if not isinstance(input, Tensor) or input.dtype not in (dtypes.int64, dtypes.int32):
         got = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
-        raise RuntimeError(f"{name}: expected an integer (Long or Int) index tensor, got {got}")
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {got} instead (while checking arguments for {name})")
 
 
 def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm: Any = None,  # noqa: A002
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
     """Rows of ``weight`` picked by the integer ``input``: ``(*)`` to ``(*, embedding_dim)``.
 
-    The row ``padding_idx`` gets no gradient. Computed as a one-hot matmul.
+    The row ``padding_idx`` gets no gradient; with ``max_norm``, the rows looked up are first
+    rescaled in place to norm at most ``max_norm``. Computed as a one-hot matmul.
 
     >>> import tidu
     >>> w = tidu.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
@@ -338,8 +340,8 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
             [1., 2.]])
     """
     _check_index(input, "embedding")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not supported")
     if weight.ndim != 2:
         raise RuntimeError(f"embedding: 'weight' must be 2-D, got shape {tuple(weight.shape)}")
     num = weight.shape[0]
@@ -347,6 +349,8 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
     if data.size and (data.min() < 0 or data.max() >= num):
         raise IndexError(f"index out of range in self (embedding indices must lie in [0, {num}), got "
                          f"min {data.min()}, max {data.max()})")
+    if max_norm is not None:
+        _renorm_rows(weight, np.unique(data), max_norm, norm_type)
     if padding_idx is not None:
         if not -num <= padding_idx < num:
             raise AssertionError("Padding_idx must be within num_embeddings")
@@ -354,6 +358,17 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
         weight = ops.where(rows, weight.detach(), weight)
     onehot = _class_mask(input, num, input.ndim).to(weight.dtype)
     return ops.matmul(onehot, weight)
+
+
+def _renorm_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """Scale the ``rows`` of ``weight`` whose norm exceeds ``max_norm`` down to it, in place (PyTorch's
+    ``embedding_renorm_``: not recorded)."""
+    w = weight.detach().numpy()
+    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
+    scale = np.ones(w.shape[0], w.dtype)
+    scale[rows] = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    with no_grad():
+        assign_(weight, weight * Tensor(scale.reshape(-1, 1)), op="embedding_renorm_")
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:
