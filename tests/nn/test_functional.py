@@ -105,6 +105,16 @@ def test_sdpa_bool_mask(dtype):
     run_both(fn, None, [Arg((2, 3, 4)), Arg((2, 5, 4)), Arg((2, 5, 4))], dtype)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sdpa_fully_masked_rows_are_zero_like_torch(dtype):
+    mask = np.array([[True, False, True], [False, False, False]])
+
+    def fn(q, k, v):  # noqa: ANN001, ANN202
+        return _F(q).scaled_dot_product_attention(q, k, v, attn_mask=_lib(q).tensor(mask))
+
+    run_both(fn, None, [Arg((2, 2, 4)), Arg((2, 3, 4)), Arg((2, 3, 4))], dtype)
+
+
 def test_sdpa_errors():
     q = tidu.ones(2, 3)
     with pytest.raises(RuntimeError, match="attn_mask should not be set when is_causal=True"):

@@ -207,6 +207,17 @@ def test_multihead_attention_masks_and_weights():
                                                                           (k_len, n, 4)], call=call(kind))
 
 
+def test_multihead_attention_fully_padded_sequence_like_torch():
+    padding = np.array([[True, True, True], [False, True, False]])
+
+    def call(mod, args):  # noqa: ANN001, ANN202
+        lib = tidu if isinstance(mod, tidu.nn.Module) else torch
+        return mod(*args, key_padding_mask=lib.tensor(padding), need_weights=False)
+
+    check_module(*_both(lambda lib: lib.nn.MultiheadAttention(4, 2)), [(2, 2, 4), (3, 2, 4), (3, 2, 4)],
+                 "float64", call=call)
+
+
 def test_multihead_attention_dropout_only_in_training():
     mha = nn.MultiheadAttention(4, 2, dropout=0.5).eval()
     x = tidu.randn(3, 1, 4)

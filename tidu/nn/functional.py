@@ -636,12 +636,23 @@ def _causal_mask(q_len: int, k_len: int) -> Tensor:
     return Tensor(np.tril(np.ones((q_len, k_len), bool)))
 
 
+def _safe_softmax(scores: Any) -> Any:
+    """Softmax over the last dim that gives 0 (and gradient 0) on rows masked entirely to
+    ``-inf``, where a plain softmax gives NaN (PyTorch's ``_safe_softmax`` of attention)."""
+    dead = np.isneginf(scores.detach().numpy()).all(axis=-1, keepdims=True)
+    if not dead.any():
+        return softmax(scores, dim=-1)
+    rows = Tensor(dead)
+    return ops.where(rows, 0.0, softmax(ops.where(rows, 0.0, scores), dim=-1))
+
+
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Any:
     """``softmax(q k^T * scale + mask) v`` over the last two dims ``(*, L, E)``, ``(*, S, E)``,
     ``(*, S, Ev)``. A boolean ``attn_mask`` marks the pairs that take part (True); a float one is
-    added to the scores. ``is_causal`` masks the upper triangle.
+    added to the scores. ``is_causal`` masks the upper triangle. A query whose keys are all
+    masked gets a zero output (and zero gradient), as PyTorch's.
 
     >>> import tidu
     >>> q = k = tidu.tensor([[[1.0, 0.0], [0.0, 1.0]]])
@@ -671,7 +682,7 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
             scores = ops.where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = softmax(scores, dim=-1)
+    weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return ops.matmul(weights, value)
@@ -762,7 +773,8 @@ def multi_head_attention_forward(
     scores = ops.matmul(q * (1.0 / math.sqrt(head)), k.transpose(1, 2))
     if mask is not None:
         scores = scores + mask
-    weights = softmax(scores, dim=-1)
+    # Without weights PyTorch takes its fused attention path, whose softmax is the safe one.
+    weights = softmax(scores, dim=-1) if need_weights else _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=training)
     out = ops.matmul(weights, v).transpose(0, 1).reshape(q_len * bsz, embed)
