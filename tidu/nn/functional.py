@@ -639,7 +639,8 @@ def _causal_mask(q_len: int, k_len: int) -> Tensor:
 def _safe_softmax(scores: Any) -> Any:
     """Softmax over the last dim that gives 0 (and gradient 0) on rows masked entirely to
     ``-inf``, where a plain softmax gives NaN (PyTorch's ``_safe_softmax`` of attention)."""
-    dead = np.isneginf(scores.detach().numpy()).all(axis=-1, keepdims=True)
+    data = scores.detach().numpy()
+    dead = data.max(axis=-1, keepdims=True) == -np.inf if data.size else np.zeros(data.shape[:-1] + (1,), bool)
     if not dead.any():
         return softmax(scores, dim=-1)
     rows = Tensor(dead)
@@ -682,7 +683,7 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
             scores = ops.where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = _safe_softmax(scores)
+    weights = softmax(scores, dim=-1) if attn_mask is None else _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return ops.matmul(weights, value)
@@ -774,7 +775,7 @@ def multi_head_attention_forward(
     if mask is not None:
         scores = scores + mask
     # Without weights PyTorch takes its fused attention path, whose softmax is the safe one.
-    weights = softmax(scores, dim=-1) if need_weights else _safe_softmax(scores)
+    weights = softmax(scores, dim=-1) if need_weights or mask is None else _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=training)
     out = ops.matmul(weights, v).transpose(0, 1).reshape(q_len * bsz, embed)
