@@ -207,14 +207,34 @@ def test_embedding_functional(dtype):
         F.embedding(tidu.tensor([1.0]), tidu.ones(2, 2))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,pads", [((2, 3), (1, 2)), ((2, 3, 4), (2, 1)), ((2, 3, 4), (0, 3, 2, 1)),
+                                        ((1, 2, 3, 4), (1, 1, 2, 0)), ((1, 1, 2, 3, 4), (1, 0, 0, 2, 1, 1)),
+                                        ((2, 3, 4), (0, 0))])
+def test_pad_edge_modes_match_torch(mode, shape, pads, dtype):
+    run_both(lambda x: _F(x).pad(x, pads, mode=mode), None, [Arg(shape)], dtype)
+
+
+def test_pad_edge_mode_errors_like_torch():
+    for lib in (tidu, torch):
+        F_ = lib.nn.functional
+        with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 4D input tensor"):
+            F_.pad(lib.ones(1, 2, 3, 4), (1, 2), mode="reflect")
+        with pytest.raises(RuntimeError, match="Padding size should be less than the corresponding input dimension"):
+            F_.pad(lib.ones(1, 2, 3), (3, 0), mode="reflect")
+        with pytest.raises(RuntimeError, match="wrapping around more than once"):
+            F_.pad(lib.ones(1, 2, 3), (4, 0), mode="circular")
+        with pytest.raises(NotImplementedError):
+            F_.pad(lib.ones(1, 2, 3), (1, 0), mode="mirror")
+
+
 def test_pad_errors_like_torch():
     for lib in (tidu, torch):
         with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
             lib.nn.functional.pad(lib.ones(2, 2), (1,))
         with pytest.raises(RuntimeError, match="Padding length"):
             lib.nn.functional.pad(lib.ones(2), (1, 1, 1, 1))
-    with pytest.raises(NotImplementedError, match="reflect"):
-        F.pad(tidu.ones(2, 3), (1, 1), mode="reflect")
 
 
 def test_linear_errors():

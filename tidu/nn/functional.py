@@ -394,16 +394,18 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
 
 
 def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Any:  # noqa: A002
-    """Pad (or, with negative sizes, crop) the last ``len(pad) // 2`` dims; ``pad`` lists
-    ``(left, right)`` for the last dim first, then the one before, as PyTorch.
+    """Pad the last ``len(pad) // 2`` dims; ``pad`` lists ``(left, right)`` for the last dim
+    first, then the one before, as PyTorch. ``mode='constant'`` fills with ``value`` (negative
+    sizes crop); ``'reflect'``, ``'replicate'`` and ``'circular'`` pad 1 to 3 trailing dims of a
+    batched or unbatched input, as PyTorch.
 
     >>> import tidu
     >>> tidu.nn.functional.pad(tidu.tensor([[1.0, 2.0]]), (1, 0, 0, 1), value=9.0)
     tensor([[9., 1., 2.],
             [9., 9., 9.]])
+    >>> tidu.nn.functional.pad(tidu.tensor([[1.0, 2.0, 3.0]]), (2, 1), mode="reflect")
+    tensor([[3., 2., 1., 2., 3., 2.]])
     """
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported yet (only 'constant')")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -413,6 +415,70 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
     config = [(0, 0)] * input.ndim
     for i in range(len(pad) // 2):
         config[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    if mode == "constant":
+        return _pad_constant(input, config, value)
+    if mode not in _EDGE_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) // 2 not in (input.ndim - 1, input.ndim - 2) or not 1 <= len(pad) // 2 <= 3:
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor "
+                                  f"(mode {mode!r} pads 1 to 3 trailing dims of a batched or unbatched input)")
+    for d, (lo, hi) in enumerate(config):
+        n = input.shape[d]
+        if lo < 0 or hi < 0:
+            raise NotImplementedError(f"pad: negative padding {(lo, hi)} is not supported with mode {mode!r}")
+        if mode == "reflect" and (lo >= n or hi >= n) and (lo or hi):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({lo}, {hi}) at dimension {d} of input {list(input.shape)}")
+        if mode == "circular" and (lo > n or hi > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if (lo or hi) and n == 0:
+            raise RuntimeError(f"pad: cannot pad dimension {d} of size 0 with mode {mode!r}")
+    out = input
+    for d in reversed(range(input.ndim)):
+        lo, hi = config[d]
+        if lo or hi:
+            out = _concat(_EDGE_MODES[mode](out, d, lo, hi, out.shape[d]), d)
+    return out
+
+
+def _take(x: Any, dim: int, start: int, stop: int) -> Any:
+    return x[(slice(None),) * dim + (slice(start, stop),)]
+
+
+def _edge_replicate(x: Any, d: int, lo: int, hi: int, n: int) -> list:
+    first, last = _take(x, d, 0, 1), _take(x, d, n - 1, n)
+    size = list(x.shape)
+    return [first.expand(*size[:d], lo, *size[d + 1:]), x, last.expand(*size[:d], hi, *size[d + 1:])]
+
+
+def _edge_reflect(x: Any, d: int, lo: int, hi: int, n: int) -> list:
+    left = [_take(x, d, i, i + 1) for i in range(lo, 0, -1)]
+    right = [_take(x, d, i, i + 1) for i in range(n - 2, n - 2 - hi, -1)]
+    return [*left, x, *right]
+
+
+def _edge_circular(x: Any, d: int, lo: int, hi: int, n: int) -> list:
+    return [_take(x, d, n - lo, n), x, _take(x, d, 0, hi)]
+
+
+_EDGE_MODES = {"reflect": _edge_reflect, "replicate": _edge_replicate, "circular": _edge_circular}
+
+
+def _concat(pieces: list, dim: int) -> Any:
+    """Join ``pieces`` along ``dim`` as a sum of zero-padded pieces (exact: each entry adds zeros)."""
+    pieces = [p for p in pieces if p.shape[dim]]
+    total = sum(p.shape[dim] for p in pieces)
+    out, offset = None, 0
+    for p in pieces:
+        config = [(0, 0, 0)] * p.ndim
+        config[dim] = (offset, total - offset - p.shape[dim], 0)
+        offset += p.shape[dim]
+        placed = bind(pad_p, p, padding_config=tuple(config)) if len(pieces) > 1 else p
+        out = placed if out is None else out + placed
+    return out
+
+
+def _pad_constant(input: Any, config: list, value: float | None) -> Any:  # noqa: A002
     for d, (lo, hi) in enumerate(config):
         if input.shape[d] + lo + hi < 0:
             raise RuntimeError(f"pad: the padded size of dimension {d} would be negative "
