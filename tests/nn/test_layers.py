@@ -353,3 +353,25 @@ def test_layer_shape_errors_like_torch():
             lib.nn.MultiheadAttention(4, 2)(x, x, x, attn_mask=lib.ones(2, 2, dtype=lib.bool))
         with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have one of the"):
             lib.nn.Embedding(3, 2)(lib.tensor([1.0]))
+
+
+def test_gradient_penalty_through_layers_matches_torch():
+    """Second order: the gradient of ||d loss / d x||^2 through LayerNorm, GELU and log_softmax
+    (cross entropy with label smoothing), with respect to every parameter."""
+
+    def net(lib):  # noqa: ANN001, ANN202
+        return lib.nn.Sequential(lib.nn.Linear(4, 6), lib.nn.LayerNorm(6), lib.nn.GELU(), lib.nn.Linear(6, 3))
+
+    torch.manual_seed(0)
+    ref = net(torch).double()
+    model = net(tidu).double()
+    copy_weights(ref, model)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(5, 4)), rng.integers(0, 3, size=5)
+    for lib, m in ((tidu, model), (torch, ref)):
+        xt = lib.tensor(x, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(m(xt), lib.tensor(y), label_smoothing=0.1)
+        (g,) = lib.autograd.grad(loss, xt, create_graph=True)
+        (g * g).sum().backward()
+    for (k, p), (_, q) in zip(model.named_parameters(), ref.named_parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=k)
