@@ -27,9 +27,9 @@ from ..tensor import Tensor
 
 __all__ = [
     "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
-    "dropout", "elu", "embedding", "gelu", "l1_loss", "leaky_relu", "softplus", "layer_norm", "linear", "log_softmax", "mse_loss",
-    "multi_head_attention_forward", "nll_loss", "one_hot", "pad", "relu", "scaled_dot_product_attention",
-    "sigmoid", "silu", "softmax", "tanh",
+    "dropout", "elu", "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
+    "mse_loss", "multi_head_attention_forward", "nll_loss", "one_hot", "pad", "relu",
+    "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
 
 
