@@ -41,7 +41,7 @@ from .tensor import Size, Tensor
 
 _methods.install()
 
-from . import autograd, func  # noqa: E402
+from . import autograd, func, nn  # noqa: E402
 from .func import linear_transpose, linearize  # noqa: E402
 
 float = float32  # noqa: A001
