@@ -1,9 +1,9 @@
 """``tidu.nn.functional``: PyTorch's functional layers, activations and losses.
 
-Everything is composed from tidu ops; ``softmax`` and ``log_softmax`` bind the fused
-primitives of ``tidu/primitives/nn.py``. Picking the target class (``nll_loss``,
-``cross_entropy``) and looking up rows (``embedding``) use a one-hot mask built with
-``==`` against ``arange``.
+Everything is composed from tidu ops; ``softmax`` and ``log_softmax`` (``tidu.ops.activation``)
+bind the fused primitives of ``tidu/primitives/nn.py``. Picking the target class (``nll_loss``,
+``cross_entropy``) and looking up rows (``embedding``) gather (``tidu.gather``,
+``tidu.index_select``), so their gradients scatter-add.
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ import numpy as np
 
 from .. import ops
 from ..core import dtypes
-from ..core.aval import wrap_dim
 from ..core.grad_mode import no_grad
 from ..core.inplace import assign_
 from ..core.primitive import bind
-from ..primitives import nn as nn_prims
+from ..ops.activation import log_softmax, softmax
 from ..primitives.slicing import pad as pad_p
 from ..tensor import Tensor
 
@@ -50,11 +49,6 @@ def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     return ("mean" if size_average else "sum") if reduce else "none"
-
-
-def _sign(x: Any) -> Any:
-    """-1, 0 or 1, not differentiated (so ``x * _sign(x)`` is ``|x|`` with gradient 0 at 0)."""
-    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
 
 
 def _class_mask(target: Any, num_classes: int, class_dim: int) -> Any:
@@ -172,7 +166,7 @@ def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: 
     tensor([-0.6321,  2.0000])
     """
     negative = ops.where(input > 0, 0.0, input)
-    return ops.where(input > 0, input, (ops.exp(negative) - 1) * alpha)
+    return ops.where(input > 0, input, ops.expm1(negative) * alpha)
 
 
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # noqa: A002
@@ -185,7 +179,7 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # 
     scaled = input * beta
     linear_part = scaled > threshold
     safe = ops.where(linear_part, 0.0, scaled)
-    return ops.where(linear_part, input, ops.log(1 + ops.exp(safe)) / beta)
+    return ops.where(linear_part, input, ops.log1p(ops.exp(safe)) / beta)
 
 
 def sigmoid(input: Any) -> Any:  # noqa: A002
@@ -206,48 +200,6 @@ def tanh(input: Any) -> Any:  # noqa: A002
     tensor([0.])
     """
     return ops.tanh(input)
-
-
-def _softmax_dim(ndim: int, name: str) -> int:
-    warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
-        UserWarning,
-        stacklevel=3,
-    )
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def _softmax_like(prim: Any, name: str, input: Any, dim: Any, dtype: Any) -> Any:  # noqa: A002
-    if dtype is not None:
-        input = input.to(dtype)
-    _float_input(input, name)
-    if dim is None:
-        dim = _softmax_dim(input.ndim, name)
-    return bind(prim, input, axis=wrap_dim(dim, input.ndim))
-
-
-def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Any:  # noqa: A002
-    """``exp(x) / sum(exp(x))`` along ``dim`` (fused primitive ``softmax``, max-shifted).
-
-    Gradient: ``d softmax = s * (dx - sum(s * dx))`` (tidu/primitives/nn.py).
-
-    >>> import tidu
-    >>> tidu.nn.functional.softmax(tidu.tensor([[1.0, 2.0, 3.0]]), dim=1)
-    tensor([[0.0900, 0.2447, 0.6652]])
-    """
-    return _softmax_like(nn_prims.softmax, "softmax", input, dim, dtype)
-
-
-def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Any:  # noqa: A002
-    """``x - log(sum(exp(x)))`` along ``dim`` (fused primitive ``log_softmax``, stable).
-
-    Gradient: ``d log_softmax = dx - sum(softmax * dx)`` (tidu/primitives/nn.py).
-
-    >>> import tidu
-    >>> tidu.nn.functional.log_softmax(tidu.tensor([1000.0, 0.0]), dim=0)
-    tensor([    0., -1000.])
-    """
-    return _softmax_like(nn_prims.log_softmax, "log_softmax", input, dim, dtype)
 
 
 # --- normalization and dropout ------------------------------------------------------------
@@ -365,7 +317,8 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
     """Rows of ``weight`` picked by the integer ``input``: ``(*)`` to ``(*, embedding_dim)``.
 
     The row ``padding_idx`` gets no gradient; with ``max_norm``, the rows looked up are first
-    rescaled in place to norm at most ``max_norm``. Computed as a one-hot matmul.
+    rescaled in place to norm at most ``max_norm``. Gradient: scatter-add into the rows used
+    (``index_select`` on the ``gather`` primitive).
 
     >>> import tidu
     >>> w = tidu.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
@@ -390,8 +343,7 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
             raise AssertionError("Padding_idx must be within num_embeddings")
         rows = (ops.arange(num) == padding_idx % num).reshape(num, 1)
         weight = ops.where(rows, weight.detach(), weight)
-    onehot = _class_mask(input, num, input.ndim).to(weight.dtype)
-    return ops.matmul(onehot, weight)
+    return ops.index_select(weight, 0, input.reshape(-1)).reshape(*input.shape, weight.shape[1])
 
 
 def _renorm_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
@@ -471,7 +423,7 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
     for d in reversed(range(input.ndim)):
         lo, hi = config[d]
         if lo or hi:
-            out = _concat(_EDGE_MODES[mode](out, d, lo, hi, out.shape[d]), d)
+            out = ops.cat(_EDGE_MODES[mode](out, d, lo, hi, out.shape[d]), dim=d)
     return out
 
 
@@ -496,20 +448,6 @@ def _edge_circular(x: Any, d: int, lo: int, hi: int, n: int) -> list:
 
 
 _EDGE_MODES = {"reflect": _edge_reflect, "replicate": _edge_replicate, "circular": _edge_circular}
-
-
-def _concat(pieces: list, dim: int) -> Any:
-    """Join ``pieces`` along ``dim`` as a sum of zero-padded pieces (exact: each entry adds zeros)."""
-    pieces = [p for p in pieces if p.shape[dim]]
-    total = sum(p.shape[dim] for p in pieces)
-    out, offset = None, 0
-    for p in pieces:
-        config = [(0, 0, 0)] * p.ndim
-        config[dim] = (offset, total - offset - p.shape[dim], 0)
-        offset += p.shape[dim]
-        placed = bind(pad_p, p, padding_config=tuple(config)) if len(pieces) > 1 else p
-        out = placed if out is None else out + placed
-    return out
 
 
 def _pad_constant(input: Any, config: list, value: float | None) -> Any:  # noqa: A002
@@ -557,7 +495,7 @@ def l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = Non
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_size(input, target)
     diff = input - target
-    return _reduce(diff * _sign(diff), reduction)
+    return _reduce(ops.abs(diff), reduction)
 
 
 def _warn_size(input: Any, target: Any) -> None:  # noqa: A002
@@ -600,13 +538,12 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     bad = t[(t != ignore_index) & ((t < 0) | (t >= num))]
     if bad.size:
         raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
-    mask = _class_mask(target, num, class_dim)
-    valid = (target != ignore_index).to(logp.dtype)
-    picked = ops.where(mask, logp, 0.0).sum(dim=class_dim)
-    if weight is None:
-        w = valid
-    else:
-        w = ops.where(mask, _along(weight.to(logp.dtype), logp.ndim, class_dim), 0.0).sum(dim=class_dim) * valid
+    ignored = target == ignore_index
+    safe = ops.where(ignored, 0, target)  # in range for the gather; masked out below
+    picked = ops.gather(logp, class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
+    valid = (~ignored).to(logp.dtype)
+    w = valid if weight is None else ops.index_select(weight.to(logp.dtype), 0, safe.reshape(-1)).reshape(
+        tuple(safe.shape)) * valid
     loss = -(picked * w)
     if reduction == "mean":
         return loss.sum() / w.sum()
@@ -698,8 +635,8 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_avera
         data = input.detach().numpy()
         if data.size and not ((data >= 0) & (data <= 1)).all():
             raise RuntimeError("all elements of input should be between 0 and 1")
-    log_x = ops.maximum(ops.log(input), -100.0)
-    log_1mx = ops.maximum(ops.log(1 - input), -100.0)
+    log_x = ops.clamp(ops.log(input), min=-100.0)
+    log_1mx = ops.clamp(ops.log(1 - input), min=-100.0)
     loss = -(target * log_x + (1 - target) * log_1mx)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
@@ -707,7 +644,7 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_avera
 def _softplus_neg(x: Any) -> Any:
     """``log(1 + exp(-x))`` without overflow."""
     abs_x = ops.where(x < 0, -x, x)
-    return ops.log(1 + ops.exp(-abs_x)) + ops.where(x < 0, -x, 0.0)
+    return ops.log1p(ops.exp(-abs_x)) + ops.where(x < 0, -x, 0.0)
 
 
 def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None,  # noqa: A002

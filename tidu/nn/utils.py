@@ -19,10 +19,6 @@ def _grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
     return [p.grad for p in params if p.grad is not None]
 
 
-def _abs(x: Tensor) -> Tensor:
-    return ops.where(x < 0, -x, x)
-
-
 def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:
     """Scale the gradients of ``parameters`` in place so that their joint ``norm_type``-norm
@@ -43,14 +39,14 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
     with no_grad():
         dtype = grads[0].dtype
         if math.isinf(norm_type):
-            norms = [_abs(g).amax() if g.numel() else ops.tensor(0.0, dtype=g.dtype) for g in grads]
+            norms = [ops.abs(g).amax() if g.numel() else ops.tensor(0.0, dtype=g.dtype) for g in grads]
             total = norms[0]
             for n in norms[1:]:
                 total = ops.maximum(total, n.to(dtype))
         else:
             total = ops.tensor(0.0, dtype=dtype)
             for g in grads:
-                total = total + (_abs(g) ** norm_type).sum().to(dtype)
+                total = total + (ops.abs(g) ** norm_type).sum().to(dtype)
             total = total ** (1.0 / norm_type)
         if error_if_nonfinite and not math.isfinite(total.item()):
             raise RuntimeError(
@@ -77,5 +73,5 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, f
     clip_value = float(clip_value)
     with no_grad():
         for g in _grads(parameters):
-            clipped = ops.where(g > clip_value, clip_value, ops.where(g < -clip_value, -clip_value, g))
+            clipped = ops.clamp(g, -clip_value, clip_value)
             assign_(g, clipped, op="clip_grad_value_")

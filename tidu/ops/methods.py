@@ -8,7 +8,7 @@ from ..core import dtypes, grad_mode
 from ..core.device import as_device
 from ..core.primitive import Var
 from ..tensor import Tensor
-from . import conv, creation, indexing, linalg, math, reduce, shape
+from . import activation, conv, creation, indexing, linalg, math, reduce, shape
 from ._operands import convert
 
 
@@ -38,7 +38,7 @@ CONVERSIONS = {
     "bool": lambda self: convert(self, dtypes.bool_),
 }
 COMMON = {**CONVERSIONS}
-for _module in (conv, creation, indexing, linalg, math, reduce, shape):
+for _module in (conv, creation, indexing, linalg, activation, math, reduce, shape):
     COMMON.update(_module.METHODS)
 
 

@@ -8,7 +8,7 @@ from . import creation, elementwise, gather, linalg, reduce, slicing, structural
 
 __all__ = ["REGISTRY", "creation", "elementwise", "gather", "linalg", "reduce", "slicing", "structural", "table"]
 
-from . import conv  # noqa: E402,F401 - one line per added family
+from . import conv, nn  # noqa: E402,F401 - one line per added family
 
 
 def table() -> str:

@@ -16,6 +16,7 @@ import numpy as np
 from ..core.aval import ShapeDtype
 from ..core.dtypes import FLOATS
 from ..core.primitive import Primitive
+from ._batching import unary as batch_unary
 from ._util import check_dtype, ops
 
 
@@ -64,3 +65,11 @@ log_softmax = Primitive("log_softmax")
 log_softmax.def_abstract_eval(lambda x, *, axis: _check_axis("log_softmax", x, axis))
 log_softmax.def_impl(_log_softmax_impl)
 log_softmax.def_jvp(lambda dx, x, out, *, axis: dx - _row_sum(ops.exp(out) * dx, axis))
+
+
+def _batch_along_axis(prim: Primitive):  # noqa: ANN202
+    return batch_unary(lambda x, *, axis: prim.bind(x, axis=axis + 1))
+
+
+softmax.def_batch(_batch_along_axis(softmax))
+log_softmax.def_batch(_batch_along_axis(log_softmax))
