@@ -21,11 +21,12 @@ from ..core.grad_mode import no_grad
 from ..core.inplace import assign_
 from ..core.primitive import bind
 from ..ops.activation import log_softmax, softmax
+from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d
 from ..primitives.slicing import pad as pad_p
 from ..tensor import Tensor
 
 __all__ = [
-    "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+    "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
     "dropout", "elu", "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
     "mse_loss", "multi_head_attention_forward", "nll_loss", "one_hot", "pad", "relu",
     "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",

@@ -1,0 +1,63 @@
+"""``MaxPool2d`` and ``AvgPool2d`` on ``tidu.max_pool2d``/``tidu.avg_pool2d``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import ops
+from .module import Module
+
+
+class MaxPool2d(Module):
+    """Max over windows of (N, C, H, W); the gradient goes to each window's first maximum.
+
+    >>> import tidu
+    >>> pool = tidu.nn.MaxPool2d(2)
+    >>> pool
+    MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    >>> pool(tidu.arange(16.0).reshape(1, 1, 4, 4))
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return ops.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    """Mean over windows of (N, C, H, W).
+
+    >>> import tidu
+    >>> pool = tidu.nn.AvgPool2d(2)
+    >>> pool
+    AvgPool2d(kernel_size=2, stride=2, padding=0)
+    >>> pool(tidu.arange(16.0).reshape(1, 1, 4, 4))
+    tensor([[[[ 2.5000,  4.5000],
+              [10.5000, 12.5000]]]])
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return ops.avg_pool2d(input, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
+                              count_include_pad=self.count_include_pad, divisor_override=self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
