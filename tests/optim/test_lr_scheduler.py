@@ -1,0 +1,103 @@
+"""Each scheduler's learning-rate sequence equals PyTorch's, alone, chained and resumed."""
+
+import math
+
+import pytest
+import torch
+
+import tidu
+
+SCHEDULERS = [
+    ("StepLR", dict(step_size=3)),
+    ("StepLR", dict(step_size=2, gamma=0.5)),
+    ("ExponentialLR", dict(gamma=0.9)),
+    ("CosineAnnealingLR", dict(T_max=7)),
+    ("CosineAnnealingLR", dict(T_max=5, eta_min=0.01)),
+    ("LambdaLR", dict(lr_lambda=lambda epoch: 1 / (1 + epoch))),
+    ("LambdaLR", dict(lr_lambda=[lambda e: 0.9**e, lambda e: min(1.0, (e + 1) / 4)])),
+]
+
+
+def _ids(case):
+    return case[0] + "-" + ",".join(f"{k}={v}" for k, v in case[1].items() if k != "lr_lambda")
+
+
+def _optimizers():
+    groups = lambda lib: [  # noqa: E731
+        {"params": [lib.zeros(2, requires_grad=True)]},
+        {"params": [lib.zeros(1, requires_grad=True)], "lr": 0.3},
+    ]
+    return tidu.optim.SGD(groups(tidu), lr=0.1, momentum=0.9), torch.optim.SGD(groups(torch), lr=0.1, momentum=0.9)
+
+
+def _lrs(opt, scheds, steps):
+    out = [scheds[-1].get_last_lr()]
+    for _ in range(steps):
+        opt.step()
+        for s in scheds:
+            s.step()
+        out.append(scheds[-1].get_last_lr())
+    return out
+
+
+@pytest.mark.parametrize("case", SCHEDULERS, ids=_ids)
+def test_lr_sequence_matches_torch(case):
+    name, kwargs = case
+    opt_t, opt_p = _optimizers()
+    ours = _lrs(opt_t, [getattr(tidu.optim.lr_scheduler, name)(opt_t, **kwargs)], 25)
+    theirs = _lrs(opt_p, [getattr(torch.optim.lr_scheduler, name)(opt_p, **kwargs)], 25)
+    assert ours == theirs
+    assert [g["lr"] for g in opt_t.param_groups] == [g["lr"] for g in opt_p.param_groups]
+
+
+def test_chained_schedulers_match_torch():
+    opt_t, opt_p = _optimizers()
+
+    def chain(lib, opt):
+        mod = lib.optim.lr_scheduler
+        return [mod.StepLR(opt, step_size=4, gamma=0.5), mod.CosineAnnealingLR(opt, T_max=6)]
+
+    assert _lrs(opt_t, chain(tidu, opt_t), 20) == _lrs(opt_p, chain(torch, opt_p), 20)
+
+
+@pytest.mark.parametrize("case", SCHEDULERS, ids=_ids)
+def test_state_dict_resumes_like_torch(case):
+    name, kwargs = case
+    results = []
+    for lib, opt in zip((tidu, torch), _optimizers()):
+        cls = getattr(lib.optim.lr_scheduler, name)
+        sched = cls(opt, **kwargs)
+        _lrs(opt, [sched], 6)
+        saved = sched.state_dict()
+        resumed = cls(opt, **kwargs)
+        resumed.load_state_dict(saved)
+        results.append((sorted(saved), _lrs(opt, [resumed], 8)))
+    assert results[0] == results[1]
+
+
+def test_step_with_epoch_uses_the_closed_form():
+    opt_t, opt_p = _optimizers()
+    ours = tidu.optim.lr_scheduler.CosineAnnealingLR(opt_t, T_max=10)
+    theirs = torch.optim.lr_scheduler.CosineAnnealingLR(opt_p, T_max=10)
+    with pytest.warns(UserWarning, match="epoch parameter"):
+        ours.step(4)
+    with pytest.warns(UserWarning):
+        theirs.step(4)
+    assert ours.get_last_lr() == theirs.get_last_lr()
+    assert math.isclose(ours.get_last_lr()[0], 0.1 * (1 + math.cos(math.pi * 0.4)) / 2)
+
+
+def test_bad_input():
+    opt_t, opt_p = _optimizers()
+    for lib, opt in ((tidu, opt_t), (torch, opt_p)):
+        with pytest.raises(ValueError, match="Expected 2 lr_lambdas, but got 1"):
+            lib.optim.lr_scheduler.LambdaLR(opt, [lambda e: 1.0])
+        with pytest.raises(KeyError, match="initial_lr"):
+            lib.optim.lr_scheduler.StepLR(opt, step_size=2, last_epoch=3)
+
+
+def test_get_lr_outside_step_warns():
+    opt_t, _ = _optimizers()
+    sched = tidu.optim.lr_scheduler.LambdaLR(opt_t, lambda e: 1.0)
+    with pytest.warns(UserWarning, match="get_last_lr"):
+        sched.get_lr()
