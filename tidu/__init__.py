@@ -41,8 +41,7 @@ from .tensor import Size, Tensor
 
 _methods.install()
 
-from . import autograd, func  # noqa: E402
-from . import optim  # noqa: E402
+from . import autograd, func, optim, utils  # noqa: E402
 from .func import linearize  # noqa: E402
 
 float = float32  # noqa: A001
