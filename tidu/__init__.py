@@ -43,6 +43,7 @@ _methods.install()
 
 from . import autograd, func, optim, utils  # noqa: E402
 from .func import linearize  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 float = float32  # noqa: A001
 double = float64
