@@ -41,7 +41,7 @@ from .tensor import Size, Tensor
 
 _methods.install()
 
-from . import autograd, func, optim, train, utils  # noqa: E402
+from . import autograd, func, nn, optim, train, utils  # noqa: E402
 from .func import linearize  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

@@ -2,6 +2,31 @@
 
 from __future__ import annotations
 
-from op_db import OpCase  # noqa: F401
+import numpy as np
+from op_db import OpCase
 
-ROWS: list[OpCase] = []
+import tidu.nn.functional as F
+
+
+def _softmax_ref(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _log_softmax_ref(x: np.ndarray, axis: int) -> np.ndarray:
+    z = x - x.max(axis=axis, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
+ROWS: list[OpCase] = [
+    OpCase("softmax", lambda x: F.softmax(x, dim=-1), ((5,), (2, 3)), ref=lambda x: _softmax_ref(x, -1)),
+    OpCase("softmax", lambda x: F.softmax(x, dim=0), ((3, 2),), ref=lambda x: _softmax_ref(x, 0), name="dim0"),
+    OpCase("log_softmax", lambda x: F.log_softmax(x, dim=-1), ((5,), (2, 3)), ref=lambda x: _log_softmax_ref(x, -1)),
+    OpCase(
+        "log_softmax",
+        lambda x: F.log_softmax(x, dim=1),
+        ((2, 3, 2),),
+        ref=lambda x: _log_softmax_ref(x, 1),
+        name="dim1",
+    ),
+]

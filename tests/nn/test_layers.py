@@ -1,0 +1,254 @@
+"""Every layer against PyTorch from identical weights: forward values, parameter and input
+gradients, in float32 and float64; train/eval behaviour; bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+from tidu import nn
+
+from . import DTYPES, check_module, close, copy_weights
+
+FLOATS = ["float32", "float64"]
+
+
+def _both(make):  # noqa: ANN001, ANN202
+    return lambda: make(torch), lambda: make(tidu)
+
+
+# name: (constructor taking the library, input specs)
+LAYERS = {
+    "linear": (lambda lib: lib.nn.Linear(4, 3), [(5, 4)]),
+    "linear-3d": (lambda lib: lib.nn.Linear(4, 3), [(2, 5, 4)]),
+    "linear-1d": (lambda lib: lib.nn.Linear(4, 3), [(4,)]),
+    "linear-nobias": (lambda lib: lib.nn.Linear(4, 3, bias=False), [(5, 4)]),
+    "linear-empty": (lambda lib: lib.nn.Linear(4, 3), [(0, 4)]),
+    "bilinear": (lambda lib: lib.nn.Bilinear(3, 2, 4), [(5, 3), (5, 2)]),
+    "bilinear-3d": (lambda lib: lib.nn.Bilinear(3, 2, 4, bias=False), [(2, 5, 3), (2, 5, 2)]),
+    "mlp": (lambda lib: lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 8), lib.nn.Tanh(),
+                                          lib.nn.Linear(8, 2)), [(6, 4)]),
+    "relu": (lambda lib: lib.nn.ReLU(), [(3, 4)]),
+    "gelu": (lambda lib: lib.nn.GELU(), [(3, 4)]),
+    "gelu-tanh": (lambda lib: lib.nn.GELU(approximate="tanh"), [(3, 4)]),
+    "silu": (lambda lib: lib.nn.SiLU(), [(3, 4)]),
+    "tanh": (lambda lib: lib.nn.Tanh(), [(3, 4)]),
+    "sigmoid": (lambda lib: lib.nn.Sigmoid(), [(3, 4)]),
+    "softmax": (lambda lib: lib.nn.Softmax(dim=1), [(3, 4)]),
+    "softmax-0": (lambda lib: lib.nn.Softmax(dim=0), [(3, 4, 2)]),
+    "log-softmax": (lambda lib: lib.nn.LogSoftmax(dim=-1), [(3, 4)]),
+    "flatten": (lambda lib: lib.nn.Flatten(), [(2, 3, 4)]),
+    "flatten-mid": (lambda lib: lib.nn.Flatten(0, 1), [(2, 3, 4)]),
+    "identity": (lambda lib: lib.nn.Identity(), [(2, 3)]),
+    "layernorm": (lambda lib: lib.nn.LayerNorm(4), [(3, 4)]),
+    "layernorm-2d": (lambda lib: lib.nn.LayerNorm((3, 4)), [(2, 3, 4)]),
+    "layernorm-noaffine": (lambda lib: lib.nn.LayerNorm(4, elementwise_affine=False), [(2, 3, 4)]),
+    "layernorm-nobias": (lambda lib: lib.nn.LayerNorm(4, bias=False), [(3, 4)]),
+    "batchnorm1d": (lambda lib: lib.nn.BatchNorm1d(3), [(5, 3)]),
+    "batchnorm1d-3d": (lambda lib: lib.nn.BatchNorm1d(3), [(4, 3, 2)]),
+    "batchnorm1d-noaffine": (lambda lib: lib.nn.BatchNorm1d(3, affine=False), [(5, 3)]),
+    "batchnorm2d": (lambda lib: lib.nn.BatchNorm2d(2), [(3, 2, 3, 2)]),
+    "batchnorm2d-nostats": (lambda lib: lib.nn.BatchNorm2d(2, track_running_stats=False), [(3, 2, 2, 2)]),
+    "mha": (lambda lib: lib.nn.MultiheadAttention(4, 2), [(3, 2, 4), (5, 2, 4), (5, 2, 4)]),
+    "mha-batch-first": (lambda lib: lib.nn.MultiheadAttention(6, 3, batch_first=True), [(2, 3, 6)] * 3),
+    "mha-unbatched": (lambda lib: lib.nn.MultiheadAttention(4, 1, bias=False), [(3, 4), (2, 4), (2, 4)]),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_layer_matches_torch(name, dtype):
+    make, inputs = LAYERS[name]
+    check_module(*_both(make), inputs, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", [n for n in LAYERS if n.startswith("batchnorm")])
+def test_batchnorm_eval_uses_running_stats(name, dtype):
+    make, inputs = LAYERS[name]
+    mod, ref = check_module(*_both(make), inputs, dtype)
+    check_module(*_both(make), inputs, dtype, train=False)
+
+
+@pytest.mark.parametrize("momentum", [0.1, 0.5, None])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_batchnorm_running_stats_follow_torch(momentum, dtype):
+    torch.manual_seed(0)
+    ref = torch.nn.BatchNorm2d(3, momentum=momentum).to(DTYPES[dtype][1])
+    bn = nn.BatchNorm2d(3, momentum=momentum).to(DTYPES[dtype][0])
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        x = rng.normal(2.0, 3.0, size=(4, 3, 2, 2)).astype(dtype)
+        close(bn(tidu.tensor(x)), ref(torch.tensor(x)), dtype)
+    for key, value in ref.state_dict().items():
+        ours = bn.state_dict()[key]
+        if key == "num_batches_tracked":
+            assert ours.item() == value.item() == 4 and ours.dtype is tidu.int64
+        else:
+            close(ours, value, dtype, what=key)
+    bn.eval()
+    ref.eval()
+    x = rng.normal(size=(2, 3, 2, 2)).astype(dtype)
+    close(bn(tidu.tensor(x)), ref(torch.tensor(x)), dtype)
+    assert bn.num_batches_tracked.item() == 4
+
+
+def test_batchnorm_running_stats_are_not_recorded():
+    bn = nn.BatchNorm1d(2)
+    x = tidu.randn(4, 2, requires_grad=True)
+    bn(x).sum().backward()
+    assert not bn.running_mean.requires_grad and bn.running_mean.grad_fn is None
+
+
+def test_batchnorm_errors_like_torch():
+    for lib in (torch, tidu):
+        with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+            lib.nn.BatchNorm1d(3)(lib.ones(1, 3))
+        with pytest.raises(ValueError, match=r"expected 4D input \(got 2D input\)"):
+            lib.nn.BatchNorm2d(3)(lib.ones(2, 3))
+        with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
+            lib.nn.BatchNorm1d(3)(lib.ones(2, 3, 1, 1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_embedding_matches_torch(dtype):
+    idx = np.array([[0, 3, 4], [4, 1, 0]])
+    check_module(*_both(lambda lib: lib.nn.Embedding(5, 3)), [idx], dtype)
+    _, ref = check_module(*_both(lambda lib: lib.nn.Embedding(5, 3, padding_idx=4)), [idx], dtype)
+    assert not ref.weight.grad[4].any()
+    check_module(*_both(lambda lib: lib.nn.Embedding(5, 3, padding_idx=-1)), [np.array(2)], dtype)
+
+
+def test_embedding_init_and_errors():
+    tidu.manual_seed(0)
+    emb = nn.Embedding(200, 50, padding_idx=3)
+    w = emb.weight.detach().numpy()
+    assert not w[3].any() and abs(w.std() - 1) < 0.05 and abs(w.mean()) < 0.05
+    with pytest.raises(IndexError, match="index out of range in self"):
+        emb(tidu.tensor([200]))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.nn.Embedding(200, 50)(torch.tensor([200]))
+    frozen = nn.Embedding.from_pretrained(tidu.ones(2, 3))
+    assert not frozen.weight.requires_grad and frozen(tidu.tensor([1])).tolist() == [[1.0, 1.0, 1.0]]
+
+
+def test_dropout_train_and_eval():
+    tidu.manual_seed(0)
+    drop = nn.Dropout(0.25)
+    x = tidu.ones(200, 50, requires_grad=True)
+    y = drop(x)
+    kept = y.detach().numpy() != 0
+    assert abs(kept.mean() - 0.75) < 0.02
+    np.testing.assert_allclose(y.detach().numpy()[kept], 1 / 0.75)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), kept / 0.75)
+    drop.eval()
+    assert drop(x) is x
+    assert not nn.Dropout(1.0)(x).detach().numpy().any()
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        nn.Dropout(1.5)
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        torch.nn.Dropout(1.5)
+
+
+def test_dropout_follows_tidu_seed():
+    tidu.manual_seed(3)
+    a = nn.Dropout()(tidu.ones(20))
+    tidu.manual_seed(3)
+    b = nn.Dropout()(tidu.ones(20))
+    assert a.tolist() == b.tolist()
+
+
+def test_linear_wrong_feature_size():
+    for lib in (torch, tidu):
+        with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x5 and 4x3\)"):
+            lib.nn.Linear(4, 3)(lib.ones(2, 5))
+        with pytest.raises(RuntimeError, match=r"cannot be multiplied \(6x5 and 4x3\)"):
+            lib.nn.Linear(4, 3)(lib.ones(2, 3, 5))
+
+
+def test_linear_default_init_bounds():
+    tidu.manual_seed(0)
+    layer = nn.Linear(16, 400)
+    w, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    assert np.abs(w).max() <= 0.25 and np.abs(w).max() > 0.24
+    assert np.abs(b).max() <= 0.25 and np.abs(b).max() > 0.24
+    assert abs(w.std() - 0.25 / np.sqrt(3)) < 0.01
+
+
+def test_multihead_attention_masks_and_weights():
+    torch.manual_seed(0)
+    q_len, k_len, n = 3, 4, 2
+    key_padding = np.array([[False, False, True, False], [False, True, False, False]])
+    attn_bool = np.triu(np.ones((q_len, k_len), bool), k=1)
+    attn_float = np.random.default_rng(1).normal(size=(n * 2, q_len, k_len)).astype(np.float32)
+
+    def call(kind):  # noqa: ANN001, ANN202
+        def run(mod, args):  # noqa: ANN001, ANN202
+            lib = tidu if isinstance(mod, tidu.nn.Module) else torch
+            kwargs = {"key_padding_mask": lib.tensor(key_padding)}
+            if kind == "bool":
+                kwargs["attn_mask"] = lib.tensor(attn_bool)
+            elif kind == "float":
+                kwargs["attn_mask"] = lib.tensor(attn_float)
+            elif kind == "heads":
+                kwargs["average_attn_weights"] = False
+            elif kind == "no-weights":
+                kwargs["need_weights"] = False
+            return mod(*args, **kwargs)
+
+        return run
+
+    for kind in ("bool", "float", "heads", "no-weights"):
+        check_module(*_both(lambda lib: lib.nn.MultiheadAttention(4, 2)), [(q_len, n, 4), (k_len, n, 4),
+                                                                          (k_len, n, 4)], call=call(kind))
+
+
+def test_multihead_attention_dropout_only_in_training():
+    mha = nn.MultiheadAttention(4, 2, dropout=0.5).eval()
+    x = tidu.randn(3, 1, 4)
+    a, _ = mha(x, x, x)
+    b, _ = mha(x, x, x)
+    assert a.tolist() == b.tolist()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_transformer_block_matches_torch(dtype):
+    """A pre-norm transformer block made of tidu layers, against the same torch layers."""
+
+    def block(lib):  # noqa: ANN001, ANN202
+        class Block(lib.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.ln1 = lib.nn.LayerNorm(8)
+                self.attn = lib.nn.MultiheadAttention(8, 2, batch_first=True)
+                self.ln2 = lib.nn.LayerNorm(8)
+                self.mlp = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.GELU(), lib.nn.Linear(16, 8))
+
+            def forward(self, x):  # noqa: ANN001, ANN202
+                h = self.ln1(x)
+                mask = lib.tensor(np.triu(np.ones((x.shape[1], x.shape[1]), bool), k=1))
+                x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+                return x + self.mlp(self.ln2(x))
+
+        return Block()
+
+    check_module(*_both(block), [(2, 5, 8)], dtype)
+
+
+def test_layers_in_float64_stay_float64():
+    net = nn.Sequential(nn.Linear(3, 3), nn.LayerNorm(3), nn.GELU()).double()
+    out = net(tidu.ones(2, 3, dtype=tidu.float64))
+    assert out.dtype is tidu.float64
+
+
+def test_parameters_are_copied_exactly():
+    torch.manual_seed(1)
+    ref = torch.nn.MultiheadAttention(4, 2)
+    mha = nn.MultiheadAttention(4, 2)
+    copy_weights(ref, mha)
+    for (k, v), (k2, v2) in zip(mha.state_dict().items(), ref.state_dict().items()):
+        assert k == k2
+        np.testing.assert_array_equal(v.numpy(), v2.numpy())

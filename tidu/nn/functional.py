@@ -1,0 +1,752 @@
+"""``tidu.nn.functional``: PyTorch's functional layers, activations and losses.
+
+Everything is composed from tidu ops; ``softmax`` and ``log_softmax`` bind the fused
+primitives of ``tidu/primitives/nn.py``. Picking the target class (``nll_loss``,
+``cross_entropy``) and looking up rows (``embedding``) use a one-hot mask built with
+``==`` against ``arange``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import ops
+from ..core import dtypes
+from ..core.aval import wrap_dim
+from ..core.grad_mode import no_grad
+from ..core.inplace import assign_
+from ..core.primitive import bind
+from ..primitives import nn as nn_prims
+from ..primitives.slicing import pad as pad_p
+from ..tensor import Tensor
+
+__all__ = [
+    "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+    "dropout", "embedding", "gelu", "l1_loss", "layer_norm", "linear", "log_softmax", "mse_loss",
+    "multi_head_attention_forward", "nll_loss", "one_hot", "pad", "relu", "scaled_dot_product_attention",
+    "sigmoid", "silu", "softmax", "tanh",
+]
+
+
+# --- helpers -------------------------------------------------------------------------------
+def _reduce(loss: Any, reduction: str) -> Any:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return ("mean" if size_average else "sum") if reduce else "none"
+
+
+def _sign(x: Any) -> Any:
+    """-1, 0 or 1, not differentiated (so ``x * _sign(x)`` is ``|x|`` with gradient 0 at 0)."""
+    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+
+
+def _class_mask(target: Any, num_classes: int, class_dim: int) -> Any:
+    """Boolean one-hot of integer ``target`` with the classes along ``class_dim``."""
+    shape = [1] * (target.ndim + 1)
+    shape[class_dim] = num_classes
+    return target.unsqueeze(class_dim) == ops.arange(num_classes).reshape(*shape)
+
+
+def _along(vector: Any, ndim: int, dim: int) -> Any:
+    """A 1-d tensor reshaped to broadcast along ``dim`` of an ``ndim``-d tensor."""
+    shape = [1] * ndim
+    shape[dim] = -1
+    return vector.reshape(*shape)
+
+
+def _float_input(input: Any, name: str) -> None:  # noqa: A002
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f'"{name}" not implemented for \'{input.dtype.name}\' (expected a floating-point input)')
+
+
+# --- linear layers -------------------------------------------------------------------------
+def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
+    """``input @ weight.T + bias``: ``(*, in_features)`` to ``(*, out_features)``.
+
+    >>> import tidu
+    >>> import tidu.nn.functional as F
+    >>> F.linear(tidu.tensor([[1.0, 2.0]]), tidu.tensor([[1.0, 1.0], [0.0, 2.0]]), tidu.tensor([0.5, 0.0]))
+    tensor([[3.5000, 4.0000]])
+    """
+    if weight.ndim not in (1, 2) or input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+        rows = math.prod(input.shape[:-1]) if input.ndim else 1
+        cols = input.shape[-1] if input.ndim else 1
+        w = tuple(weight.shape)[::-1]
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{cols} and {'x'.join(map(str, w))}) "
+            f"(linear: input {tuple(input.shape)}, weight {tuple(weight.shape)})"
+        )
+    out = ops.matmul(input, weight.t() if weight.ndim == 2 else weight)
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
+    """``y_k = x1^T W_k x2 + b_k`` for ``weight`` of shape ``(out, in1, in2)``.
+
+    >>> import tidu
+    >>> import tidu.nn.functional as F
+    >>> F.bilinear(tidu.tensor([[1.0, 2.0]]), tidu.tensor([[3.0]]), tidu.ones(1, 2, 1))
+    tensor([[9.]])
+    """
+    out_f, in1, in2 = weight.shape
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2 or input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(
+            f"bilinear: input1 {tuple(input1.shape)} and input2 {tuple(input2.shape)} do not fit weight "
+            f"{tuple(weight.shape)} (expected (*, {in1}) and (*, {in2}) with the same leading dims)"
+        )
+    lead = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    t = ops.matmul(x1, weight.permute(1, 0, 2).reshape(in1, out_f * in2)).reshape(-1, out_f, in2)
+    out = (t * x2.unsqueeze(1)).sum(dim=-1)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(*lead, out_f)
+
+
+# --- activations ---------------------------------------------------------------------------
+def relu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
+    """``max(input, 0)`` (gradient 0 at 0).
+
+    >>> import tidu
+    >>> tidu.nn.functional.relu(tidu.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+    """
+    return ops.relu(input)
+
+
+def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
+    """GELU, exact (``erf``) or ``approximate='tanh'``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.gelu(tidu.tensor([1.0]), approximate="tanh")
+    tensor([0.8412])
+    """
+    return ops.gelu(input, approximate=approximate)
+
+
+def silu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
+    """``input * sigmoid(input)`` (also called swish).
+
+    >>> import tidu
+    >>> tidu.nn.functional.silu(tidu.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.7311])
+    """
+    return input * ops.sigmoid(input)
+
+
+def sigmoid(input: Any) -> Any:  # noqa: A002
+    """``1 / (1 + exp(-input))``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.sigmoid(tidu.tensor([0.0]))
+    tensor([0.5000])
+    """
+    return ops.sigmoid(input)
+
+
+def tanh(input: Any) -> Any:  # noqa: A002
+    """Hyperbolic tangent.
+
+    >>> import tidu
+    >>> tidu.nn.functional.tanh(tidu.tensor([0.0]))
+    tensor([0.])
+    """
+    return ops.tanh(input)
+
+
+def _softmax_dim(ndim: int, name: str) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_like(prim: Any, name: str, input: Any, dim: Any, dtype: Any) -> Any:  # noqa: A002
+    if dtype is not None:
+        input = input.to(dtype)
+    _float_input(input, name)
+    if dim is None:
+        dim = _softmax_dim(input.ndim, name)
+    return bind(prim, input, axis=wrap_dim(dim, input.ndim))
+
+
+def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Any:  # noqa: A002
+    """``exp(x) / sum(exp(x))`` along ``dim`` (fused primitive ``softmax``, max-shifted).
+
+    Gradient: ``d softmax = s * (dx - sum(s * dx))`` (tidu/primitives/nn.py).
+
+    >>> import tidu
+    >>> tidu.nn.functional.softmax(tidu.tensor([[1.0, 2.0, 3.0]]), dim=1)
+    tensor([[0.0900, 0.2447, 0.6652]])
+    """
+    return _softmax_like(nn_prims.softmax, "softmax", input, dim, dtype)
+
+
+def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Any:  # noqa: A002
+    """``x - log(sum(exp(x)))`` along ``dim`` (fused primitive ``log_softmax``, stable).
+
+    Gradient: ``d log_softmax = dx - sum(softmax * dx)`` (tidu/primitives/nn.py).
+
+    >>> import tidu
+    >>> tidu.nn.functional.log_softmax(tidu.tensor([1000.0, 0.0]), dim=0)
+    tensor([    0., -1000.])
+    """
+    return _softmax_like(nn_prims.log_softmax, "log_softmax", input, dim, dtype)
+
+
+# --- normalization and dropout ------------------------------------------------------------
+def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, bias: Any = None,  # noqa: A002
+               eps: float = 1e-5) -> Any:
+    """Normalize over the trailing ``normalized_shape`` dims (biased variance), then scale and shift.
+
+    >>> import tidu
+    >>> tidu.nn.functional.layer_norm(tidu.tensor([[1.0, 3.0]]), (2,))
+    tensor([[-1.0000,  1.0000]])
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
+            f"but got input of size{list(input.shape)}"
+        )
+    dims = tuple(range(input.ndim - k, input.ndim))
+    centered = input - input.mean(dim=dims, keepdim=True)
+    var = (centered * centered).mean(dim=dims, keepdim=True)
+    out = centered * (var + eps) ** -0.5
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None, bias: Any = None,  # noqa: A002
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Any:
+    """Normalize each channel (dim 1) of ``(N, C, *)`` input.
+
+    Training: batch statistics (biased variance), and the running statistics, when given, move
+    by ``momentum`` towards the batch mean and unbiased variance (in place, not recorded).
+    Otherwise: the running statistics.
+
+    >>> import tidu
+    >>> x = tidu.tensor([[1.0], [3.0]])
+    >>> mean, var = tidu.zeros(1), tidu.ones(1)
+    >>> tidu.nn.functional.batch_norm(x, mean, var, training=True)
+    tensor([[-1.0000],
+            [ 1.0000]])
+    >>> mean, var
+    (tensor([0.2000]), tensor([1.1000]))
+    """
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected input of shape (N, C, *), got {tuple(input.shape)}")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise RuntimeError(
+                f"batch_norm: {name} should contain {c} elements (the channels of input {tuple(input.shape)}), "
+                f"not {t.numel()}"
+            )
+    dims = (0, *range(2, input.ndim))
+    if training:
+        count = input.numel() // max(c, 1)
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        mean = input.mean(dim=dims)
+        centered = input - _along(mean, input.ndim, 1)
+        var = (centered * centered).mean(dim=dims)
+        if running_mean is not None and running_var is not None:
+            with no_grad():
+                new_mean = running_mean * (1 - momentum) + mean.to(running_mean.dtype) * momentum
+                new_var = running_var * (1 - momentum) + var.to(running_var.dtype) * (momentum * count / (count - 1))
+                assign_(running_mean, new_mean, op="batch_norm")
+                assign_(running_var, new_var, op="batch_norm")
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        centered = input - _along(running_mean, input.ndim, 1)
+        var = running_var
+    out = centered * _along((var + eps) ** -0.5, input.ndim, 1)
+    if weight is not None:
+        out = out * _along(weight, input.ndim, 1)
+    if bias is not None:
+        out = out + _along(bias, input.ndim, 1)
+    return out
+
+
+def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:  # noqa: A002
+    """Zero each element with probability ``p`` (tidu's RNG) and scale the rest by ``1/(1-p)``;
+    the identity when not ``training``.
+
+    >>> import tidu
+    >>> x = tidu.ones(4)
+    >>> tidu.nn.functional.dropout(x, 0.5, training=False)
+    tensor([1., 1., 1., 1.])
+    >>> sorted(set(tidu.nn.functional.dropout(x, 0.5).tolist()) - {0.0, 2.0})
+    []
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    keep = ops.rand(*input.shape, dtype=input.dtype) < (1.0 - p)
+    return ops.where(keep, input * (1.0 / (1.0 - p)), 0.0)
+
+
+# --- sparse --------------------------------------------------------------------------------
+def _check_index(input: Any, name: str) -> None:  # noqa: A002
+    if not isinstance(input, Tensor) or input.dtype not in (dtypes.int64, dtypes.int32):
+        got = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(f"{name}: expected an integer (Long or Int) index tensor, got {got}")
+
+
+def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm: Any = None,  # noqa: A002
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
+    """Rows of ``weight`` picked by the integer ``input``: ``(*)`` to ``(*, embedding_dim)``.
+
+    The row ``padding_idx`` gets no gradient. Computed as a one-hot matmul.
+
+    >>> import tidu
+    >>> w = tidu.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
+    >>> tidu.nn.functional.embedding(tidu.tensor([2, 1]), w)
+    tensor([[3., 4.],
+            [1., 2.]])
+    """
+    _check_index(input, "embedding")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    if weight.ndim != 2:
+        raise RuntimeError(f"embedding: 'weight' must be 2-D, got shape {tuple(weight.shape)}")
+    num = weight.shape[0]
+    data = input.numpy()
+    if data.size and (data.min() < 0 or data.max() >= num):
+        raise IndexError(f"index out of range in self (embedding indices must lie in [0, {num}), got "
+                         f"min {data.min()}, max {data.max()})")
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        rows = (ops.arange(num) == padding_idx % num).reshape(num, 1)
+        weight = ops.where(rows, weight.detach(), weight)
+    onehot = _class_mask(input, num, input.ndim).to(weight.dtype)
+    return ops.matmul(onehot, weight)
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Any:
+    """``(*)`` int64 class indices to ``(*, num_classes)`` int64 one-hot rows.
+
+    >>> import tidu
+    >>> tidu.nn.functional.one_hot(tidu.tensor([0, 2]))
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+    """
+    if not isinstance(tensor, Tensor) or tensor.dtype is not dtypes.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = tensor.numpy()
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(data.max()) + 1
+    if data.size and data.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if data.size and data.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return _class_mask(tensor, num_classes, tensor.ndim).to(dtypes.int64)
+
+
+def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Any:  # noqa: A002
+    """Pad (or, with negative sizes, crop) the last ``len(pad) // 2`` dims; ``pad`` lists
+    ``(left, right)`` for the last dim first, then the one before, as PyTorch.
+
+    >>> import tidu
+    >>> tidu.nn.functional.pad(tidu.tensor([[1.0, 2.0]]), (1, 0, 0, 1), value=9.0)
+    tensor([[9., 1., 2.],
+            [9., 9., 9.]])
+    """
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported yet (only 'constant')")
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension "
+                           f"but got padding length {len(pad)} and input of dimension {input.ndim}")
+    config = [(0, 0)] * input.ndim
+    for i in range(len(pad) // 2):
+        config[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    for d, (lo, hi) in enumerate(config):
+        if input.shape[d] + lo + hi < 0:
+            raise RuntimeError(f"pad: the padded size of dimension {d} would be negative "
+                               f"(size {input.shape[d]}, padding {(lo, hi)})")
+    crops = tuple(slice(max(-lo, 0), input.shape[d] - max(-hi, 0)) for d, (lo, hi) in enumerate(config))
+    if any(lo < 0 or hi < 0 for lo, hi in config):
+        input = input[crops]
+    grow = tuple((max(lo, 0), max(hi, 0), 0) for lo, hi in config)
+    if all(g == (0, 0, 0) for g in grow):
+        return input
+    out = bind(pad_p, input, padding_config=grow)
+    if value:
+        inside = np.pad(np.ones(tuple(input.shape), bool), [(lo, hi) for lo, hi, _ in grow])
+        out = ops.where(Tensor(inside), out, value)
+    return out
+
+
+# --- losses --------------------------------------------------------------------------------
+def mse_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+             reduction: str = "mean", weight: Any = None) -> Any:
+    """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.mse_loss(tidu.tensor([1.0, 2.0]), tidu.tensor([1.0, 4.0]))
+    tensor(2.)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_size(input, target)
+    diff = input - target
+    loss = diff * diff
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+            reduction: str = "mean") -> Any:
+    """Mean absolute error ``|input - target|`` (gradient 0 where they are equal).
+
+    >>> import tidu
+    >>> tidu.nn.functional.l1_loss(tidu.tensor([1.0, 2.0]), tidu.tensor([1.0, 4.0]), reduction="sum")
+    tensor(2.)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_size(input, target)
+    diff = input - target
+    return _reduce(diff * _sign(diff), reduction)
+
+
+def _warn_size(input: Any, target: Any) -> None:  # noqa: A002
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str, name: str) -> Any:
+    """Negative log likelihood of integer ``target`` under ``logp`` of shape ``(N, C, *)`` or ``(C,)``."""
+    if target.dtype not in (dtypes.int64, dtypes.int32, dtypes.bool_) or not isinstance(target, Tensor):
+        got = target.dtype.name if isinstance(target, Tensor) else type(target).__name__
+        raise RuntimeError(f"{name}: expected scalar type Long for the class-index target but found {got}")
+    class_dim = 1 if logp.ndim >= 2 else 0
+    if logp.ndim == 0:
+        raise ValueError(f"{name}: expected input of 1 or more dimensions (got 0)")
+    expected = (logp.shape[0], *logp.shape[2:]) if logp.ndim >= 2 else ()
+    if tuple(target.shape) != expected:
+        if logp.ndim >= 2 and (target.ndim == 0 or target.shape[0] != logp.shape[0]):
+            raise ValueError(
+                f"Expected input batch_size ({logp.shape[0]}) to match target batch_size "
+                f"({target.shape[0] if target.ndim else 0})."
+            )
+        raise RuntimeError(f"{name}: expected target of shape {expected} for input of shape "
+                           f"{tuple(logp.shape)}, got {tuple(target.shape)}")
+    num = logp.shape[class_dim]
+    if weight is not None and tuple(weight.shape) != (num,):
+        raise RuntimeError(f"{name}: weight tensor should be defined either for all {num} classes or no classes "
+                           f"but got weight tensor of shape: {list(weight.shape)}")
+    t = target.numpy()
+    bad = t[(t != ignore_index) & ((t < 0) | (t >= num))]
+    if bad.size:
+        raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
+    mask = _class_mask(target, num, class_dim)
+    valid = (target != ignore_index).to(logp.dtype)
+    picked = ops.where(mask, logp, 0.0).sum(dim=class_dim)
+    if weight is None:
+        w = valid
+    else:
+        w = ops.where(mask, _along(weight.to(logp.dtype), logp.ndim, class_dim), 0.0).sum(dim=class_dim) * valid
+    loss = -(picked * w)
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction)
+
+
+def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
+             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Any:
+    """Negative log likelihood: ``-weight[t] * input[n, t]`` for class indices ``t``; ``mean``
+    divides by the summed weights of the targets that are not ``ignore_index``.
+
+    >>> import tidu
+    >>> logp = tidu.tensor([[-0.5, -1.0], [-2.0, -0.1]])
+    >>> tidu.nn.functional.nll_loss(logp, tidu.tensor([0, 1]))
+    tensor(0.3000)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _nll(input, target, weight, ignore_index, reduction, "nll_loss")
+
+
+def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
+                  ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Any:
+    """Cross entropy of unnormalized logits ``(N, C, *)`` (or ``(C,)``) against class indices
+    ``(N, *)`` or class probabilities (same shape as ``input``), as PyTorch: ``log_softmax`` then
+    ``nll_loss``, with ``weight``, ``ignore_index`` and ``label_smoothing``.
+
+    >>> import tidu
+    >>> logits = tidu.tensor([[2.0, 0.0, -1.0]], requires_grad=True)
+    >>> loss = tidu.nn.functional.cross_entropy(logits, tidu.tensor([0]))
+    >>> loss
+    tensor(0.1698, grad_fn=<div>)
+    >>> loss.backward()
+    >>> logits.grad
+    tensor([[-0.1562,  0.1142,  0.0420]])
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.ndim == 0:
+        raise ValueError("cross_entropy: expected input of 1 or more dimensions (got 0)")
+    class_dim = 1 if input.ndim >= 2 else 0
+    num = input.shape[class_dim]
+    logp = log_softmax(input, class_dim)
+    if isinstance(target, Tensor) and target.dtype.is_floating_point:
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(
+                f"cross_entropy: class-probability target must have the shape of input {tuple(input.shape)}, "
+                f"got {tuple(target.shape)} (class-index targets must be int64)"
+            )
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / num
+        terms = logp * target
+        if weight is not None:
+            terms = terms * _along(weight, input.ndim, class_dim)
+        loss = -terms.sum(dim=class_dim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // num) if num else loss.sum() * float("nan")
+        return _reduce(loss, reduction)
+    nll = _nll(logp, target, weight, ignore_index, reduction, "cross_entropy")
+    if label_smoothing == 0:
+        return nll
+    valid = (target != ignore_index).to(logp.dtype)
+    terms = logp if weight is None else logp * _along(weight.to(logp.dtype), logp.ndim, class_dim)
+    smooth = -terms.sum(dim=class_dim) * valid
+    if reduction == "mean":
+        if weight is None:
+            smooth = smooth.sum() / valid.sum()
+        else:
+            picked = ops.where(_class_mask(target, num, class_dim), _along(weight, logp.ndim, class_dim), 0.0)
+            smooth = smooth.sum() / (picked.sum(dim=class_dim) * valid).sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / num)
+
+
+def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
+                         reduce: Any = None, reduction: str = "mean") -> Any:
+    """``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x`` (logs clamped at -100, as PyTorch).
+
+    >>> import tidu
+    >>> tidu.nn.functional.binary_cross_entropy(tidu.tensor([0.5, 0.9]), tidu.tensor([1.0, 1.0]))
+    tensor(0.3993)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
+            "deprecated. Please ensure they have the same size."
+        )
+    if isinstance(input, Tensor):
+        data = input.detach().numpy()
+        if data.size and not ((data >= 0) & (data <= 1)).all():
+            raise RuntimeError("all elements of input should be between 0 and 1")
+    log_x = ops.maximum(ops.log(input), -100.0)
+    log_1mx = ops.maximum(ops.log(1 - input), -100.0)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def _softplus_neg(x: Any) -> Any:
+    """``log(1 + exp(-x))`` without overflow."""
+    abs_x = ops.where(x < 0, -x, x)
+    return ops.log(1 + ops.exp(-abs_x)) + ops.where(x < 0, -x, 0.0)
+
+
+def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None,  # noqa: A002
+                                     size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                                     pos_weight: Any = None) -> Any:
+    """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits; ``pos_weight``
+    weighs the positive term (broadcast along the last dim).
+
+    >>> import tidu
+    >>> tidu.nn.functional.binary_cross_entropy_with_logits(tidu.tensor([0.0, 2.0]), tidu.tensor([1.0, 0.0]))
+    tensor(1.4100)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    softplus = _softplus_neg(input)
+    if pos_weight is None:
+        loss = (1 - target) * input + softplus
+    else:
+        loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * softplus
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+# --- attention -----------------------------------------------------------------------------
+def _causal_mask(q_len: int, k_len: int) -> Tensor:
+    return Tensor(np.tril(np.ones((q_len, k_len), bool)))
+
+
+def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Any:
+    """``softmax(q k^T * scale + mask) v`` over the last two dims ``(*, L, E)``, ``(*, S, E)``,
+    ``(*, S, Ev)``. A boolean ``attn_mask`` marks the pairs that take part (True); a float one is
+    added to the scores. ``is_causal`` masks the upper triangle.
+
+    >>> import tidu
+    >>> q = k = tidu.tensor([[[1.0, 0.0], [0.0, 1.0]]])
+    >>> v = tidu.tensor([[[1.0], [2.0]]])
+    >>> tidu.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    tensor([[[1.0000],
+             [1.6698]]])
+    """
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise RuntimeError("scaled_dot_product_attention: query, key and value must have at least 2 dims")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(
+            f"scaled_dot_product_attention: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
+            f"{tuple(value.shape)} do not fit ((*, L, E), (*, S, E), (*, S, Ev))"
+        )
+    if enable_gqa:
+        raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")
+    q_len, k_len = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = ops.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+        attn_mask = _causal_mask(q_len, k_len)
+    if attn_mask is not None:
+        if attn_mask.dtype is dtypes.bool_:
+            scores = ops.where(attn_mask, scores, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    return ops.matmul(weights, value)
+
+
+def _float_mask(mask: Any, dtype: Any) -> Any:
+    """A boolean mask (True = masked out) as ``-inf``/0 to add; a float mask as is."""
+    if mask.dtype is dtypes.bool_:
+        return ops.where(mask, float("-inf"), 0.0).to(dtype)
+    return mask.to(dtype)
+
+
+def multi_head_attention_forward(query: Any, key: Any, value: Any, num_heads: int, in_proj_weight: Any,
+                                 in_proj_bias: Any, out_proj_weight: Any, out_proj_bias: Any,
+                                 dropout_p: float = 0.0, training: bool = True, key_padding_mask: Any = None,
+                                 need_weights: bool = True, attn_mask: Any = None,
+                                 average_attn_weights: bool = True, is_causal: bool = False) -> tuple[Any, Any]:
+    """The computation of ``nn.MultiheadAttention`` on sequence-first ``(L, N, E)`` inputs (or
+    unbatched ``(L, E)``); returns ``(output, weights or None)``.
+
+    >>> import tidu
+    >>> e = 2
+    >>> w, b = tidu.ones(3 * e, e), tidu.zeros(3 * e)
+    >>> out, attn = tidu.nn.functional.multi_head_attention_forward(
+    ...     tidu.ones(3, 1, e), tidu.ones(3, 1, e), tidu.ones(3, 1, e), 1, w, b, tidu.ones(e, e), tidu.zeros(e))
+    >>> out.shape, attn.shape
+    (tidu.Size([3, 1, 2]), tidu.Size([1, 3, 3]))
+    """
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    q_len, bsz, embed = query.shape
+    k_len = key.shape[0]
+    if embed % num_heads:
+        raise AssertionError(f"embed_dim {embed} not divisible by num_heads {num_heads}")
+    if key.shape[1:] != value.shape[1:] or key.shape[0] != value.shape[0] or key.shape[1] != bsz:
+        raise AssertionError(
+            f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)} or query batch {bsz}"
+        )
+    head = embed // num_heads
+    w_q, w_k, w_v = in_proj_weight[:embed], in_proj_weight[embed:2 * embed], in_proj_weight[2 * embed:]
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = in_proj_bias[:embed], in_proj_bias[embed:2 * embed], in_proj_bias[2 * embed:]
+    q = linear(query, w_q, b_q).reshape(q_len, bsz * num_heads, head).transpose(0, 1)
+    k = linear(key, w_k, b_k).reshape(k_len, bsz * num_heads, head).transpose(0, 1)
+    v = linear(value, w_v, b_v).reshape(k_len, bsz * num_heads, head).transpose(0, 1)
+
+    if is_causal and attn_mask is None:
+        attn_mask = Tensor(~_causal_mask(q_len, k_len).numpy())
+    mask = None
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (q_len, k_len):
+                raise RuntimeError(
+                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {(q_len, k_len)}."
+                )
+            attn_mask = attn_mask.unsqueeze(0)
+        elif tuple(attn_mask.shape) != (bsz * num_heads, q_len, k_len):
+            raise RuntimeError(
+                f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                f"{(bsz * num_heads, q_len, k_len)}."
+            )
+        mask = _float_mask(attn_mask, q.dtype)
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, k_len):
+            raise AssertionError(
+                f"expecting key_padding_mask shape of {(bsz, k_len)}, but got {tuple(key_padding_mask.shape)}"
+            )
+        pad_mask = _float_mask(key_padding_mask, q.dtype).reshape(bsz, 1, 1, k_len)
+        pad_mask = pad_mask.expand(bsz, num_heads, 1, k_len).reshape(bsz * num_heads, 1, k_len)
+        mask = pad_mask if mask is None else mask + pad_mask
+
+    scores = ops.matmul(q * (1.0 / math.sqrt(head)), k.transpose(1, 2))
+    if mask is not None:
+        scores = scores + mask
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=training)
+    out = ops.matmul(weights, v).transpose(0, 1).reshape(q_len * bsz, embed)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(q_len, bsz, embed)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, q_len, k_len)
+    if average_attn_weights:
+        weights = weights.mean(dim=1)
+    if not batched:
+        weights = weights.squeeze(0)
+    return out, weights

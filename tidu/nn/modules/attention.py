@@ -1,0 +1,86 @@
+"""``MultiheadAttention`` (PyTorch's parameter names, so state dicts match)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import ops
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .linear import Linear
+from .module import Module
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """The ``Linear`` of ``MultiheadAttention.out_proj`` (PyTorch's class name, for the repr)."""
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention ``softmax(Q K^T / sqrt(d)) V`` over ``num_heads`` heads.
+
+    Parameters ``in_proj_weight (3E, E)``, ``in_proj_bias (3E,)`` and ``out_proj`` as PyTorch's.
+    Inputs are ``(L, N, E)`` (``(N, L, E)`` with ``batch_first``) or unbatched ``(L, E)``; returns
+    ``(output, weights)``, the weights averaged over heads unless ``average_attn_weights=False``
+    (``None`` when ``need_weights=False``). ``attn_mask`` (``(L, S)`` or ``(N*H, L, S)``) and
+    ``key_padding_mask`` (``(N, S)``): True or ``-inf`` marks a pair that does not attend.
+
+    >>> import tidu
+    >>> mha = tidu.nn.MultiheadAttention(4, 2, batch_first=True)
+    >>> x = tidu.ones(3, 5, 4)
+    >>> out, weights = mha(x, x, x)
+    >>> out.shape, weights.shape
+    (tidu.Size([3, 5, 4]), tidu.Size([3, 5, 5]))
+    >>> list(mha.state_dict())
+    ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+                 vdim: int | None = None, batch_first: bool = False, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads} instead")
+        if (kdim not in (None, embed_dim)) or (vdim not in (None, embed_dim)) or add_bias_kv or add_zero_attn:
+            raise NotImplementedError("MultiheadAttention: kdim/vdim other than embed_dim, add_bias_kv and "
+                                      "add_zero_attn are not supported")
+        self.embed_dim = embed_dim
+        self.kdim = self.vdim = embed_dim
+        self._qkv_same_embed_dim = True
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        self.in_proj_weight = Parameter(ops.empty(3 * embed_dim, embed_dim, dtype=dtype))
+        if bias:
+            self.in_proj_bias = Parameter(ops.empty(3 * embed_dim, dtype=dtype))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        init.xavier_uniform_(self.in_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+
+    def forward(self, query: Any, key: Any, value: Any, key_padding_mask: Any = None, need_weights: bool = True,
+                attn_mask: Any = None, average_attn_weights: bool = True, is_causal: bool = False) -> tuple[Any, Any]:
+        batched = query.ndim == 3
+        if self.batch_first and batched:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+            self.out_proj.bias, dropout_p=self.dropout, training=self.training, key_padding_mask=key_padding_mask,
+            need_weights=need_weights, attn_mask=attn_mask, average_attn_weights=average_attn_weights,
+            is_causal=is_causal,
+        )
+        if self.batch_first and batched:
+            out = out.transpose(0, 1)
+        return out, weights

@@ -1,0 +1,27 @@
+"""``Flatten``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .module import Module
+
+
+class Flatten(Module):
+    """Flatten dims ``start_dim`` to ``end_dim`` into one.
+
+    >>> import tidu
+    >>> tidu.nn.Flatten()(tidu.ones(2, 3, 4)).shape
+    tidu.Size([2, 12])
+    """
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

@@ -1,0 +1,106 @@
+"""``Linear``, ``Bilinear`` and ``Identity``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ... import ops
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+def _empty(*shape: int, dtype: Any = None) -> Any:
+    return ops.empty(*shape, dtype=dtype)
+
+
+class Identity(Module):
+    """Returns its input (arguments are accepted and ignored).
+
+    >>> import tidu
+    >>> tidu.nn.Identity(54)(tidu.tensor([1.0]))
+    tensor([1.])
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return input
+
+
+class Linear(Module):
+    """``y = x W^T + b`` with ``weight (out_features, in_features)`` and ``bias (out_features,)``,
+    initialised as PyTorch's (``kaiming_uniform_(a=sqrt(5))``, bias ``U(-1/sqrt(in), 1/sqrt(in))``).
+
+    >>> import tidu
+    >>> layer = tidu.nn.Linear(4, 3)
+    >>> layer
+    Linear(in_features=4, out_features=3, bias=True)
+    >>> layer(tidu.ones(2, 4)).shape
+    tidu.Size([2, 3])
+    >>> [name for name, _ in layer.named_parameters()]
+    ['weight', 'bias']
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_empty(out_features, in_features, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1]
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` with ``weight (out, in1, in2)``; PyTorch's init ``U(-1/sqrt(in1), 1/sqrt(in1))``.
+
+    >>> import tidu
+    >>> tidu.nn.Bilinear(3, 2, 4)(tidu.ones(5, 3), tidu.ones(5, 2)).shape
+    tidu.Size([5, 4])
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_empty(out_features, in1_features, in2_features, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Any, input2: Any) -> Any:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

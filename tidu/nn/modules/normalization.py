@@ -1,0 +1,147 @@
+"""``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import ops
+from ...core import dtypes
+from ...core.grad_mode import no_grad
+from ...core.inplace import assign_
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+class LayerNorm(Module):
+    """Normalize over the trailing ``normalized_shape`` dims, then ``* weight + bias``
+    (``elementwise_affine``; ones and zeros at init).
+
+    >>> import tidu
+    >>> norm = tidu.nn.LayerNorm(2)
+    >>> norm
+    LayerNorm((2,), eps=1e-05, elementwise_affine=True, bias=True)
+    >>> norm(tidu.tensor([[1.0, 3.0]]))
+    tensor([[-1.0000,  1.0000]], grad_fn=<add>)
+    """
+
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape = shape
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ops.ones(*shape, dtype=dtype))
+            if bias:
+                self.bias = Parameter(ops.zeros(*shape, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
+
+
+class _BatchNorm(Module):
+    _dims: tuple[int, ...] = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(ops.ones(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(ops.zeros(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", ops.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", ops.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", ops.tensor(0, dtype=dtypes.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def _check_input_dim(self, input: Any) -> None:  # noqa: A002
+        if input.ndim not in self._dims:
+            expected = " or ".join(f"{d}D" for d in self._dims)
+            raise ValueError(f"expected {expected} input (got {input.ndim}D input)")
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            with no_grad():
+                assign_(self.num_batches_tracked, self.num_batches_tracked + 1, op="BatchNorm")
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        training = self.training or (self.running_mean is None and self.running_var is None)
+        use_stats = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if use_stats else None, self.running_var if use_stats else None,
+                            self.weight, self.bias, training, factor, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization of ``(N, C)`` or ``(N, C, L)`` input over the batch (and length):
+    batch statistics and a running-average update in training, running statistics in eval.
+
+    >>> import tidu
+    >>> bn = tidu.nn.BatchNorm1d(2)
+    >>> _ = bn(tidu.tensor([[1.0, 2.0], [3.0, 6.0]]))
+    >>> bn.running_mean, bn.running_var, bn.num_batches_tracked
+    (tensor([0.2000, 0.4000]), tensor([1.1000, 1.7000]), tensor(1))
+    """
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization of ``(N, C, H, W)`` input per channel.
+
+    >>> import tidu
+    >>> tidu.nn.BatchNorm2d(3)
+    BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    _dims = (4,)

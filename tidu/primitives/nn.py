@@ -1,0 +1,66 @@
+"""Fused nn primitives: ``softmax`` and ``log_softmax`` along one axis.
+
+Composed from ``exp``/``reduce_sum``/``log`` these would overflow (no max shift) or
+lose precision (``log(softmax)`` underflows to ``-inf``), and cost four kernel launches
+and four tape entries; fused, the kernel shifts by the row maximum once. Their JVP
+rules are the textbook ones, written with tidu ops:
+
+    d softmax(x)     = s * (dx - sum(s * dx))          s = softmax(x)
+    d log_softmax(x) = dx - sum(softmax(x) * dx)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.aval import ShapeDtype
+from ..core.dtypes import FLOATS
+from ..core.primitive import Primitive
+from ._util import check_dtype, ops
+
+
+def _check_axis(name: str, x: ShapeDtype, axis: int) -> ShapeDtype:
+    check_dtype(name, x, FLOATS)
+    if not 0 <= axis < max(x.ndim, 1):
+        raise IndexError(f"{name}: axis {axis} is out of range for a tensor of dimension {x.ndim}")
+    return x
+
+
+def _shifted(x: np.ndarray, axis: int) -> np.ndarray:
+    """``x - max(x)`` along ``axis`` (a row of ``-inf`` stays ``-inf - -inf = nan``, as PyTorch)."""
+    if x.ndim == 0:
+        return x - x
+    if x.size == 0:
+        return x.copy()
+    with np.errstate(invalid="ignore"):
+        return x - x.max(axis=axis, keepdims=True)
+
+
+def _softmax_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
+    e = np.exp(_shifted(x, axis))
+    if x.ndim == 0:
+        return e / e
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _log_softmax_impl(x: np.ndarray, *, axis: int) -> np.ndarray:
+    z = _shifted(x, axis)
+    if x.ndim == 0:
+        return z
+    with np.errstate(divide="ignore"):
+        return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
+def _row_sum(v, axis: int):  # noqa: ANN001, ANN202
+    return ops.sum(v, dim=axis, keepdim=True) if v.ndim else v
+
+
+softmax = Primitive("softmax")
+softmax.def_abstract_eval(lambda x, *, axis: _check_axis("softmax", x, axis))
+softmax.def_impl(_softmax_impl)
+softmax.def_jvp(lambda dx, x, out, *, axis: out * (dx - _row_sum(out * dx, axis)))
+
+log_softmax = Primitive("log_softmax")
+log_softmax.def_abstract_eval(lambda x, *, axis: _check_axis("log_softmax", x, axis))
+log_softmax.def_impl(_log_softmax_impl)
+log_softmax.def_jvp(lambda dx, x, out, *, axis: dx - _row_sum(ops.exp(out) * dx, axis))
