@@ -1,8 +1,11 @@
 """The training examples, shortened (tests/test_examples.py also runs each script whole)."""
 
+import pytest
+
 import tidu
 
 
+@pytest.mark.slow
 def test_train_digits_quick(tmp_path):
     import train_digits
 
@@ -20,3 +23,13 @@ def test_train_digits_with_the_trainer():
     import train_digits
 
     assert train_digits.run(epochs=2, trainer=True, plot=None) > 0.8
+
+
+@pytest.mark.slow
+def test_char_transformer_learns(capsys):
+    import char_transformer
+
+    first, last = char_transformer.main(["--epochs", "2"])
+    assert last < first < 3.0
+    out = capsys.readouterr().out
+    assert "sample: 'the " in out and "epoch 2/2: average loss" in out
