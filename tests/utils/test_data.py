@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import torch
 import torch.utils.data as tdata
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tidu
 import tidu.utils.data as data
@@ -189,3 +191,16 @@ def _raises_like_torch(make, cls, match):
 ])
 def test_bad_input_raises_torchs_error(make, cls, match):
     _raises_like_torch(make, cls, match)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 30), batch_size=st.integers(1, 12), drop_last=st.booleans(), width=st.integers(0, 3))
+def test_fuzz_batches_as_torch(n, batch_size, drop_last, width):
+    x = np.arange(n * width, dtype=np.float64).reshape(n, width)
+    ours = data.DataLoader(data.TensorDataset(tidu.tensor(x), tidu.arange(n)), batch_size=batch_size,
+                           drop_last=drop_last)
+    theirs = tdata.DataLoader(tdata.TensorDataset(torch.tensor(x), torch.arange(n)), batch_size=batch_size,
+                              drop_last=drop_last)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs, strict=True):
+        same(a, b)
