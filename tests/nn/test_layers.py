@@ -54,6 +54,7 @@ LAYERS = {
     "mha": (lambda lib: lib.nn.MultiheadAttention(4, 2), [(3, 2, 4), (5, 2, 4), (5, 2, 4)]),
     "mha-batch-first": (lambda lib: lib.nn.MultiheadAttention(6, 3, batch_first=True), [(2, 3, 6)] * 3),
     "mha-unbatched": (lambda lib: lib.nn.MultiheadAttention(4, 1, bias=False), [(3, 4), (2, 4), (2, 4)]),
+    "mha-kdim-vdim": (lambda lib: lib.nn.MultiheadAttention(4, 2, kdim=3, vdim=5), [(3, 2, 4), (6, 2, 3), (6, 2, 5)]),
 }
 
 
@@ -206,6 +207,17 @@ def test_multihead_attention_masks_and_weights():
                                                                           (k_len, n, 4)], call=call(kind))
 
 
+def test_multihead_attention_fully_padded_sequence_like_torch():
+    padding = np.array([[True, True, True], [False, True, False]])
+
+    def call(mod, args):  # noqa: ANN001, ANN202
+        lib = tidu if isinstance(mod, tidu.nn.Module) else torch
+        return mod(*args, key_padding_mask=lib.tensor(padding), need_weights=False)
+
+    check_module(*_both(lambda lib: lib.nn.MultiheadAttention(4, 2)), [(2, 2, 4), (3, 2, 4), (3, 2, 4)],
+                 "float64", call=call)
+
+
 def test_multihead_attention_dropout_only_in_training():
     mha = nn.MultiheadAttention(4, 2, dropout=0.5).eval()
     x = tidu.randn(3, 1, 4)
@@ -252,3 +264,114 @@ def test_parameters_are_copied_exactly():
     for (k, v), (k2, v2) in zip(mha.state_dict().items(), ref.state_dict().items()):
         assert k == k2
         np.testing.assert_array_equal(v.numpy(), v2.numpy())
+
+
+def _sgd_steps(lib, model, x, y, steps=5, lr=0.1):  # noqa: ANN001, ANN202
+    """Plain SGD written with the public Module API (the optimizers live in tidu.optim)."""
+    losses = []
+    for _ in range(steps):
+        model.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        lib.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        with lib.no_grad():
+            for p in model.parameters():
+                p.sub_(p.grad * lr)
+        losses.append(loss.item())
+    return losses
+
+
+def test_training_steps_follow_torch():
+    def net(lib):  # noqa: ANN001, ANN202
+        return lib.nn.Sequential(lib.nn.Linear(6, 16), lib.nn.BatchNorm1d(16), lib.nn.GELU(), lib.nn.Linear(16, 4))
+
+    torch.manual_seed(0)
+    ref = net(torch).double()
+    model = net(tidu).double()
+    copy_weights(ref, model)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(12, 6)), rng.integers(0, 4, size=12)
+    ours = _sgd_steps(tidu, model, tidu.tensor(x), tidu.tensor(y))
+    theirs = _sgd_steps(torch, ref, torch.tensor(x), torch.tensor(y))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+    assert ours[-1] < ours[0]
+    for (k, v), (k2, v2) in zip(model.state_dict().items(), ref.state_dict().items()):
+        assert k == k2
+        np.testing.assert_allclose(v.numpy(), v2.numpy(), rtol=1e-9, atol=1e-12, err_msg=k)
+
+
+def test_tiny_language_model_steps_follow_torch():
+    def lm(lib):  # noqa: ANN001, ANN202
+        class LM(lib.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.emb = lib.nn.Embedding(7, 8)
+                self.attn = lib.nn.MultiheadAttention(8, 2, batch_first=True)
+                self.norm = lib.nn.LayerNorm(8)
+                self.head = lib.nn.Linear(8, 7)
+
+            def forward(self, idx):  # noqa: ANN001, ANN202
+                h = self.emb(idx)
+                out, _ = self.attn(h, h, h, need_weights=False, is_causal=True,
+                                   attn_mask=lib.tensor(np.triu(np.ones((idx.shape[1],) * 2, bool), k=1)))
+                logits = self.head(self.norm(h + out))
+                return logits.transpose(1, 2)
+
+        return LM()
+
+    torch.manual_seed(0)
+    ref = lm(torch).double()
+    model = lm(tidu).double()
+    copy_weights(ref, model)
+    rng = np.random.default_rng(1)
+    seq = rng.integers(0, 7, size=(3, 6))
+    x, y = seq[:, :-1], seq[:, 1:]
+    ours = _sgd_steps(tidu, model, tidu.tensor(x), tidu.tensor(y), steps=3)
+    theirs = _sgd_steps(torch, ref, torch.tensor(x), torch.tensor(y), steps=3)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+
+
+def test_embedding_max_norm_like_torch():
+    w = np.random.default_rng(0).normal(size=(5, 3)) * 3
+    idx = np.array([1, 1, 2])
+    ref = torch.nn.Embedding(5, 3, _weight=torch.tensor(w), max_norm=1.0)
+    emb = nn.Embedding(5, 3, _weight=tidu.tensor(w), max_norm=1.0)
+    close(emb(tidu.tensor(idx)), ref(torch.tensor(idx)), "float64")
+    close(emb.weight, ref.weight, "float64")
+    assert emb.weight.is_leaf
+
+
+def test_layer_shape_errors_like_torch():
+    for lib in (tidu, torch):
+        with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\]"):
+            lib.nn.LayerNorm(4)(lib.ones(2, 3))
+        x = lib.ones(3, 2, 5)
+        with pytest.raises(AssertionError, match="was expecting embedding dimension of 4, but got 5"):
+            lib.nn.MultiheadAttention(4, 2)(x, x, x)
+        x = lib.ones(3, 2, 4)
+        with pytest.raises(RuntimeError, match="The shape of the 2D attn_mask is"):
+            lib.nn.MultiheadAttention(4, 2)(x, x, x, attn_mask=lib.ones(2, 2, dtype=lib.bool))
+        with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have one of the"):
+            lib.nn.Embedding(3, 2)(lib.tensor([1.0]))
+
+
+def test_gradient_penalty_through_layers_matches_torch():
+    """Second order: the gradient of ||d loss / d x||^2 through LayerNorm, GELU and log_softmax
+    (cross entropy with label smoothing), with respect to every parameter."""
+
+    def net(lib):  # noqa: ANN001, ANN202
+        return lib.nn.Sequential(lib.nn.Linear(4, 6), lib.nn.LayerNorm(6), lib.nn.GELU(), lib.nn.Linear(6, 3))
+
+    torch.manual_seed(0)
+    ref = net(torch).double()
+    model = net(tidu).double()
+    copy_weights(ref, model)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(5, 4)), rng.integers(0, 3, size=5)
+    for lib, m in ((tidu, model), (torch, ref)):
+        xt = lib.tensor(x, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(m(xt), lib.tensor(y), label_smoothing=0.1)
+        (g,) = lib.autograd.grad(loss, xt, create_graph=True)
+        (g * g).sum().backward()
+    for (k, p), (_, q) in zip(model.named_parameters(), ref.named_parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=k)

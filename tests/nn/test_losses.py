@@ -157,6 +157,10 @@ def test_loss_errors_like_torch():
         F = lib.nn.functional
         with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)"):
             F.cross_entropy(lib.zeros(3, 4), lib.tensor([0, 1]))
+        with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Float"):
+            F.cross_entropy(lib.zeros(2, 3), lib.tensor([0.0, 1.0]))
+        with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Int"):
+            F.nll_loss(lib.zeros(2, 3), lib.tensor([0, 1], dtype=lib.int32))
         with pytest.raises(ValueError, match="is not a valid value for reduction"):
             F.mse_loss(lib.zeros(2), lib.zeros(2), reduction="avg")
         with pytest.raises(ValueError, match="different to the input size"):

@@ -286,7 +286,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
                 assign_(running_var, new_var, op="batch_norm")
     else:
         if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+            raise RuntimeError("running_mean must be defined in evaluation mode (and running_var)")
         centered = input - _along(running_mean, input.ndim, 1)
         var = running_var
     out = centered * _along((var + eps) ** -0.5, input.ndim, 1)
@@ -322,14 +322,16 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
 def _check_index(input: Any, name: str) -> None:  # noqa: A002
     if not isinstance(input, Tensor) or input.dtype not in (dtypes.int64, dtypes.int32):
         got = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
-        raise RuntimeError(f"{name}: expected an integer (Long or Int) index tensor, got {got}")
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {got} instead (while checking arguments for {name})")
 
 
 def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm: Any = None,  # noqa: A002
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
     """Rows of ``weight`` picked by the integer ``input``: ``(*)`` to ``(*, embedding_dim)``.
 
-    The row ``padding_idx`` gets no gradient. Computed as a one-hot matmul.
+    The row ``padding_idx`` gets no gradient; with ``max_norm``, the rows looked up are first
+    rescaled in place to norm at most ``max_norm``. Computed as a one-hot matmul.
 
     >>> import tidu
     >>> w = tidu.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
@@ -338,8 +340,8 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
             [1., 2.]])
     """
     _check_index(input, "embedding")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not supported")
     if weight.ndim != 2:
         raise RuntimeError(f"embedding: 'weight' must be 2-D, got shape {tuple(weight.shape)}")
     num = weight.shape[0]
@@ -347,6 +349,8 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
     if data.size and (data.min() < 0 or data.max() >= num):
         raise IndexError(f"index out of range in self (embedding indices must lie in [0, {num}), got "
                          f"min {data.min()}, max {data.max()})")
+    if max_norm is not None:
+        _renorm_rows(weight, np.unique(data), max_norm, norm_type)
     if padding_idx is not None:
         if not -num <= padding_idx < num:
             raise AssertionError("Padding_idx must be within num_embeddings")
@@ -354,6 +358,17 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
         weight = ops.where(rows, weight.detach(), weight)
     onehot = _class_mask(input, num, input.ndim).to(weight.dtype)
     return ops.matmul(onehot, weight)
+
+
+def _renorm_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """Scale the ``rows`` of ``weight`` whose norm exceeds ``max_norm`` down to it, in place (PyTorch's
+    ``embedding_renorm_``: not recorded)."""
+    w = weight.detach().numpy()
+    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
+    scale = np.ones(w.shape[0], w.dtype)
+    scale[rows] = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    with no_grad():
+        assign_(weight, weight * Tensor(scale.reshape(-1, 1)), op="embedding_renorm_")
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:
@@ -379,16 +394,18 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
 
 
 def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Any:  # noqa: A002
-    """Pad (or, with negative sizes, crop) the last ``len(pad) // 2`` dims; ``pad`` lists
-    ``(left, right)`` for the last dim first, then the one before, as PyTorch.
+    """Pad the last ``len(pad) // 2`` dims; ``pad`` lists ``(left, right)`` for the last dim
+    first, then the one before, as PyTorch. ``mode='constant'`` fills with ``value`` (negative
+    sizes crop); ``'reflect'``, ``'replicate'`` and ``'circular'`` pad 1 to 3 trailing dims of a
+    batched or unbatched input, as PyTorch.
 
     >>> import tidu
     >>> tidu.nn.functional.pad(tidu.tensor([[1.0, 2.0]]), (1, 0, 0, 1), value=9.0)
     tensor([[9., 1., 2.],
             [9., 9., 9.]])
+    >>> tidu.nn.functional.pad(tidu.tensor([[1.0, 2.0, 3.0]]), (2, 1), mode="reflect")
+    tensor([[3., 2., 1., 2., 3., 2.]])
     """
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported yet (only 'constant')")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -398,6 +415,70 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
     config = [(0, 0)] * input.ndim
     for i in range(len(pad) // 2):
         config[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    if mode == "constant":
+        return _pad_constant(input, config, value)
+    if mode not in _EDGE_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) // 2 not in (input.ndim - 1, input.ndim - 2) or not 1 <= len(pad) // 2 <= 3:
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor "
+                                  f"(mode {mode!r} pads 1 to 3 trailing dims of a batched or unbatched input)")
+    for d, (lo, hi) in enumerate(config):
+        n = input.shape[d]
+        if lo < 0 or hi < 0:
+            raise NotImplementedError(f"pad: negative padding {(lo, hi)} is not supported with mode {mode!r}")
+        if mode == "reflect" and (lo >= n or hi >= n) and (lo or hi):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({lo}, {hi}) at dimension {d} of input {list(input.shape)}")
+        if mode == "circular" and (lo > n or hi > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if (lo or hi) and n == 0:
+            raise RuntimeError(f"pad: cannot pad dimension {d} of size 0 with mode {mode!r}")
+    out = input
+    for d in reversed(range(input.ndim)):
+        lo, hi = config[d]
+        if lo or hi:
+            out = _concat(_EDGE_MODES[mode](out, d, lo, hi, out.shape[d]), d)
+    return out
+
+
+def _take(x: Any, dim: int, start: int, stop: int) -> Any:
+    return x[(slice(None),) * dim + (slice(start, stop),)]
+
+
+def _edge_replicate(x: Any, d: int, lo: int, hi: int, n: int) -> list:
+    first, last = _take(x, d, 0, 1), _take(x, d, n - 1, n)
+    size = list(x.shape)
+    return [first.expand(*size[:d], lo, *size[d + 1:]), x, last.expand(*size[:d], hi, *size[d + 1:])]
+
+
+def _edge_reflect(x: Any, d: int, lo: int, hi: int, n: int) -> list:
+    left = [_take(x, d, i, i + 1) for i in range(lo, 0, -1)]
+    right = [_take(x, d, i, i + 1) for i in range(n - 2, n - 2 - hi, -1)]
+    return [*left, x, *right]
+
+
+def _edge_circular(x: Any, d: int, lo: int, hi: int, n: int) -> list:
+    return [_take(x, d, n - lo, n), x, _take(x, d, 0, hi)]
+
+
+_EDGE_MODES = {"reflect": _edge_reflect, "replicate": _edge_replicate, "circular": _edge_circular}
+
+
+def _concat(pieces: list, dim: int) -> Any:
+    """Join ``pieces`` along ``dim`` as a sum of zero-padded pieces (exact: each entry adds zeros)."""
+    pieces = [p for p in pieces if p.shape[dim]]
+    total = sum(p.shape[dim] for p in pieces)
+    out, offset = None, 0
+    for p in pieces:
+        config = [(0, 0, 0)] * p.ndim
+        config[dim] = (offset, total - offset - p.shape[dim], 0)
+        offset += p.shape[dim]
+        placed = bind(pad_p, p, padding_config=tuple(config)) if len(pieces) > 1 else p
+        out = placed if out is None else out + placed
+    return out
+
+
+def _pad_constant(input: Any, config: list, value: float | None) -> Any:  # noqa: A002
     for d, (lo, hi) in enumerate(config):
         if input.shape[d] + lo + hi < 0:
             raise RuntimeError(f"pad: the padded size of dimension {d} would be negative "
@@ -455,11 +536,16 @@ def _warn_size(input: Any, target: Any) -> None:  # noqa: A002
         )
 
 
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}
+
+
 def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str, name: str) -> Any:
     """Negative log likelihood of integer ``target`` under ``logp`` of shape ``(N, C, *)`` or ``(C,)``."""
-    if target.dtype not in (dtypes.int64, dtypes.int32, dtypes.bool_) or not isinstance(target, Tensor):
-        got = target.dtype.name if isinstance(target, Tensor) else type(target).__name__
-        raise RuntimeError(f"{name}: expected scalar type Long for the class-index target but found {got}")
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{name}(): argument 'target' must be Tensor, not {type(target).__name__}")
+    if target.dtype is not dtypes.int64:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_TORCH_NAMES[target.dtype.name]} "
+                           f"({name} takes int64 class indices)")
     class_dim = 1 if logp.ndim >= 2 else 0
     if logp.ndim == 0:
         raise ValueError(f"{name}: expected input of 1 or more dimensions (got 0)")
@@ -533,12 +619,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     class_dim = 1 if input.ndim >= 2 else 0
     num = input.shape[class_dim]
     logp = log_softmax(input, class_dim)
-    if isinstance(target, Tensor) and target.dtype.is_floating_point:
-        if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(
-                f"cross_entropy: class-probability target must have the shape of input {tuple(input.shape)}, "
-                f"got {tuple(target.shape)} (class-index targets must be int64)"
-            )
+    if isinstance(target, Tensor) and target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / num
         terms = logp * target
@@ -621,12 +702,24 @@ def _causal_mask(q_len: int, k_len: int) -> Tensor:
     return Tensor(np.tril(np.ones((q_len, k_len), bool)))
 
 
+def _safe_softmax(scores: Any) -> Any:
+    """Softmax over the last dim that gives 0 (and gradient 0) on rows masked entirely to
+    ``-inf``, where a plain softmax gives NaN (PyTorch's ``_safe_softmax`` of attention)."""
+    data = scores.detach().numpy()
+    dead = data.max(axis=-1, keepdims=True) == -np.inf if data.size else np.zeros(data.shape[:-1] + (1,), bool)
+    if not dead.any():
+        return softmax(scores, dim=-1)
+    rows = Tensor(dead)
+    return ops.where(rows, 0.0, softmax(ops.where(rows, 0.0, scores), dim=-1))
+
+
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Any:
     """``softmax(q k^T * scale + mask) v`` over the last two dims ``(*, L, E)``, ``(*, S, E)``,
     ``(*, S, Ev)``. A boolean ``attn_mask`` marks the pairs that take part (True); a float one is
-    added to the scores. ``is_causal`` masks the upper triangle.
+    added to the scores. ``is_causal`` masks the upper triangle. A query whose keys are all
+    masked gets a zero output (and zero gradient), as PyTorch's.
 
     >>> import tidu
     >>> q = k = tidu.tensor([[[1.0, 0.0], [0.0, 1.0]]])
@@ -656,7 +749,7 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
             scores = ops.where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = softmax(scores, dim=-1)
+    weights = softmax(scores, dim=-1) if attn_mask is None else _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return ops.matmul(weights, value)
@@ -669,22 +762,29 @@ def _float_mask(mask: Any, dtype: Any) -> Any:
     return mask.to(dtype)
 
 
-def multi_head_attention_forward(query: Any, key: Any, value: Any, num_heads: int, in_proj_weight: Any,
-                                 in_proj_bias: Any, out_proj_weight: Any, out_proj_bias: Any,
-                                 dropout_p: float = 0.0, training: bool = True, key_padding_mask: Any = None,
-                                 need_weights: bool = True, attn_mask: Any = None,
-                                 average_attn_weights: bool = True, is_causal: bool = False) -> tuple[Any, Any]:
-    """The computation of ``nn.MultiheadAttention`` on sequence-first ``(L, N, E)`` inputs (or
-    unbatched ``(L, E)``); returns ``(output, weights or None)``.
+def multi_head_attention_forward(
+    query: Any, key: Any, value: Any, embed_dim_to_check: int, num_heads: int, in_proj_weight: Any,
+    in_proj_bias: Any, bias_k: Any, bias_v: Any, add_zero_attn: bool, dropout_p: float, out_proj_weight: Any,
+    out_proj_bias: Any, training: bool = True, key_padding_mask: Any = None, need_weights: bool = True,
+    attn_mask: Any = None, use_separate_proj_weight: bool = False, q_proj_weight: Any = None,
+    k_proj_weight: Any = None, v_proj_weight: Any = None, static_k: Any = None, static_v: Any = None,
+    average_attn_weights: bool = True, is_causal: bool = False,
+) -> tuple[Any, Any]:
+    """The computation of ``nn.MultiheadAttention`` (PyTorch's signature) on sequence-first
+    ``(L, N, E)`` inputs or unbatched ``(L, E)``; returns ``(output, weights or None)``.
+    ``bias_k``, ``bias_v``, ``add_zero_attn``, ``static_k`` and ``static_v`` are not supported.
 
     >>> import tidu
     >>> e = 2
-    >>> w, b = tidu.ones(3 * e, e), tidu.zeros(3 * e)
+    >>> x, w, b = tidu.ones(3, 1, e), tidu.ones(3 * e, e), tidu.zeros(3 * e)
     >>> out, attn = tidu.nn.functional.multi_head_attention_forward(
-    ...     tidu.ones(3, 1, e), tidu.ones(3, 1, e), tidu.ones(3, 1, e), 1, w, b, tidu.ones(e, e), tidu.zeros(e))
+    ...     x, x, x, e, 1, w, b, None, None, False, 0.0, tidu.ones(e, e), tidu.zeros(e))
     >>> out.shape, attn.shape
     (tidu.Size([3, 1, 2]), tidu.Size([1, 3, 3]))
     """
+    if bias_k is not None or bias_v is not None or add_zero_attn or static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: bias_k, bias_v, add_zero_attn, static_k and "
+                                  "static_v are not supported")
     batched = query.ndim == 3
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -692,14 +792,19 @@ def multi_head_attention_forward(query: Any, key: Any, value: Any, num_heads: in
             key_padding_mask = key_padding_mask.unsqueeze(0)
     q_len, bsz, embed = query.shape
     k_len = key.shape[0]
+    if embed != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed}")
     if embed % num_heads:
         raise AssertionError(f"embed_dim {embed} not divisible by num_heads {num_heads}")
-    if key.shape[1:] != value.shape[1:] or key.shape[0] != value.shape[0] or key.shape[1] != bsz:
+    if key.shape[:2] != value.shape[:2] or key.shape[1] != bsz:
         raise AssertionError(
             f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)} or query batch {bsz}"
         )
     head = embed // num_heads
-    w_q, w_k, w_v = in_proj_weight[:embed], in_proj_weight[embed:2 * embed], in_proj_weight[2 * embed:]
+    if use_separate_proj_weight:
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        w_q, w_k, w_v = in_proj_weight[:embed], in_proj_weight[embed:2 * embed], in_proj_weight[2 * embed:]
     b_q = b_k = b_v = None
     if in_proj_bias is not None:
         b_q, b_k, b_v = in_proj_bias[:embed], in_proj_bias[embed:2 * embed], in_proj_bias[2 * embed:]
@@ -735,7 +840,8 @@ def multi_head_attention_forward(query: Any, key: Any, value: Any, num_heads: in
     scores = ops.matmul(q * (1.0 / math.sqrt(head)), k.transpose(1, 2))
     if mask is not None:
         scores = scores + mask
-    weights = softmax(scores, dim=-1)
+    # Without weights PyTorch takes its fused attention path, whose softmax is the safe one.
+    weights = softmax(scores, dim=-1) if need_weights or mask is None else _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=training)
     out = ops.matmul(weights, v).transpose(0, 1).reshape(q_len * bsz, embed)

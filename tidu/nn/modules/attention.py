@@ -19,7 +19,8 @@ class NonDynamicallyQuantizableLinear(Linear):
 class MultiheadAttention(Module):
     """Multi-head attention ``softmax(Q K^T / sqrt(d)) V`` over ``num_heads`` heads.
 
-    Parameters ``in_proj_weight (3E, E)``, ``in_proj_bias (3E,)`` and ``out_proj`` as PyTorch's.
+    Parameters ``in_proj_weight (3E, E)`` (or ``q/k/v_proj_weight`` when ``kdim``/``vdim`` differ
+    from ``embed_dim``), ``in_proj_bias (3E,)`` and ``out_proj`` as PyTorch's.
     Inputs are ``(L, N, E)`` (``(N, L, E)`` with ``batch_first``) or unbatched ``(L, E)``; returns
     ``(output, weights)``, the weights averaged over heads unless ``average_attn_weights=False``
     (``None`` when ``need_weights=False``). ``attn_mask`` (``(L, S)`` or ``(N*H, L, S)``) and
@@ -42,19 +43,27 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
                              f"num_heads={num_heads} instead")
-        if (kdim not in (None, embed_dim)) or (vdim not in (None, embed_dim)) or add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: kdim/vdim other than embed_dim, add_bias_kv and "
-                                      "add_zero_attn are not supported")
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported")
         self.embed_dim = embed_dim
-        self.kdim = self.vdim = embed_dim
-        self._qkv_same_embed_dim = True
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.num_heads = num_heads
         self.dropout = dropout
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        self.in_proj_weight = Parameter(ops.empty(3 * embed_dim, embed_dim, dtype=dtype))
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(ops.empty(3 * embed_dim, embed_dim, dtype=dtype))
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
+        else:
+            self.q_proj_weight = Parameter(ops.empty(embed_dim, embed_dim, dtype=dtype))
+            self.k_proj_weight = Parameter(ops.empty(embed_dim, self.kdim, dtype=dtype))
+            self.v_proj_weight = Parameter(ops.empty(embed_dim, self.vdim, dtype=dtype))
+            self.register_parameter("in_proj_weight", None)
         if bias:
             self.in_proj_bias = Parameter(ops.empty(3 * embed_dim, dtype=dtype))
         else:
@@ -65,7 +74,11 @@ class MultiheadAttention(Module):
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
-        init.xavier_uniform_(self.in_proj_weight)
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for weight in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                init.xavier_uniform_(weight)
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
@@ -76,10 +89,12 @@ class MultiheadAttention(Module):
         if self.batch_first and batched:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         out, weights = F.multi_head_attention_forward(
-            query, key, value, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
-            self.out_proj.bias, dropout_p=self.dropout, training=self.training, key_padding_mask=key_padding_mask,
-            need_weights=need_weights, attn_mask=attn_mask, average_attn_weights=average_attn_weights,
-            is_causal=is_causal,
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, None, None,
+            False, self.dropout, self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal,
         )
         if self.batch_first and batched:
             out = out.transpose(0, 1)

@@ -9,7 +9,7 @@ from typing import Any
 from .module import Module
 
 
-def _index(idx: int, size: int, kind: str) -> int:
+def _index(idx: int, size: int) -> int:
     if not -size <= idx < size:
         raise IndexError(f"index {idx} is out of range")
     return idx % size
@@ -43,15 +43,15 @@ class Sequential(Module):
     def __getitem__(self, idx: int | slice) -> Any:
         if isinstance(idx, slice):
             return type(self)(OrderedDict(list(self._modules.items())[idx]))
-        return list(self._modules.values())[_index(idx, len(self), "Sequential")]
+        return list(self._modules.values())[_index(idx, len(self))]
 
     def __setitem__(self, idx: int, module: Module) -> None:
-        key = list(self._modules)[_index(idx, len(self), "Sequential")]
+        key = list(self._modules)[_index(idx, len(self))]
         self.add_module(key, module)
 
     def __delitem__(self, idx: int | slice) -> None:
         keys = list(self._modules)
-        for key in keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self), "Sequential")]]:
+        for key in keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]:
             del self._modules[key]
         items = list(self._modules.values())
         self._modules.clear()
@@ -91,10 +91,10 @@ class ModuleList(Module):
     def __getitem__(self, idx: int | slice) -> Any:
         if isinstance(idx, slice):
             return type(self)(list(self._modules.values())[idx])
-        return self._modules[str(_index(idx, len(self), "ModuleList"))]
+        return self._modules[str(_index(idx, len(self)))]
 
     def __setitem__(self, idx: int, module: Module) -> None:
-        self.add_module(str(_index(idx, len(self), "ModuleList")), module)
+        self.add_module(str(_index(idx, len(self))), module)
 
     def __delitem__(self, idx: int | slice) -> None:
         items = list(self._modules.values())

@@ -1,0 +1,274 @@
+"""``tidu.nn.functional`` against PyTorch: values, gradients and dtypes (float32 and float64,
+0-d, empty and non-contiguous inputs where they apply), higher-order gradients through the fused
+primitives, and torch's errors for bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tidu
+import tidu.nn.functional as F
+from tests.test_torch_oracle import Arg, T, run_both
+
+FLOATS = ["float32", "float64"]
+
+
+def _lib(x):  # noqa: ANN001, ANN202
+    return tidu if isinstance(x, tidu.Tensor) else torch
+
+
+def _F(x):  # noqa: ANN001, ANN202, N802
+    return _lib(x).nn.functional
+
+
+# name: (fn of the library's tensors, operand specs)
+UNARY = {
+    "relu": (lambda x: _F(x).relu(x), [(3, 4), (), (0, 2), T(3, 2)]),
+    "gelu": (lambda x: _F(x).gelu(x), [(3, 4), (), T(3, 2)]),
+    "gelu-tanh": (lambda x: _F(x).gelu(x, approximate="tanh"), [(3, 4), ()]),
+    "silu": (lambda x: _F(x).silu(x), [(3, 4), (), T(2, 3)]),
+    "sigmoid": (lambda x: _F(x).sigmoid(x), [(3, 4)]),
+    "tanh": (lambda x: _F(x).tanh(x), [(3, 4)]),
+    "softmax": (lambda x: _F(x).softmax(x, dim=-1), [(3, 4), (5,), (), (0, 3), (2, 0), T(3, 4)]),
+    "softmax-dim0": (lambda x: _F(x).softmax(x, dim=0), [(3, 4, 2), T(3, 4)]),
+    "log-softmax": (lambda x: _F(x).log_softmax(x, dim=1), [(3, 4), (2, 3, 2), T(4, 3), (0, 3)]),
+    "log-softmax-0d": (lambda x: _F(x).log_softmax(x, dim=0), [()]),
+    "layer-norm": (lambda x: _F(x).layer_norm(x, (x.shape[-1],)), [(3, 4), T(4, 3), (5,)]),
+    "pad": (lambda x: _F(x).pad(x, (1, 2)), [(3, 4), (2,), T(2, 3)]),
+    "pad-2d": (lambda x: _F(x).pad(x, (0, 1, 2, 0), value=-1.5), [(2, 3, 4)]),
+    "pad-crop": (lambda x: _F(x).pad(x, (-1, 2, 1, -2)), [(3, 4), (2, 5, 4)]),
+    "pad-zero": (lambda x: _F(x).pad(x, (0, 0)), [(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_matches_torch(name, dtype):
+    fn, specs = UNARY[name]
+    for spec in specs:
+        run_both(fn, None, [spec if isinstance(spec, Arg) else Arg(spec)], dtype)
+
+
+MULTI = {
+    "linear": (lambda x, w, b: _F(x).linear(x, w, b), [(5, 3), (4, 3), (4,)]),
+    "linear-transposed": (lambda x, w: _F(x).linear(x, w), [T(3, 5), T(3, 4)]),
+    "linear-batched": (lambda x, w, b: _F(x).linear(x, w, b), [(2, 5, 3), (4, 3), (4,)]),
+    "linear-vector-weight": (lambda x, w: _F(x).linear(x, w), [(2, 3), (3,)]),
+    "bilinear": (lambda a, b, w, c: _F(a).bilinear(a, b, w, c), [(4, 3), (4, 2), (5, 3, 2), (5,)]),
+    "layer-norm-affine": (lambda x, w, b: _F(x).layer_norm(x, (2, 3), w, b, eps=1e-3), [(4, 2, 3), (2, 3), (2, 3)]),
+    "batch-norm-train": (lambda x, w, b: _F(x).batch_norm(x, None, None, w, b, training=True), [(4, 3, 2), (3,), (3,)]),
+    "sdpa": (lambda q, k, v: _F(q).scaled_dot_product_attention(q, k, v), [(2, 3, 4), (2, 5, 4), (2, 5, 6)]),
+    "sdpa-4d-causal": (lambda q, k, v: _F(q).scaled_dot_product_attention(q, k, v, is_causal=True),
+                       [(2, 2, 4, 3), (2, 2, 4, 3), (2, 2, 4, 3)]),
+    "sdpa-scale": (lambda q, k, v: _F(q).scaled_dot_product_attention(q, k, v, scale=0.3), [(3, 4), (5, 4), (5, 2)]),
+    "sdpa-float-mask": (lambda q, k, v, m: _F(q).scaled_dot_product_attention(q, k, v, attn_mask=m),
+                        [(2, 3, 4), (2, 5, 4), (2, 5, 4), (3, 5)]),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", list(MULTI))
+def test_multi_matches_torch(name, dtype):
+    fn, specs = MULTI[name]
+    run_both(fn, None, [s if isinstance(s, Arg) else Arg(s) for s in specs], dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_batch_norm_eval_and_running_update(dtype):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4, 3, 2)).astype(dtype)
+    mean, var = rng.normal(size=3).astype(dtype), rng.uniform(1, 2, 3).astype(dtype)
+    stats = {lib: (lib.tensor(mean.copy()), lib.tensor(var.copy())) for lib in (tidu, torch)}
+    for training in (True, False):
+        outs = [lib.nn.functional.batch_norm(lib.tensor(x), *stats[lib], training=training, momentum=0.3)
+                for lib in (tidu, torch)]
+        np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), rtol=1e-5, atol=1e-6)
+        for a, b in zip(stats[tidu], stats[torch]):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+    for lib in (tidu, torch):
+        with pytest.raises(RuntimeError, match="running_mean must be defined in evaluation mode"):
+            lib.nn.functional.batch_norm(lib.tensor(x), None, None, training=False)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sdpa_bool_mask(dtype):
+    mask = np.random.default_rng(2).uniform(size=(3, 5)) > 0.4
+    mask[:, 0] = True  # every query sees a key
+
+    def fn(q, k, v):  # noqa: ANN001, ANN202
+        return _F(q).scaled_dot_product_attention(q, k, v, attn_mask=_lib(q).tensor(mask))
+
+    run_both(fn, None, [Arg((2, 3, 4)), Arg((2, 5, 4)), Arg((2, 5, 4))], dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sdpa_fully_masked_rows_are_zero_like_torch(dtype):
+    mask = np.array([[True, False, True], [False, False, False]])
+
+    def fn(q, k, v):  # noqa: ANN001, ANN202
+        return _F(q).scaled_dot_product_attention(q, k, v, attn_mask=_lib(q).tensor(mask))
+
+    run_both(fn, None, [Arg((2, 2, 4)), Arg((2, 3, 4)), Arg((2, 3, 4))], dtype)
+
+
+def test_sdpa_errors():
+    q = tidu.ones(2, 3)
+    with pytest.raises(RuntimeError, match="attn_mask should not be set when is_causal=True"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=tidu.ones(2, 2), is_causal=True)
+    with pytest.raises(RuntimeError, match="do not fit"):
+        F.scaled_dot_product_attention(q, tidu.ones(2, 4), q)
+
+
+def test_sdpa_dropout_uses_tidu_rng():
+    q = tidu.randn(2, 4, 3)
+    tidu.manual_seed(1)
+    a = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    tidu.manual_seed(1)
+    b = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    assert a.tolist() == b.tolist()
+    assert a.tolist() != F.scaled_dot_product_attention(q, q, q).tolist()
+
+
+def test_softmax_dtype_and_implicit_dim():
+    x = np.random.default_rng(0).normal(size=(2, 3)).astype(np.float32)
+    ours = F.softmax(tidu.tensor(x), dim=1, dtype=tidu.float64)
+    ref = torch.nn.functional.softmax(torch.tensor(x), dim=1, dtype=torch.float64)
+    assert ours.dtype is tidu.float64
+    np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-12)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        implicit = F.softmax(tidu.tensor(x))
+    np.testing.assert_allclose(implicit.numpy(), torch.softmax(torch.tensor(x), 1).numpy(), rtol=1e-6)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        F.log_softmax(tidu.ones(2, 3), dim=2)
+    with pytest.raises(RuntimeError, match="not implemented for 'int64'"):
+        F.softmax(tidu.tensor([1, 2]), dim=0)
+
+
+def test_log_softmax_of_inf_rows_like_torch():
+    x = np.array([[0.0, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf]], np.float32)
+    for fn in ("softmax", "log_softmax"):
+        ours = getattr(F, fn)(tidu.tensor(x), dim=1).numpy()
+        ref = getattr(torch.nn.functional, fn)(torch.tensor(x), dim=1).numpy()
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+        np.testing.assert_allclose(ours, ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_second_order_matches_torch(fn):
+    x = np.random.default_rng(0).normal(size=(2, 4))
+    w = np.random.default_rng(1).normal(size=(2, 4))
+    grads = []
+    for lib in (tidu, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        y = (getattr(lib.nn.functional, fn)(xt, dim=1) * lib.tensor(w)).sum()
+        (g,) = lib.autograd.grad(y, xt, create_graph=True)
+        (g * g).sum().backward()
+        grads.append(xt.grad.detach().numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
+
+
+def test_forward_mode_through_cross_entropy():
+    x = np.random.default_rng(0).normal(size=(3, 4))
+    t = np.array([0, 3, 1])
+    v = np.random.default_rng(1).normal(size=(3, 4))
+    _, ours = tidu.func.jvp(lambda a: F.cross_entropy(a, tidu.tensor(t)), (tidu.tensor(x),), (tidu.tensor(v),))
+    _, ref = torch.func.jvp(lambda a: torch.nn.functional.cross_entropy(a, torch.tensor(t)), (torch.tensor(x),),
+                            (torch.tensor(v),))
+    np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-10)
+
+
+def test_one_hot_matches_torch():
+    t = np.array([[0, 3], [2, 1]])
+    for num in (-1, 5):
+        ours = F.one_hot(tidu.tensor(t), num)
+        ref = torch.nn.functional.one_hot(torch.tensor(t), num)
+        assert ours.dtype is tidu.int64 and ours.tolist() == ref.tolist()
+    assert F.one_hot(tidu.tensor([], dtype=tidu.int64), 3).shape == (0, 3)
+    for lib in (tidu, torch):
+        with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes"):
+            lib.nn.functional.one_hot(lib.tensor([3]), 2)
+        with pytest.raises(RuntimeError, match="Class values must be non-negative"):
+            lib.nn.functional.one_hot(lib.tensor([-1]), 2)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_embedding_functional(dtype):
+    idx = np.array([[1, 0], [3, 3]])
+
+    def fn(w):  # noqa: ANN001, ANN202
+        return _F(w).embedding(_lib(w).tensor(idx), w, padding_idx=3)
+
+    run_both(fn, None, [Arg((4, 3))], dtype)
+    with pytest.raises(RuntimeError, match="scalar types: Long, Int"):
+        F.embedding(tidu.tensor([1.0]), tidu.ones(2, 2))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,pads", [((2, 3), (1, 2)), ((2, 3, 4), (2, 1)), ((2, 3, 4), (0, 3, 2, 1)),
+                                        ((1, 2, 3, 4), (1, 1, 2, 0)), ((1, 1, 2, 3, 4), (1, 0, 0, 2, 1, 1)),
+                                        ((2, 3, 4), (0, 0))])
+def test_pad_edge_modes_match_torch(mode, shape, pads, dtype):
+    run_both(lambda x: _F(x).pad(x, pads, mode=mode), None, [Arg(shape)], dtype)
+
+
+def test_pad_edge_mode_errors_like_torch():
+    for lib in (tidu, torch):
+        F_ = lib.nn.functional
+        with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 4D input tensor"):
+            F_.pad(lib.ones(1, 2, 3, 4), (1, 2), mode="reflect")
+        with pytest.raises(RuntimeError, match="Padding size should be less than the corresponding input dimension"):
+            F_.pad(lib.ones(1, 2, 3), (3, 0), mode="reflect")
+        with pytest.raises(RuntimeError, match="wrapping around more than once"):
+            F_.pad(lib.ones(1, 2, 3), (4, 0), mode="circular")
+        with pytest.raises(NotImplementedError):
+            F_.pad(lib.ones(1, 2, 3), (1, 0), mode="mirror")
+
+
+def test_pad_errors_like_torch():
+    for lib in (tidu, torch):
+        with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
+            lib.nn.functional.pad(lib.ones(2, 2), (1,))
+        with pytest.raises(RuntimeError, match="Padding length"):
+            lib.nn.functional.pad(lib.ones(2), (1, 1, 1, 1))
+
+
+def test_linear_errors():
+    with pytest.raises(RuntimeError, match=r"cannot be multiplied \(1x3 and 4x2\)"):
+        F.linear(tidu.ones(3), tidu.ones(2, 4))
+    with pytest.raises(RuntimeError, match="bilinear"):
+        F.bilinear(tidu.ones(2, 3), tidu.ones(2, 2), tidu.ones(4, 3, 3))
+
+
+def test_dropout_functional():
+    x = tidu.ones(4)
+    assert F.dropout(x, 0.0) is x and F.dropout(x, 0.9, training=False) is x
+    with pytest.raises(ValueError, match="between 0 and 1, but got -0.1"):
+        F.dropout(x, -0.1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    dim=st.integers(-3, 2),
+    dtype=st.sampled_from(FLOATS),
+    data=st.data(),
+)
+def test_fuzz_softmax_and_cross_entropy(shape, dim, dtype, data):
+    dim = dim % len(shape) if -len(shape) <= dim < len(shape) else 0
+    for fn in ("softmax", "log_softmax"):
+        run_both(lambda x, fn=fn: getattr(_F(x), fn)(x, dim=dim), None, [Arg(tuple(shape), low=-5, high=5)], dtype)
+    classes = shape[1] if len(shape) > 1 else shape[0]
+    target_shape = (shape[0], *shape[2:]) if len(shape) > 1 else ()
+    t = np.array(data.draw(st.lists(st.integers(0, classes - 1), min_size=int(np.prod(target_shape)),
+                                    max_size=int(np.prod(target_shape))))).reshape(target_shape)
+    smoothing = data.draw(st.sampled_from([0.0, 0.1]))
+
+    def ce(x):  # noqa: ANN001, ANN202
+        return _F(x).cross_entropy(x, _lib(x).tensor(t), label_smoothing=smoothing)
+
+    run_both(ce, None, [Arg(tuple(shape))], dtype)

@@ -1,0 +1,131 @@
+"""``tidu.nn.init`` (PyTorch's bounds and gains, tidu's RNG, in place, no graph) and
+``tidu.nn.utils.clip_grad_norm_`` / ``clip_grad_value_`` against PyTorch."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+from tidu.nn import init
+
+
+@pytest.mark.parametrize("nonlinearity,param", [("linear", None), ("sigmoid", None), ("tanh", None),
+                                                ("relu", None), ("leaky_relu", None), ("leaky_relu", 0.2),
+                                                ("selu", None), ("conv2d", None)])
+def test_calculate_gain_matches_torch(nonlinearity, param):
+    assert init.calculate_gain(nonlinearity, param) == torch.nn.init.calculate_gain(nonlinearity, param)
+
+
+def test_calculate_gain_errors():
+    for lib in (tidu, torch):
+        with pytest.raises(ValueError, match="Unsupported nonlinearity"):
+            lib.nn.init.calculate_gain("swish")
+        with pytest.raises(ValueError, match="not a valid number"):
+            lib.nn.init.calculate_gain("leaky_relu", "a")
+
+
+def _std_bound(fn, shape, **kwargs):  # noqa: ANN001, ANN003, ANN202
+    """(max |w|, std) of ``fn`` applied to an empty tensor of ``shape``, for tidu and torch."""
+    tidu.manual_seed(0)
+    torch.manual_seed(0)
+    ours = getattr(init, fn)(tidu.empty(*shape), **kwargs).numpy()
+    ref = getattr(torch.nn.init, fn)(torch.empty(*shape), **kwargs).numpy()
+    return ours, ref
+
+
+@pytest.mark.parametrize("fn,kwargs", [
+    ("uniform_", {"a": -0.5, "b": 2.0}),
+    ("normal_", {"mean": 1.0, "std": 0.3}),
+    ("xavier_uniform_", {"gain": 2.0}),
+    ("xavier_normal_", {}),
+    ("kaiming_uniform_", {"a": math.sqrt(5)}),
+    ("kaiming_uniform_", {"mode": "fan_out", "nonlinearity": "relu"}),
+    ("kaiming_normal_", {}),
+    ("kaiming_normal_", {"mode": "fan_out", "nonlinearity": "tanh"}),
+])
+def test_distributions_match_torch(fn, kwargs):
+    ours, ref = _std_bound(fn, (64, 32, 3), **kwargs)
+    assert ours.dtype == np.float32
+    assert abs(ours.mean() - ref.mean()) < 0.05 * max(ref.std(), 1e-3) + 0.01
+    assert abs(ours.std() / ref.std() - 1) < 0.03
+    if "uniform" in fn:
+        assert ours.min() >= ref.min() - 0.01 * ref.std() and ours.max() <= ref.max() + 0.01 * ref.std()
+        assert ours.max() > ref.max() - 0.02 * ref.std()
+
+
+def test_constant_fills_and_keeps_dtype():
+    w = tidu.empty(2, 3, dtype=tidu.float64)
+    assert init.constant_(w, 0.25) is w
+    assert w.dtype is tidu.float64 and w.tolist() == [[0.25] * 3] * 2
+    assert init.ones_(w).tolist() == [[1.0] * 3] * 2 and init.zeros_(w).tolist() == [[0.0] * 3] * 2
+
+
+def test_init_of_a_parameter_is_not_recorded():
+    layer = tidu.nn.Linear(3, 2)
+    version = layer.weight._version.value
+    init.normal_(layer.weight)
+    assert layer.weight.is_leaf and layer.weight.requires_grad and layer.weight.grad_fn is None
+    assert layer.weight._version.value == version + 1
+    layer(tidu.ones(1, 3)).sum().backward()
+    assert layer.weight.grad is not None
+
+
+def test_seeded_init_is_reproducible():
+    tidu.manual_seed(5)
+    a = tidu.nn.Linear(4, 3).state_dict()
+    tidu.manual_seed(5)
+    b = tidu.nn.Linear(4, 3).state_dict()
+    assert all(a[k].tolist() == b[k].tolist() for k in a)
+
+
+def test_fan_errors_like_torch():
+    for lib in (tidu, torch):
+        with pytest.raises(ValueError, match="Fan in and fan out can not be computed for tensor with fewer than 2"):
+            lib.nn.init.xavier_uniform_(lib.empty(3))
+        with pytest.raises(ValueError, match="Mode fan_avg not supported"):
+            lib.nn.init.kaiming_uniform_(lib.empty(3, 3), mode="fan_avg")
+
+
+def _with_grads(lib, grads):  # noqa: ANN001, ANN202
+    params = []
+    for g in grads:
+        p = lib.zeros(g.shape, dtype=lib.float64, requires_grad=True)
+        (p * lib.tensor(g)).sum().backward()
+        params.append(p)
+    return params
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf, "inf"])
+@pytest.mark.parametrize("max_norm", [0.5, 100.0])
+def test_clip_grad_norm_matches_torch(norm_type, max_norm):
+    rng = np.random.default_rng(0)
+    grads = [rng.normal(size=(3, 4)), rng.normal(size=(5,)), rng.normal(size=())]
+    ours, ref = _with_grads(tidu, grads), _with_grads(torch, grads)
+    total = tidu.nn.utils.clip_grad_norm_(ours, max_norm, norm_type)
+    total_ref = torch.nn.utils.clip_grad_norm_(ref, max_norm, norm_type)
+    assert total.dtype is tidu.float64 and total.shape == ()
+    np.testing.assert_allclose(total.item(), total_ref.item(), rtol=1e-12)
+    for a, b in zip(ours, ref):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12)
+
+
+def test_clip_grad_norm_edge_cases():
+    p = tidu.zeros(2, requires_grad=True)
+    assert tidu.nn.utils.clip_grad_norm_([p], 1.0).item() == 0.0
+    single = _with_grads(tidu, [np.array([3.0, 4.0])])[0]
+    assert tidu.nn.utils.clip_grad_norm_(single, 1.0).item() == 5.0
+    bad = _with_grads(tidu, [np.array([np.inf, 1.0])])
+    with pytest.raises(RuntimeError, match="non-finite"):
+        tidu.nn.utils.clip_grad_norm_(bad, 1.0, error_if_nonfinite=True)
+
+
+def test_clip_grad_value_matches_torch():
+    grads = [np.array([[-3.0, 0.2], [0.9, 5.0]])]
+    ours, ref = _with_grads(tidu, grads), _with_grads(torch, grads)
+    tidu.nn.utils.clip_grad_value_(ours, 1.0)
+    torch.nn.utils.clip_grad_value_(ref, 1.0)
+    np.testing.assert_array_equal(ours[0].grad.numpy(), ref[0].grad.numpy())
