@@ -19,6 +19,16 @@ class LRScheduler:
     """Base class: sets ``initial_lr`` on the groups, steps ``last_epoch`` and writes ``lr``.
 
     Call ``scheduler.step()`` after ``optimizer.step()``, once per epoch (or per step).
+    A subclass defines ``get_lr()``, the rates for ``self.last_epoch``:
+
+    >>> import tidu
+    >>> class Halving(tidu.optim.lr_scheduler.LRScheduler):
+    ...     def get_lr(self):
+    ...         return [base / 2**self.last_epoch for base in self.base_lrs]
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = Halving(opt)
+    >>> opt.step(); sched.step(); opt.param_groups[0]["lr"]
+    0.5
     """
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
