@@ -172,7 +172,12 @@ def test_zero_grad():
     (w * 3).sum().backward()
     grad = w.grad
     opt.zero_grad(set_to_none=False)
-    assert w.grad.tolist() == [0.0, 0.0] and grad.tolist() == [0.0, 0.0]
+    assert w.grad is grad and grad.tolist() == [0.0, 0.0]
+    for history in ((w * 2).sum() * tidu.ones(2), (w * 2).sum().expand(2)):  # the second is read-only
+        w.grad = history  # a gradient with a history: detached in place, then zeroed
+        opt.zero_grad(set_to_none=False)
+        assert w.grad is history and history.grad_fn is None and not history.requires_grad
+        assert history.tolist() == [0.0, 0.0]
     opt.zero_grad()
     assert w.grad is None
 

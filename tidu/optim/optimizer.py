@@ -129,9 +129,13 @@ class Optimizer:
                     continue
                 if set_to_none:
                     p._grad = None
-                else:
-                    p._grad = p._grad.detach()
-                    p._grad._data[...] = 0
+                else:  # PyTorch's detach_() then zero_(): the same tensor, cut from any graph
+                    grad = p._grad
+                    grad._trace, grad._key, grad._requires_grad = None, None, False
+                    if grad._data.flags.writeable:
+                        grad._data[...] = 0
+                    else:  # an expanded (read-only) view: give it storage of its own
+                        grad._data = np.zeros(grad._data.shape, grad._data.dtype)
 
     @no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
