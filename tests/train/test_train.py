@@ -56,6 +56,38 @@ def test_epoch_stats_fields():
     assert stats.steps == 100
 
 
+def test_session_simple():
+    """The seed's simple training graph: x[4,3] @ w[3,2] -> mean; one parameter, one gradient."""
+    rng = np.random.default_rng(0)
+    w = tidu.tensor(rng.standard_normal((3, 2)).astype(np.float32), requires_grad=True)
+    session = build_session(lambda x: x @ w, lambda y, _labels: y.mean(), params={"w": w})
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    session.set_input("x", x)
+    session.set_input("labels", np.zeros(1, np.float32))
+    session.step()
+    assert session.param_names() == ["w"]
+    expected_grad = np.repeat(x.sum(0)[:, None] / 8, 2, axis=1)
+    np.testing.assert_allclose(session.read_param_grad("w"), expected_grad, rtol=1e-6)
+    assert session.read_loss() == pytest.approx(float((x @ (session.read_param("w") + 0.01 * expected_grad)).mean()))
+
+
+def test_session_mlp():
+    """The seed's MLP graph: 784-128-10 with bias, relu and cross entropy on one-hot labels:
+    three parameters get gradients, two inputs are read."""
+    rng = np.random.default_rng(0)
+    w1 = tidu.tensor(rng.standard_normal((784, 128)).astype(np.float32) * 0.05, requires_grad=True)
+    b1 = tidu.zeros(128, requires_grad=True)
+    w2 = tidu.tensor(rng.standard_normal((128, 10)).astype(np.float32) * 0.05, requires_grad=True)
+    session = build_session(lambda x: (x @ w1 + b1).relu() @ w2, tidu.nn.functional.cross_entropy,
+                            params={"w1": w1, "b1": b1, "w2": w2})
+    session.set_input("x", rng.standard_normal((4, 784)))
+    session.set_input("labels", np.eye(10, dtype=np.float32)[[1, 3, 5, 7]])
+    session.step()
+    assert sorted(session._inputs) == ["labels", "x"]
+    assert [session.read_param_grad(n).shape for n in session.param_names()] == [(784, 128), (128,), (128, 10)]
+    assert session.read_loss() > 0
+
+
 # --- a small MLP written with tidu ops (no tidu.nn needed) -------------------------------------
 class MLP:
     def __init__(self, sizes, seed=0):
