@@ -151,3 +151,11 @@ def test_damaged_metadata_and_unsupported_objects():
         tidu.save({"a": object()}, io.BytesIO())
     with pytest.raises(TypeError, match="dict key of type frozenset"):
         tidu.save({frozenset(): 1}, io.BytesIO())
+
+
+def test_foreign_dtype_is_a_clear_error():
+    import safetensors.numpy
+
+    blob = safetensors.numpy.save({"half": np.zeros(2, np.float16)})
+    with pytest.raises(RuntimeError, match="tensor 'half' in BytesIO has dtype float16, which tidu does not support"):
+        tidu.load(io.BytesIO(blob))
