@@ -246,3 +246,16 @@ def test_load_state_dict_mismatches():
         opt.load_state_dict(tidu.optim.SGD([a], lr=0.1).state_dict())
     with pytest.raises(ValueError, match="didn't specify a value of required optimization parameter lr"):
         tidu.optim.Optimizer([a], {"lr": tidu.optim.optimizer.required})
+
+
+def test_named_parameters_as_torch():
+    groups = []
+    for lib in (tidu, torch):
+        named = [("a", lib.ones(2, requires_grad=True)), ("b", lib.ones(3, requires_grad=True))]
+        opt = lib.optim.Adam(named, lr=0.1)
+        groups.append(opt.state_dict()["param_groups"])
+        with pytest.raises(ValueError, match="should be with/without names"):
+            opt.add_param_group({"params": [lib.ones(1, requires_grad=True)]})
+        with pytest.raises(ValueError, match="Some param names are missing"):
+            lib.optim.SGD([("a", lib.ones(1, requires_grad=True)), lib.ones(1, requires_grad=True)], lr=0.1)
+    assert groups[0] == groups[1] and groups[0][0]["param_names"] == ["a", "b"]

@@ -38,8 +38,8 @@ class Optimizer:
     """Base class of the optimizers: holds ``param_groups`` and ``state``.
 
     Args:
-        params: an iterable of tensors, or of dicts (parameter groups) with a ``"params"``
-            entry and per-group options.
+        params: an iterable of tensors (or of ``(name, tensor)`` pairs, as ``named_parameters()``
+            gives), or of dicts (parameter groups) with a ``"params"`` entry and per-group options.
         defaults: the options a group takes when it does not set them.
 
     Subclasses implement ``_update(param, grad, state, group)`` on numpy arrays; ``step``
@@ -101,7 +101,13 @@ class Optimizer:
                 "optimizer parameters need to be organized in ordered collections, but the ordering of "
                 "tensors in sets will change between runs. Please use a list instead."
             )
-        group["params"] = list(params)
+        params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        group["params"] = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            group["param_names"] = names
         for p in group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {_typename(p)}")
@@ -116,6 +122,13 @@ class Optimizer:
                 "optimizer contains a parameter group with duplicate parameters; in future, this will cause an error",
                 stacklevel=3,
             )
+        for g in self.param_groups:
+            if ("param_names" in g) != ("param_names" in group):
+                kind = "with names" if "param_names" in group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {kind} to the optimizer"
+                )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
