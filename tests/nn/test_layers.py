@@ -51,6 +51,12 @@ LAYERS = {
     "batchnorm1d-noaffine": (lambda lib: lib.nn.BatchNorm1d(3, affine=False), [(5, 3)]),
     "batchnorm2d": (lambda lib: lib.nn.BatchNorm2d(2), [(3, 2, 3, 2)]),
     "batchnorm2d-nostats": (lambda lib: lib.nn.BatchNorm2d(2, track_running_stats=False), [(3, 2, 2, 2)]),
+    "encoder-layer": (lambda lib: lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), [(5, 3, 8)]),
+    "encoder-layer-prenorm-gelu": (lambda lib: lib.nn.TransformerEncoderLayer(
+        8, 4, 12, dropout=0.0, activation="gelu", norm_first=True, batch_first=True), [(3, 5, 8)]),
+    "encoder": (lambda lib: lib.nn.TransformerEncoder(
+        lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), 2, norm=lib.nn.LayerNorm(8),
+        enable_nested_tensor=False), [(4, 2, 8)]),
     "mha": (lambda lib: lib.nn.MultiheadAttention(4, 2), [(3, 2, 4), (5, 2, 4), (5, 2, 4)]),
     "mha-batch-first": (lambda lib: lib.nn.MultiheadAttention(6, 3, batch_first=True), [(2, 3, 6)] * 3),
     "mha-unbatched": (lambda lib: lib.nn.MultiheadAttention(4, 1, bias=False), [(3, 4), (2, 4), (2, 4)]),
@@ -375,3 +381,21 @@ def test_gradient_penalty_through_layers_matches_torch():
         (g * g).sum().backward()
     for (k, p), (_, q) in zip(model.named_parameters(), ref.named_parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=k)
+
+
+def test_transformer_encoder_masks_and_repr_match_torch():
+    causal = np.triu(np.ones((4, 4), bool), k=1)
+    padding = np.array([[False, False, False, True], [False, False, False, False]])
+
+    def make(lib):  # noqa: ANN001, ANN202
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        return lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+    def call(mod, args):  # noqa: ANN001, ANN202
+        lib = tidu if isinstance(mod, tidu.nn.Module) else torch
+        return mod(*args, mask=lib.tensor(causal), src_key_padding_mask=lib.tensor(padding))
+
+    check_module(*_both(make), [(2, 4, 8)], "float64", call=call)
+    assert repr(make(tidu)) == repr(make(torch))
+    with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
+        nn.TransformerEncoderLayer(8, 2, activation="tanh")

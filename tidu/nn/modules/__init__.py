@@ -10,10 +10,11 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss,
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .sparse import Embedding
+from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear", "CrossEntropyLoss", "Dropout",
     "Embedding", "Flatten", "GELU", "Identity", "L1Loss", "LayerNorm", "Linear", "LogSoftmax", "MSELoss",
     "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "NonDynamicallyQuantizableLinear",
-    "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh",
+    "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer",
 ]

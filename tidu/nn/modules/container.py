@@ -6,7 +6,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .module import Module
+from .module import Module, _indent
 
 
 def _index(idx: int, size: int) -> int:
@@ -108,6 +108,23 @@ class ModuleList(Module):
 
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
+
+    def __repr__(self) -> str:
+        """Runs of modules with the same repr print once, as ``(0-2): 3 x Linear(...)`` (PyTorch's)."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        blocks: list[list] = []
+        for i, text in enumerate(reprs):
+            if blocks and blocks[-1][2] == text:
+                blocks[-1][1] = i
+            else:
+                blocks.append([i, i, text])
+        lines = []
+        for start, end, text in blocks:
+            head = f"({start})" if start == end else f"({start}-{end}): {end - start + 1} x"
+            lines.append(_indent(f"{head} {text}" if start != end else f"{head}: {text}", 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
