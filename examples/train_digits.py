@@ -58,6 +58,7 @@ def accuracy(model: nn.Module, images, labels) -> float:
 def train_pytorch_style(model, data, epochs: int, lr: float, batch_size: int) -> list[float]:
     """The usual loop: DataLoader, optimizer, scheduler, zero_grad / backward / step."""
     x_train, y_train, x_test, y_test = data
+    # [START loop]
     loader = DataLoader(TensorDataset(x_train, y_train), batch_size=batch_size, shuffle=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
@@ -75,6 +76,7 @@ def train_pytorch_style(model, data, epochs: int, lr: float, batch_size: int) ->
         scheduler.step()
         print(f"epoch {epoch + 1:3d}/{epochs}  loss {total / len(loader):.4f}  "
               f"test accuracy {accuracy(model, x_test, y_test):.1%}", flush=True)
+    # [END loop]
     return losses
 
 
@@ -84,6 +86,7 @@ def train_with_trainer(model, data, epochs: int, lr: float, batch_size: int) -> 
     from tidu.train import LossHistory, MetricCallback, Optimizer, TrainConfig, Trainer, build_session
 
     x_train, y_train, x_test, y_test = data
+    # [START trainer]
     one_hot = np.eye(10, dtype=np.float32)[y_train.numpy()]
     loader = ArrayLoader(x_train.numpy(), one_hot, sample_size=64, label_size=10, batch_size=batch_size)
     session = build_session(model, nn.CrossEntropyLoss())
@@ -96,6 +99,7 @@ def train_with_trainer(model, data, epochs: int, lr: float, batch_size: int) -> 
     history = LossHistory()
     trainer = Trainer(session, TrainConfig(optimizer=Optimizer.adam(lr), log_interval=0))
     trainer.train(loader, epochs, callbacks=[history, PrintEpoch()])
+    # [END trainer]
     return history.losses
 
 
@@ -113,7 +117,9 @@ def run(epochs: int = 20, lr: float = 3e-3, batch_size: int = 64, trainer: bool 
     print(f"test accuracy {test_accuracy:.1%} after {epochs} epochs ({len(losses)} steps, "
           f"{time.perf_counter() - start:.1f} s)")
     if save:
-        torch.save(model.state_dict(), save)
+        # [START save]
+        torch.save(model.state_dict(), save)  # safetensors; tidu.load(save) gives the state dict back
+        # [END save]
         print(f"model saved to {save}")
     if plot:
         from tidu.train import plot_loss
