@@ -11,6 +11,9 @@ SCHEDULERS = [
     ("StepLR", dict(step_size=3)),
     ("StepLR", dict(step_size=2, gamma=0.5)),
     ("ExponentialLR", dict(gamma=0.9)),
+    ("MultiStepLR", dict(milestones=[2, 5, 5, 9], gamma=0.5)),
+    ("LinearLR", dict()),
+    ("LinearLR", dict(start_factor=0.1, end_factor=0.5, total_iters=8)),
     ("CosineAnnealingLR", dict(T_max=7)),
     ("CosineAnnealingLR", dict(T_max=5, eta_min=0.01)),
     ("LambdaLR", dict(lr_lambda=lambda epoch: 1 / (1 + epoch))),
@@ -101,3 +104,40 @@ def test_get_lr_outside_step_warns():
     sched = tidu.optim.lr_scheduler.LambdaLR(opt_t, lambda e: 1.0)
     with pytest.warns(UserWarning, match="get_last_lr"):
         sched.get_lr()
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(patience=2),
+    dict(mode="max", factor=0.5, patience=1, threshold=0.05, threshold_mode="abs", cooldown=2, min_lr=[0.01, 0.02]),
+    dict(patience=0, threshold_mode="abs", cooldown=1, min_lr=0.001, eps=1e-3),
+])
+def test_reduce_lr_on_plateau_matches_torch(kwargs):
+    metrics = [1.0, 0.9, 0.95, 0.9, 0.91, 0.92, 0.85, 0.85, 0.86, 0.87, 0.7, 0.71, 0.72, 0.73, 0.74, 0.75]
+    sequences = []
+    for lib, opt in zip((tidu, torch), _optimizers()):
+        sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **kwargs)
+        seq = []
+        for i, m in enumerate(metrics):
+            opt.step()
+            sched.step(m)
+            seq.append(sched.get_last_lr())
+            if i == 7:
+                resumed = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **kwargs)
+                resumed.load_state_dict(sched.state_dict())
+                sched = resumed
+        sequences.append(seq)
+    assert sequences[0] == sequences[1]
+
+
+def test_reduce_lr_on_plateau_errors():
+    opt_t, opt_p = _optimizers()
+    for lib, opt in ((tidu, opt_t), (torch, opt_p)):
+        mod = lib.optim.lr_scheduler
+        with pytest.raises(ValueError, match="Factor should be < 1.0"):
+            mod.ReduceLROnPlateau(opt, factor=1.0)
+        with pytest.raises(ValueError, match="mode avg is unknown"):
+            mod.ReduceLROnPlateau(opt, mode="avg")
+        with pytest.raises(ValueError, match="expected 2 min_lrs, got 1"):
+            mod.ReduceLROnPlateau(opt, min_lr=[0.1])
+        with pytest.raises(ValueError, match="Starting multiplicative factor"):
+            mod.LinearLR(opt, start_factor=0)
