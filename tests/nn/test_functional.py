@@ -32,6 +32,10 @@ UNARY = {
     "gelu-tanh": (lambda x: _F(x).gelu(x, approximate="tanh"), [(3, 4), ()]),
     "silu": (lambda x: _F(x).silu(x), [(3, 4), (), T(2, 3)]),
     "sigmoid": (lambda x: _F(x).sigmoid(x), [(3, 4)]),
+    "leaky-relu": (lambda x: _F(x).leaky_relu(x, 0.2), [(3, 4), (), T(2, 3)]),
+    "elu": (lambda x: _F(x).elu(x, alpha=0.7), [(3, 4), ()]),
+    "softplus": (lambda x: _F(x).softplus(x), [(3, 4), ()]),
+    "softplus-threshold": (lambda x: _F(x).softplus(x * 20, beta=2.0, threshold=5.0), [(3, 4)]),
     "tanh": (lambda x: _F(x).tanh(x), [(3, 4)]),
     "softmax": (lambda x: _F(x).softmax(x, dim=-1), [(3, 4), (5,), (), (0, 3), (2, 0), T(3, 4)]),
     "softmax-dim0": (lambda x: _F(x).softmax(x, dim=0), [(3, 4, 2), T(3, 4)]),
@@ -75,6 +79,18 @@ MULTI = {
 def test_multi_matches_torch(name, dtype):
     fn, specs = MULTI[name]
     run_both(fn, None, [s if isinstance(s, Arg) else Arg(s) for s in specs], dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_activation_kinks_match_torch(dtype):
+    x = np.array([-1.0, 0.0, 1.0, 40.0, -40.0], dtype)
+    for name, kwargs in (("relu", {}), ("leaky_relu", {"negative_slope": 0.1}), ("elu", {}), ("softplus", {})):
+        grads = []
+        for lib in (tidu, torch):
+            xt = lib.tensor(x, requires_grad=True)
+            getattr(lib.nn.functional, name)(xt, **kwargs).sum().backward()
+            grads.append(xt.grad.numpy())
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-7, err_msg=name)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -195,7 +195,9 @@ def test_repr_matches_torch():
                  lambda lib: lib.nn.MultiheadAttention(4, 2), lambda lib: lib.nn.GELU("tanh"),
                  lambda lib: lib.nn.Dropout(0.2), lambda lib: lib.nn.Flatten(), lambda lib: lib.nn.Softmax(1),
                  lambda lib: lib.nn.BatchNorm2d(3, momentum=None), lambda lib: lib.nn.Bilinear(2, 3, 4),
-                 lambda lib: lib.nn.ModuleDict({"a": lib.nn.ReLU()}), lambda lib: lib.nn.CrossEntropyLoss()):
+                 lambda lib: lib.nn.ModuleDict({"a": lib.nn.ReLU()}), lambda lib: lib.nn.CrossEntropyLoss(),
+                 lambda lib: lib.nn.LeakyReLU(), lambda lib: lib.nn.ELU(0.5), lambda lib: lib.nn.Softplus(2, 10),
+                 lambda lib: lib.nn.TransformerEncoderLayer(8, 2, 16)):
         assert repr(make(tidu)) == repr(make(torch))
 
 
@@ -225,3 +227,18 @@ def test_containers():
 def test_module_without_forward_and_call():
     with pytest.raises(NotImplementedError, match='missing the required "forward"'):
         nn.Module()(tidu.ones(1))
+
+
+def test_parameter_containers_match_torch_names():
+    for lib in (tidu, torch):
+        params = lib.nn.ParameterList([lib.ones(2), lib.nn.Parameter(lib.zeros(3))])
+        params.append(lib.ones(1))
+        holder = lib.nn.Module()
+        holder.params = params
+        holder.table = lib.nn.ParameterDict({"a": lib.ones(2)})
+        holder.table["b"] = lib.zeros(1)
+        names = [n for n, _ in holder.named_parameters()]
+        assert names == ["params.0", "params.1", "params.2", "table.a", "table.b"]
+        assert all(p.requires_grad for p in holder.parameters())
+        assert len(params) == 3 and params[-1].shape == (1,) and "b" in holder.table
+        assert list(holder.table.keys()) == ["a", "b"]

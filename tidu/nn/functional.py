@@ -27,9 +27,9 @@ from ..tensor import Tensor
 
 __all__ = [
     "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
-    "dropout", "embedding", "gelu", "l1_loss", "layer_norm", "linear", "log_softmax", "mse_loss",
-    "multi_head_attention_forward", "nll_loss", "one_hot", "pad", "relu", "scaled_dot_product_attention",
-    "sigmoid", "silu", "softmax", "tanh",
+    "dropout", "elu", "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
+    "mse_loss", "multi_head_attention_forward", "nll_loss", "one_hot", "pad", "relu",
+    "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
 
 
@@ -152,6 +152,40 @@ def silu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     tensor([0.0000, 0.7311])
     """
     return input * ops.sigmoid(input)
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:  # noqa: A002
+    """``input`` where positive, ``negative_slope * input`` elsewhere.
+
+    >>> import tidu
+    >>> tidu.nn.functional.leaky_relu(tidu.tensor([-2.0, 3.0]), 0.1)
+    tensor([-0.2000,  3.0000])
+    """
+    return ops.where(input > 0, input, input * negative_slope)
+
+
+def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
+    """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere.
+
+    >>> import tidu
+    >>> tidu.nn.functional.elu(tidu.tensor([-1.0, 2.0]))
+    tensor([-0.6321,  2.0000])
+    """
+    negative = ops.where(input > 0, 0.0, input)
+    return ops.where(input > 0, input, (ops.exp(negative) - 1) * alpha)
+
+
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # noqa: A002
+    """``log(1 + exp(beta * input)) / beta``, linear where ``beta * input > threshold``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.softplus(tidu.tensor([0.0, 30.0]))
+    tensor([ 0.6931, 30.0000])
+    """
+    scaled = input * beta
+    linear_part = scaled > threshold
+    safe = ops.where(linear_part, 0.0, scaled)
+    return ops.where(linear_part, input, ops.log(1 + ops.exp(safe)) / beta)
 
 
 def sigmoid(input: Any) -> Any:  # noqa: A002

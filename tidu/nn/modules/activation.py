@@ -1,4 +1,5 @@
-"""Activation modules: ``ReLU``, ``GELU``, ``SiLU``, ``Tanh``, ``Sigmoid``, ``Softmax``, ``LogSoftmax``."""
+"""Activation modules: ``ReLU``, ``LeakyReLU``, ``ELU``, ``Softplus``, ``GELU``, ``SiLU``, ``Tanh``,
+``Sigmoid``, ``Softmax``, ``LogSoftmax``."""
 
 from __future__ import annotations
 
@@ -25,6 +26,66 @@ class ReLU(Module):
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
+
+
+class LeakyReLU(Module):
+    """``x`` where positive, ``negative_slope * x`` elsewhere.
+
+    >>> import tidu
+    >>> tidu.nn.LeakyReLU(0.2)(tidu.tensor([-1.0, 1.0]))
+    tensor([-0.2000,  1.0000])
+    """
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.leaky_relu(input, self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(Module):
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.
+
+    >>> import tidu
+    >>> tidu.nn.ELU()
+    ELU(alpha=1.0)
+    """
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.elu(input, self.alpha)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Softplus(Module):
+    """``log(1 + exp(beta * x)) / beta`` (linear above ``threshold``).
+
+    >>> import tidu
+    >>> tidu.nn.Softplus()(tidu.tensor([0.0]))
+    tensor([0.6931])
+    """
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class GELU(Module):

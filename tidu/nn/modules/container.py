@@ -1,4 +1,4 @@
-"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``."""
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``, ``ParameterDict``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ...tensor import Tensor
+from ..parameter import Parameter
 from .module import Module, _indent
 
 
@@ -199,3 +201,102 @@ class ModuleDict(Module):
         pairs = modules.items() if isinstance(modules, Mapping) else modules
         for key, module in pairs:
             self[key] = module
+
+
+def _as_parameter(value: Any) -> Any:
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _param_line(key: str, p: Any) -> str:
+    return f"({key}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
+
+
+class ParameterList(Module):
+    """A list of parameters (tensors are wrapped in ``Parameter``), registered as ``0``, ``1``, ...
+
+    >>> import tidu
+    >>> params = tidu.nn.ParameterList([tidu.ones(2), tidu.zeros(3)])
+    >>> len(params), [name for name, _ in params.named_parameters()]
+    (2, ['0', '1'])
+    """
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def __getitem__(self, idx: int) -> Any:
+        return self._parameters[str(_index(idx, len(self)))]
+
+    def __setitem__(self, idx: int, value: Any) -> None:
+        setattr(self, str(_index(idx, len(self))), _as_parameter(value))
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._parameters.values())
+
+    def append(self, value: Any) -> ParameterList:
+        setattr(self, str(len(self)), _as_parameter(value))
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(_param_line(k, p) for k, p in self._parameters.items())
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters (tensors are wrapped in ``Parameter``).
+
+    >>> import tidu
+    >>> params = tidu.nn.ParameterDict({"scale": tidu.ones(2)})
+    >>> list(params.keys()), params["scale"].requires_grad
+    (['scale'], True)
+    """
+
+    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._parameters[key]
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._parameters
+
+    def keys(self) -> Any:
+        return self._parameters.keys()
+
+    def items(self) -> Any:
+        return self._parameters.items()
+
+    def values(self) -> Any:
+        return self._parameters.values()
+
+    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(_param_line(k, p) for k, p in self._parameters.items())

@@ -22,6 +22,11 @@ class IncompatibleKeys(NamedTuple):
     missing_keys: list[str]
     unexpected_keys: list[str]
 
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
 
 class Module:
     """Base class for neural-network modules: assign Parameters, buffers and submodules as attributes.
@@ -200,7 +205,13 @@ class Module:
 
     def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
                          ) -> Iterator[tuple[str, Parameter]]:
-        """``(dotted name, parameter)`` pairs, each shared parameter once."""
+        """``(dotted name, parameter)`` pairs, each shared parameter once.
+
+        >>> import tidu
+        >>> net = tidu.nn.Sequential(tidu.nn.Linear(2, 3), tidu.nn.ReLU(), tidu.nn.Linear(3, 1))
+        >>> [(name, tuple(p.shape)) for name, p in net.named_parameters()]
+        [('0.weight', (3, 2)), ('0.bias', (3,)), ('2.weight', (1, 3)), ('2.bias', (1,))]
+        """
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
@@ -225,7 +236,13 @@ class Module:
 
     # --- modes and gradients --------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
-        """Set training mode (Dropout drops, BatchNorm uses batch statistics) here and below."""
+        """Set training mode (Dropout drops, BatchNorm uses batch statistics) here and below.
+
+        >>> import tidu
+        >>> net = tidu.nn.Sequential(tidu.nn.Dropout())
+        >>> net.eval()[0].training, net.train()[0].training
+        (False, True)
+        """
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         for m in self.modules():
@@ -241,7 +258,18 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Reset the ``.grad`` of every parameter: to ``None`` (default) or to zeros."""
+        """Reset the ``.grad`` of every parameter: to ``None`` (default) or to zeros.
+
+        >>> import tidu
+        >>> layer = tidu.nn.Linear(2, 1)
+        >>> layer(tidu.ones(1, 2)).sum().backward()
+        >>> layer.zero_grad(set_to_none=False)
+        >>> layer.bias.grad
+        tensor([0.])
+        >>> layer.zero_grad()
+        >>> layer.bias.grad is None
+        True
+        """
         for p in self.parameters():
             if p.grad is None:
                 continue
@@ -252,7 +280,15 @@ class Module:
                     p.grad.zero_()
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
-        """Call ``fn`` on every submodule (children first), then on this module."""
+        """Call ``fn`` on every submodule (children first), then on this module.
+
+        >>> import tidu
+        >>> net = tidu.nn.Sequential(tidu.nn.Linear(2, 2), tidu.nn.Linear(2, 2))
+        >>> _ = net.apply(lambda m: tidu.nn.init.zeros_(m.bias) if isinstance(m, tidu.nn.Linear) else None)
+        >>> net[1].bias
+        Parameter containing:
+        tensor([0., 0.], requires_grad=True)
+        """
         for m in self.children():
             m.apply(fn)
         fn(self)
@@ -279,7 +315,12 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """Cast floating-point parameters and buffers to a dtype (``to(dtype)``, ``to(device)``,
-        ``to(device, dtype)``, ``to(tensor)``); in place, returns ``self``."""
+        ``to(device, dtype)``, ``to(tensor)``); in place, returns ``self``.
+
+        >>> import tidu
+        >>> tidu.nn.Linear(2, 1).to(tidu.float64).weight.dtype
+        tidu.float64
+        """
         target = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
@@ -315,7 +356,12 @@ class Module:
 
     # --- state dict -----------------------------------------------------------------------
     def state_dict(self, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
-        """Parameters and persistent buffers by dotted name (PyTorch's keys), detached."""
+        """Parameters and persistent buffers by dotted name (PyTorch's keys), detached.
+
+        >>> import tidu
+        >>> list(tidu.nn.Sequential(tidu.nn.Linear(2, 2), tidu.nn.BatchNorm1d(2)).state_dict())
+        ['0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var', '1.num_batches_tracked']
+        """
         if destination is None:
             destination = OrderedDict()
         for name, p in self._parameters.items():
@@ -332,7 +378,17 @@ class Module:
     def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> IncompatibleKeys:
         """Copy parameters and buffers from ``state_dict`` (tensors or numpy arrays) into this
         module, converting dtypes. ``strict`` requires exactly this module's keys; any missing or
-        unexpected key and any shape mismatch is listed in one ``RuntimeError``."""
+        unexpected key and any shape mismatch is listed in one ``RuntimeError``.
+
+        >>> import tidu
+        >>> a, b = tidu.nn.Linear(2, 1), tidu.nn.Linear(2, 1)
+        >>> b.load_state_dict(a.state_dict())
+        <All keys matched successfully>
+        >>> bool((a.weight == b.weight).sum() == 2)
+        True
+        >>> b.load_state_dict({"weight": tidu.zeros(1, 2)}, strict=False)
+        IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
+        """
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing: list[str] = []
