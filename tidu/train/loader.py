@@ -14,7 +14,14 @@ _MASK = (1 << 64) - 1
 
 @dataclass
 class Batch:
-    """One batch: ``data`` is ``(batch_size, sample_size)``, ``labels`` ``(batch_size, label_size)``."""
+    """One batch: ``data`` is ``(batch_size, sample_size)``, ``labels`` ``(batch_size, label_size)``
+    (float32 numpy arrays; meganeura's are the same values, flat).
+
+    >>> from tidu.train import DataLoader
+    >>> batch = DataLoader([1, 2, 3, 4], [0, 1], sample_size=2, label_size=1, batch_size=2).next_batch()
+    >>> batch.data.shape, batch.labels.shape
+    ((2, 2), (2, 1))
+    """
 
     data: np.ndarray
     labels: np.ndarray

@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 
 @dataclass
 class StepMetrics:
-    """One optimizer step: its epoch, its index in the epoch, and its loss."""
+    """One optimizer step: its epoch, its index in the epoch, and its loss.
+
+    >>> from tidu.train import StepMetrics
+    >>> StepMetrics(epoch=0, step=5, loss=0.25)
+    StepMetrics(epoch=0, step=5, loss=0.25)
+    """
 
     epoch: int
     step: int
@@ -57,6 +62,13 @@ class MetricCallback:
     """Receives every step's ``StepMetrics`` and every epoch's ``EpochStats`` from the Trainer.
 
     Override ``on_step`` and/or ``on_epoch`` (both do nothing by default).
+
+    >>> from tidu.train import EpochStats, MetricCallback
+    >>> class Printer(MetricCallback):
+    ...     def on_epoch(self, stats):
+    ...         print(f"epoch {stats.epoch}: {stats.avg_loss:.3f}")
+    >>> Printer().on_epoch(EpochStats(2, 0.1234, 10))
+    epoch 2: 0.123
     """
 
     def on_step(self, metrics: StepMetrics) -> None:

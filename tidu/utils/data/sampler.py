@@ -23,7 +23,19 @@ def permutation(n: int, generator: Any = None) -> np.ndarray:
 
 
 class Sampler:
-    """Base class: an iterable of indices (or of index lists, for batch samplers)."""
+    """Base class: an iterable of indices (or of index lists, for batch samplers).
+
+    >>> from tidu.utils.data import DataLoader, Sampler
+    >>> class Reversed(Sampler):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(self.n - 1, -1, -1))
+    ...     def __len__(self):
+    ...         return self.n
+    >>> [b.tolist() for b in DataLoader(list(range(5)), batch_size=2, sampler=Reversed(5))]
+    [[4, 3], [2, 1], [0]]
+    """
 
     def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError
