@@ -16,6 +16,9 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 def script_runs():
     """Start every example at once (each pays for importing tidu), then collect the results."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    # the scripts run at once: OpenBLAS threads of several processes fighting for 2 cores make small
+    # matmuls many times slower (bench/RESULTS.md, training)
+    env["OPENBLAS_NUM_THREADS"] = "1"
     procs = {
         path.name: subprocess.Popen(
             [sys.executable, str(path)],

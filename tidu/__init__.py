@@ -41,8 +41,9 @@ from .tensor import Size, Tensor
 
 _methods.install()
 
-from . import autograd, func, nn  # noqa: E402
+from . import autograd, func, nn, optim, train, utils  # noqa: E402
 from .func import linear_transpose, linearize  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 float = float32  # noqa: A001
 double = float64

@@ -1,0 +1,143 @@
+"""Each scheduler's learning-rate sequence equals PyTorch's, alone, chained and resumed."""
+
+import math
+
+import pytest
+import torch
+
+import tidu
+
+SCHEDULERS = [
+    ("StepLR", dict(step_size=3)),
+    ("StepLR", dict(step_size=2, gamma=0.5)),
+    ("ExponentialLR", dict(gamma=0.9)),
+    ("MultiStepLR", dict(milestones=[2, 5, 5, 9], gamma=0.5)),
+    ("LinearLR", dict()),
+    ("LinearLR", dict(start_factor=0.1, end_factor=0.5, total_iters=8)),
+    ("CosineAnnealingLR", dict(T_max=7)),
+    ("CosineAnnealingLR", dict(T_max=5, eta_min=0.01)),
+    ("LambdaLR", dict(lr_lambda=lambda epoch: 1 / (1 + epoch))),
+    ("LambdaLR", dict(lr_lambda=[lambda e: 0.9**e, lambda e: min(1.0, (e + 1) / 4)])),
+]
+
+
+def _ids(case):
+    return case[0] + "-" + ",".join(f"{k}={v}" for k, v in case[1].items() if k != "lr_lambda")
+
+
+def _optimizers():
+    groups = lambda lib: [  # noqa: E731
+        {"params": [lib.zeros(2, requires_grad=True)]},
+        {"params": [lib.zeros(1, requires_grad=True)], "lr": 0.3},
+    ]
+    return tidu.optim.SGD(groups(tidu), lr=0.1, momentum=0.9), torch.optim.SGD(groups(torch), lr=0.1, momentum=0.9)
+
+
+def _lrs(opt, scheds, steps):
+    out = [scheds[-1].get_last_lr()]
+    for _ in range(steps):
+        opt.step()
+        for s in scheds:
+            s.step()
+        out.append(scheds[-1].get_last_lr())
+    return out
+
+
+@pytest.mark.parametrize("case", SCHEDULERS, ids=_ids)
+def test_lr_sequence_matches_torch(case):
+    name, kwargs = case
+    opt_t, opt_p = _optimizers()
+    ours = _lrs(opt_t, [getattr(tidu.optim.lr_scheduler, name)(opt_t, **kwargs)], 25)
+    theirs = _lrs(opt_p, [getattr(torch.optim.lr_scheduler, name)(opt_p, **kwargs)], 25)
+    assert ours == theirs
+    assert [g["lr"] for g in opt_t.param_groups] == [g["lr"] for g in opt_p.param_groups]
+
+
+def test_chained_schedulers_match_torch():
+    opt_t, opt_p = _optimizers()
+
+    def chain(lib, opt):
+        mod = lib.optim.lr_scheduler
+        return [mod.StepLR(opt, step_size=4, gamma=0.5), mod.CosineAnnealingLR(opt, T_max=6)]
+
+    assert _lrs(opt_t, chain(tidu, opt_t), 20) == _lrs(opt_p, chain(torch, opt_p), 20)
+
+
+@pytest.mark.parametrize("case", SCHEDULERS, ids=_ids)
+def test_state_dict_resumes_like_torch(case):
+    name, kwargs = case
+    results = []
+    for lib, opt in zip((tidu, torch), _optimizers()):
+        cls = getattr(lib.optim.lr_scheduler, name)
+        sched = cls(opt, **kwargs)
+        _lrs(opt, [sched], 6)
+        saved = sched.state_dict()
+        resumed = cls(opt, **kwargs)
+        resumed.load_state_dict(saved)
+        results.append((sorted(saved), _lrs(opt, [resumed], 8)))
+    assert results[0] == results[1]
+
+
+def test_step_with_epoch_uses_the_closed_form():
+    opt_t, opt_p = _optimizers()
+    ours = tidu.optim.lr_scheduler.CosineAnnealingLR(opt_t, T_max=10)
+    theirs = torch.optim.lr_scheduler.CosineAnnealingLR(opt_p, T_max=10)
+    with pytest.warns(UserWarning, match="epoch parameter"):
+        ours.step(4)
+    with pytest.warns(UserWarning):
+        theirs.step(4)
+    assert ours.get_last_lr() == theirs.get_last_lr()
+    assert math.isclose(ours.get_last_lr()[0], 0.1 * (1 + math.cos(math.pi * 0.4)) / 2)
+
+
+def test_bad_input():
+    opt_t, opt_p = _optimizers()
+    for lib, opt in ((tidu, opt_t), (torch, opt_p)):
+        with pytest.raises(ValueError, match="Expected 2 lr_lambdas, but got 1"):
+            lib.optim.lr_scheduler.LambdaLR(opt, [lambda e: 1.0])
+        with pytest.raises(KeyError, match="initial_lr"):
+            lib.optim.lr_scheduler.StepLR(opt, step_size=2, last_epoch=3)
+
+
+def test_get_lr_outside_step_warns():
+    opt_t, _ = _optimizers()
+    sched = tidu.optim.lr_scheduler.LambdaLR(opt_t, lambda e: 1.0)
+    with pytest.warns(UserWarning, match="get_last_lr"):
+        sched.get_lr()
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(patience=2),
+    dict(mode="max", factor=0.5, patience=1, threshold=0.05, threshold_mode="abs", cooldown=2, min_lr=[0.01, 0.02]),
+    dict(patience=0, threshold_mode="abs", cooldown=1, min_lr=0.001, eps=1e-3),
+])
+def test_reduce_lr_on_plateau_matches_torch(kwargs):
+    metrics = [1.0, 0.9, 0.95, 0.9, 0.91, 0.92, 0.85, 0.85, 0.86, 0.87, 0.7, 0.71, 0.72, 0.73, 0.74, 0.75]
+    sequences = []
+    for lib, opt in zip((tidu, torch), _optimizers()):
+        sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **kwargs)
+        seq = []
+        for i, m in enumerate(metrics):
+            opt.step()
+            sched.step(m)
+            seq.append(sched.get_last_lr())
+            if i == 7:
+                resumed = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **kwargs)
+                resumed.load_state_dict(sched.state_dict())
+                sched = resumed
+        sequences.append(seq)
+    assert sequences[0] == sequences[1]
+
+
+def test_reduce_lr_on_plateau_errors():
+    opt_t, opt_p = _optimizers()
+    for lib, opt in ((tidu, opt_t), (torch, opt_p)):
+        mod = lib.optim.lr_scheduler
+        with pytest.raises(ValueError, match="Factor should be < 1.0"):
+            mod.ReduceLROnPlateau(opt, factor=1.0)
+        with pytest.raises(ValueError, match="mode avg is unknown"):
+            mod.ReduceLROnPlateau(opt, mode="avg")
+        with pytest.raises(ValueError, match="expected 2 min_lrs, got 1"):
+            mod.ReduceLROnPlateau(opt, min_lr=[0.1])
+        with pytest.raises(ValueError, match="Starting multiplicative factor"):
+            mod.LinearLR(opt, start_factor=0)

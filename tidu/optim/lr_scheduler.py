@@ -1,0 +1,421 @@
+"""Learning-rate schedulers: ``StepLR``, ``MultiStepLR``, ``ExponentialLR``, ``LinearLR``,
+``CosineAnnealingLR``, ``LambdaLR`` and ``ReduceLROnPlateau``.
+
+Each follows PyTorch's recursive definition (the new rate is computed from the group's
+current ``lr``), so the rates match PyTorch's to the last bit, chaining included.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import types
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .optimizer import Optimizer
+
+
+class LRScheduler:
+    """Base class: sets ``initial_lr`` on the groups, steps ``last_epoch`` and writes ``lr``.
+
+    Call ``scheduler.step()`` after ``optimizer.step()``, once per epoch (or per step).
+    A subclass defines ``get_lr()``, the rates for ``self.last_epoch``:
+
+    >>> import tidu
+    >>> class Halving(tidu.optim.lr_scheduler.LRScheduler):
+    ...     def get_lr(self):
+    ...         return [base / 2**self.last_epoch for base in self.base_lrs]
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = Halving(opt)
+    >>> opt.step(); sched.step(); opt.param_groups[0]["lr"]
+    0.5
+    """
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming scheduler "
+                        "with last_epoch >= 0."
+                    )
+        self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._get_lr_called_within_step = False
+        self._step_count = 0
+        self._is_initial = True
+        self.step()
+        self._is_initial = False
+
+    def get_lr(self) -> list[float]:
+        """The rates for ``self.last_epoch`` (called by ``step``)."""
+        raise NotImplementedError
+
+    def get_last_lr(self) -> list[float]:
+        """The rates ``step`` set last, one per parameter group."""
+        return self._last_lr
+
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one epoch and set every group's ``lr``."""
+        self._step_count += 1
+        self._get_lr_called_within_step = True
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            warnings.warn(
+                "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+                "possible. Please use `scheduler.step()` to step the scheduler.",
+                UserWarning,
+                stacklevel=2,
+            )
+            self.last_epoch = epoch
+            values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
+        self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every attribute except the optimizer."""
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
+    def _warn_outside_step(self) -> None:
+        if not self._get_lr_called_within_step:
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _group_lrs(self) -> list[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+
+class LambdaLR(LRScheduler):
+    """``lr = initial_lr * lr_lambda(epoch)``, one function or one per group.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
+    >>> for _ in range(2):
+    ...     opt.step(); sched.step()
+    >>> sched.get_last_lr()
+    [0.25]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.optimizer = optimizer
+        if isinstance(lr_lambda, list | tuple):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs, strict=True)]
+
+    def state_dict(self) -> dict[str, Any]:
+        """As PyTorch: functions are not saved; a callable object's ``__dict__`` is."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in self.lr_lambdas
+        ]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        lambdas = state.pop("lr_lambdas")
+        self.__dict__.update(state)
+        for fn, saved in zip(self.lr_lambdas, lambdas, strict=True):
+            if saved is not None:
+                fn.__dict__.update(saved)
+
+
+class StepLR(LRScheduler):
+    """Multiply the rate by ``gamma`` every ``step_size`` epochs.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [1.0, 0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the rate by ``gamma`` at each milestone epoch (by ``gamma**k`` for a milestone
+    listed k times).
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        if self.last_epoch not in self.milestones:
+            return self._group_lrs()
+        return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        milestones = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect.bisect_right(milestones, self.last_epoch) for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Scale the rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` epochs
+    (a warm-up, typically), then keep it.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [0.25, 0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in self._group_lrs()]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._group_lrs()
+        delta = self.end_factor - self.start_factor
+        scale = 1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta)
+        return [lr * scale for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        progress = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (self.start_factor + (self.end_factor - self.start_factor) * progress) for base in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the rate by ``gamma`` every epoch.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> opt.step(); sched.step(); sched.get_last_lr()
+    [0.5]
+    """
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        if self._is_initial:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Cosine annealing from the initial rate to ``eta_min`` over ``T_max`` epochs (SGDR
+    without restarts), with PyTorch's recursive formula (it keeps oscillating after ``T_max``).
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
+    >>> lrs = []
+    >>> for _ in range(2):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 6))
+    >>> lrs
+    [0.5, 0.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:  # noqa: N803
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        if self._is_initial:
+            return self._group_lrs()
+        t, t_max, eta_min = self.last_epoch, self.T_max, self.eta_min
+        if self._step_count == 1 and t > 0:
+            return [eta_min + (base - eta_min) * (1 + math.cos(t * math.pi / t_max)) / 2 for base in self.base_lrs]
+        if (t - 1 - t_max) % (2 * t_max) == 0:
+            return [
+                lr + (base - eta_min) * (1 - math.cos(math.pi / t_max)) / 2
+                for base, lr in zip(self.base_lrs, self._group_lrs(), strict=True)
+            ]
+        return [
+            (1 + math.cos(math.pi * t / t_max)) / (1 + math.cos(math.pi * (t - 1) / t_max)) * (lr - eta_min) + eta_min
+            for lr in self._group_lrs()
+        ]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [
+            self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base in self.base_lrs
+        ]
+
+
+class ReduceLROnPlateau:
+    """Multiply the rate by ``factor`` when a metric has stopped improving for ``patience``
+    epochs; ``step(metric)`` once per epoch.
+
+    Args:
+        mode: ``"min"`` (the metric should fall, a loss) or ``"max"`` (an accuracy).
+        factor: the multiplier (< 1).
+        patience: epochs without improvement before a reduction.
+        threshold, threshold_mode: an improvement beats the best by ``threshold`` relatively
+            (``"rel"``) or absolutely (``"abs"``).
+        cooldown: epochs to wait after a reduction before counting again.
+        min_lr: a floor for the rate (one per group, or one for all).
+        eps: reductions smaller than this are skipped.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=1)
+    >>> for loss in [1.0, 0.9, 0.9, 0.9, 0.9]:
+    ...     sched.step(loss)
+    >>> sched.get_last_lr()
+    [0.1]
+    """
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
+                 min_lr: list[float] | float = 0, eps: float = 1e-8) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if mode not in ("min", "max"):
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.factor = factor
+        self.optimizer = optimizer
+        if isinstance(min_lr, list | tuple):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics: float, epoch: int | None = None) -> None:
+        """Record this epoch's metric; reduce the rates after ``patience`` epochs without progress."""
+        current = float(metrics)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self._is_better(current):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            if self.default_min_lr is not None and len(self.min_lrs) != len(self.optimizer.param_groups):
+                self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+            for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs, strict=True):
+                old = float(group["lr"])
+                new = max(old * self.factor, min_lr)
+                if old - new > self.eps:
+                    group["lr"] = new
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _is_better(self, value: float) -> bool:
+        if self.mode == "min":
+            if self.threshold_mode == "rel":
+                return value < self.best * (1.0 - self.threshold)
+            return value < self.best - self.threshold
+        if self.threshold_mode == "rel":
+            return value > self.best * (self.threshold + 1.0)
+        return value > self.best + self.threshold
+
+    def get_last_lr(self) -> list[float]:
+        return self._last_lr
+
+    def state_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
+
+_LRScheduler = LRScheduler

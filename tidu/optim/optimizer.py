@@ -1,0 +1,263 @@
+"""``Optimizer``: parameter groups, per-parameter state and PyTorch's state_dict layout.
+
+Each optimizer writes its update straight into the parameters' storage (numpy arrays,
+a few in-place array operations per parameter) under ``no_grad`` and bumps each written
+parameter's version counter, as PyTorch's in-place ``add_`` does.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ..core.grad_mode import enable_grad, no_grad
+from ..tensor import Tensor
+
+
+class _RequiredParameter:
+    """The default of an option that every parameter group must set (SGD's ``lr``)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj: Any) -> str:
+    cls = type(obj)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+class Optimizer:
+    """Base class of the optimizers: holds ``param_groups`` and ``state``.
+
+    Args:
+        params: an iterable of tensors (or of ``(name, tensor)`` pairs, as ``named_parameters()``
+            gives), or of dicts (parameter groups) with a ``"params"`` entry and per-group options.
+        defaults: the options a group takes when it does not set them.
+
+    Subclasses implement ``_update(param, grad, state, group)`` on numpy arrays; ``step``
+    calls it for each parameter that has a gradient.
+
+    >>> import tidu
+    >>> w = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> opt = tidu.optim.SGD([w], lr=0.5)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([0., 0.], requires_grad=True)
+    >>> opt.zero_grad(); w.grad is None
+    True
+    """
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                f"but got {_typename(params)}"
+            )
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
+        return "\n".join(lines) + "\n)"
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own options (fine-tuning, unfrozen layers...).
+
+        >>> import tidu
+        >>> a, b = tidu.zeros(2, requires_grad=True), tidu.zeros(3, requires_grad=True)
+        >>> opt = tidu.optim.SGD([a], lr=0.1)
+        >>> opt.add_param_group({"params": [b], "lr": 0.01})
+        >>> [g["lr"] for g in opt.param_groups]
+        [0.1, 0.01]
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        group = dict(param_group)
+        params = group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering of "
+                "tensors in sets will change between runs. Please use a list instead."
+            )
+        params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        group["params"] = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            group["param_names"] = names
+        for p in group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {_typename(p)}")
+            if not (p.is_leaf or p._retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            group.setdefault(name, default)
+        if len({id(p) for p in group["params"]}) != len(group["params"]):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this will cause an error",
+                stacklevel=3,
+            )
+        for g in self.param_groups:
+            if ("param_names" in g) != ("param_names" in group):
+                kind = "with names" if "param_names" in group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {kind} to the optimizer"
+                )
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of every parameter: to ``None`` (default), or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:  # PyTorch's detach_() then zero_(): the same tensor, cut from any graph
+                    grad = p._grad
+                    grad._trace, grad._key, grad._requires_grad = None, None, False
+                    if grad._data.flags.writeable:
+                        grad._data[...] = 0
+                    else:  # an expanded (read-only) view: give it storage of its own
+                        grad._data = np.zeros(grad._data.shape, grad._data.dtype)
+
+    @no_grad()
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient; return ``closure()``'s loss if given."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                param = p._data
+                if not param.flags.writeable:
+                    raise RuntimeError(
+                        f"{type(self).__name__}.step: a parameter of shape {tuple(p.shape)} is a read-only "
+                        "(expanded) view; optimize a tensor that owns its memory"
+                    )
+                grad = p._grad._data
+                if group.get("maximize", False):
+                    grad = -grad
+                state = self.state.get(p)
+                if state is None:
+                    state = {}
+                self._update(param, grad, state, group)
+                if state and p not in self.state:
+                    self.state[p] = state
+                p._version.value += 1
+        return loss
+
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    # --- state_dict ---------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state in PyTorch's layout: ``{"state": {index: {...}}, "param_groups": [...]}``.
+
+        Parameters are numbered in the order of the groups; each group lists its
+        parameters' numbers under ``"params"``.
+
+        >>> import tidu
+        >>> w = tidu.ones(2, requires_grad=True)
+        >>> opt = tidu.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> w.grad = tidu.ones(2); opt.step()
+        >>> sd = opt.state_dict()
+        >>> sd["state"][0]["momentum_buffer"], sd["param_groups"][0]["params"]
+        (tensor([1., 1.]), [0])
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a ``state_dict()`` (this optimizer's or one saved from the same parameter layout).
+
+        State tensors are copied and cast to their parameter's dtype (``step`` keeps its own).
+        """
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for group, saved in zip(self.param_groups, saved_groups, strict=True):
+            if len(group["params"]) != len(saved["params"]):
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
+                )
+        by_index = {
+            i: p
+            for group, saved in zip(self.param_groups, saved_groups, strict=True)
+            for i, p in zip(saved["params"], group["params"], strict=True)
+        }
+        self.state = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            p = by_index.get(int(key))
+            if p is not None:
+                self.state[p] = {name: _cast_state(p, name, v) for name, v in value.items()}
+        for group, saved in zip(self.param_groups, saved_groups, strict=True):
+            saved["params"] = group["params"]
+            group.clear()
+            group.update(saved)
+
+
+def _cast_state(param: Tensor, name: str, value: Any) -> Any:
+    if not isinstance(value, Tensor):
+        return copy.deepcopy(value)
+    if name == "step" or not value.dtype.is_floating_point:
+        return Tensor(value._data.copy(), value.dtype)
+    return Tensor(value._data.astype(param.dtype.np, copy=True), param.dtype)
+
+
+def new_step() -> Tensor:
+    """PyTorch's ``step`` state: a float32 scalar tensor."""
+    return Tensor(np.zeros((), np.float32))
+
+
+def check_lr(lr: Any) -> None:
+    if isinstance(lr, Tensor):
+        if lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+    elif not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def check_nonnegative(name: str, value: float) -> None:
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {name} value: {value}")

@@ -1,0 +1,102 @@
+"""RMSprop (Hinton), with momentum and the centered variant."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+from .adam import _lerp_
+from .optimizer import Optimizer, check_lr, check_nonnegative, new_step
+
+
+class RMSprop(Optimizer):
+    """RMSprop, PyTorch's update step for step::
+
+        g = grad (+ weight_decay * param)
+        v = alpha * v + (1 - alpha) * g * g
+        avg = sqrt(v - g_avg**2) + eps  with g_avg = lerp(g_avg, g, 1 - alpha)   (centered)
+        avg = sqrt(v) + eps                                                       (otherwise)
+        buf = momentum * buf + g / avg;  param -= lr * buf      (momentum > 0)
+        param -= lr * g / avg                                    (otherwise)
+
+    Args:
+        params: tensors or parameter groups.
+        lr: learning rate (default 1e-2).
+        alpha: smoothing constant (default 0.99).
+        eps: added to the denominator (default 1e-8).
+        weight_decay, momentum: default 0.
+        centered: normalize by an estimate of the gradient's variance.
+        maximize: ascend the objective instead.
+
+    State: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
+
+    >>> import tidu
+    >>> w = tidu.tensor([1.0, -1.0], requires_grad=True)
+    >>> opt = tidu.optim.RMSprop([w], lr=0.01)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([ 0.9000, -0.9000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_nonnegative("momentum", momentum)
+        check_nonnegative("weight_decay", weight_decay)
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = dict(
+            lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
+            capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable,
+        )
+        super().__init__(params, defaults)
+
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
+        if not state:
+            state["step"] = new_step()
+            state["square_avg"] = Tensor(np.zeros_like(param))
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = Tensor(np.zeros_like(param))
+            if group["centered"]:
+                state["grad_avg"] = Tensor(np.zeros_like(param))
+        lr, alpha, momentum = float(group["lr"]), group["alpha"], group["momentum"]
+        state["step"]._data += 1
+        if group["weight_decay"] != 0:
+            grad = grad + group["weight_decay"] * param
+        square_avg = state["square_avg"]._data
+        square_avg *= alpha
+        square_avg += ((1 - alpha) * grad) * grad
+        if group["centered"]:
+            grad_avg = state["grad_avg"]._data
+            _lerp_(grad_avg, grad, 1 - alpha)
+            avg = np.sqrt(square_avg + (-1 * grad_avg) * grad_avg)
+        else:
+            avg = np.sqrt(square_avg)
+        avg += group["eps"]
+        if momentum > 0:
+            buf = state["momentum_buffer"]._data
+            buf *= momentum
+            buf += grad / avg
+            param -= lr * buf
+        else:
+            update = -lr * grad
+            update /= avg
+            param += update

@@ -1,0 +1,18 @@
+"""Datasets, samplers and the batching ``DataLoader``, as ``torch.utils.data``.
+
+>>> import tidu
+>>> from tidu.utils.data import DataLoader, TensorDataset
+>>> ds = TensorDataset(tidu.arange(5.0), tidu.arange(5))
+>>> [y.tolist() for x, y in DataLoader(ds, batch_size=2)]
+[[0, 1], [2, 3], [4]]
+"""
+
+from .collate import default_collate, default_convert
+from .dataloader import DataLoader
+from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+__all__ = [
+    "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
+    "SequentialSampler", "Subset", "TensorDataset", "default_collate", "default_convert", "random_split",
+]

@@ -1,0 +1,133 @@
+"""Samplers: which dataset indices a loader visits, and in which batches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sized
+from typing import Any
+
+import numpy as np
+
+
+def permutation(n: int, generator: Any = None) -> np.ndarray:
+    """A random permutation of ``range(n)`` from ``generator`` (a ``numpy.random.Generator``)
+    or, when it is ``None``, from tidu's global generator (``tidu.manual_seed``)."""
+    if generator is None:
+        from ...ops.creation import _gen
+
+        generator = _gen.rng
+    if not hasattr(generator, "permutation"):
+        raise TypeError(
+            f"generator must be a numpy.random.Generator (or None for tidu's), got {type(generator).__name__}"
+        )
+    return generator.permutation(n)
+
+
+class Sampler:
+    """Base class: an iterable of indices (or of index lists, for batch samplers).
+
+    >>> from tidu.utils.data import DataLoader, Sampler
+    >>> class Reversed(Sampler):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(self.n - 1, -1, -1))
+    ...     def __len__(self):
+    ...         return self.n
+    >>> [b.tolist() for b in DataLoader(list(range(5)), batch_size=2, sampler=Reversed(5))]
+    [[4, 3], [2, 1], [0]]
+    """
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """``0, 1, ..., len(data_source) - 1``.
+
+    >>> from tidu.utils.data import SequentialSampler
+    >>> list(SequentialSampler("abc"))
+    [0, 1, 2]
+    """
+
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A fresh random order on each pass (``tidu.manual_seed`` or ``generator`` make it repeatable).
+
+    >>> import numpy as np
+    >>> from tidu.utils.data import RandomSampler
+    >>> sorted(RandomSampler(range(4), generator=np.random.default_rng(0)))
+    [0, 1, 2, 3]
+    """
+
+    def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
+                 generator: Any = None) -> None:
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+        if num_samples is not None and (not isinstance(num_samples, int) or num_samples <= 0):
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.data_source)
+        if self.replacement:
+            if self.generator is None:
+                from ...ops.creation import _gen
+
+                rng = _gen.rng
+            else:
+                rng = self.generator
+            return iter(rng.integers(0, n, size=self.num_samples).tolist())
+        reps = -(-self.num_samples // n) if n else 0
+        order = np.concatenate([permutation(n, self.generator) for _ in range(reps)] or [np.empty(0, np.int64)])
+        return iter(order[: self.num_samples].tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Group the indices of ``sampler`` into lists of ``batch_size``.
+
+    >>> from tidu.utils.data import BatchSampler, SequentialSampler
+    >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=True))
+    [[0, 1], [2, 3]]
+    """
+
+    def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batch: list[int] = []
+        for index in self.sampler:
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)  # type: ignore[arg-type]
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
