@@ -33,3 +33,9 @@ def test_char_transformer_learns(capsys):
     assert last < first < 3.0
     out = capsys.readouterr().out
     assert "sample: 'the " in out and "epoch 2/2: average loss" in out
+
+
+def test_train_cnn_digits_learns():
+    import train_cnn_digits
+
+    assert train_cnn_digits.main(["--quick"]) > 0.8
