@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ... import ops
-from .. import init
 from ..parameter import Parameter
+from .linear import reset_weight_and_bias
 from .module import Module
 
 
@@ -53,11 +52,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Any) -> Any:  # noqa: A002
         return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)

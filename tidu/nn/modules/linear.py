@@ -16,6 +16,15 @@ def _empty(*shape: int, dtype: Any = None) -> Any:
     return ops.empty(*shape, dtype=dtype)
 
 
+def reset_weight_and_bias(weight: Any, bias: Any) -> None:
+    """PyTorch's default for Linear and Conv: ``kaiming_uniform_(a=sqrt(5))``, bias ``U(-1/sqrt(fan_in), ..)``."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in = init._calculate_fan_in_and_fan_out(weight)[0]
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input (arguments are accepted and ignored).
 
@@ -58,11 +67,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1]
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Any) -> Any:  # noqa: A002
         return F.linear(input, self.weight, self.bias)
