@@ -1,6 +1,9 @@
 """Reductions over a block of axes: the input is viewed as (outer, reduced, inner).
 
-Floating-point sums accumulate in float64. ``max`` propagates NaN like PyTorch.
+Floating-point sums accumulate in float64. ``max`` propagates NaN like PyTorch. When the
+reduced axes are the innermost (``inner == 1``: a row sum, a full sum), each row is reduced
+with ``LANES`` independent accumulators, so the loop vectorizes instead of waiting on one
+running total.
 """
 
 from __future__ import annotations
@@ -19,6 +22,53 @@ def _sum3(x, acc):  # pragma: no cover - compiled
         for k in range(x.shape[1]):
             for b in range(x.shape[2]):
                 acc[a, b] += x[a, k, b]
+
+
+LANES = 8
+
+
+@njit(**JIT)
+def _sum_rows(x, acc):  # pragma: no cover - compiled
+    """acc[a] = sum of row a of x (outer, n), with LANES partial sums."""
+    n = x.shape[1]
+    lanes = np.zeros(LANES, acc.dtype)
+    for a in range(x.shape[0]):
+        lanes[:] = 0
+        k = 0
+        while k + LANES <= n:
+            for j in range(LANES):
+                lanes[j] += x[a, k + j]
+            k += LANES
+        total = lanes.sum()
+        while k < n:
+            total += x[a, k]
+            k += 1
+        acc[a] += total
+
+
+@njit(**JIT)
+def _max_rows(x, out):  # pragma: no cover - compiled
+    """out[a] = max of row a of x (outer, n >= 1), NaN winning, with LANES partial maxima."""
+    n = x.shape[1]
+    lanes = np.empty(LANES, x.dtype)
+    for a in range(x.shape[0]):
+        for j in range(LANES):
+            lanes[j] = x[a, 0]
+        k = 0
+        while k + LANES <= n:
+            for j in range(LANES):
+                v = x[a, k + j]
+                lanes[j] = v if (v > lanes[j] or v != v) else lanes[j]
+            k += LANES
+        best = lanes[0]
+        for j in range(1, LANES):
+            v = lanes[j]
+            best = v if (v > best or v != v) else best
+        while k < n:
+            v = x[a, k]
+            best = v if (v > best or v != v) else best
+            k += 1
+        out[a] = best
 
 
 @njit(**JIT)
@@ -56,7 +106,10 @@ def sum_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     block, out_shape = _as_block(x, axes)
     acc_dtype = np.float64 if x.dtype.kind == "f" else np.int64
     acc = np.zeros((block.shape[0], block.shape[2]), acc_dtype)
-    _sum3(block, acc)
+    if block.shape[2] == 1:
+        _sum_rows(block.reshape(block.shape[0], block.shape[1]), acc.reshape(-1))
+    else:
+        _sum3(block, acc)
     return acc.astype(x.dtype if x.dtype.kind != "b" else np.int64, copy=False).reshape(out_shape)
 
 
@@ -65,7 +118,10 @@ def max_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         return x.copy()
     block, out_shape = _as_block(x, axes)
     out = np.empty((block.shape[0], block.shape[2]), x.dtype)
-    _max3(block, out)
+    if block.shape[2] == 1 and block.shape[1] > 0:
+        _max_rows(block.reshape(block.shape[0], block.shape[1]), out.reshape(-1))
+    else:
+        _max3(block, out)
     return out.reshape(out_shape)
 
 
