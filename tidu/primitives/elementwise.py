@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..backends.cpu import elementwise as cpu
+from ..backends.cpu import fastmath
 from ..core.aval import ShapeDtype
 from ..core.dtypes import ALL, FLOATS, bool_, float32, float64, int32, int64
 from ..core.primitive import Primitive
@@ -24,12 +25,15 @@ WITH_BOOL = (bool_, *NUMERIC)
 
 
 def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS,
-          out_dtype: object = None, nondiff: bool = False, int_fn: Callable | None = None) -> Primitive:
+          out_dtype: object = None, nondiff: bool = False, int_fn: Callable | None = None,
+          f32_fn: Callable | None = None) -> Primitive:
     """An elementwise primitive of one input; ``int_fn`` is the scalar function of the
-    integer and bool kernels where it differs from the floating-point one."""
+    integer and bool kernels where it differs from the floating-point one, ``f32_fn`` a
+    vectorizable one for float32 (tidu/backends/cpu/fastmath.py)."""
     prim = Primitive(name, nondiff=nondiff)
     kernel = cpu.unary_kernel(scalar_fn)
     int_kernel = kernel if int_fn is None else cpu.unary_kernel(int_fn)
+    f32_kernel = kernel if f32_fn is None else cpu.unary_kernel(f32_fn)
 
     @prim.def_abstract_eval
     def _shape(x: ShapeDtype) -> ShapeDtype:
@@ -37,7 +41,7 @@ def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS
         return x if out_dtype is None else x.update(dtype=out_dtype)
 
     def impl(x: np.ndarray) -> np.ndarray:
-        run = kernel if x.dtype.kind == "f" else int_kernel
+        run = (f32_kernel if x.dtype == np.float32 else kernel) if x.dtype.kind == "f" else int_kernel
         return run(x, x.dtype if out_dtype is None else out_dtype.np)
 
     prim.def_impl(impl)
@@ -286,7 +290,7 @@ expm1 = unary("expm1", _expm1, lambda dx, x, out: dx * (out + 1.0))
 log = unary("log", _log, lambda dx, x, out: dx / x)
 sqrt = unary("sqrt", _sqrt, lambda dx, x, out: dx / (out * 2.0))
 log1p = unary("log1p", _log1p, lambda dx, x, out: dx / (x + 1.0))
-tanh = unary("tanh", _tanh, lambda dx, x, out: dx * (1 - out * out))
+tanh = unary("tanh", _tanh, lambda dx, x, out: dx * (1 - out * out), f32_fn=fastmath.tanh_f32)
 logistic = unary("logistic", _logistic, lambda dx, x, out: dx * (out * (1.0 - out)))
 sin = unary("sin", _sin, lambda dx, x, out: dx * ops.cos(x))
 cos = unary("cos", _cos, lambda dx, x, out: -(dx * ops.sin(x)))
