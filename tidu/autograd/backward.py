@@ -7,8 +7,34 @@ from typing import Any
 
 from ..core import grad_mode
 from ..eager import topological_traces, try_backward
-from ..tensor import Tensor
+from ..tensor import HOOKED, RETAINED, Tensor
 from .executor import EXECUTOR
+
+
+class Hooks:
+    """The tensor hooks of one backward pass, by key; handed to the executor as ``ctx``.
+
+    A non-leaf's hooks run when its node is reached (its gradient is then complete);
+    ``final`` keeps each hooked gradient for ``retain_grad``.
+    """
+
+    def __init__(self) -> None:
+        self.by_key = {t._key: t for t in list(HOOKED.values()) if t._hooks and t._key is not None}
+        self.final: dict[Any, Tensor] = {}
+
+    def run(self, key: Any, grad: Tensor) -> Tensor:
+        tensor = self.by_key.get(key)
+        if tensor is None:
+            return grad
+        for hook in list(tensor._hooks.values()):
+            result = hook(grad)
+            if result is not None:
+                grad = result
+        self.final[key] = grad
+        return grad
+
+    def apply_hooks(self, keys: Sequence[Any], cotangents: Sequence[Any]) -> list[Any]:
+        return [c if c is None else self.run(k, c) for k, c in zip(keys, cotangents)]
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -37,8 +63,8 @@ def _seed(output: Tensor, grad: Any) -> Tensor:
 
 
 def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,
-                 retain_graph: bool | None, create_graph: bool) -> dict[Any, Tensor]:
-    """Cotangents of the wanted keys, summed over every output."""
+                 retain_graph: bool | None, create_graph: bool, hooks: Hooks | None = None) -> dict[Any, Tensor]:
+    """Cotangents of the wanted keys, summed over every output (tensor hooks applied on the way)."""
     if retain_graph is None:
         retain_graph = create_graph
     for i, out in enumerate(outputs):
@@ -59,7 +85,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
             if out._trace is None and (wanted is None or out._key in wanted):
                 cts = {out._ensure_key(): seed}
             else:
-                cts = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, None, wanted=wanted)
+                cts = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
             for k, v in cts.items():
                 totals[k] = v if k not in totals else totals[k] + v
     if not retain_graph:
@@ -93,14 +119,16 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(outputs)
     targets = _as_list(inputs) if inputs is not None else None
     if targets is not None and not targets:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    retained = [] if targets is not None else _retained(outputs)
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    retained = [] if targets is not None else _retained()
     leaves = targets if targets is not None else _leaves(outputs) + retained
-    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph)
+    hooks = Hooks()
+    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks)
     for leaf in leaves:
         ct = totals.get(leaf._key)
         if ct is None:
             continue
+        ct = hooks.final.get(leaf._key, ct) if leaf._trace is not None else hooks.run(leaf._key, ct)
         if leaf.grad is not None:
             ct = leaf.grad + ct
         if not create_graph:
@@ -110,18 +138,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         leaf.grad = ct
 
 
-def _retained(outputs: Sequence[Tensor]) -> list[Tensor]:
-    found: dict[int, Tensor] = {}
-    for out in outputs:
-        if out._retains_grad:
-            found[id(out)] = out
-        for trace in topological_traces(out._trace):
-            saved = trace.node.saved_data or {}
-            for value in saved.values():
-                t = getattr(value, "tensor", None)
-                if t is not None and t._retains_grad:
-                    found[id(t)] = t
-    return list(found.values())
+def _retained() -> list[Tensor]:
+    """Non-leaf tensors that asked for ``retain_grad`` (those the pass reaches get ``.grad``)."""
+    return [t for t in list(RETAINED.values()) if t._retains_grad and t._trace is not None]
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
@@ -144,10 +163,13 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
-    totals = run_backward(outs, grads, ins, retain_graph, create_graph)
+    hooks = Hooks()
+    totals = run_backward(outs, grads, ins, retain_graph, create_graph, hooks)
     result = []
     for i, t in enumerate(ins):
         ct = totals.get(t._key)
+        if ct is not None:
+            ct = hooks.final.get(t._key, ct) if t._trace is not None else hooks.run(t._key, ct)
         if ct is None:
             if materialize_grads:
                 from ..ops.creation import zeros_like
@@ -155,7 +177,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                 ct = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
-                    f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
         elif not create_graph:

@@ -1,0 +1,264 @@
+"""In-place ops, version counters and views against PyTorch: values, gradients and errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+
+TOL = {"rtol": 1e-6, "atol": 1e-6}
+
+
+def _grads(fn: Callable, shapes: list[tuple], L: Any, seed: int = 0) -> tuple[Any, list]:
+    """Run ``fn(L, *leaves)`` -> out; backward of ``sum(out * w)``; return (out values, leaf grads)."""
+    rng = np.random.default_rng(seed)
+    leaves = [L.tensor(rng.uniform(0.5, 2.0, size=s).astype("float32"), requires_grad=True) for s in shapes]
+    out = fn(L, *leaves)
+    w = L.tensor(rng.uniform(-1, 1, size=tuple(out.shape)).astype("float32"))
+    (out * w).sum().backward()
+    return out.detach().numpy().copy(), [None if x.grad is None else x.grad.numpy() for x in leaves]
+
+
+def check_like_torch(fn: Callable, *shapes: tuple) -> None:
+    out, grads = _grads(fn, list(shapes), tidu)
+    ref, ref_grads = _grads(fn, list(shapes), torch)
+    np.testing.assert_allclose(out, ref, **TOL)
+    for i, (g, r) in enumerate(zip(grads, ref_grads)):
+        if r is None or (g is None and not r.any()):  # tidu leaves a zero gradient as None
+            assert g is None or not g.any(), f"leaf {i}: tidu has a gradient, torch none"
+        else:
+            assert g is not None, f"leaf {i}: no gradient"
+            np.testing.assert_allclose(g, r, err_msg=f"grad of leaf {i}", **TOL)
+
+
+def _iadd(y: Any, x: Any) -> Any:
+    y += x
+    return y
+
+
+def _isub(y: Any, x: Any) -> Any:
+    y -= x * 2
+    return y
+
+
+def _imul(y: Any, x: Any) -> Any:
+    y *= x
+    return y
+
+
+def _idiv(y: Any, x: Any) -> Any:
+    y /= x
+    return y
+
+
+ON_NON_LEAF = {
+    "add_-after-mul": lambda L, x: (lambda y: y.add_(1))(x * 2),
+    "add_-tensor-alpha": lambda L, x, z: (x * 1).add_(z, alpha=3),
+    "sub_-alpha": lambda L, x, z: (x * 1).sub_(z, alpha=0.5) * 1,
+    "mul_-tensor": lambda L, x, z: (x * 3).mul_(z),
+    "mul_-broadcast": lambda L, x, b: (x * 1).mul_(b),
+    "div_-tensor": lambda L, x, z: (x + 1).div_(z),
+    "div_-scalar": lambda L, x: (x.sin()).div_(4.0) * 1,
+    "chain": lambda L, x, z: (x * 1).add_(z).mul_(z).sub_(1).div_(2),
+    "iadd": lambda L, x, z: _iadd(x * 1, z),
+    "isub": lambda L, x, z: _isub(x * 1, z),
+    "imul": lambda L, x, z: _imul(x * 1, z),
+    "itruediv": lambda L, x, z: _idiv(x * 1, z),
+    "zero_": lambda L, x, z: (x * z).zero_() + x,
+    "fill_-scalar": lambda L, x: (x * 2).fill_(3.0) * x,
+    "fill_-0d-tensor": lambda L, x, s: (x * 2).fill_(s.sum()) * x,
+    "copy_": lambda L, x, z: (x * 2).copy_(z) * x,
+    "copy_-broadcast": lambda L, x, b: (x * 2).copy_(b),
+    "copy_-float64-src": lambda L, x, z: (x * 2).copy_(z.double() * 3),
+    "copy_-into-constant": lambda L, x: L.zeros(3, 4).copy_(x) * 2,
+    "used-before-and-after": lambda L, x: (lambda y: y * y.add_(1))(x * 1),
+}
+SHAPES = {"add_-after-mul": [(3, 4)], "div_-scalar": [(3, 4)],
+          "fill_-scalar": [(3, 4)], "fill_-0d-tensor": [(3, 4), ()], "mul_-broadcast": [(3, 4), (4,)],
+          "copy_-broadcast": [(3, 4), (4,)], "copy_-into-constant": [(3, 4)], "used-before-and-after": [(3, 4)]}
+
+
+@pytest.mark.parametrize("name", list(ON_NON_LEAF))
+def test_inplace_on_non_leaf_matches_torch(name: str) -> None:
+    check_like_torch(ON_NON_LEAF[name], *SHAPES.get(name, [(3, 4), (3, 4)]))
+
+
+VIEWS = {
+    "slice-mul_": lambda L, x: (lambda b: (b[1:3].mul_(2), b)[1])(x * 1),
+    "slice-step-add_": lambda L, x, z: (lambda b: (b[::2].add_(z[::2]), b)[1])(x * 1),
+    "int-index-copy_": lambda L, x, z: (lambda b: (b[1].copy_(z[0]), b)[1])(x * 2),
+    "transpose-mul_": lambda L, x, z: (lambda b: (b.t().mul_(z.t()), b)[1])(x * 1),
+    "view-add_": lambda L, x: (lambda b: (b.view(12).add_(1), b * b)[1])(x * 1),
+    "reshape-div_": lambda L, x, z: (lambda b: (b.reshape(4, 3).div_(2), b * z)[1])(x * 1),
+    "unsqueeze-mul_": lambda L, x, z: (lambda b: (b.unsqueeze(0).mul_(z), b)[1])(x * 1),
+    "nested-slices": lambda L, x, z: (lambda b: (b[1:][:, 1:3].mul_(z[0, :2]), b)[1])(x * 1),
+    "view-used-after": lambda L, x: (lambda b: (lambda v: (v.mul_(3), v * b[0:1])[1])(b[0:1]))(x * 1),
+    "base-written-view-read": lambda L, x: (lambda b: (lambda v: (b.mul_(3), v * v)[1])(b[1:3]))(x * 1),
+    "write-into-constant-buffer": lambda L, x: (lambda buf: (buf[1:3].copy_(x[:2] * 2), buf * buf)[1])(L.zeros(3, 4)),
+    "view-then-base-in-place": lambda L, x: (lambda b: (lambda v: (v.add_(1), b.mul_(2), v * 1)[2])(b[0]))(x * 1),
+}
+VIEW_SHAPES = {"view-add_": [(3, 4)], "slice-mul_": [(3, 4)], "view-used-after": [(3, 4)],
+               "base-written-view-read": [(3, 4)], "write-into-constant-buffer": [(3, 4)],
+               "view-then-base-in-place": [(3, 4)], "unsqueeze-mul_": [(3, 4), (1, 3, 4)]}
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_inplace_through_views_matches_torch(name: str) -> None:
+    check_like_torch(VIEWS[name], *VIEW_SHAPES.get(name, [(3, 4), (3, 4)]))
+
+
+def test_nodes_keep_only_what_their_backward_reads() -> None:
+    """``b = a * 2`` reads the constant, not ``a``: nothing keeps ``a`` alive once dropped."""
+    import gc
+    import weakref
+
+    x = tidu.ones(3, requires_grad=True)
+    a = x.sin()
+    ref = weakref.ref(a)
+    b = a * 2
+    del a
+    gc.collect()
+    assert ref() is None
+    b.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.cos(np.ones(3)), rtol=1e-6)
+
+
+def test_mul_by_itself_in_place_keeps_the_original() -> None:
+    """``y.mul_(y)``: the node keeps y's original value (PyTorch raises here; tidu is exact)."""
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y.mul_(y)
+    (y * 2).sum().backward()
+    assert y.tolist() == [1.0, 4.0] and x.grad.tolist() == [4.0, 8.0]
+
+
+@pytest.mark.smoke
+def test_inplace_after_op_that_does_not_save_it() -> None:
+    """mul by a constant saves nothing of y: modifying y afterwards is fine (as in torch)."""
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.add_(1)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+MODIFIED_SAVED = {
+    "exp-output": lambda L, x: (lambda y: (y.add_(1), y)[1])(x.exp()),
+    "mul-operand": lambda L, x: (lambda y: (lambda z: (y.mul_(2), z)[1])(y * y))(x * 1),
+    "through-view": lambda L, x: (lambda y: (lambda z: (y[0].mul_(2), z)[1])(y.sin()))(x * 1),
+    "through-detach": lambda L, x: (lambda y: (lambda z: (y.detach().zero_(), z)[1])(y * y))(x * 1),
+    "base-of-view-saved": lambda L, x: (lambda y: (lambda z: (y.view(-1).add_(1), z)[1])(y.sin()))(x * 1),
+    "leaf-under-no-grad": lambda L, x: (lambda z: (L.no_grad().__enter__(), x.mul_(2), L.set_grad_enabled(True), z)[3])(
+        x * x),
+}
+
+
+@pytest.mark.parametrize("name", list(MODIFIED_SAVED))
+def test_modifying_a_saved_tensor_raises_at_backward(name: str) -> None:
+    for L in (torch, tidu):
+        x = L.ones(2, 3, requires_grad=True)
+        out = MODIFIED_SAVED[name](L, x)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+
+
+def _ops_on(t: Any) -> list[Callable]:
+    return [lambda: t.add_(1), lambda: t.mul_(2), lambda: t.zero_(), lambda: t.fill_(1.0),
+            lambda: t.copy_(t.detach() * 2), lambda: t.normal_(), lambda: t.uniform_(), lambda: t.sub_(1),
+            lambda: t.div_(2)]
+
+
+@pytest.mark.parametrize("i", range(9))
+def test_inplace_on_leaf_requiring_grad_raises_at_once(i: int) -> None:
+    for L in (torch, tidu):
+        x = L.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            _ops_on(x)[i]()
+        assert str(info.value) == "a leaf Variable that requires grad is being used in an in-place operation."
+        assert x._version == 0 if L is torch else x._version.value == 0
+
+
+def test_inplace_on_view_of_leaf_raises() -> None:
+    for L in (torch, tidu):
+        x = L.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            x[:2].add_(1)
+        assert "a view of a leaf Variable that requires grad" in str(info.value)
+
+
+def test_expanded_view_write_raises_like_torch() -> None:
+    for L in (torch, tidu):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single"):
+            L.zeros(2).expand(3, 2).add_(1)
+
+
+def test_leaf_in_place_under_no_grad_updates_and_bumps_version() -> None:
+    x = tidu.ones(3, requires_grad=True)
+    with tidu.no_grad():
+        x.mul_(3).sub_(1)
+        x -= 1
+    assert x.tolist() == [1.0, 1.0, 1.0] and x._version.value == 3 and x.is_leaf and x.requires_grad
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_views_share_the_version_counter() -> None:
+    b = tidu.zeros(3, 4)
+    for v in (b[1:], b.t(), b.view(12), b.reshape(2, 6), b.unsqueeze(0), b[0], b.detach(), b[None, ..., ::2]):
+        assert v._version is b._version
+    c = b.t().contiguous()  # a copy
+    assert c._version is not b._version
+    b[0:1].add_(1)
+    assert b._version.value == 1 and b[0].tolist() == [1.0] * 4
+
+
+ERRORS = {
+    "int-add-float": (lambda L: L.zeros(2, dtype=L.int64).add_(1.5), RuntimeError),
+    "bool-add-int": (lambda L: L.zeros(2, dtype=L.bool).add_(1), RuntimeError),
+    "shape": (lambda L: L.zeros(2).add_(L.ones(2, 2)), RuntimeError),
+    "fill-1d": (lambda L: L.zeros(2).fill_(L.ones(2)), RuntimeError),
+    "normal-int": (lambda L: L.zeros(2, dtype=L.int64).normal_(), NotImplementedError),
+    "copy-bad-shape": (lambda L: L.zeros(3).copy_(L.ones(2)), RuntimeError),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_inplace_errors_match_torch(name: str) -> None:
+    fn, exc = ERRORS[name]
+    with pytest.raises(exc) as ref:
+        fn(torch)
+    with pytest.raises(exc) as ours:
+        fn(tidu)
+    if name not in ("shape", "copy-bad-shape"):
+        assert str(ours.value) == str(ref.value)
+
+
+def test_dtype_casts_where_torch_allows() -> None:
+    for fn in (lambda L: L.zeros(2).add_(L.tensor([1, 2])), lambda L: L.zeros(2, dtype=L.int64).copy_(L.tensor([1.7, -2.2])),
+               lambda L: L.zeros(3, dtype=L.float64).fill_(True), lambda L: L.zeros(2, dtype=L.int32).mul_(L.tensor(3)),
+               lambda L: L.tensor([True, False]).copy_(L.tensor([0.0, 2.0]))):
+        ours, ref = fn(tidu), fn(torch)
+        assert ours.tolist() == ref.tolist() and str(ours.dtype)[5:] == str(ref.dtype)[6:]
+
+
+def test_random_in_place() -> None:
+    tidu.manual_seed(3)
+    x = tidu.zeros(2000, dtype=tidu.float64).uniform_(-2, 3)
+    assert x.numpy().min() >= -2 and x.numpy().max() < 3 and x.dtype is tidu.float64
+    y = tidu.zeros(4000).normal_(mean=1.0, std=2.0).numpy()
+    assert abs(y.mean() - 1.0) < 0.15 and abs(y.std() - 2.0) < 0.15
+    tidu.manual_seed(3)
+    assert tidu.zeros(2000, dtype=tidu.float64).uniform_(-2, 3).tolist() == x.tolist()
+
+
+def test_in_place_returns_self() -> None:
+    x = tidu.zeros(2)
+    assert x.add_(1) is x and x.zero_() is x and x.copy_(tidu.ones(2)) is x
+    y = x
+    y += 1
+    assert y is x and x.tolist() == [2.0, 2.0]
