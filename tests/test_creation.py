@@ -198,6 +198,14 @@ def test_to_variants() -> None:
         assert_same(*_both(fn), EXACT)
 
 
+def test_to_copy_makes_a_copy() -> None:
+    for L in (tidu, torch):
+        x = L.ones(2)
+        y = x.to(L.float32, copy=True)
+        y.add_(1)
+        assert x.tolist() == [1.0, 1.0] and x.to(L.float32) is x
+
+
 def test_item_and_tolist_types() -> None:
     for fn in (lambda L: L.tensor(3.5).item(), lambda L: L.tensor([[1, 2]]).tolist(),
                lambda L: L.tensor([True]).item(), lambda L: L.tensor(2.5, dtype=L.float64).tolist()):

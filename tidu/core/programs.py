@@ -80,6 +80,7 @@ class BoundProgram(LinearizedGraph):
 
 def clear() -> None:
     _programs.clear()
+    _positions.clear()
 
 
 def size() -> int:
@@ -150,14 +151,18 @@ def _distinct(inputs: Sequence[ValueKey]) -> tuple[list, tuple[int, ...]]:
     return distinct, tuple(distinct.index(k) for k in inputs)
 
 
+def _build(op: Any, active_slots: tuple, pattern: tuple, active_in: tuple, ctx: Any) -> Program:
+    canon_in = [ValueKey.Input(("arg", i)) for i in range(max(pattern, default=-1) + 1)]
+    canon = RecordedGraph.from_primitive(op, [canon_in[p] for p in pattern])
+    linear = canon.try_linearize(active_slots, ctx, [canon_in[i] for i in active_in])
+    return Program(linear, try_linear_transpose(linear, ctx), canon_in, canon.output_keys())
+
+
 def _program(op: Any, active_slots: tuple, pattern: tuple, active_in: tuple, ctx: Any) -> Program:
     cache_key = (op, active_slots, pattern, active_in)
     program = _programs.get(cache_key)
     if program is None:
-        canon_in = [ValueKey.Input(("arg", i)) for i in range(max(pattern, default=-1) + 1)]
-        canon = RecordedGraph.from_primitive(op, [canon_in[p] for p in pattern])
-        linear = canon.try_linearize(active_slots, ctx, [canon_in[i] for i in active_in])
-        program = Program(linear, try_linear_transpose(linear, ctx), canon_in, canon.output_keys())
+        program = _build(op, active_slots, pattern, active_in, ctx)
         _programs[cache_key] = program
         if len(_programs) > MAX_PROGRAMS:
             _programs.popitem(last=False)
@@ -166,22 +171,34 @@ def _program(op: Any, active_slots: tuple, pattern: tuple, active_in: tuple, ctx
     return program
 
 
+_positions: OrderedDict[Any, tuple[set[int], set[int]] | None] = OrderedDict()
+
+
 def saved_positions(op: Any, input_keys: Sequence[ValueKey], requires_grad: Sequence[bool],
                     slots: Sequence[int]) -> tuple[set[int], set[int]] | None:
     """Which inputs (positions) and output slots a node's backward program reads.
 
-    ``None`` (save everything) when the cache is off or the program cannot be built now
-    (a missing rule is reported at backward, where PyTorch reports it).
+    Remembered per node form even with ``TIDU_CACHE=0`` (which only stops reusing programs).
+    ``None`` (save everything) when the program cannot be built now: a missing rule is
+    reported at backward, where PyTorch reports it.
     """
-    if not ENABLED or not slots:
+    if not slots:
         return None
     distinct, pattern = _distinct(input_keys)
     active_in = tuple(sorted({p for p, r in zip(pattern, requires_grad) if r}))
+    key = (op, tuple(slots), pattern, active_in)
+    if key in _positions:
+        _positions.move_to_end(key)
+        return _positions[key]
     try:
-        program = _program(op, tuple(slots), pattern, active_in, None)
+        program = (_program if ENABLED else _build)(op, tuple(slots), pattern, active_in, None)
     except Exception:  # noqa: BLE001 - the same error is raised again at backward
-        return None
-    reads = program.reads
-    inputs = {i for i, p in enumerate(pattern) if program.in_keys[p] in reads}
-    outputs = {s for s, k in enumerate(program.out_keys) if k in reads}
-    return inputs, outputs
+        found = None
+    else:
+        reads = program.reads
+        found = ({i for i, p in enumerate(pattern) if program.in_keys[p] in reads},
+                 {s for s, k in enumerate(program.out_keys) if k in reads})
+    _positions[key] = found
+    if len(_positions) > MAX_PROGRAMS:
+        _positions.popitem(last=False)
+    return found

@@ -43,10 +43,11 @@ def _to(self: Any, *args: Any, **kwargs: Any) -> Any:
     if "device" in kwargs:
         as_device(kwargs.pop("device"))
     kwargs.pop("non_blocking", None)
-    kwargs.pop("copy", None)
+    copy = kwargs.pop("copy", False)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    return self if target is None else convert(self, dtypes.as_dtype(target))
+    out = self if target is None else convert(self, dtypes.as_dtype(target))
+    return out.clone() if copy and out is self else out
 
 
 CONVERSIONS = {
