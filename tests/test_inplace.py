@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tidu
 
@@ -262,3 +264,47 @@ def test_in_place_returns_self() -> None:
     y = x
     y += 1
     assert y is x and x.tolist() == [2.0, 2.0]
+
+
+VIEW_MAKERS = {
+    "rows": lambda t: t[1:3],
+    "cols-step": lambda t: t[:, ::2],
+    "t": lambda t: t.t(),
+    "row0": lambda t: t[0],
+    "flat": lambda t: t.reshape(-1)[:6].view(2, 3),
+    "unsq": lambda t: t.unsqueeze(0)[0, 1:],
+}
+def _src(v: Any, z: Any) -> Any:
+    """A source of ``v``'s shape computed from the leaf ``z`` (4 x 4, so it has enough elements)."""
+    return z.sin().reshape(-1)[: v.numel()].reshape(tuple(v.shape))
+
+
+WRITES = {
+    "add_": lambda v, z: v.add_(_src(v, z)),
+    "mul_": lambda v, z: v.mul_(_src(v, z)),
+    "mul_-scalar": lambda v, z: v.mul_(2.5),
+    "copy_": lambda v, z: v.copy_(_src(v, z)),
+    "copy_-broadcast": lambda v, z: v.copy_(z[0, 0] * 3),
+    "zero_": lambda v, z: v.zero_(),
+}
+
+
+def _view_program(L: Any, x: Any, z: Any, steps: list) -> Any:
+    b = x * 1
+    views = []
+    for make, write, reuse in steps:
+        base = views[-1] if reuse and views and views[-1].ndim == 2 and views[-1].numel() >= 6 else b
+        v = VIEW_MAKERS[make](base)
+        WRITES[write](v, z)
+        views.append(v)
+    out = b * b
+    for v in views:
+        out = out.sum() + (v * v).sum()
+    return out.reshape(1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(list(VIEW_MAKERS)), st.sampled_from(list(WRITES)), st.booleans()),
+                min_size=1, max_size=3))
+def test_fuzz_writes_through_views_match_torch(steps: list) -> None:
+    check_like_torch(lambda L, x, z: _view_program(L, x, z, steps), (3, 4), (4, 4))
