@@ -322,3 +322,12 @@ def test_in_place_write_into_view_under_grad_is_exact() -> None:
     assert b.tolist() == [1.0, 3.0, 5.0]
     b.sum().backward()
     assert x.grad.tolist() == [0.0, 1.0, 1.0]
+
+
+def test_grads_of_different_leaves_never_share_memory() -> None:
+    a = tidu.ones(2, 2, requires_grad=True)
+    b = tidu.ones(4, requires_grad=True)
+    c = tidu.ones(4, requires_grad=True)
+    ((a.reshape(4) + b + c) * tidu.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    b.grad.zero_()
+    assert a.grad.tolist() == [[1.0, 2.0], [3.0, 4.0]] and c.grad.tolist() == [1.0, 2.0, 3.0, 4.0]

@@ -124,6 +124,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     leaves = targets if targets is not None else _leaves(outputs) + retained
     hooks = Hooks()
     totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks)
+    given: set[int] = set()
     for leaf in leaves:
         ct = totals.get(leaf._key)
         if ct is None:
@@ -132,9 +133,12 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         if leaf.grad is not None:
             ct = leaf.grad + ct
         if not create_graph:
-            ct = ct.detach()
-            if not ct._data.flags.writeable:  # e.g. a broadcast view: .grad must be writable
-                ct = Tensor(ct._data.copy(), ct.dtype)
+            data = ct._data
+            # .grad owns writable memory: no broadcast view, no storage shared with another .grad
+            if not (data.flags.writeable and data.flags.owndata) or id(data) in given:
+                data = data.copy()
+            given.add(id(data))
+            ct = Tensor(data, ct.dtype)
         leaf.grad = ct
 
 
