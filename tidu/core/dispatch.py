@@ -53,7 +53,7 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
             )
         outs.append(Tensor(array, aval.dtype))
     for slot, t in enumerate(outs):
-        if t._data.base is not None or any(t._data is a._data for a in args):
+        if t._data.base is not None or any(t._data is a._data for a in args):  # cheap pre-check
             _link_view(prim, args, params, t, slot, len(outs))
     if not prim.nondiff and grad_mode._state.enabled and any(a._requires_grad for a in args):
         _record(prim, args, params, in_avals, out_avals, outs)
@@ -100,14 +100,21 @@ def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out
                n_outs: int) -> None:
     """An output that is a numpy view of an input's storage shares its version counter and
     remembers how to replay itself from the root base (for writes through the view)."""
-    array = out._data
+    owner = _storage(out._data)
     for i, a in enumerate(args):
-        if array is a._data or np.may_share_memory(array, a._data):
+        if _storage(a._data) is owner:
             out._version = a._version
             if not prim.nondiff:
                 root = a if a._view is None else a._view.base
                 out._view = ViewInfo(root, _replay(prim, args, params, i, slot, n_outs, a._view), a._version.value)
             return
+
+
+def _storage(array: np.ndarray) -> np.ndarray:
+    """The array that owns ``array``'s memory (views chain to it through ``.base``)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 def _replay(prim: Primitive, args: Sequence[Any], params: dict[str, Any], i: int, slot: int, n_outs: int,

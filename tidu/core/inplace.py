@@ -63,6 +63,10 @@ def _keep_originals(value: Any, target: Any, since: int | None) -> None:
 def assign_(target: Any, value: Any, *, op: str, since: int | None = None) -> Any:
     """Write ``value`` (a tensor of ``target``'s shape and dtype) into ``target``, in place.
 
+    Pass ``since=mark()`` taken before computing ``value``: nodes recorded for this write that
+    saved ``target`` then keep its original value instead of failing at backward. A ``target``
+    that is a view of a base in autograd is written through the base (PyTorch's semantics).
+
     >>> import tidu
     >>> from tidu.core.inplace import assign_
     >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)

@@ -171,7 +171,8 @@ def _program(op: Any, active_slots: tuple, pattern: tuple, active_in: tuple, ctx
     return program
 
 
-_positions: OrderedDict[Any, tuple[set[int], set[int]] | None] = OrderedDict()
+_positions: dict[Any, tuple[set[int], set[int]] | None] = {}
+_MISSING = object()
 
 
 def saved_positions(op: Any, input_keys: Sequence[ValueKey], requires_grad: Sequence[bool],
@@ -184,12 +185,16 @@ def saved_positions(op: Any, input_keys: Sequence[ValueKey], requires_grad: Sequ
     """
     if not slots:
         return None
-    distinct, pattern = _distinct(input_keys)
+    n = len(input_keys)
+    if n == 1 or (n == 2 and input_keys[0] != input_keys[1]):
+        pattern = (0,) if n == 1 else (0, 1)
+    else:
+        pattern = _distinct(input_keys)[1]
     active_in = tuple(sorted({p for p, r in zip(pattern, requires_grad) if r}))
     key = (op, tuple(slots), pattern, active_in)
-    if key in _positions:
-        _positions.move_to_end(key)
-        return _positions[key]
+    found = _positions.get(key, _MISSING)
+    if found is not _MISSING:
+        return found
     try:
         program = (_program if ENABLED else _build)(op, tuple(slots), pattern, active_in, None)
     except Exception:  # noqa: BLE001 - the same error is raised again at backward
@@ -198,7 +203,7 @@ def saved_positions(op: Any, input_keys: Sequence[ValueKey], requires_grad: Sequ
         reads = program.reads
         found = ({i for i, p in enumerate(pattern) if program.in_keys[p] in reads},
                  {s for s, k in enumerate(program.out_keys) if k in reads})
+    if len(_positions) >= MAX_PROGRAMS:
+        _positions.clear()
     _positions[key] = found
-    if len(_positions) > MAX_PROGRAMS:
-        _positions.popitem(last=False)
     return found
