@@ -104,11 +104,13 @@ _values = st.one_of(st.floats(-1e3, 1e3, allow_nan=False, width=32), st.sampled_
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(_values, min_size=1, max_size=12), st.sampled_from(["float32", "float64"]), st.booleans())
-def test_fuzz_float_repr(values: list, dtype: str, two_d: bool) -> None:
-    data = np.array(values, dtype=dtype)
+@given(st.lists(_values, min_size=1, max_size=12), st.sampled_from(["float32", "float64", "int64", "int32"]),
+       st.booleans(), st.booleans(), st.integers(1, 120))
+def test_fuzz_repr(values: list, dtype: str, two_d: bool, grad: bool, repeat: int) -> None:
+    data = np.tile(np.array(values, dtype=np.float64), repeat).astype(dtype)
     if two_d and data.size % 2 == 0:
         data = data.reshape(2, -1)
-    ours = repr(tidu.tensor(data))
-    theirs = repr(torch.tensor(data)).replace("torch.", "tidu.")
+    grad = grad and dtype.startswith("float")
+    ours = repr(tidu.tensor(data, requires_grad=grad))
+    theirs = repr(torch.tensor(data, requires_grad=grad)).replace("torch.", "tidu.")
     assert ours == theirs

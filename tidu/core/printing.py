@@ -132,12 +132,13 @@ def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
     parts = [text]
     last = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last + len(suffix) + 2 > OPTS.linewidth:
+        width = len(suffix.replace("tidu.", "torch."))  # wrap where PyTorch wraps its "torch." suffix
+        if last + width + 2 > OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
-            last = indent + len(suffix)
+            last = indent + width
         else:
             parts.append(", " + suffix)
-            last += len(suffix) + 2
+            last += width + 2
     return "".join(parts) + ")"
 
 
