@@ -243,8 +243,9 @@ ERRORS = {
     "clear-requires-grad-non-leaf": (lambda L: (L.ones(2, requires_grad=True) * 2).requires_grad_(False),
                                      RuntimeError),
     "retain-grad-no-grad": (lambda L: L.ones(2).retain_grad(), RuntimeError),
+    "detach_-view": (lambda L: L.ones(3)[:2].detach_(), RuntimeError),
 }
-EXACT = {"unused", "input-no-grad", "non-scalar", "empty-inputs", "retain-grad-no-grad"}
+EXACT = {"unused", "input-no-grad", "non-scalar", "empty-inputs", "retain-grad-no-grad", "detach_-view"}
 
 
 @pytest.mark.parametrize("name", list(ERRORS))

@@ -135,7 +135,7 @@ def _random(self: Tensor, draw: Any, name: str) -> Any:
 
 def _detach_(self: Tensor) -> Tensor:
     """Cut this tensor from the graph, in place (it becomes a leaf)."""
-    if self._view is not None and self._trace is not None:
+    if self._view is not None:
         raise RuntimeError(
             "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
             "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
