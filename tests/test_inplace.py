@@ -194,9 +194,12 @@ def test_inplace_on_view_of_leaf_raises() -> None:
 
 
 def test_expanded_view_write_raises_like_torch() -> None:
+    messages = []
     for L in (torch, tidu):
-        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single"):
+        with pytest.raises(RuntimeError) as info:
             L.zeros(2).expand(3, 2).add_(1)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
 
 
 def test_leaf_in_place_under_no_grad_updates_and_bumps_version() -> None:

@@ -26,8 +26,8 @@ def check_writable(target: Any, op: str) -> None:
         raise RuntimeError(LEAF_ERROR)
     if not target._data.flags.writeable:
         raise RuntimeError(
-            f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
-            "memory location (an expanded view). Please clone() the tensor before performing the operation."
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation."
         )
 
 
