@@ -311,3 +311,64 @@ def _view_program(L: Any, x: Any, z: Any, steps: list) -> Any:
                 min_size=1, max_size=3))
 def test_fuzz_writes_through_views_match_torch(steps: list) -> None:
     check_like_torch(lambda L, x, z: _view_program(L, x, z, steps), (3, 4), (4, 4))
+
+
+NEW_OPS = {"mul": lambda a, b: a * b, "add": lambda a, b: a + b, "sin": lambda a, b: a.sin(),
+           "exp": lambda a, b: (a * 0.3).exp()}
+INPLACE_OPS = {  # in-place form, and its out-of-place meaning
+    "add_": (lambda a, b: a.add_(b), lambda a, b: a + b),
+    "mul_": (lambda a, b: a.mul_(b), lambda a, b: a * b),
+    "mul_-scalar": (lambda a, b: a.mul_(0.5), lambda a, b: a * 0.5),
+    "zero_": (lambda a, b: a.zero_(), lambda a, b: a * 0),
+    "copy_": (lambda a, b: a.copy_(b), lambda a, b: b * 1),
+}
+
+
+def _run_program(L: Any, steps: list, functional: bool) -> tuple[Any, list]:
+    x = L.tensor([0.3, -0.7, 1.1], requires_grad=True)
+    z = L.tensor([0.9, 0.2, -0.4], requires_grad=True)
+    vals = [x, z, x * 1]
+    for kind, op, i, j in steps:
+        a, b = vals[i % len(vals)], vals[j % len(vals)]
+        if kind == "new":
+            vals.append(NEW_OPS[op](a, b))
+        elif i % len(vals) >= 2:  # only non-leaves are written in place
+            inplace, outofplace = INPLACE_OPS[op]
+            if functional:
+                vals[i % len(vals)] = outofplace(a, b)
+            else:
+                inplace(a, b)
+    loss = sum(v.sum() * (k + 1) for k, v in enumerate(vals))
+    loss.backward()
+    return loss, [x.grad, z.grad]
+
+
+_steps = st.lists(st.one_of(
+    st.tuples(st.just("new"), st.sampled_from(list(NEW_OPS)), st.integers(0, 9), st.integers(0, 9)),
+    st.tuples(st.just("inplace"), st.sampled_from(list(INPLACE_OPS)), st.integers(0, 9), st.integers(0, 9)),
+), min_size=1, max_size=6)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_steps)
+def test_fuzz_in_place_programs_never_give_a_wrong_gradient(steps: list) -> None:
+    """tidu raises where torch raises or gives the gradient of the same program written out of place;
+    where torch runs, tidu runs and agrees."""
+    truth = _run_program(torch, steps, functional=True)
+    try:
+        torch_ok = _run_program(torch, steps, functional=False)
+    except RuntimeError as err:
+        assert "modified by an inplace operation" in str(err)
+        torch_ok = None
+    try:
+        ours = _run_program(tidu, steps, functional=False)
+    except RuntimeError as err:
+        assert torch_ok is None, f"tidu raised where torch runs: {err}"
+        assert "modified by an inplace operation" in str(err)
+        return
+    np.testing.assert_allclose(ours[0].item(), truth[0].item(), rtol=1e-5)
+    for g, r in zip(ours[1], truth[1]):
+        if r is None or g is None:
+            assert (g is None or not g.numpy().any()) and (r is None or not r.numpy().any())
+        else:
+            np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
