@@ -63,6 +63,11 @@ CASES = {
     "eye-rect": lambda L: L.eye(2, 3),
     "eye-int": lambda L: L.eye(2, dtype=L.int64),
     "eye-0": lambda L: L.eye(0),
+    "new_zeros": lambda L: L.ones(2, dtype=L.float64).new_zeros(2, 3),
+    "new_ones-dtype": lambda L: L.ones(2).new_ones((3,), dtype=L.int32),
+    "new_empty": lambda L: L.ones(2, dtype=L.int64).new_empty(2).zero_(),
+    "new_full": lambda L: L.ones(2, dtype=L.float64).new_full((2, 2), 1.5),
+    "new_tensor": lambda L: L.ones(2, dtype=L.float64).new_tensor([1, 2]),
 }
 
 
@@ -196,6 +201,12 @@ def test_to_variants() -> None:
     for fn in (lambda L: L.zeros(2).to("cpu", L.int64), lambda L: L.zeros(2).to(L.zeros(1, dtype=L.int32)),
                lambda L: L.ones(2).to(dtype=L.float64), lambda L: L.tensor([1.5, -2.5]).int()):
         assert_same(*_both(fn), EXACT)
+
+
+def test_dtype_queries() -> None:
+    for L in (tidu, torch):
+        assert L.ones(1).is_floating_point() and not L.ones(1, dtype=L.int32).is_floating_point()
+        assert L.ones(1, dtype=L.float64).element_size() == 8 and L.ones(1, dtype=L.bool).element_size() == 1
 
 
 def test_to_copy_makes_a_copy() -> None:

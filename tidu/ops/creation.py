@@ -433,6 +433,31 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
     return _make(draws.astype(dt.np), dt, device, requires_grad)
 
 
+def _new(fill: Any) -> Any:
+    def method(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        dt = _dtype(dtype, self.dtype)
+        return _make(np.full(_size(size, "new"), fill, dt.np), dt, device, requires_grad)
+
+    return method
+
+
+def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+def _new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+                requires_grad: bool = False) -> Tensor:
+    """``tensor(data)``, with this tensor's dtype unless ``dtype`` is given."""
+    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
 METHODS: dict = {}
 # Tensor-only methods (not on ``Var`` inside AD rules).
-TENSOR_METHODS = {"zeros_like": zeros_like}
+TENSOR_METHODS = {
+    "zeros_like": zeros_like,
+    "new_zeros": _new(0), "new_ones": _new(1), "new_empty": _new(0), "new_full": _new_full,
+    "new_tensor": _new_tensor,
+    "is_floating_point": lambda self: self.dtype.is_floating_point,
+    "element_size": lambda self: self.dtype.itemsize,
+}
