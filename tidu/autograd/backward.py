@@ -114,7 +114,15 @@ def _leaves(outputs: Sequence[Tensor]) -> list[Tensor]:
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Any = None) -> None:
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (or of ``inputs``)."""
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (or of ``inputs``).
+
+    >>> import tidu
+    >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> w = tidu.tensor([3.0, 4.0], requires_grad=True)
+    >>> tidu.autograd.backward((x * w).sum(), inputs=[w])
+    >>> w.grad, x.grad
+    (tensor([1., 2.]), None)
+    """
     outputs = _as_list(tensors)
     grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(outputs)
     targets = _as_list(inputs) if inputs is not None else None
