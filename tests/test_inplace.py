@@ -212,6 +212,18 @@ def test_leaf_in_place_under_no_grad_updates_and_bumps_version() -> None:
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
 
 
+def test_backward_from_a_stale_view_sees_the_base_write() -> None:
+    def run(L: Any) -> Any:
+        x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = x * 1
+        v = b[1:]
+        b.mul_(x)
+        v.backward(L.tensor([1.0, 10.0]))
+        return x.grad
+
+    np.testing.assert_allclose(run(tidu).numpy(), run(torch).numpy())
+
+
 def test_views_share_the_version_counter() -> None:
     b = tidu.zeros(3, 4)
     for v in (b[1:], b.t(), b.view(12), b.reshape(2, 6), b.unsqueeze(0), b[0], b.detach(), b[None, ..., ::2]):

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import grad_mode
+from ..core.dispatch import refresh_view
 from ..eager import topological_traces, try_backward
 from ..tensor import HOOKED, RETAINED, Tensor
 from .executor import EXECUTOR
@@ -67,6 +68,9 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
     """Cotangents of the wanted keys, summed over every output (tensor hooks applied on the way)."""
     if retain_graph is None:
         retain_graph = create_graph
+    for t in [*outputs, *(inputs or ())]:
+        if t._view is not None and t._view.version != t._version.value and grad_mode.is_grad_enabled():
+            refresh_view(t)  # a view whose base was written since: its current graph position
     for i, out in enumerate(outputs):
         if not out._requires_grad:
             raise RuntimeError(
