@@ -212,6 +212,17 @@ def test_leaf_in_place_under_no_grad_updates_and_bumps_version() -> None:
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
 
 
+@pytest.mark.parametrize("write", ["zero_", "fill_", "copy_"])
+def test_constant_write_keeps_a_non_leaf_in_the_graph(write: str) -> None:
+    for L in (tidu, torch):
+        x = L.ones(2, requires_grad=True)
+        y = x * 2
+        getattr(y, write)(*{"zero_": (), "fill_": (3.0,), "copy_": (L.ones(2),)}[write])
+        assert y.requires_grad and not y.is_leaf
+        (y * x).sum().backward()
+        assert x.grad.tolist() == y.tolist()
+
+
 def test_backward_from_a_stale_view_sees_the_base_write() -> None:
     def run(L: Any) -> Any:
         x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)

@@ -86,6 +86,8 @@ def assign_(target: Any, value: Any, *, op: str, since: int | None = None) -> An
         if value._trace is None:  # a leaf: the target becomes a recorded copy of it
             value = value.clone()
         _keep_originals(value, target, since)
+    elif grad_mode.is_grad_enabled() and target._trace is not None:
+        value = _constant_in_graph(value, target)
     view = target._view
     if view is not None and grad_mode.is_grad_enabled() and (
         value._trace is not None or view.base._requires_grad or target._requires_grad
@@ -98,12 +100,16 @@ def assign_(target: Any, value: Any, *, op: str, since: int | None = None) -> An
         target._requires_grad = True
         target._key = value._key
         target._trace = value._trace
-    elif grad_mode.is_grad_enabled() and target._trace is not None:
-        # Overwritten by constant data: the old history no longer reaches this value.
-        target._trace = None
-        target._key = None
-        target._requires_grad = False
     return target
+
+
+def _constant_in_graph(value: Any, target: Any) -> Any:
+    """Constant data written over a non-leaf: recorded as ``where(True, value, target)``, so the
+    tensor still requires grad and its history gets a zero gradient (PyTorch's ``FillBackward``)."""
+    from ..ops.math import where
+    from ..tensor import Tensor
+
+    return where(Tensor(np.ones(target._data.shape, np.bool_)), value, target)
 
 
 def _assign_through_view(target: Any, value: Any, op: str) -> Any:
