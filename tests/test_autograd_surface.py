@@ -87,7 +87,17 @@ def _hook_and_retain_grad(L: Any) -> list:
     return [x.grad, y.grad]
 
 
-HOOKS = [_leaf_hook, _non_leaf_hook, _hook_on_shared_intermediate, _removed_hook, _hook_on_output,
+def _hook_once_for_many_outputs(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x.sin()
+    seen = []
+    y.register_hook(lambda g: seen.append(g) or g * g)  # not linear: partial gradients would differ
+    y.register_hook(lambda g: seen.append(g))
+    L.autograd.backward([(y * 3).sum(), (y * y).sum()], [L.tensor(1.0), L.tensor(2.0)])
+    return [x.grad, L.tensor(float(len(seen))), seen[0]]
+
+
+HOOKS = [_hook_once_for_many_outputs, _leaf_hook, _non_leaf_hook, _hook_on_shared_intermediate, _removed_hook, _hook_on_output,
          _hook_with_autograd_grad, _hook_and_retain_grad]
 
 

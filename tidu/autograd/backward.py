@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from ..core import grad_mode
 from ..core.dispatch import refresh_view
@@ -82,16 +85,18 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
     if wanted is not None:
         for out in outputs:
             wanted.add(out._ensure_key())  # an output may itself be an input
-    totals: dict[Any, Tensor] = {}
     with grad_mode.set_grad_enabled(create_graph):
-        for out, g in zip(outputs, grad_outputs):
-            seed = _seed(out, g)
-            if out._trace is None and (wanted is None or out._key in wanted):
-                cts = {out._ensure_key(): seed}
-            else:
-                cts = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
-            for k, v in cts.items():
-                totals[k] = v if k not in totals else totals[k] + v
+        seeds = [_seed(out, g) for out, g in zip(outputs, grad_outputs)]
+    out, seed = outputs[0], seeds[0]
+    if len(outputs) > 1:  # one pass from sum_i <out_i, seed_i>: each node (and hook) is reached once
+        with grad_mode.enable_grad():
+            out = functools.reduce(lambda a, b: a + b, [(o * s).sum() for o, s in zip(outputs, seeds)])
+        seed = Tensor(np.ones((), out.dtype.np), out.dtype)
+    with grad_mode.set_grad_enabled(create_graph):
+        if out._trace is None and (wanted is None or out._key in wanted):
+            totals = {out._ensure_key(): seed}
+        else:
+            totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
     if not retain_graph:
         for out in outputs:
             for trace in topological_traces(out._trace):
