@@ -65,19 +65,28 @@ def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], in_ava
     app = Application(prim, freeze(params), in_avals, out_avals)
     in_keys = [a._ensure_key() for a in args]
     graph = TensorRecordedGraph.from_primitive(app, in_keys)
-    slots = [i for i, t in enumerate(outs) if t._dtype.is_floating_point]
+    slots = tuple(i for i, t in enumerate(outs) if t._dtype.is_floating_point)
     needed = saved_positions(app, in_keys, [a._requires_grad for a in args], slots)
-    inputs = [
-        EagerInput(k, a._trace, a._requires_grad, SavedInput(a) if _keep(needed, i, a) else None)
-        for i, (k, a) in enumerate(zip(in_keys, args))
-    ]
-    saved = [SavedOutput(t) for t in outs]
-    retained = {k: s for i, (k, s) in enumerate(zip(graph.output_keys(), saved)) if needed is None or i in needed[1]}
+    if needed is None:
+        inputs = [EagerInput(k, a._trace, a._requires_grad, SavedInput(a)) for k, a in zip(in_keys, args)]
+        saved = [SavedOutput(t) for t in outs]
+        retained = dict(zip(graph.output_keys(), saved))
+    else:
+        read_in, read_out = needed
+        # an input nothing reads is not saved; a leaf that requires grad is, to receive ``.grad``
+        inputs = [
+            EagerInput(k, a._trace, a._requires_grad,
+                       SavedInput(a) if i in read_in or (a._trace is None and a._requires_grad) else None)
+            for i, (k, a) in enumerate(zip(in_keys, args))
+        ]
+        saved = [SavedOutput(t) for t in outs]
+        retained = {k: saved[i] for i, k in enumerate(graph.output_keys()) if i in read_out}
     eager_outs = RECORDER.record_graph(graph, inputs, [t._data for t in outs], retained)
     graph.eager_out_keys = [e.key for e in eager_outs]
-    saved_data = eager_outs[0].trace.node.saved_data
-    for k in [k for k, v in saved_data.items() if v is None]:
-        del saved_data[k]  # an input nothing reads: not saved
+    if needed is not None and len(needed[0]) < len(args):
+        saved_data = eager_outs[0].trace.node.saved_data
+        for k in [k for k, v in saved_data.items() if v is None]:
+            del saved_data[k]
     node = weakref.ref(eager_outs[0].trace.node)
     for t, s, e in zip(outs, saved, eager_outs):
         s.key = e.key
@@ -89,11 +98,6 @@ def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], in_ava
     if DEBUG:
         print(f"tidu: {', '.join(f'%{o._key.key}' for o in outs)} = {app.name} "
               f"{' '.join(f'%{k.key}' for k in in_keys)}", file=sys.stderr)
-
-
-def _keep(needed: tuple[set[int], set[int]] | None, i: int, a: Any) -> bool:
-    """Save an input its backward reads; a leaf that requires grad is kept to receive ``.grad``."""
-    return needed is None or i in needed[0] or (a._trace is None and a._requires_grad)
 
 
 def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out: Any, slot: int,

@@ -176,7 +176,7 @@ _MISSING = object()
 
 
 def saved_positions(op: Any, input_keys: Sequence[ValueKey], requires_grad: Sequence[bool],
-                    slots: Sequence[int]) -> tuple[set[int], set[int]] | None:
+                    slots: tuple[int, ...]) -> tuple[set[int], set[int]] | None:
     """Which inputs (positions) and output slots a node's backward program reads.
 
     Remembered per node form even with ``TIDU_CACHE=0`` (which only stops reusing programs).
@@ -186,12 +186,16 @@ def saved_positions(op: Any, input_keys: Sequence[ValueKey], requires_grad: Sequ
     if not slots:
         return None
     n = len(input_keys)
-    if n == 1 or (n == 2 and input_keys[0] != input_keys[1]):
-        pattern = (0,) if n == 1 else (0, 1)
+    if n == 1:
+        pattern, active_in = (0,), ((0,) if requires_grad[0] else ())
+    elif n == 2 and input_keys[0] is not input_keys[1]:  # one tensor has one key object
+        pattern = (0, 1)
+        active_in = tuple(i for i in (0, 1) if requires_grad[i])
     else:
         pattern = _distinct(input_keys)[1]
-    active_in = tuple(sorted({p for p, r in zip(pattern, requires_grad) if r}))
-    key = (op, tuple(slots), pattern, active_in)
+        active_in = tuple(sorted({p for p, r in zip(pattern, requires_grad) if r}))
+    # keyed by the application's fields: tuple equality in C, not Application.__eq__
+    key = (op.prim, op.params, op.in_avals, slots, pattern, active_in)
     found = _positions.get(key, _MISSING)
     if found is not _MISSING:
         return found
