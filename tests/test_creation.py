@@ -156,13 +156,16 @@ ERRORS = {
     "randint-empty-range": (lambda L: L.randint(5, 2, (3,)), RuntimeError),
     "rand-int": (lambda L: L.rand(2, dtype=L.int64), NotImplementedError),
     "zeros-float-size": (lambda L: L.zeros(2, 3.0), TypeError),
-    "zeros-negative": (lambda L: L.zeros(-1), RuntimeError),
+    "zeros-negative": (lambda L: L.zeros(2, -1), RuntimeError),
+    "ones-negative": (lambda L: L.ones(-1), RuntimeError),
+    "full-negative": (lambda L: L.full((2, -3), 1.0), RuntimeError),
+    "new_zeros-negative": (lambda L: L.ones(1).new_zeros(-1), RuntimeError),
     "default-dtype-int": (lambda L: L.set_default_dtype(L.int64), TypeError),
 }
 MESSAGES = {  # where the exact message matters to scripts
     "requires-grad-int-tensor", "requires-grad-int-zeros", "requires-grad-int-method", "ragged", "str-first",
     "arange-step-0", "arange-sign", "linspace-negative", "eye-negative", "randint-empty-range", "rand-int",
-    "default-dtype-int",
+    "default-dtype-int", "zeros-negative", "ones-negative", "full-negative", "new_zeros-negative",
 }
 
 

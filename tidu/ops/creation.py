@@ -153,8 +153,11 @@ def _size(size: tuple, name: str) -> tuple[int, ...]:
                 f'"type must be tuple of ints,but got {type(s).__name__}"'
             )
     dims = tuple(int(s) for s in size)
-    if any(s < 0 for s in dims):
-        raise RuntimeError(f"{name}: Dimension size must be non-negative (got negative dimension in {list(dims)}).")
+    negative = [s for s in dims if s < 0]
+    if negative and name == "zeros":
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    if negative:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: {list(dims)}")
     return dims
 
 
