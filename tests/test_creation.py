@@ -165,7 +165,7 @@ ERRORS = {
 MESSAGES = {  # where the exact message matters to scripts
     "requires-grad-int-tensor", "requires-grad-int-zeros", "requires-grad-int-method", "ragged", "str-first",
     "arange-step-0", "arange-sign", "linspace-negative", "eye-negative", "randint-empty-range", "rand-int",
-    "default-dtype-int", "zeros-negative", "ones-negative", "full-negative", "new_zeros-negative",
+    "default-dtype-int", "ragged-scalar", "zeros-float-size", "zeros-negative", "ones-negative", "full-negative", "new_zeros-negative",
 }
 
 
