@@ -235,6 +235,15 @@ def test_backward_from_a_stale_view_sees_the_base_write() -> None:
     np.testing.assert_allclose(run(tidu).numpy(), run(torch).numpy())
 
 
+def test_writes_through_data_are_not_versioned() -> None:
+    for L in (tidu, torch):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        x.data.mul_(3)  # torch: not seen by autograd, no error at backward
+        y.backward()
+        assert x.grad.tolist() == [6.0, 12.0] and x.tolist() == [3.0, 6.0]
+
+
 def test_views_share_the_version_counter() -> None:
     b = tidu.zeros(3, 4)
     for v in (b[1:], b.t(), b.view(12), b.reshape(2, 6), b.unsqueeze(0), b[0], b.detach(), b[None, ..., ::2]):

@@ -193,7 +193,9 @@ def _contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
 
 
 def _data_get(self: Tensor) -> Tensor:
-    return self.detach()
+    """The storage without autograd: unlike ``detach()``, writes through it are not seen by the
+    version counter (PyTorch's ``.data``)."""
+    return Tensor(self._data, self._dtype, device=self._device)
 
 
 def _data_set(self: Tensor, value: Tensor) -> None:
