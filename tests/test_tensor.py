@@ -57,10 +57,8 @@ REPRS = [
     "L.tensor([123456.789, 0.001])",
     "L.arange(30.0)",
     "L.tensor([[1.0, 2.0]], dtype=L.float64).t()",
+    "L.arange(2000.0)",
 ]
-REPR_BUGS = {
-    "L.arange(2000.0)": "no summarization: torch prints 'tensor([0.0000e+00, ..., 1.9990e+03])' above 1000 elements",
-}
 
 
 def _repr_pair(expr: str) -> tuple[str, str]:
@@ -70,18 +68,6 @@ def _repr_pair(expr: str) -> tuple[str, str]:
 @pytest.mark.smoke
 @pytest.mark.parametrize("expr", REPRS)
 def test_repr_matches_torch(expr: str) -> None:
-    ours, theirs = _repr_pair(expr)
-    assert ours == theirs
-
-
-@pytest.mark.parametrize(
-    "expr",
-    [
-        pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=f"tidu bug: {r}"))
-        for e, r in REPR_BUGS.items()
-    ],
-)
-def test_repr_matches_torch_known_bugs(expr: str) -> None:
     ours, theirs = _repr_pair(expr)
     assert ours == theirs
 

@@ -729,12 +729,14 @@ NOT_IN_TORCH = {"is_linear"}  # tidu-only (transpose rules)
 
 
 def test_every_public_op_is_compared_with_torch() -> None:
-    """Each name in ``tidu.ops.__all__`` that torch has appears in this file or in tests/ops/."""
+    """Each name in ``tidu.ops.__all__`` that torch has appears in this file, tests/ops/ or the creation/printing tests."""
     import re
     from pathlib import Path
 
-    # this file and the per-area oracle tests in tests/ops/
-    files = [Path(__file__), *sorted((Path(__file__).parent / "ops").glob("test_*.py"))]
+    # this file, the per-area oracle tests in tests/ops/ and the creation/printing tests
+    here = Path(__file__).parent
+    files = [Path(__file__), *sorted((here / "ops").glob("test_*.py")), here / "test_creation.py",
+             here / "test_printing.py"]
     source = "\n".join(f.read_text() for f in files)
     missing = []
     for name in tidu.ops.__all__:

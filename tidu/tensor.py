@@ -7,6 +7,9 @@ that produced it. Operators and methods are attached by ``tidu.ops``.
 
 from __future__ import annotations
 
+import itertools
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,6 +29,46 @@ class VersionCounter:
         self.value = 0
 
 
+# Tensors with hooks or ``retain_grad``, by id: backward looks them up by their current key.
+HOOKED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+RETAINED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+_handle_ids = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("hooks", "id")
+
+    def __init__(self, hooks: dict[int, Any]) -> None:
+        self.hooks = hooks
+        self.id = next(_handle_ids)
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class ViewInfo:
+    """How a view was made from its root base: ``fn(base)`` replays it with recorded ops.
+
+    ``version`` is the storage version at which the view's place in the graph was last
+    derived from the base; a write to the base after that makes it stale.
+    """
+
+    __slots__ = ("base", "fn", "version")
+
+    def __init__(self, base: Tensor, fn: Any, version: int) -> None:
+        self.base = base
+        self.fn = fn
+        self.version = version
+
+
 class Tensor:
     """A multi-dimensional array that records operations for autodiff.
 
@@ -39,7 +82,7 @@ class Tensor:
 
     __slots__ = (
         "_data", "_dtype", "_requires_grad", "_grad", "_key", "_trace", "_version",
-        "_retains_grad", "_device", "__weakref__",
+        "_retains_grad", "_device", "_view", "_hooks", "__weakref__",
     )
     __array_priority__ = 1000
 
@@ -56,6 +99,8 @@ class Tensor:
         self._version = _version if _version is not None else VersionCounter()
         self._retains_grad = False
         self._device = device
+        self._view: ViewInfo | None = None
+        self._hooks: dict[int, Any] | None = None
         if requires_grad:
             self.requires_grad = True
 
@@ -145,10 +190,45 @@ class Tensor:
         return self
 
     def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` at the next backward.
+
+        >>> import tidu
+        >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3
+        >>> y.retain_grad()
+        >>> (y * y).sum().backward()
+        >>> y.grad
+        tensor([ 6., 12.])
+        """
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._trace is not None:
             self._retains_grad = True
+            RETAINED[id(self)] = self
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
+
+        >>> import tidu
+        >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 10)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([20., 40.])
+        >>> h.remove()
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._hooks is None:
+            self._hooks = {}
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle.id] = hook
+        HOOKED[id(self)] = self
+        return handle
 
     def _ensure_key(self) -> Any:
         key = self._key

@@ -2,13 +2,43 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..core import grad_mode
+from ..core.dispatch import refresh_view
 from ..eager import topological_traces, try_backward
-from ..tensor import Tensor
+from ..tensor import HOOKED, RETAINED, Tensor
 from .executor import EXECUTOR
+
+
+class Hooks:
+    """The tensor hooks of one backward pass, by key; handed to the executor as ``ctx``.
+
+    A non-leaf's hooks run when its node is reached (its gradient is then complete);
+    ``final`` keeps each hooked gradient for ``retain_grad``.
+    """
+
+    def __init__(self) -> None:
+        self.by_key = {t._key: t for t in list(HOOKED.values()) if t._hooks and t._key is not None}
+        self.final: dict[Any, Tensor] = {}
+
+    def run(self, key: Any, grad: Tensor) -> Tensor:
+        tensor = self.by_key.get(key)
+        if tensor is None:
+            return grad
+        for hook in list(tensor._hooks.values()):
+            result = hook(grad)
+            if result is not None:
+                grad = result
+        self.final[key] = grad
+        return grad
+
+    def apply_hooks(self, keys: Sequence[Any], cotangents: Sequence[Any]) -> list[Any]:
+        return [c if c is None else self.run(k, c) for k, c in zip(keys, cotangents)]
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -37,10 +67,13 @@ def _seed(output: Tensor, grad: Any) -> Tensor:
 
 
 def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,
-                 retain_graph: bool | None, create_graph: bool) -> dict[Any, Tensor]:
-    """Cotangents of the wanted keys, summed over every output."""
+                 retain_graph: bool | None, create_graph: bool, hooks: Hooks | None = None) -> dict[Any, Tensor]:
+    """Cotangents of the wanted keys, summed over every output (tensor hooks applied on the way)."""
     if retain_graph is None:
         retain_graph = create_graph
+    for t in [*outputs, *(inputs or ())]:
+        if t._view is not None and t._view.version != t._version.value and grad_mode.is_grad_enabled():
+            refresh_view(t)  # a view whose base was written since: its current graph position
     for i, out in enumerate(outputs):
         if not out._requires_grad:
             raise RuntimeError(
@@ -52,16 +85,18 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
     if wanted is not None:
         for out in outputs:
             wanted.add(out._ensure_key())  # an output may itself be an input
-    totals: dict[Any, Tensor] = {}
     with grad_mode.set_grad_enabled(create_graph):
-        for out, g in zip(outputs, grad_outputs):
-            seed = _seed(out, g)
-            if out._trace is None and (wanted is None or out._key in wanted):
-                cts = {out._ensure_key(): seed}
-            else:
-                cts = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, None, wanted=wanted)
-            for k, v in cts.items():
-                totals[k] = v if k not in totals else totals[k] + v
+        seeds = [_seed(out, g) for out, g in zip(outputs, grad_outputs)]
+    out, seed = outputs[0], seeds[0]
+    if len(outputs) > 1:  # one pass from sum_i <out_i, seed_i>: each node (and hook) is reached once
+        with grad_mode.enable_grad():
+            out = functools.reduce(lambda a, b: a + b, [(o * s).sum() for o, s in zip(outputs, seeds)])
+        seed = Tensor(np.ones((), out.dtype.np), out.dtype)
+    with grad_mode.set_grad_enabled(create_graph):
+        if out._trace is None and (wanted is None or out._key in wanted):
+            totals = {out._ensure_key(): seed}
+        else:
+            totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
     if not retain_graph:
         for out in outputs:
             for trace in topological_traces(out._trace):
@@ -88,40 +123,45 @@ def _leaves(outputs: Sequence[Tensor]) -> list[Tensor]:
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Any = None) -> None:
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (or of ``inputs``)."""
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (or of ``inputs``).
+
+    >>> import tidu
+    >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> w = tidu.tensor([3.0, 4.0], requires_grad=True)
+    >>> tidu.autograd.backward((x * w).sum(), inputs=[w])
+    >>> w.grad, x.grad
+    (tensor([1., 2.]), None)
+    """
     outputs = _as_list(tensors)
     grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(outputs)
     targets = _as_list(inputs) if inputs is not None else None
     if targets is not None and not targets:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    retained = [] if targets is not None else _retained(outputs)
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    retained = [] if targets is not None else _retained()
     leaves = targets if targets is not None else _leaves(outputs) + retained
-    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph)
+    hooks = Hooks()
+    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks)
+    given: set[int] = set()
     for leaf in leaves:
         ct = totals.get(leaf._key)
         if ct is None:
             continue
+        ct = hooks.final.get(leaf._key, ct) if leaf._trace is not None else hooks.run(leaf._key, ct)
         if leaf.grad is not None:
             ct = leaf.grad + ct
         if not create_graph:
-            ct = ct.detach()
-            if not ct._data.flags.writeable:  # e.g. a broadcast view: .grad must be writable
-                ct = Tensor(ct._data.copy(), ct.dtype)
+            data = ct._data
+            # .grad owns writable memory: no broadcast view, no storage shared with another .grad
+            if not (data.flags.writeable and data.flags.owndata) or id(data) in given:
+                data = data.copy()
+            given.add(id(data))
+            ct = Tensor(data, ct.dtype)
         leaf.grad = ct
 
 
-def _retained(outputs: Sequence[Tensor]) -> list[Tensor]:
-    found: dict[int, Tensor] = {}
-    for out in outputs:
-        if out._retains_grad:
-            found[id(out)] = out
-        for trace in topological_traces(out._trace):
-            saved = trace.node.saved_data or {}
-            for value in saved.values():
-                t = getattr(value, "tensor", None)
-                if t is not None and t._retains_grad:
-                    found[id(t)] = t
-    return list(found.values())
+def _retained() -> list[Tensor]:
+    """Non-leaf tensors that asked for ``retain_grad`` (those the pass reaches get ``.grad``)."""
+    return [t for t in list(RETAINED.values()) if t._retains_grad and t._trace is not None]
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
@@ -144,10 +184,13 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
-    totals = run_backward(outs, grads, ins, retain_graph, create_graph)
+    hooks = Hooks()
+    totals = run_backward(outs, grads, ins, retain_graph, create_graph, hooks)
     result = []
     for i, t in enumerate(ins):
         ct = totals.get(t._key)
+        if ct is not None:
+            ct = hooks.final.get(t._key, ct) if t._trace is not None else hooks.run(t._key, ct)
         if ct is None:
             if materialize_grads:
                 from ..ops.creation import zeros_like
@@ -155,7 +198,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                 ct = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
-                    f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
         elif not create_graph:

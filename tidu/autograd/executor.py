@@ -49,6 +49,13 @@ def unpack(value: Any, name: str) -> Any:
     return value
 
 
+def _read(saved: dict[Any, Any], key: Any, name: str) -> Any:
+    value = saved.get(key)
+    if value is None:
+        raise RuntimeError(f"internal error: the backward of {name} reads a value its node did not save ({key!r})")
+    return unpack(value, name)
+
+
 def evaluate(graph: Any, env: dict[Any, Any], *, primal_only: bool) -> dict[Any, Any]:
     """Run a graph's operations on tensors; with ``primal_only``, skip linear ones."""
     values = dict(env)
@@ -66,13 +73,15 @@ class TensorExecutor(BackwardExecutor):
         g = graph.as_graph()
         name = g.operations[0].operation.name if g.operations else "node"
         if isinstance(g, BoundGraph):  # a cached program: its keys are canonical
-            env = {canon: unpack(initial_data[key], name) for canon, key in g.env_map.items()}
+            env = {canon: _read(initial_data, key, name) for canon, key in g.env_map.items()}
             return evaluate(g.program.linear.as_graph(), env, primal_only=True)
-        env = {k: unpack(v, name) for k, v in initial_data.items()}
-        return evaluate(g, env, primal_only=True)
+        reads = [g.values[i].key for i in g.inputs if g.values[i].key in initial_data]
+        return evaluate(g, {k: _read(initial_data, k, name) for k in reads}, primal_only=True)
 
     def run_transposed_linear(self, linear: LinearizedGraph, cotangent_outputs: Sequence[Any],
                               external_data: dict[Any, Any], ctx: Any) -> list[Any]:
+        if ctx is not None:
+            cotangent_outputs = ctx.apply_hooks(getattr(linear, "active_out", ()), cotangent_outputs)
         if isinstance(linear, BoundProgram):
             transposed = linear.program.transposed
             g = transposed.as_graph()

@@ -33,8 +33,9 @@ from ..ad import OperationRole, PrimitiveValue
 from ..ad import Primitive as EnginePrimitive
 from ..core import grad_mode
 from ..core.primitive import Var, accumulate_add
+from ..core.programs import TensorRecordedGraph
 from ..core.tape import RECORDER, SavedInput, SavedOutput
-from ..eager import EagerInput, RecordedGraph
+from ..eager import EagerInput
 from ..tensor import Tensor
 
 
@@ -149,15 +150,23 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: Sequence[Any], outs: li
     op = FunctionOp(cls, ctx, [a.aval if isinstance(a, Tensor) else None for a in args], positions,
                     [o.aval for o in outs], diff_out)
     in_keys = [a._ensure_key() for a in inputs]
-    graph = RecordedGraph.from_primitive(op, in_keys)
+    graph = FunctionGraph.from_primitive(op, in_keys)
     eager_in = [EagerInput(k, a._trace, True, SavedInput(a)) for k, a in zip(in_keys, inputs)]
     saved = [SavedOutput(o) for o in outs]
     eager_out = RECORDER.record_graph(graph, eager_in, [o._data for o in outs], dict(zip(graph.output_keys(), saved)))
+    graph.eager_out_keys = [e.key for e in eager_out]
     node = weakref.ref(eager_out[0].trace.node)
     for o, s, e, d in zip(outs, saved, eager_out, diff_out):
         s.key, s.node = e.key, node
         if d:
             o._requires_grad, o._key, o._trace = True, e.key, e.trace
+
+
+class FunctionGraph(TensorRecordedGraph):
+    """A Function node's recorded graph: linearized afresh each time (its ``ctx`` is per call),
+    with the keys of its outputs, so hooks on them run."""
+
+    cacheable = False
 
 
 class _Op(EnginePrimitive):

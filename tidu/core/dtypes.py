@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
@@ -69,11 +68,11 @@ def as_dtype(value: Any) -> dtype:
         raise TypeError(f"unsupported dtype {value!r}") from None
 
 
-class _DefaultDtype(threading.local):
+class _DefaultDtype:
     value: dtype = float32
 
 
-_default = _DefaultDtype()
+_default = _DefaultDtype()  # global, as PyTorch's is
 
 
 def get_default_dtype() -> dtype:
@@ -87,9 +86,17 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d: dtype) -> None:
-    d = as_dtype(d)
+    """Set the dtype Python floats become (``tidu.float32`` or ``tidu.float64`` only).
+
+    >>> import tidu
+    >>> tidu.set_default_dtype(tidu.float64); tidu.tensor([1.5]).dtype
+    tidu.float64
+    >>> tidu.set_default_dtype(tidu.float32)
+    """
+    if not isinstance(d, dtype):
+        raise TypeError(f"set_default_dtype(): argument 'd' must be tidu.dtype, not {type(d).__name__}")
     if not d.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+        raise TypeError("only floating-point types are supported as the default type")
     _default.value = d
 
 

@@ -48,19 +48,44 @@ class _GradMode:
 
 
 class no_grad(_GradMode):  # noqa: N801
-    """Context manager and decorator: do not record operations."""
+    """Context manager and decorator: do not record operations (in this thread).
+
+    >>> import tidu
+    >>> x = tidu.ones(2, requires_grad=True)
+    >>> with tidu.no_grad():
+    ...     (x * 2).requires_grad
+    False
+    >>> tidu.no_grad()(lambda t: t * 2)(x).requires_grad
+    False
+    """
 
     mode = False
 
 
 class enable_grad(_GradMode):  # noqa: N801
-    """Context manager and decorator: record operations (inside ``no_grad`` too)."""
+    """Context manager and decorator: record operations (inside ``no_grad`` too).
+
+    >>> import tidu
+    >>> x = tidu.ones(2, requires_grad=True)
+    >>> with tidu.no_grad(), tidu.enable_grad():
+    ...     (x * 2).requires_grad
+    True
+    """
 
     mode = True
 
 
 class set_grad_enabled(_GradMode):  # noqa: N801
-    """Set grad mode on or off; usable as a function, context manager or decorator."""
+    """Set grad mode on or off; usable as a function, context manager or decorator.
+
+    >>> import tidu
+    >>> x = tidu.ones(2, requires_grad=True)
+    >>> with tidu.set_grad_enabled(False):
+    ...     (x * 2).requires_grad
+    False
+    >>> tidu.is_grad_enabled()
+    True
+    """
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)

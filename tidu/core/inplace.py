@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import grad_mode
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
 def check_writable(target: Any, op: str) -> None:
@@ -23,13 +26,46 @@ def check_writable(target: Any, op: str) -> None:
         raise RuntimeError(LEAF_ERROR)
     if not target._data.flags.writeable:
         raise RuntimeError(
-            f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
-            "memory location (an expanded view). Please clone() the tensor before performing the operation."
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation."
         )
 
 
-def assign_(target: Any, value: Any, *, op: str) -> Any:
+def mark() -> int:
+    """A point on the tape: nodes recorded after it belong to the in-place op being computed."""
+    from .tape import fresh_key
+
+    return fresh_key().key
+
+
+def _keep_originals(value: Any, target: Any, since: int | None) -> None:
+    """Nodes recorded for this in-place op (after ``since``; without it, only ``value``'s own
+    node) that saved ``target``'s storage keep its old value."""
+    from .tape import SavedInput
+
+    counter = target._version
+    stack, seen = [value._trace], set()
+    while stack:
+        trace = stack.pop()
+        if trace is None or id(trace.node) in seen:
+            continue
+        node = trace.node
+        seen.add(id(node))
+        if node.saved_data is None or (since is not None and node.primal_out_keys[0].key < since):
+            continue
+        for saved in node.saved_data.values():
+            if isinstance(saved, SavedInput) and saved.tensor._version is counter:
+                saved.keep_original()
+        if since is not None:
+            stack.extend(edge[0] for edge in node.input_edges)
+
+
+def assign_(target: Any, value: Any, *, op: str, since: int | None = None) -> Any:
     """Write ``value`` (a tensor of ``target``'s shape and dtype) into ``target``, in place.
+
+    Pass ``since=mark()`` taken before computing ``value``: nodes recorded for this write that
+    saved ``target`` then keep its original value instead of failing at backward. A ``target``
+    that is a view of a base in autograd is written through the base (PyTorch's semantics).
 
     >>> import tidu
     >>> from tidu.core.inplace import assign_
@@ -46,6 +82,17 @@ def assign_(target: Any, value: Any, *, op: str) -> Any:
             f"{op}: internal error: in-place value {tuple(value.shape)} {value.dtype.name} does not fit the "
             f"tensor {tuple(target.shape)} {target.dtype.name}"
         )
+    if grad_mode.is_grad_enabled() and value._requires_grad:
+        if value._trace is None:  # a leaf: the target becomes a recorded copy of it
+            value = value.clone()
+        _keep_originals(value, target, since)
+    elif grad_mode.is_grad_enabled() and target._trace is not None:
+        value = _constant_in_graph(value, target)
+    view = target._view
+    if view is not None and grad_mode.is_grad_enabled() and (
+        value._trace is not None or view.base._requires_grad or target._requires_grad
+    ):
+        return _assign_through_view(target, value, op)
     recorded = grad_mode.is_grad_enabled() and value._trace is not None
     target._data[...] = value._data
     target._version.value += 1
@@ -53,9 +100,41 @@ def assign_(target: Any, value: Any, *, op: str) -> Any:
         target._requires_grad = True
         target._key = value._key
         target._trace = value._trace
-    elif grad_mode.is_grad_enabled() and target._trace is not None:
-        # Overwritten by constant data: the old history no longer reaches this value.
-        target._trace = None
-        target._key = None
-        target._requires_grad = False
+    return target
+
+
+def _constant_in_graph(value: Any, target: Any) -> Any:
+    """Constant data written over a non-leaf: recorded as ``where(True, value, target)``, so the
+    tensor still requires grad and its history gets a zero gradient (PyTorch's ``FillBackward``)."""
+    from ..ops.math import where
+    from ..tensor import Tensor
+
+    return where(Tensor(np.ones(target._data.shape, np.bool_)), value, target)
+
+
+def _assign_through_view(target: Any, value: Any, op: str) -> Any:
+    """Write into a view of a base that takes part in autograd (PyTorch's CopySlices).
+
+    With ``f`` the view as a function of its base, the base becomes
+    ``where(f^T(1) != 0, f^T(value), base)`` (recorded), and the view ``f(new base)``.
+    """
+    from ..autograd.backward import grad
+    from ..ops.math import where
+    from ..tensor import Tensor
+
+    info = target._view
+    base = info.base
+    if base._requires_grad and base._trace is None:
+        raise RuntimeError(VIEW_OF_LEAF_ERROR)
+    check_writable(base, op)
+    probe = Tensor(base._data, base._dtype, requires_grad=True)
+    placed = info.fn(probe)
+    (spread,) = grad(placed, probe, value, create_graph=True)
+    (mask,) = grad(placed, probe, Tensor(np.ones(target._data.shape, target._dtype.np)))
+    assign_(base, where(Tensor(mask._data != 0), spread, base), op=op)
+    fresh = info.fn(base)
+    info.version = target._version.value
+    target._requires_grad = fresh._requires_grad
+    target._key = fresh._key
+    target._trace = fresh._trace
     return target

@@ -25,13 +25,24 @@ _programs: OrderedDict[Any, Program] = OrderedDict()
 class Program:
     """A canonical node program: its linear graph (residuals) and the transpose."""
 
-    __slots__ = ("linear", "transposed", "in_keys", "out_keys")
+    __slots__ = ("linear", "transposed", "in_keys", "out_keys", "reads")
 
     def __init__(self, linear: LinearizedGraph, transposed: LinearizedGraph, in_keys: list, out_keys: list) -> None:
         self.linear = linear
         self.transposed = transposed
         self.in_keys = in_keys  # canonical ValueKeys of the distinct inputs
         self.out_keys = out_keys  # canonical keys of the primal outputs (Derived)
+        self.reads = external_reads(linear)
+
+
+def external_reads(linear: LinearizedGraph) -> frozenset:
+    """Keys of the primal values a linear graph reads (its leaves that are not tangents).
+
+    Only these are unpacked (and version-checked) at backward, and only these are saved.
+    """
+    graph = linear.as_graph()
+    tangents = {tid for _, tid in linear.tangent_inputs}
+    return frozenset(graph.values[i].key for i in graph.inputs if i not in tangents)
 
 
 class BoundGraph:
@@ -41,7 +52,7 @@ class BoundGraph:
 
     def __init__(self, program: Program, env_map: dict[Any, Any]) -> None:
         self.program = program
-        self.env_map = env_map  # canonical key -> the node's saved-data key
+        self.env_map = env_map  # canonical key -> the node's saved-data key, for the values read
 
     @property
     def operations(self) -> list:
@@ -55,12 +66,13 @@ class BoundGraph:
 class BoundProgram(LinearizedGraph):
     """A cached program seen through one node's keys (what ``try_backward`` receives)."""
 
-    __slots__ = ("program", "bound")
+    __slots__ = ("program", "bound", "active_out")
 
-    def __init__(self, program: Program, tangent_inputs: list, env_map: dict[Any, Any]) -> None:
+    def __init__(self, program: Program, tangent_inputs: list, env_map: dict[Any, Any], active_out: list) -> None:
         super().__init__(program.linear.as_graph(), tangent_inputs, program.linear.tangent_outputs)
         self.program = program
         self.bound = BoundGraph(program, env_map)
+        self.active_out = active_out  # the node's keys of the outputs given a cotangent
 
     def as_graph(self) -> Any:
         return self.bound
@@ -68,6 +80,7 @@ class BoundProgram(LinearizedGraph):
 
 def clear() -> None:
     _programs.clear()
+    _positions.clear()
 
 
 def size() -> int:
@@ -81,7 +94,8 @@ class TensorRecordedGraph(RecordedGraph):
     recording needs just the operation and its keys.
     """
 
-    __slots__ = ("_op",)
+    __slots__ = ("_op", "eager_out_keys")
+    cacheable = True  # False for ops whose program depends on more than (op, avals): autograd.Function
 
     @classmethod
     def from_primitive(cls, op: Any, input_keys: Sequence[ValueKey]) -> TensorRecordedGraph:
@@ -91,6 +105,7 @@ class TensorRecordedGraph(RecordedGraph):
         self._input_keys = list(input_keys)
         opkey = OperationKey(op, tuple(input_keys), OperationRole.Primary)
         self._output_keys = [ValueKey.Derived(opkey, s) for s in range(op.output_count())]
+        self.eager_out_keys: list = []  # the keys the recorder gave the outputs (set after recording)
         return self
 
     def as_graph(self) -> Any:
@@ -107,28 +122,93 @@ class TensorRecordedGraph(RecordedGraph):
     def try_linearize(
         self, active_slots: Sequence[int], ctx: Any = None, wrt: Sequence[Any] | None = None
     ) -> LinearizedGraph:
-        if not ENABLED:
-            return super().try_linearize(active_slots, ctx, wrt)
-        inputs = self.input_keys()
-        distinct = list(dict.fromkeys(inputs))
-        pattern = tuple(distinct.index(k) for k in inputs)
-        active_in = tuple(range(len(distinct))) if wrt is None else tuple(
-            i for i, k in enumerate(distinct) if k in set(wrt))
-        op = self._op
-        cache_key = (op, tuple(active_slots), pattern, active_in)
-        program = _programs.get(cache_key)
-        if program is None:
-            canon_in = [ValueKey.Input(("arg", i)) for i in range(len(distinct))]
-            canon = RecordedGraph.from_primitive(op, [canon_in[p] for p in pattern])
-            linear = canon.try_linearize(active_slots, ctx, [canon_in[i] for i in active_in])
-            program = Program(linear, try_linear_transpose(linear, ctx), canon_in, canon.output_keys())
-            _programs[cache_key] = program
-            if len(_programs) > MAX_PROGRAMS:
-                _programs.popitem(last=False)
-        else:
-            _programs.move_to_end(cache_key)
-        env_map = dict(zip(program.in_keys, distinct))
-        env_map.update(zip(program.out_keys, self.output_keys()))
+        active_out = [self.eager_out_keys[s] for s in active_slots] if self.eager_out_keys else []
+        if not ENABLED or not self.cacheable:
+            linear = super().try_linearize(active_slots, ctx, wrt)
+            return NodeLinearizedGraph(linear, active_out)
+        distinct, pattern = _distinct(self.input_keys())
+        wanted = set(distinct) if wrt is None else set(wrt)
+        active_in = tuple(i for i, k in enumerate(distinct) if k in wanted)
+        program = _program(self._op, tuple(active_slots), pattern, active_in, ctx)
+        env_map = {c: k for c, k in zip(program.in_keys, distinct) if c in program.reads}
+        env_map.update((c, k) for c, k in zip(program.out_keys, self.output_keys()) if c in program.reads)
         raw_to_eager = {canon.key: key.key for canon, key in zip(program.in_keys, distinct)}
         tangent_inputs = [(raw_to_eager[raw], tid) for raw, tid in program.linear.tangent_inputs]
-        return BoundProgram(program, tangent_inputs, env_map)
+        return BoundProgram(program, tangent_inputs, env_map, active_out)
+
+
+class NodeLinearizedGraph(LinearizedGraph):
+    """An uncached node's linear graph, with the keys of the outputs it was asked for."""
+
+    __slots__ = ("active_out",)
+
+    def __init__(self, linear: LinearizedGraph, active_out: list) -> None:
+        super().__init__(linear.as_graph(), linear.tangent_inputs, linear.tangent_outputs)
+        self.active_out = active_out
+
+
+def _distinct(inputs: Sequence[ValueKey]) -> tuple[list, tuple[int, ...]]:
+    distinct = list(dict.fromkeys(inputs))
+    return distinct, tuple(distinct.index(k) for k in inputs)
+
+
+def _build(op: Any, active_slots: tuple, pattern: tuple, active_in: tuple, ctx: Any) -> Program:
+    canon_in = [ValueKey.Input(("arg", i)) for i in range(max(pattern, default=-1) + 1)]
+    canon = RecordedGraph.from_primitive(op, [canon_in[p] for p in pattern])
+    linear = canon.try_linearize(active_slots, ctx, [canon_in[i] for i in active_in])
+    return Program(linear, try_linear_transpose(linear, ctx), canon_in, canon.output_keys())
+
+
+def _program(op: Any, active_slots: tuple, pattern: tuple, active_in: tuple, ctx: Any) -> Program:
+    cache_key = (op, active_slots, pattern, active_in)
+    program = _programs.get(cache_key)
+    if program is None:
+        program = _build(op, active_slots, pattern, active_in, ctx)
+        _programs[cache_key] = program
+        if len(_programs) > MAX_PROGRAMS:
+            _programs.popitem(last=False)
+    else:
+        _programs.move_to_end(cache_key)
+    return program
+
+
+_positions: dict[Any, tuple[set[int], set[int]] | None] = {}
+_MISSING = object()
+
+
+def saved_positions(op: Any, input_keys: Sequence[ValueKey], requires_grad: Sequence[bool],
+                    slots: tuple[int, ...]) -> tuple[set[int], set[int]] | None:
+    """Which inputs (positions) and output slots a node's backward program reads.
+
+    Remembered per node form even with ``TIDU_CACHE=0`` (which only stops reusing programs).
+    ``None`` (save everything) when the program cannot be built now: a missing rule is
+    reported at backward, where PyTorch reports it.
+    """
+    if not slots:
+        return None
+    n = len(input_keys)
+    if n == 1:
+        pattern, active_in = (0,), ((0,) if requires_grad[0] else ())
+    elif n == 2 and input_keys[0] is not input_keys[1]:  # one tensor has one key object
+        pattern = (0, 1)
+        active_in = tuple(i for i in (0, 1) if requires_grad[i])
+    else:
+        pattern = _distinct(input_keys)[1]
+        active_in = tuple(sorted({p for p, r in zip(pattern, requires_grad) if r}))
+    # keyed by the application's fields: tuple equality in C, not Application.__eq__
+    key = (op.prim, op.params, op.in_avals, slots, pattern, active_in)
+    found = _positions.get(key, _MISSING)
+    if found is not _MISSING:
+        return found
+    try:
+        program = (_program if ENABLED else _build)(op, tuple(slots), pattern, active_in, None)
+    except Exception:  # noqa: BLE001 - the same error is raised again at backward
+        found = None
+    else:
+        reads = program.reads
+        found = ({i for i, p in enumerate(pattern) if program.in_keys[p] in reads},
+                 {s for s, k in enumerate(program.out_keys) if k in reads})
+    if len(_positions) >= MAX_PROGRAMS:
+        _positions.clear()
+    _positions[key] = found
+    return found

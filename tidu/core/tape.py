@@ -51,6 +51,18 @@ class SavedInput:
             raise _modified(self.tensor, self.version, f"an input of {node_name}")
         return self.tensor
 
+    def keep_original(self) -> None:
+        """The in-place op that recorded this node is about to overwrite the saved storage:
+        keep the original value (PyTorch's ``original_self``), with the same graph position."""
+        from ..tensor import Tensor, VersionCounter
+
+        old = self.tensor
+        counter = VersionCounter()
+        counter.value = self.version
+        copy = Tensor(old._data.copy(), old._dtype, _version=counter)
+        copy._requires_grad, copy._key, copy._trace = old._requires_grad, old._key, old._trace
+        self.tensor = copy
+
 
 class SavedOutput:
     """A saved output: its array, key and version; the tensor is rebuilt on use."""

@@ -1,45 +1,75 @@
-"""Creating tensors: ``tensor``, ``zeros``, ``ones``, ``randn``, ``arange``, ``from_numpy``."""
+"""Creating tensors: ``tensor``, ``zeros``, ``full``, ``arange``, ``linspace``, ``eye``, random draws.
+
+dtype inference follows PyTorch: Python bools give ``bool``, ints ``int64``, floats the
+default dtype; numpy arrays, numpy scalars and tensors keep their own dtype; a nested list
+takes the promotion of everything in it.
+"""
 
 from __future__ import annotations
 
-import threading
+import math
 from typing import Any
 
 import numpy as np
 
 from ..core import dtypes
 from ..core.device import as_device
+from ..core.printing import set_printoptions
 from ..tensor import Tensor
 
-__all__ = ['arange', 'as_tensor', 'empty', 'from_numpy', 'full', 'manual_seed', 'ones', 'ones_like', 'rand', 'randn', 'tensor', 'zeros', 'zeros_like']
+__all__ = [
+    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace",
+    "manual_seed", "ones", "ones_like", "rand", "rand_like", "randint", "randn", "randn_like",
+    "set_printoptions", "tensor", "zeros", "zeros_like",
+]
+
 
 def _infer_dtype(data: Any) -> dtypes.dtype:
-    """PyTorch's inference: Python floats give the default dtype, ints int64, bools bool;
-    numpy scalars and tensors inside the data keep their own dtype."""
-    found: list[dtypes.dtype] = []
+    """The dtype ``tensor(data)`` gets: the promotion of every element's own dtype."""
+    found: dtypes.dtype | None = None
+
+    first = data
+    while isinstance(first, list | tuple) and first:
+        first = first[0]
+        if isinstance(first, str | bytes):  # PyTorch reads the shape from first elements: a str is a sequence
+            raise ValueError(f"too many dimensions '{type(first).__name__}'")
 
     def walk(x: Any) -> None:
-        if isinstance(x, Tensor):
-            found.append(x.dtype)
+        nonlocal found
+        if isinstance(x, Tensor | np.ndarray | np.generic):
+            d = x.dtype if isinstance(x, Tensor) else dtypes.from_numpy_dtype(x.dtype)
         elif isinstance(x, list | tuple):
             for v in x:
                 walk(v)
-        elif isinstance(x, np.generic):
-            found.append(dtypes.from_numpy_dtype(x.dtype))
+            return
         elif isinstance(x, bool | int | float):
-            found.append(dtypes.scalar_dtype(x))
+            d = dtypes.scalar_dtype(x)
+        elif isinstance(x, str | bytes):
+            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
         else:
-            if isinstance(x, str | bytes):
-                raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+        found = d if found is None else dtypes.promote_types(found, d)
 
     walk(data)
-    if not found:
-        return dtypes.get_default_dtype()
-    out = found[0]
-    for d in found[1:]:
-        out = dtypes.promote_types(out, d)
-    return out
+    return found if found is not None else dtypes.get_default_dtype()
+
+
+def _shape_of(data: Any, dim: int = 0) -> tuple[int, ...]:
+    """The shape of nested sequences, with PyTorch's errors for ragged ones."""
+    if isinstance(data, Tensor | np.ndarray):
+        return tuple(data.shape)
+    if not isinstance(data, list | tuple):
+        return ()
+    if not data:
+        return (0,)
+    inner = [_shape_of(v, dim + 1) for v in data]
+    for v, s in zip(data, inner):
+        if s != inner[0]:
+            if not isinstance(v, list | tuple | Tensor | np.ndarray):
+                raise TypeError("not a sequence")
+            got = s[0] if s else 0
+            raise ValueError(f"expected sequence of length {inner[0][0]} at dim {dim + 1} (got {got})")
+    return (len(data), *inner[0])
 
 
 def _plain(data: Any) -> Any:
@@ -50,37 +80,47 @@ def _plain(data: Any) -> Any:
     return data
 
 
+def _check_grad_dtype(dt: dtypes.dtype, requires_grad: bool) -> None:
+    if requires_grad and not dt.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+
+
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor copied from ``data`` (nested lists, numbers, numpy arrays or tensors).
 
     Python floats give the default dtype (float32), ints int64, bools bool;
-    numpy arrays keep their dtype.
+    numpy arrays and scalars keep their dtype; mixed lists promote.
 
     >>> import tidu
     >>> tidu.tensor([1.0, 2.0], requires_grad=True)
     tensor([1., 2.], requires_grad=True)
-    >>> tidu.tensor([[1, 2]]).dtype
-    tidu.int64
+    >>> tidu.tensor([[1, 2]]).dtype, tidu.tensor([1, 2.5]).dtype, tidu.tensor([True, 1]).dtype
+    (tidu.int64, tidu.float32, tidu.int64)
     """
     as_device(device)
-    if isinstance(data, np.ndarray):
-        inferred = dtypes.from_numpy_dtype(data.dtype)
-    elif isinstance(data, Tensor):
-        inferred = data.dtype
-    else:
-        inferred = _infer_dtype(data)
+    inferred = _infer_dtype(data)
     dt = dtypes.as_dtype(dtype) if dtype is not None else inferred
-    try:
-        array = np.array(_plain(data), dtype=dt.np, copy=True)
-    except ValueError as err:
-        raise ValueError(f"tensor(): {err}") from None
+    _check_grad_dtype(dt, requires_grad)
+    if isinstance(data, np.ndarray | np.generic | Tensor):
+        array = np.array(data._data if isinstance(data, Tensor) else data, dtype=dt.np, copy=True)
+    else:
+        shape = _shape_of(data)
+        array = np.array(_plain(data), dtype=dt.np).reshape(shape)
     return Tensor(array, dt, requires_grad=requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """Like ``tensor``, but shares memory with a tensor or numpy array when it can."""
-    if isinstance(data, Tensor) and (dtype is None or dtypes.as_dtype(dtype) is data.dtype):
-        return data
+    """Like ``tensor``, but shares memory with a tensor or numpy array when no conversion is needed.
+
+    >>> import tidu, numpy as np
+    >>> a = np.zeros(2)
+    >>> t = tidu.as_tensor(a); a[0] = 1.0
+    >>> t
+    tensor([1., 0.], dtype=tidu.float64)
+    """
+    as_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtypes.as_dtype(dtype) is data.dtype else data.to(dtypes.as_dtype(dtype))
     if isinstance(data, np.ndarray) and (dtype is None or dtypes.as_dtype(dtype).np == data.dtype):
         return from_numpy(data)
     return tensor(data, dtype, device)
@@ -101,21 +141,34 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return Tensor(ndarray, dtypes.from_numpy_dtype(ndarray.dtype))
 
 
-def _size(size: tuple) -> tuple[int, ...]:
+def _size(size: tuple, name: str) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], list | tuple):
         size = tuple(size[0])
-    for s in size:
+    for i, s in enumerate(size):
+        if isinstance(s, Tensor) and s.ndim == 0 and not s.dtype.is_floating_point:
+            continue
         if not isinstance(s, int | np.integer) or isinstance(s, bool):
-            raise TypeError(f"size must be a sequence of ints, got {type(s).__name__}")
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
-    return tuple(int(s) for s in size)
+            raise TypeError(
+                f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+                f'"type must be tuple of ints,but got {type(s).__name__}"'
+            )
+    dims = tuple(int(s) for s in size)
+    negative = [s for s in dims if s < 0]
+    if negative and name == "zeros":
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    if negative:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: {list(dims)}")
+    return dims
 
 
-def _make(fill: Any, size: tuple, dtype: Any, device: Any, requires_grad: bool, default: Any = None) -> Tensor:
+def _dtype(dtype: Any, default: dtypes.dtype | None = None) -> dtypes.dtype:
+    return dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.get_default_dtype())
+
+
+def _make(array: np.ndarray, dt: dtypes.dtype, device: Any, requires_grad: bool) -> Tensor:
     as_device(device)
-    dt = dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.get_default_dtype())
-    return Tensor(np.full(_size(size), fill, dt.np), dt, requires_grad=requires_grad)
+    _check_grad_dtype(dt, requires_grad)
+    return Tensor(array, dt, requires_grad=requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -126,7 +179,8 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     tensor([[0., 0.],
             [0., 0.]])
     """
-    return _make(0, size, dtype, device, requires_grad)
+    dt = _dtype(dtype)
+    return _make(np.zeros(_size(size, "zeros"), dt.np), dt, device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -136,54 +190,165 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     >>> tidu.ones(3, dtype=tidu.int64)
     tensor([1, 1, 1])
     """
-    return _make(1, size, dtype, device, requires_grad)
-
-
-def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor filled with ``fill_value`` (its dtype inferred from the value).
-
-    >>> import tidu
-    >>> tidu.full((2,), 7)
-    tensor([7, 7])
-    """
-    default = dtypes.scalar_dtype(fill_value)
-    return _make(fill_value, (tuple(size),), dtype, device, requires_grad, default)
+    dt = _dtype(dtype)
+    return _make(np.ones(_size(size, "ones"), dt.np), dt, device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """An uninitialized tensor (tidu fills it with zeros)."""
-    return _make(0, size, dtype, device, requires_grad)
+    """An uninitialized tensor (tidu fills it with zeros).
+
+    >>> import tidu
+    >>> tidu.empty(2, 0).shape
+    tidu.Size([2, 0])
+    """
+    dt = _dtype(dtype)
+    return _make(np.zeros(_size(size, "empty"), dt.np), dt, device, requires_grad)
 
 
-def zeros_like(input: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
-    return _make(0, (tuple(input.shape),), dtype or input.dtype, None, requires_grad)
+def _fill_dtype(fill_value: Any) -> dtypes.dtype:
+    if isinstance(fill_value, Tensor):
+        return fill_value.dtype
+    return dtypes.scalar_dtype(fill_value)
 
 
-def ones_like(input: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
-    return _make(1, (tuple(input.shape),), dtype or input.dtype, None, requires_grad)
+def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value``; its dtype comes from the value (bool, int64, default float).
+
+    >>> import tidu
+    >>> tidu.full((2,), 7), tidu.full((1,), True), tidu.full((1,), 0.5)
+    (tensor([7, 7]), tensor([True]), tensor([0.5000]))
+    """
+    dt = _dtype(dtype, _fill_dtype(fill_value))
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    dims = _size((size,) if isinstance(size, int | np.integer) else tuple(size), "full")
+    return _make(np.full(dims, value, dt.np), dt, device, requires_grad)
+
+
+def zeros_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """Zeros of ``input``'s shape and dtype.
+
+    >>> import tidu
+    >>> tidu.zeros_like(tidu.tensor([1, 2]))
+    tensor([0, 0])
+    """
+    dt = _dtype(dtype, input.dtype)
+    return _make(np.zeros(tuple(input.shape), dt.np), dt, device, requires_grad)
+
+
+def ones_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """Ones of ``input``'s shape and dtype.
+
+    >>> import tidu
+    >>> tidu.ones_like(tidu.zeros(2, dtype=tidu.float64))
+    tensor([1., 1.], dtype=tidu.float64)
+    """
+    dt = _dtype(dtype, input.dtype)
+    return _make(np.ones(tuple(input.shape), dt.np), dt, device, requires_grad)
+
+
+def empty_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """An uninitialized tensor of ``input``'s shape and dtype (tidu fills it with zeros).
+
+    >>> import tidu
+    >>> tidu.empty_like(tidu.ones(2, 3)).shape
+    tidu.Size([2, 3])
+    """
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,  # noqa: A002
+              requires_grad: bool = False) -> Tensor:
+    """``fill_value`` in ``input``'s shape and dtype (the value is cast to it).
+
+    >>> import tidu
+    >>> tidu.full_like(tidu.tensor([1, 2]), 2.7)
+    tensor([2, 2])
+    """
+    dt = _dtype(dtype, input.dtype)
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _make(np.full(tuple(input.shape), value, dt.np), dt, device, requires_grad)
+
+
+def _is_float(x: Any) -> bool:
+    if isinstance(x, Tensor):
+        return x.dtype.is_floating_point
+    return isinstance(x, float | np.floating)
+
+
+def _number(x: Any) -> Any:
+    return x.item() if isinstance(x, Tensor) else x
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
-    """Values from ``start`` to ``end`` (exclusive) by ``step``.
+    """Values from ``start`` to ``end`` (exclusive) by ``step``: int64 unless an argument is a float.
 
     >>> import tidu
-    >>> tidu.arange(3)
-    tensor([0, 1, 2])
+    >>> tidu.arange(3), tidu.arange(0, 1, 0.25)
+    (tensor([0, 1, 2]), tensor([0.0000, 0.2500, 0.5000, 0.7500]))
     """
     if end is None:
         start, end = 0, start
-    if dtype is None:
-        dtype = dtypes.result_type(start, end, step)
-    dt = dtypes.as_dtype(dtype)
-    return Tensor(np.arange(start, end, step).astype(dt.np), dt, requires_grad=requires_grad)
+    floating = any(_is_float(v) for v in (start, end, step))
+    dt = _dtype(dtype, dtypes.get_default_dtype() if floating else dtypes.int64)
+    start, end, step = _number(start), _number(end), _number(step)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = max(0, math.ceil((end - start) / step))
+    if floating or dt.is_floating_point:
+        values = start + np.arange(n, dtype=np.float64) * step
+    else:
+        values = start + np.arange(n, dtype=np.int64) * step
+    return _make(values.astype(dt.np), dt, device, requires_grad)
 
 
-class _Generator(threading.local):
-    rng: np.random.Generator = np.random.default_rng(0)
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (default float dtype).
+
+    >>> import tidu
+    >>> tidu.linspace(0, 1, 5)
+    tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
+    if not isinstance(steps, int | np.integer) or isinstance(steps, bool):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = _dtype(dtype)
+    start, end = float(_number(start)), float(_number(end))
+    i = np.arange(steps, dtype=np.float64)
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    half = steps // 2
+    values = np.where((i < half) | (steps == 1), start + i * step, end - (steps - 1 - i) * step)
+    return _make(values.astype(dt.np), dt, device, requires_grad)
 
 
-_gen = _Generator()
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``).
+
+    >>> import tidu
+    >>> tidu.eye(2, 3)
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    dt = _dtype(dtype)
+    return _make(np.eye(n, m, dtype=dt.np), dt, device, requires_grad)
+
+
+# --- random numbers --------------------------------------------------------------------------
+_rng = np.random.default_rng(0)
+
+
+def generator() -> np.random.Generator:
+    """tidu's global random generator (seeded by ``manual_seed``)."""
+    return _rng
 
 
 def manual_seed(seed: int) -> None:
@@ -194,25 +359,108 @@ def manual_seed(seed: int) -> None:
     >>> tidu.manual_seed(0); bool((tidu.randn(3) == a).sum() == 3)
     True
     """
-    _gen.rng = np.random.default_rng(int(seed))
+    global _rng
+    _rng = np.random.default_rng(int(seed))
 
 
-def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Samples of the standard normal distribution."""
-    as_device(device)
-    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+def _float_dtype(dtype: Any, kernel: str) -> dtypes.dtype:
+    dt = _dtype(dtype)
     if not dt.is_floating_point:
-        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for {dt.name!r}')
-    return Tensor(_gen.rng.standard_normal(_size(size), dtype=dt.np), dt, requires_grad=requires_grad)
+        names = {"int64": "Long", "int32": "Int", "bool": "Bool"}
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{names[dt.name]}\'')
+    return dt
 
 
-def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Samples of the uniform distribution on [0, 1)."""
-    as_device(device)
-    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
-    return Tensor(_gen.rng.random(_size(size), dtype=dt.np), dt, requires_grad=requires_grad)
+def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Samples of the standard normal distribution.
+
+    >>> import tidu
+    >>> tidu.randn(2, 3).shape
+    tidu.Size([2, 3])
+    """
+    dt = _float_dtype(dtype, "normal_kernel_cpu")
+    return _make(_rng.standard_normal(_size(size, "randn")).astype(dt.np), dt, device, requires_grad)
+
+
+def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Samples of the uniform distribution on [0, 1).
+
+    >>> import tidu
+    >>> u = tidu.rand(100).numpy()
+    >>> bool(u.min() >= 0 and u.max() < 1)
+    True
+    """
+    dt = _float_dtype(dtype, "check_uniform_bounds")
+    return _make(_rng.random(_size(size, "rand")).astype(dt.np), dt, device, requires_grad)
+
+
+def randn_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """Standard normal samples of ``input``'s shape and dtype.
+
+    >>> import tidu
+    >>> tidu.randn_like(tidu.zeros(2, dtype=tidu.float64)).dtype
+    tidu.float64
+    """
+    return randn(tuple(input.shape), dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def rand_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """Uniform [0, 1) samples of ``input``'s shape and dtype.
+
+    >>> import tidu
+    >>> tidu.rand_like(tidu.zeros(3)).shape
+    tidu.Size([3])
+    """
+    return rand(tuple(input.shape), dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = None, dtype: Any = None,
+            device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Random integers in ``[low, high)`` (``randint(high, size)`` starts at 0); int64 by default.
+
+    >>> import tidu
+    >>> x = tidu.randint(2, 5, (100,))
+    >>> x.dtype, sorted(set(x.tolist()))
+    (tidu.int64, [2, 3, 4])
+    """
+    if size is None:
+        low, high, size = 0, low, high
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    dt = _dtype(dtype, dtypes.int64)
+    draws = _rng.integers(low, high, size=_size((size,) if isinstance(size, int) else tuple(size), "randint"))
+    return _make(draws.astype(dt.np), dt, device, requires_grad)
+
+
+def _new(fill: Any) -> Any:
+    def method(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        dt = _dtype(dtype, self.dtype)
+        return _make(np.full(_size(size, "new"), fill, dt.np), dt, device, requires_grad)
+
+    return method
+
+
+def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+def _new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+                requires_grad: bool = False) -> Tensor:
+    """``tensor(data)``, with this tensor's dtype unless ``dtype`` is given."""
+    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 METHODS: dict = {}
 # Tensor-only methods (not on ``Var`` inside AD rules).
-TENSOR_METHODS = {"zeros_like": zeros_like}
+TENSOR_METHODS = {
+    "zeros_like": zeros_like,
+    "new_zeros": _new(0), "new_ones": _new(1), "new_empty": _new(0), "new_full": _new_full,
+    "new_tensor": _new_tensor,
+    "is_floating_point": lambda self: self.dtype.is_floating_point,
+    "element_size": lambda self: self.dtype.itemsize,
+}

@@ -1,15 +1,33 @@
-"""Operators and methods shared by ``Tensor`` and ``Var`` (values inside AD rules)."""
+"""Operators and methods shared by ``Tensor`` and ``Var`` (values inside AD rules), and the
+``Tensor``-only ones: in-place ops (computed out of place, then ``core.inplace.assign_``), ``clone``...
+
+>>> import tidu
+>>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
+>>> y = x * 2
+>>> y.add_(1).mul_(x)
+tensor([ 3., 10.], grad_fn=<mul>)
+>>> y.sum().backward()
+>>> x.grad
+tensor([5., 9.])
+>>> x.add_(1)
+Traceback (most recent call last):
+RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..core import dtypes, grad_mode
+import numpy as np
+
+from ..core import dtypes
 from ..core.device import as_device
-from ..core.primitive import Var
+from ..core.inplace import assign_, check_writable, mark
+from ..core.primitive import Var, bind
+from ..primitives import structural
 from ..tensor import Tensor
 from . import activation, conv, creation, indexing, linalg, math, reduce, shape
-from ._operands import convert
+from ._operands import broadcast_to, convert
 
 
 def _to(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -25,10 +43,11 @@ def _to(self: Any, *args: Any, **kwargs: Any) -> Any:
     if "device" in kwargs:
         as_device(kwargs.pop("device"))
     kwargs.pop("non_blocking", None)
-    kwargs.pop("copy", None)
+    copy = kwargs.pop("copy", False)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    return self if target is None else convert(self, dtypes.as_dtype(target))
+    out = self if target is None else convert(self, dtypes.as_dtype(target))
+    return out.clone() if copy and out is self else out
 
 
 CONVERSIONS = {
@@ -50,32 +69,138 @@ def _backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = No
     backward(self, gradient, retain_graph, create_graph, inputs)
 
 
-def _inplace(fn: Any, name: str) -> Any:
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        if grad_mode.is_grad_enabled() and self._requires_grad:
-            if self._trace is None:
-                raise RuntimeError(
-                    "a leaf Variable that requires grad is being used in an in-place operation."
-                )
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}
+
+
+def _can_cast(src: dtypes.dtype, dst: dtypes.dtype) -> bool:
+    return src.category <= dst.category
+
+
+def _fit(self: Tensor, value: Any, name: str, *, cast: bool = False) -> Tensor:
+    """The out-of-place result as ``self``'s new value: same shape (broadcast only for
+    ``copy_``/``fill_``), cast to ``self``'s dtype where PyTorch allows it."""
+    if not isinstance(value, Tensor):
+        value = Tensor(np.asarray(value, dtype=self.dtype.np), self.dtype)
+    if tuple(value.shape) != tuple(self.shape):
+        if not cast:
             raise RuntimeError(
-                f"{name}: in-place operations on tensors that are part of a graph are not supported yet; "
-                "use the out-of-place form"
+                f"{name}: output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(value.shape)}"
             )
-        with grad_mode.no_grad():
-            value = fn(self, *args, **kwargs)
-        value = value._data if isinstance(value, Tensor) else value
-        if not self._data.flags.writeable:
-            raise RuntimeError(f"{name}: this tensor's storage is a read-only (expanded) view")
-        self._data[...] = value
-        self._version.value += 1
-        return self
+        value = broadcast_to(value, tuple(self.shape))
+    if value.dtype is not self.dtype:
+        if not cast and not _can_cast(value.dtype, self.dtype):
+            raise RuntimeError(
+                f"result type {_TORCH_NAMES[value.dtype.name]} can't be cast to the desired output type "
+                f"{_TORCH_NAMES[self.dtype.name]}"
+            )
+        value = convert(value, self.dtype)
+    return value
+
+
+def _inplace(compute: Any, name: str, *, cast: bool = False) -> Any:
+    """An in-place method: the new value computed out of place (recorded), then ``assign_``."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        check_writable(self, name)
+        since = mark()
+        return assign_(self, _fit(self, compute(self, *args, **kwargs), name, cast=cast), op=name, since=since)
 
     method.__name__ = name
+    method.__doc__ = f"In-place ``{name}``: the tensor takes the new value in its own storage."
     return method
 
 
+def _copy(self: Tensor, src: Any, non_blocking: bool = False) -> Any:
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    return src
+
+
+def _fill(self: Tensor, value: Any) -> Any:
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
+            )
+        return value
+    return Tensor(np.full(self._data.shape, value, self.dtype.np), self.dtype)
+
+
+def _random(self: Tensor, draw: Any, name: str) -> Any:
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f'"{name}" not implemented for \'{_TORCH_NAMES[self.dtype.name]}\'')
+    return Tensor(draw(creation.generator(), self._data.shape).astype(self.dtype.np), self.dtype)
+
+
+def _detach_(self: Tensor) -> Tensor:
+    """Cut this tensor from the graph, in place (it becomes a leaf)."""
+    if self._view is not None:
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+            "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+            "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+            "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+        )
+    self._trace = None
+    self._key = None
+    self._requires_grad = False
+    return self
+
+
+INPLACE = {
+    "add_": _inplace(lambda s, o, *, alpha=1: math.add(s, o, alpha=alpha), "add_"),
+    "sub_": _inplace(lambda s, o, *, alpha=1: math.sub(s, o, alpha=alpha), "sub_"),
+    "mul_": _inplace(math.mul, "mul_"),
+    "div_": _inplace(math.div, "div_"),
+    "zero_": _inplace(lambda s: _fill(s, 0), "zero_"),
+    "fill_": _inplace(_fill, "fill_", cast=True),
+    "copy_": _inplace(_copy, "copy_", cast=True),
+    "normal_": _inplace(lambda s, mean=0.0, std=1.0: _random(s, lambda g, n: g.normal(mean, std, n), "normal_kernel_cpu"),
+                        "normal_"),
+    "uniform_": _inplace(lambda s, a=0.0, b=1.0, **kw: _random(
+        s, lambda g, n: g.uniform(kw.get("from", a), kw.get("to", b), n), "uniform_kernel_cpu"), "uniform_"),
+    "__iadd__": _inplace(math.add, "__iadd__"),
+    "__isub__": _inplace(math.sub, "__isub__"),
+    "__imul__": _inplace(math.mul, "__imul__"),
+    "__itruediv__": _inplace(math.div, "__itruediv__"),
+    "__ifloordiv__": _inplace(math.floor_divide, "__ifloordiv__"),
+    "__imod__": _inplace(math.remainder, "__imod__"),
+    "clamp_": _inplace(math.clamp, "clamp_"),
+    "clip_": _inplace(math.clamp, "clip_"),
+    "masked_fill_": _inplace(indexing.masked_fill, "masked_fill_"),
+    "detach_": _detach_,
+}
+
+
+def _clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
+    """A copy in new storage, recorded (its gradient is the identity).
+
+    >>> import tidu
+    >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> x.clone()
+    tensor([1., 2.], grad_fn=<convert_element_type>)
+    """
+    return bind(structural.convert_element_type, self, new_dtype=self.dtype)
+
+
+def _contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
+    """``self`` when its storage is already in row-major order, else a row-major copy.
+
+    >>> import tidu
+    >>> x = tidu.zeros(2, 3).t()
+    >>> x.is_contiguous(), x.contiguous().is_contiguous()
+    (False, True)
+    """
+    if self._data.flags.c_contiguous:
+        return self
+    return self.reshape(-1).reshape(tuple(self.shape))
+
+
 def _data_get(self: Tensor) -> Tensor:
-    return self.detach()
+    """The storage without autograd: unlike ``detach()``, writes through it are not seen by the
+    version counter (PyTorch's ``.data``)."""
+    return Tensor(self._data, self._dtype, device=self._device)
 
 
 def _data_set(self: Tensor, value: Tensor) -> None:
@@ -85,16 +210,11 @@ def _data_set(self: Tensor, value: Tensor) -> None:
 
 TENSOR_ONLY = {
     "backward": _backward,
-    "add_": _inplace(lambda s, o, alpha=1: math.add(s, o, alpha=alpha), "add_"),
-    "sub_": _inplace(lambda s, o, alpha=1: math.sub(s, o, alpha=alpha), "sub_"),
-    "mul_": _inplace(math.mul, "mul_"),
-    "div_": _inplace(math.div, "div_"),
-    "zero_": _inplace(lambda s: 0, "zero_"),
-    "fill_": _inplace(lambda s, v: v, "fill_"),
-    "__iadd__": _inplace(math.add, "__iadd__"),
-    "__isub__": _inplace(math.sub, "__isub__"),
-    "__imul__": _inplace(math.mul, "__imul__"),
-    "__itruediv__": _inplace(math.div, "__itruediv__"),
+    **INPLACE,
+    "clone": _clone,
+    "contiguous": _contiguous,
+    "is_contiguous": lambda self, memory_format=None: bool(self._data.flags.c_contiguous),
+    "cpu": lambda self: self,
     "data": property(_data_get, _data_set),
     **creation.TENSOR_METHODS,
 }

@@ -12,9 +12,9 @@ def permutation(n: int, generator: Any = None) -> np.ndarray:
     """A random permutation of ``range(n)`` from ``generator`` (a ``numpy.random.Generator``)
     or, when it is ``None``, from tidu's global generator (``tidu.manual_seed``)."""
     if generator is None:
-        from ...ops.creation import _gen
+        from ...ops.creation import generator as global_generator
 
-        generator = _gen.rng
+        generator = global_generator()
     if not hasattr(generator, "permutation"):
         raise TypeError(
             f"generator must be a numpy.random.Generator (or None for tidu's), got {type(generator).__name__}"
@@ -87,9 +87,9 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         if self.replacement:
             if self.generator is None:
-                from ...ops.creation import _gen
+                from ...ops.creation import generator as global_generator
 
-                rng = _gen.rng
+                rng = global_generator()
             else:
                 rng = self.generator
             return iter(rng.integers(0, n, size=self.num_samples).tolist())

@@ -1,0 +1,344 @@
+"""The autograd surface against PyTorch: hooks, retain_grad, detach, backward/grad options, grad mode."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+
+
+def _same(a: Any, b: Any) -> None:
+    if b is None:
+        assert a is None
+        return
+    assert a is not None
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def both(fn: Callable) -> None:
+    """``fn(L)`` returns a list of tensors (or None); they must agree."""
+    for a, b in zip(fn(tidu), fn(torch), strict=True):
+        _same(a, b)
+
+
+# --- hooks -----------------------------------------------------------------------------------------
+def _leaf_hook(L: Any) -> list:
+    x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.clone()))
+    x.register_hook(lambda g: g * 10)
+    (x * x).sum().backward()
+    return [x.grad, seen[0]]
+
+
+def _non_leaf_hook(L: Any) -> list:
+    x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * x
+    y.register_hook(lambda g: g * 2)
+    z = y.exp().sum() + y.sum()
+    z.backward()
+    return [x.grad]
+
+
+def _hook_on_shared_intermediate(L: Any) -> list:
+    x = L.tensor([0.5, -1.0], requires_grad=True)
+    y = x.sin()
+    seen = []
+    y.register_hook(lambda g: seen.append(g))
+    (y * y + y * 3).sum().backward()
+    return [x.grad, seen[0]]
+
+
+def _removed_hook(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    h = x.register_hook(lambda g: g * 100)
+    h.remove()
+    (x * 3).sum().backward()
+    return [x.grad]
+
+
+def _hook_on_output(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.register_hook(lambda g: g * 5)
+    y.backward()
+    return [x.grad]
+
+
+def _hook_with_autograd_grad(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.register_hook(lambda g: g + 1)
+    return list(L.autograd.grad((y * y).sum(), x))
+
+
+def _hook_and_retain_grad(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    y.register_hook(lambda g: g * 2)
+    (y * y).sum().backward()
+    return [x.grad, y.grad]
+
+
+def _hook_once_for_many_outputs(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x.sin()
+    seen = []
+    y.register_hook(lambda g: seen.append(g) or g * g)  # not linear: partial gradients would differ
+    y.register_hook(lambda g: seen.append(g))
+    L.autograd.backward([(y * 3).sum(), (y * y).sum()], [L.tensor(1.0), L.tensor(2.0)])
+    return [x.grad, L.tensor(float(len(seen))), seen[0]]
+
+
+HOOKS = [_hook_once_for_many_outputs, _leaf_hook, _non_leaf_hook, _hook_on_shared_intermediate, _removed_hook, _hook_on_output,
+         _hook_with_autograd_grad, _hook_and_retain_grad]
+
+
+@pytest.mark.parametrize("fn", HOOKS, ids=lambda f: f.__name__)
+def test_hooks_match_torch(fn: Callable) -> None:
+    both(fn)
+
+
+def test_hook_on_tensor_not_requiring_grad_raises() -> None:
+    for L in (torch, tidu):
+        with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+            L.ones(2).register_hook(lambda g: g)
+
+
+# --- retain_grad, requires_grad_, detach -------------------------------------------------------------
+def _retain_after_use(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = (y * y).sum()
+    y.retain_grad()  # after y was used: still retained
+    z.backward()
+    return [y.grad, x.grad]
+
+
+def _retain_accumulates(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.retain_grad()
+    z = y.sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    return [y.grad, x.grad]
+
+
+def _retain_on_leaf_is_noop(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    x.retain_grad()
+    (x * 2).sum().backward()
+    return [x.grad]
+
+
+def _detach_stops_gradient(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    z = (y.detach() * x).sum()
+    z.backward()
+    return [x.grad]
+
+
+def _detach_in_place(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.detach_()
+    out = (y * x).sum()
+    out.backward()
+    return [x.grad, L.tensor(float(y.requires_grad)), L.tensor(float(y.is_leaf))]
+
+
+def _requires_grad_toggle(L: Any) -> list:
+    x = L.tensor([1.0, 2.0])
+    x.requires_grad_()
+    (x * 3).sum().backward()
+    x.requires_grad_(False)
+    return [x.grad, L.tensor(float(x.requires_grad)), L.tensor(float((x * 2).requires_grad))]
+
+
+SURFACE = [_retain_after_use, _retain_accumulates, _retain_on_leaf_is_noop, _detach_stops_gradient,
+           _detach_in_place, _requires_grad_toggle]
+
+
+@pytest.mark.parametrize("fn", SURFACE, ids=lambda f: f.__name__)
+def test_surface_matches_torch(fn: Callable) -> None:
+    both(fn)
+
+
+# --- backward and grad options ------------------------------------------------------------------------
+def _backward_gradient(L: Any) -> list:
+    x = L.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * x
+    y.backward(gradient=L.tensor([[1.0, 0.5], [0.0, 2.0]]))
+    return [x.grad]
+
+
+def _backward_inputs(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    w = L.tensor([3.0, 4.0], requires_grad=True)
+    (x * w).sum().backward(inputs=[w])
+    return [x.grad, w.grad]
+
+
+def _backward_inputs_non_leaf(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    (y * y).sum().backward(inputs=[y])
+    return [x.grad, y.grad]
+
+
+def _backward_create_graph(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    (x ** 3).sum().backward(create_graph=True)
+    g = x.grad
+    x.grad = None
+    g.sum().backward()
+    return [g, x.grad]
+
+
+def _grad_many(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    w = L.tensor([0.5, -1.0], requires_grad=True)
+    out = [(x * w).sum(), (x * x).sum()]
+    return list(L.autograd.grad(out, [x, w], grad_outputs=[L.tensor(1.0), L.tensor(2.0)]))
+
+
+def _grad_allow_unused(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    u = L.tensor([1.0], requires_grad=True)
+    return list(L.autograd.grad((x * x).sum(), [x, u], allow_unused=True))
+
+
+def _grad_second_order(L: Any) -> list:
+    x = L.tensor([0.3, -1.2], requires_grad=True)
+    (g,) = L.autograd.grad(x.sin().sum(), x, create_graph=True)
+    (h,) = L.autograd.grad(g.sum(), x)
+    return [g, h]
+
+
+def _grad_retain_graph(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = (x.exp() * x).sum()
+    a = L.autograd.grad(y, x, retain_graph=True)[0]
+    b = L.autograd.grad(y, x)[0]
+    return [a, b, x.grad]
+
+
+OPTIONS = [_backward_gradient, _backward_inputs, _backward_inputs_non_leaf, _backward_create_graph, _grad_many,
+           _grad_allow_unused, _grad_second_order, _grad_retain_graph]
+
+
+@pytest.mark.parametrize("fn", OPTIONS, ids=lambda f: f.__name__)
+def test_backward_and_grad_options_match_torch(fn: Callable) -> None:
+    both(fn)
+
+
+ERRORS = {
+    "unused": (lambda L: L.autograd.grad((L.ones(2, requires_grad=True) * 2).sum(),
+                                         [L.ones(2, requires_grad=True)]), RuntimeError),
+    "input-no-grad": (lambda L: L.autograd.grad(L.ones(2, requires_grad=True).sum(), [L.ones(2)]), RuntimeError),
+    "freed-graph": (lambda L: (lambda y: (y.backward(), y.backward()))((L.ones(2, requires_grad=True).exp()).sum()),
+                    RuntimeError),
+    "non-scalar": (lambda L: (L.ones(2, requires_grad=True) * 2).backward(), RuntimeError),
+    "no-grad-fn": (lambda L: L.ones(2).sum().backward(), RuntimeError),
+    "empty-inputs": (lambda L: (L.ones(2, requires_grad=True) * 2).sum().backward(inputs=[]), RuntimeError),
+    "clear-requires-grad-non-leaf": (lambda L: (L.ones(2, requires_grad=True) * 2).requires_grad_(False),
+                                     RuntimeError),
+    "retain-grad-no-grad": (lambda L: L.ones(2).retain_grad(), RuntimeError),
+    "detach_-view": (lambda L: L.ones(3)[:2].detach_(), RuntimeError),
+}
+EXACT = {"unused", "input-no-grad", "non-scalar", "empty-inputs", "retain-grad-no-grad", "detach_-view"}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_errors_match_torch(name: str) -> None:
+    fn, exc = ERRORS[name]
+    with pytest.raises(exc) as ref:
+        fn(torch)
+    with pytest.raises(exc) as ours:
+        fn(tidu)
+    if name in EXACT:
+        assert str(ours.value) == str(ref.value)
+    else:
+        assert str(ours.value).split()[:2] == str(ref.value).split()[:2]
+
+
+# --- grad mode ---------------------------------------------------------------------------------------
+def test_grad_mode_context_managers_and_decorators() -> None:
+    for L in (tidu, torch):
+        x = L.ones(2, requires_grad=True)
+
+        @L.no_grad()
+        def f(t: Any) -> Any:
+            return t * 2
+
+        @L.enable_grad()
+        def g(t: Any) -> Any:
+            return t * 2
+
+        @L.set_grad_enabled(False)
+        def h(t: Any) -> Any:
+            return t * 2
+
+        assert L.is_grad_enabled()
+        assert not f(x).requires_grad and not h(x).requires_grad
+        with L.no_grad():
+            assert g(x).requires_grad and not (x * 2).requires_grad
+            with L.enable_grad():
+                assert (x * 2).requires_grad
+            with L.set_grad_enabled(True):
+                assert (x * 2).requires_grad
+            assert not L.is_grad_enabled()
+        L.set_grad_enabled(False)
+        assert not L.is_grad_enabled()
+        L.set_grad_enabled(True)
+        assert L.is_grad_enabled()
+
+
+@pytest.mark.smoke
+def test_grad_mode_is_per_thread() -> None:
+    results = {}
+    entered, release = threading.Event(), threading.Event()
+
+    def worker() -> None:
+        x = tidu.ones(2, requires_grad=True)
+        with tidu.no_grad():
+            entered.set()
+            release.wait(5)
+            results["worker"] = (x * 2).requires_grad
+        results["worker-after"] = (x * 2).requires_grad
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    entered.wait(5)
+    results["main"] = (tidu.ones(2, requires_grad=True) * 2).requires_grad  # main thread unaffected
+    release.set()
+    thread.join()
+    assert results == {"worker": False, "worker-after": True, "main": True}
+
+
+def test_in_place_write_into_view_under_grad_is_exact() -> None:
+    """A write into a view of a big-magnitude base keeps exact values (no base + (v - base) rounding)."""
+    x = tidu.tensor([1e8, 3.0, 5.0], requires_grad=True)
+    b = x * 1
+    b[0:1].copy_(tidu.tensor([1.0]))
+    assert b.tolist() == [1.0, 3.0, 5.0]
+    b.sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 1.0]
+
+
+def test_grads_of_different_leaves_never_share_memory() -> None:
+    a = tidu.ones(2, 2, requires_grad=True)
+    b = tidu.ones(4, requires_grad=True)
+    c = tidu.ones(4, requires_grad=True)
+    ((a.reshape(4) + b + c) * tidu.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    b.grad.zero_()
+    assert a.grad.tolist() == [[1.0, 2.0], [3.0, 4.0]] and c.grad.tolist() == [1.0, 2.0, 3.0, 4.0]

@@ -1,0 +1,236 @@
+"""Creation functions and dtype inference against PyTorch (values, shapes, dtypes, errors)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tidu
+from tests.test_torch_oracle import assert_same
+
+EXACT = {"rtol": 0, "atol": 0}
+
+
+def _both(fn: Callable) -> tuple[Any, Any]:
+    return fn(tidu), fn(torch)
+
+
+CASES = {
+    "tensor-np-scalar-list-promotes": lambda L: L.tensor([np.float64(1.5), 1.0]),
+    "tensor-np-float32-and-int": lambda L: L.tensor([np.float32(1.5), 1]),
+    "tensor-np-int32-and-int": lambda L: L.tensor([np.int32(1), 1]),
+    "tensor-np-int32-and-bool": lambda L: L.tensor([np.int32(1), True]),
+    "tensor-list-of-arrays": lambda L: L.tensor([np.array([1, 2], dtype=np.int32), np.array([1.0, 2.0])]),
+    "tensor-nested-empty": lambda L: L.tensor([[], []]),
+    "tensor-bool-float": lambda L: L.tensor([True, 2.5]),
+    "tensor-of-tensor": lambda L: L.tensor(L.tensor([1, 2])),
+    "tensor-int32-0d-and-float": lambda L: L.tensor([L.tensor(1, dtype=L.int32), 2.5]),
+    "tensor-tuple": lambda L: L.tensor(((1, 2), (3, 4))),
+    "tensor-dtype-cast": lambda L: L.tensor([1.7, -2.2], dtype=L.int32),
+    "as_tensor-dtype": lambda L: L.as_tensor(np.arange(3), dtype=L.float32),
+    "as_tensor-list-int": lambda L: L.as_tensor([1, 2]),
+    "full-bool": lambda L: L.full((2,), True),
+    "full-float-to-int": lambda L: L.full((2,), 1.5, dtype=L.int64),
+    "full-int-size": lambda L: L.full([3, 1], -2),
+    "full_like-int": lambda L: L.full_like(L.zeros(2, dtype=L.int64), 2.7),
+    "full_like-dtype": lambda L: L.full_like(L.zeros(2), 2.7, dtype=L.float64),
+    "zeros_like-dtype": lambda L: L.zeros_like(L.ones(2), dtype=L.int32),
+    "ones_like-bool": lambda L: L.ones_like(L.zeros(2, 2, dtype=L.bool)),
+    "empty_like": lambda L: L.empty_like(L.ones(2, 3, dtype=L.float64)).zero_(),
+    "zeros-list-size": lambda L: L.zeros([2, 3]),
+    "ones-0d": lambda L: L.ones(()),
+    "arange-float-step": lambda L: L.arange(0, 5, 1.5),
+    "arange-float-end": lambda L: L.arange(1, 2.5),
+    "arange-negative-step": lambda L: L.arange(5, 0, -2),
+    "arange-np-int": lambda L: L.arange(np.int32(3)),
+    "arange-0d-tensor": lambda L: L.arange(L.tensor(3)),
+    "arange-float-tenth": lambda L: L.arange(0, 1, 0.1),
+    "arange-empty": lambda L: L.arange(0),
+    "arange-dtype-int32": lambda L: L.arange(4, dtype=L.int32),
+    "linspace": lambda L: L.linspace(0, 1, 5),
+    "linspace-7": lambda L: L.linspace(-1.5, 2.0, 7),
+    "linspace-int": lambda L: L.linspace(0, 10, 5, dtype=L.int64),
+    "linspace-float64": lambda L: L.linspace(0, 1, 11, dtype=L.float64),
+    "linspace-1": lambda L: L.linspace(0, 1, 1),
+    "linspace-0": lambda L: L.linspace(0, 1, 0),
+    "eye": lambda L: L.eye(3),
+    "eye-rect": lambda L: L.eye(2, 3),
+    "eye-int": lambda L: L.eye(2, dtype=L.int64),
+    "eye-0": lambda L: L.eye(0),
+    "new_zeros": lambda L: L.ones(2, dtype=L.float64).new_zeros(2, 3),
+    "new_ones-dtype": lambda L: L.ones(2).new_ones((3,), dtype=L.int32),
+    "new_empty": lambda L: L.ones(2, dtype=L.int64).new_empty(2).zero_(),
+    "new_full": lambda L: L.ones(2, dtype=L.float64).new_full((2, 2), 1.5),
+    "new_tensor": lambda L: L.ones(2, dtype=L.float64).new_tensor([1, 2]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_creation_matches_torch(name: str) -> None:
+    out, ref = _both(CASES[name])
+    tol = {"rtol": 1e-6, "atol": 1e-7} if name.startswith(("linspace", "arange")) else EXACT
+    assert_same(out, ref, tol)
+
+
+def test_default_dtype_changes_inference() -> None:
+    try:
+        for L in (tidu, torch):
+            L.set_default_dtype(L.float64)
+        for fn in (lambda L: L.tensor([1.5]), lambda L: L.arange(0.5, 2), lambda L: L.full((1,), 2.0),
+                   lambda L: L.linspace(0, 1, 3), lambda L: L.zeros(2), lambda L: L.tensor([np.float32(1.0), 2.0])):
+            assert_same(*_both(fn), EXACT)
+        assert tidu.get_default_dtype() is tidu.float64
+    finally:
+        tidu.set_default_dtype(tidu.float32)
+        torch.set_default_dtype(torch.float32)
+
+
+# hypothesis: dtype inference of nested lists of bools, ints and floats
+_scalars = st.one_of(st.booleans(), st.integers(-5, 5), st.floats(-3, 3, allow_nan=False).map(lambda v: v + 0.5))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 3).flatmap(lambda n: st.lists(st.lists(_scalars, min_size=2, max_size=2), min_size=n,
+                                                     max_size=n)), st.booleans())
+def test_fuzz_dtype_inference_of_nested_lists(data: list, flat: bool) -> None:
+    if flat:
+        data = [v for row in data for v in row]
+    assert_same(*_both(lambda L: L.tensor(data)), EXACT)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(_scalars, min_size=0, max_size=4), st.sampled_from(["float32", "float64", "int32", "int64", "bool"]))
+def test_fuzz_explicit_dtype(data: list, dtype: str) -> None:
+    assert_same(*_both(lambda L: L.tensor(data, dtype=getattr(L, dtype))), EXACT)
+
+
+# --- random ------------------------------------------------------------------------------------
+RANDOM = {
+    "rand_like": lambda L: L.rand_like(L.zeros(2, 3, dtype=L.float64)),
+    "randn_like": lambda L: L.randn_like(L.zeros(4)),
+    "randint-high": lambda L: L.randint(5, (3,)),
+    "randint-low-high": lambda L: L.randint(2, 5, (3, 2)),
+    "randint-dtype": lambda L: L.randint(5, (3,), dtype=L.float32),
+    "randn-tuple": lambda L: L.randn((2, 2)),
+    "rand-0d": lambda L: L.rand(()),
+}
+
+
+@pytest.mark.parametrize("name", list(RANDOM))
+def test_random_shapes_and_dtypes(name: str) -> None:
+    out, ref = _both(RANDOM[name])
+    assert tuple(out.shape) == tuple(ref.shape) and str(out.dtype)[5:] == str(ref.dtype)[6:]
+
+
+def test_random_ranges_and_reproducibility() -> None:
+    tidu.manual_seed(7)
+    a = tidu.randint(2, 5, (1000,))
+    assert set(a.tolist()) == {2, 3, 4}
+    u = tidu.rand(1000, dtype=tidu.float64).numpy()
+    assert 0 <= u.min() and u.max() < 1
+    n = tidu.randn(4000, dtype=tidu.float64).numpy()
+    assert abs(n.mean()) < 0.1 and abs(n.std() - 1) < 0.1
+    tidu.manual_seed(7)
+    assert tidu.randint(2, 5, (1000,)).tolist() == a.tolist()
+
+
+# --- errors --------------------------------------------------------------------------------------
+ERRORS = {
+    "requires-grad-int-tensor": (lambda L: L.tensor([1], requires_grad=True), RuntimeError),
+    "requires-grad-int-zeros": (lambda L: L.zeros(2, dtype=L.int64, requires_grad=True), RuntimeError),
+    "requires-grad-arange": (lambda L: L.arange(3, requires_grad=True), RuntimeError),
+    "requires-grad-int-method": (lambda L: L.tensor([1]).requires_grad_(), RuntimeError),
+    "ragged": (lambda L: L.tensor([[1, 2], [3]]), ValueError),
+    "ragged-scalar": (lambda L: L.tensor([[1, 2], 3]), TypeError),
+    "str-first": (lambda L: L.tensor(["a"]), ValueError),
+    "arange-step-0": (lambda L: L.arange(0, 5, 0), RuntimeError),
+    "arange-sign": (lambda L: L.arange(5, 0), RuntimeError),
+    "linspace-negative": (lambda L: L.linspace(0, 1, -1), RuntimeError),
+    "eye-negative": (lambda L: L.eye(-1), RuntimeError),
+    "randint-empty-range": (lambda L: L.randint(5, 2, (3,)), RuntimeError),
+    "rand-int": (lambda L: L.rand(2, dtype=L.int64), NotImplementedError),
+    "zeros-float-size": (lambda L: L.zeros(2, 3.0), TypeError),
+    "zeros-negative": (lambda L: L.zeros(2, -1), RuntimeError),
+    "ones-negative": (lambda L: L.ones(-1), RuntimeError),
+    "full-negative": (lambda L: L.full((2, -3), 1.0), RuntimeError),
+    "new_zeros-negative": (lambda L: L.ones(1).new_zeros(-1), RuntimeError),
+    "default-dtype-int": (lambda L: L.set_default_dtype(L.int64), TypeError),
+}
+MESSAGES = {  # where the exact message matters to scripts
+    "requires-grad-int-tensor", "requires-grad-int-zeros", "requires-grad-int-method", "ragged", "str-first",
+    "arange-step-0", "arange-sign", "linspace-negative", "eye-negative", "randint-empty-range", "rand-int",
+    "default-dtype-int", "ragged-scalar", "zeros-float-size", "zeros-negative", "ones-negative", "full-negative", "new_zeros-negative",
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_errors_match_torch(name: str) -> None:
+    fn, exc = ERRORS[name]
+    with pytest.raises(exc) as ref:
+        fn(torch)
+    with pytest.raises(exc) as ours:
+        fn(tidu)
+    if name in MESSAGES:
+        assert str(ours.value) == str(ref.value)
+
+
+# --- conversions and copies ------------------------------------------------------------------------
+def test_clone_is_a_recorded_copy() -> None:
+    x = tidu.tensor([1.0, -0.0, float("nan")], requires_grad=True)
+    y = x.clone()
+    assert not np.shares_memory(y.detach().numpy(), x.detach().numpy())
+    assert y.grad_fn is not None
+    (y * tidu.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [1.0, 2.0, 3.0]
+    assert np.signbit(y.detach().numpy()[1])
+
+
+def test_contiguous_and_cpu() -> None:
+    for L in (tidu, torch):
+        x = L.arange(6.0).reshape(2, 3).t()
+        assert not x.is_contiguous()
+        c = x.contiguous()
+        assert c.is_contiguous() and c.tolist() == x.tolist()
+        assert x.cpu() is x and c.contiguous() is c
+
+
+def test_to_variants() -> None:
+    for fn in (lambda L: L.zeros(2).to("cpu", L.int64), lambda L: L.zeros(2).to(L.zeros(1, dtype=L.int32)),
+               lambda L: L.ones(2).to(dtype=L.float64), lambda L: L.tensor([1.5, -2.5]).int()):
+        assert_same(*_both(fn), EXACT)
+
+
+def test_dtype_queries() -> None:
+    for L in (tidu, torch):
+        assert L.ones(1).is_floating_point() and not L.ones(1, dtype=L.int32).is_floating_point()
+        assert L.ones(1, dtype=L.float64).element_size() == 8 and L.ones(1, dtype=L.bool).element_size() == 1
+
+
+def test_to_copy_makes_a_copy() -> None:
+    for L in (tidu, torch):
+        x = L.ones(2)
+        y = x.to(L.float32, copy=True)
+        y.add_(1)
+        assert x.tolist() == [1.0, 1.0] and x.to(L.float32) is x
+
+
+def test_item_and_tolist_types() -> None:
+    for fn in (lambda L: L.tensor(3.5).item(), lambda L: L.tensor([[1, 2]]).tolist(),
+               lambda L: L.tensor([True]).item(), lambda L: L.tensor(2.5, dtype=L.float64).tolist()):
+        ours, ref = _both(fn)
+        assert ours == ref and type(ours) is type(ref)
+
+
+def test_from_numpy_shares_and_as_tensor_shares() -> None:
+    a = np.arange(3.0)
+    t = tidu.as_tensor(a)
+    a[0] = 9
+    assert t.tolist()[0] == 9
+    x = tidu.ones(2)
+    assert tidu.as_tensor(x) is x
