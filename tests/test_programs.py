@@ -6,7 +6,8 @@ import tidu
 from tidu.core import programs
 
 
-def test_a_repeated_step_reuses_programs():
+def test_a_repeated_step_reuses_programs(monkeypatch):
+    monkeypatch.setattr(programs, "ENABLED", True)  # this test is about the cache: on even under TIDU_CACHE=0
     programs.clear()
     w = tidu.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
     x = tidu.tensor([[1.0, 2.0]])
