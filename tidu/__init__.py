@@ -17,6 +17,7 @@ from . import (
     primitives,  # noqa: E402,I001 - registers every primitive
 )
 from .ad import ADRuleError, ADRuleKind
+from .backends.cpu.threads import get_num_threads, set_num_threads
 from .core.aval import ShapeDtype
 from .core.device import device
 from .core.dtypes import (

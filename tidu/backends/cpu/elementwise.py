@@ -2,7 +2,8 @@
 
 Kernels compile lazily, once per dtype actually used, and are cached on disk.
 Inputs of a primitive have one shape (the ops layer broadcasts); strided or
-broadcast inputs are made contiguous before the loop.
+broadcast inputs are made contiguous before the loop. Large loops run in chunks
+on several threads (``threads.run_chunked``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 from numba.extending import register_jitable
+
+from .threads import run_chunked
 
 JIT = {"cache": True, "error_model": "numpy", "nogil": True}
 
@@ -57,7 +60,7 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.dtype], np.nda
     def run(x: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
         x = contiguous(x)
         out = np.empty(x.shape, out_dtype)
-        loop(x.reshape(-1), out.reshape(-1))
+        run_chunked(loop, x.reshape(-1), out.reshape(-1))
         return out
 
     return run
@@ -77,7 +80,7 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.ndarray, np.d
         a = contiguous(a)
         b = contiguous(b)
         out = np.empty(a.shape, out_dtype)
-        loop(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+        run_chunked(loop, a.reshape(-1), b.reshape(-1), out.reshape(-1))
         return out
 
     return run
@@ -92,5 +95,5 @@ def _select_loop(pred, a, b, out):  # pragma: no cover - compiled
 def select(pred: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     pred, a, b = (contiguous(v) for v in (pred, a, b))
     out = np.empty(a.shape, a.dtype)
-    _select_loop(pred.reshape(-1), a.reshape(-1), b.reshape(-1), out.reshape(-1))
+    run_chunked(_select_loop, pred.reshape(-1), a.reshape(-1), b.reshape(-1), out.reshape(-1))
     return out

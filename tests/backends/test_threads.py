@@ -1,0 +1,51 @@
+"""``tidu.set_num_threads``: large elementwise kernels split across threads give identical results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+from tidu.backends.cpu import threads
+
+
+@pytest.fixture
+def restore_threads():
+    before = tidu.get_num_threads()
+    yield
+    tidu.set_num_threads(before)
+
+
+@pytest.mark.parametrize("n", [threads.PARALLEL_MIN - 1, threads.PARALLEL_MIN + 7, 3 * threads.PARALLEL_MIN + 1])
+def test_chunked_kernels_match_one_thread(n: int, restore_threads) -> None:
+    rng = np.random.default_rng(n)
+    x = tidu.tensor(rng.standard_normal(n).astype(np.float32), requires_grad=True)
+    y = tidu.tensor(rng.standard_normal(n).astype(np.float32))
+    results = []
+    for count in (1, 3):
+        tidu.set_num_threads(count)
+        out = tidu.where(x > 0, tidu.tanh(x * y), -x)
+        out.sum().backward()
+        results.append((out.detach().numpy().copy(), x.grad.numpy().copy()))
+        x.grad = None
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_get_and_set_like_torch(restore_threads) -> None:
+    tidu.set_num_threads(2)
+    assert tidu.get_num_threads() == 2
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(RuntimeError, match="positive integer"):
+            tidu.set_num_threads(bad)
+    with pytest.raises((RuntimeError, TypeError)):
+        torch.set_num_threads(0)
+
+
+def test_blas_threads_follow(restore_threads) -> None:
+    import threadpoolctl  # the test extra installs it (through scikit-learn); tidu uses it when present
+
+    tidu.set_num_threads(1)
+    blas = [info for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+    assert blas and all(info["num_threads"] == 1 for info in blas)
