@@ -31,15 +31,28 @@ def scalar(fn: Callable) -> Callable:
 
 
 def code_token(fn: Callable) -> int:
-    """A digest of ``fn``'s code, for a kernel's closure.
+    """A digest of ``fn``'s code and of the module-level functions it calls, for a kernel's closure.
 
     Numba keys a kernel's disk cache on the loop's own file and on its closure, where the
-    scalar function is pickled by name: without this token an edited scalar function would
-    keep running its old compiled body.
+    scalar function is pickled by name: without this token an edited scalar function (or a
+    helper it calls) would keep running its old compiled body.
     """
-    code = fn.__code__
-    text = code.co_code + repr((code.co_consts, code.co_names)).encode()
-    return int.from_bytes(hashlib.sha256(text).digest()[:7], "little")
+    digest = hashlib.sha256()
+    seen: set[int] = set()
+
+    def add(f: Callable) -> None:
+        if id(f) in seen:
+            return
+        seen.add(id(f))
+        code = f.__code__
+        digest.update(code.co_code + repr((code.co_consts, code.co_names)).encode())
+        for name in code.co_names:
+            callee = f.__globals__.get(name)
+            if callable(callee) and hasattr(callee, "__code__"):
+                add(callee)
+
+    add(fn)
+    return int.from_bytes(digest.digest()[:7], "little")
 
 
 def contiguous(x: np.ndarray) -> np.ndarray:
