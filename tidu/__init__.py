@@ -42,7 +42,7 @@ from .tensor import Size, Tensor
 
 _methods.install()
 
-from . import autograd, func, nn, optim, train, utils  # noqa: E402
+from . import autograd, cuda, func, nn, optim, train, utils  # noqa: E402
 from .func import linear_transpose, linearize  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
