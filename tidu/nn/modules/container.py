@@ -150,7 +150,57 @@ class ModuleList(Module):
             self.add_module(str(i), m)
 
 
-class ModuleDict(Module):
+class _KeyedContainer(Module):
+    """The dict protocol over one of Module's registries (``_store``: ``"_modules"`` or
+    ``"_parameters"``); subclasses say how a value is registered (``__setitem__``)."""
+
+    _store = ""
+
+    def __init__(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
+        super().__init__()
+        if values is not None:
+            self.update(values)
+
+    def _items(self) -> dict[str, Any]:
+        return getattr(self, self._store)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items()[key]
+
+    def __delitem__(self, key: str) -> None:
+        del self._items()[key]
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items()
+
+    def clear(self) -> None:
+        self._items().clear()
+
+    def pop(self, key: str) -> Any:
+        return self._items().pop(key)
+
+    def keys(self) -> Any:
+        return self._items().keys()
+
+    def items(self) -> Any:
+        return self._items().items()
+
+    def values(self) -> Any:
+        return self._items().values()
+
+    def update(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        pairs = values.items() if isinstance(values, Mapping) else values
+        for key, value in pairs:
+            self[key] = value
+
+
+class ModuleDict(_KeyedContainer):
     """An ordered dict of modules, registered under their keys.
 
     >>> import tidu
@@ -159,48 +209,10 @@ class ModuleDict(Module):
     (['a', 'b'], ['a.weight', 'a.bias'])
     """
 
-    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
-        super().__init__()
-        if modules is not None:
-            self.update(modules)
-
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
+    _store = "_modules"
 
     def __setitem__(self, key: str, module: Module) -> None:
         self.add_module(key, module)
-
-    def __delitem__(self, key: str) -> None:
-        del self._modules[key]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._modules)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._modules
-
-    def clear(self) -> None:
-        self._modules.clear()
-
-    def pop(self, key: str) -> Module:
-        return self._modules.pop(key)
-
-    def keys(self) -> Any:
-        return self._modules.keys()
-
-    def items(self) -> Any:
-        return self._modules.items()
-
-    def values(self) -> Any:
-        return self._modules.values()
-
-    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
-        pairs = modules.items() if isinstance(modules, Mapping) else modules
-        for key, module in pairs:
-            self[key] = module
 
 
 def _as_parameter(value: Any) -> Any:
@@ -252,7 +264,7 @@ class ParameterList(Module):
         return "\n".join(_param_line(k, p) for k, p in self._parameters.items())
 
 
-class ParameterDict(Module):
+class ParameterDict(_KeyedContainer):
     """An ordered dict of parameters (tensors are wrapped in ``Parameter``).
 
     >>> import tidu
@@ -261,42 +273,10 @@ class ParameterDict(Module):
     (['scale'], True)
     """
 
-    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
-        super().__init__()
-        if parameters is not None:
-            self.update(parameters)
-
-    def __getitem__(self, key: str) -> Any:
-        return self._parameters[key]
+    _store = "_parameters"
 
     def __setitem__(self, key: str, value: Any) -> None:
         setattr(self, key, _as_parameter(value))
-
-    def __delitem__(self, key: str) -> None:
-        del self._parameters[key]
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._parameters)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._parameters
-
-    def keys(self) -> Any:
-        return self._parameters.keys()
-
-    def items(self) -> Any:
-        return self._parameters.items()
-
-    def values(self) -> Any:
-        return self._parameters.values()
-
-    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
-        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
-        for key, value in pairs:
-            self[key] = value
 
     def extra_repr(self) -> str:
         return "\n".join(_param_line(k, p) for k, p in self._parameters.items())
