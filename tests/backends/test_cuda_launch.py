@@ -18,8 +18,7 @@ from tidu.backends.cuda.memory import CudaArray
 
 
 def _axpy(a, x, y, out, n):  # noqa: ANN001, ANN202
-    i = cuda.grid(1)
-    if i < n:
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         out[i] = a * x[i] + y[i]
 
 

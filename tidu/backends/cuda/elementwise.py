@@ -32,8 +32,7 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
     f = device_function(scalar_fn)
 
     def loop(x, out, n):  # noqa: ANN001, ANN202
-        i = cuda.grid(1)
-        if i < n:
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             out[i] = f(x[i])
 
     kernels: dict[tuple, Kernel] = {}
@@ -57,8 +56,7 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
     f = device_function(scalar_fn)
 
     def loop(a, b, out, n):  # noqa: ANN001, ANN202
-        i = cuda.grid(1)
-        if i < n:
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             out[i] = f(a[i], b[i])
 
     kernels: dict[tuple, Kernel] = {}

@@ -23,6 +23,10 @@ _SCALAR_CODES = {
     "float64": "d", "float32": "f4x", "bool": "?7x", "boolean": "?7x",
 }
 THREADS = 256
+MAX_BLOCKS = 4096  # kernels loop grid-stride, so a capped grid still covers any size
+# The simulator runs every thread as a Python thread: one block of one thread keeps it fast,
+# and kernels written grid-stride (and block-size agnostic) compute the same result.
+SIM_BLOCKS, SIM_THREADS = 1, 1
 
 
 def _slot_codes(argtype: Any) -> tuple[str, int]:
@@ -41,12 +45,16 @@ class Kernel:
     """A ``numba.cuda.jit`` kernel for one signature, launched by tidu.
 
     ``kernel(n, *args)`` launches enough blocks of ``THREADS`` threads to cover ``n``
-    elements; ``CudaArray`` arguments are passed by pointer, numbers by value.
+    elements (at most ``MAX_BLOCKS``: kernels loop grid-stride); ``kernel.launch(blocks,
+    threads, *args)`` picks the shape itself. ``CudaArray`` arguments are passed by pointer,
+    numbers by value. Under the simulator every launch is one block of one thread unless
+    a kernel asks for more (``sim_threads``), so kernels must not assume a block size.
     """
 
-    def __init__(self, fn: Callable[..., Any], signature: str) -> None:
+    def __init__(self, fn: Callable[..., Any], signature: str, sim_threads: int = SIM_THREADS) -> None:
         self.fn = fn
         self.signature = signature
+        self.sim_threads = sim_threads
         self._ready = False
 
     def _prepare(self) -> None:
@@ -71,11 +79,14 @@ class Kernel:
         self._ready = True
 
     def __call__(self, n: int, *args: Any) -> None:
+        self.launch(min(max((n + THREADS - 1) // THREADS, 1), MAX_BLOCKS), THREADS, *args)
+
+    def launch(self, blocks: int, threads: int, *args: Any, shared_bytes: int = 0) -> None:
         if not self._ready:
             self._prepare()
-        blocks = max((n + THREADS - 1) // THREADS, 1)
         if self.simulated:
-            self.dispatcher[blocks, THREADS](*[a.host if isinstance(a, CudaArray) else a for a in args])
+            self.dispatcher[SIM_BLOCKS, min(threads, self.sim_threads)](
+                *[a.host if isinstance(a, CudaArray) else a for a in args])
             return
         values: list[Any] = []
         for a, is_array in zip(args, self.is_array):
@@ -84,6 +95,6 @@ class Kernel:
             else:
                 values.append(a)
         self.packer.pack_into(self.buffer, 0, *values)
-        status = self.launch_fn(self.handle, blocks, 1, 1, THREADS, 1, 1, 0, self.stream, self.params, None)
+        status = self.launch_fn(self.handle, blocks, 1, 1, threads, 1, 1, shared_bytes, self.stream, self.params, None)
         if status:
             driver.check("cuLaunchKernel", status)
