@@ -1,0 +1,45 @@
+"""Array-level straight-line programs: ``Instr`` lists over numbered value slots.
+
+A compiled backward step (and the fusion pass that rewrites it) is a list of
+``Instr``: each reads arrays from ``slots[i]`` for ``i in ins``, runs ``fn`` on
+them, and stores its results in ``slots[o]`` for ``o in outs``. ``app`` is the
+``Application`` the instruction came from (primitive, params, avals) so passes
+can inspect it; a fused instruction has ``app=None`` and keeps the applications
+it replaced in ``parts``. ``free`` lists the slots whose last reader this is:
+they are dropped right after it runs, so residuals die as soon as the walk is past.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+
+class Instr(NamedTuple):
+    fn: Callable[..., Any]  # arrays in -> one array or a tuple of arrays
+    ins: tuple[int, ...]
+    outs: tuple[int, ...]
+    app: Any = None
+    parts: tuple = ()
+    free: tuple[int, ...] = ()
+
+
+def impl_instr(app: Any, ins: Sequence[int], outs: Sequence[int], device: str = "cpu") -> Instr:
+    """The instruction running ``app``'s kernel for ``device`` with its params bound."""
+    impl = app.prim.impls[device]
+    params = dict(app.params)
+    fn = (lambda *arrays: impl(*arrays, **params)) if params else impl
+    return Instr(fn, tuple(ins), tuple(outs), app)
+
+
+def run(program: Sequence[Instr], slots: list[Any]) -> None:
+    """Execute ``program`` in place on ``slots``."""
+    for instr in program:
+        result = instr.fn(*[slots[i] for i in instr.ins])
+        if len(instr.outs) == 1:
+            slots[instr.outs[0]] = result[0] if type(result) is tuple else result
+        else:
+            for o, r in zip(instr.outs, result):
+                slots[o] = r
+        for i in instr.free:
+            slots[i] = None
