@@ -15,7 +15,7 @@ from ..backends.cpu.conv import window_argmax
 from ..core.primitive import bind
 from ..primitives.conv import conv_general_dilated
 from ..primitives.gather import gather
-from ..tensor import Tensor
+from ..tensor import Tensor, placed
 from ._operands import is_value
 from .shape import expand, reshape
 
@@ -265,7 +265,7 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
     x = reshape(input, (-1, 1, h, w))
     pads = tuple((p, (o - 1) * s + k - n - p) for n, k, s, p, o in zip((h, w), kernel, stride, padding, out_hw))
-    ones = Tensor(np.ones((1, 1, *kernel), input.dtype.np), input.dtype)
+    ones = placed(np.ones((1, 1, *kernel), input.dtype.np), input.dtype, input.device)
     sums = bind(conv_general_dilated, x, ones, window_strides=stride, padding=pads, lhs_dilation=(1, 1),
                 rhs_dilation=(1, 1), feature_group_count=1, flip=False)
     counts = _window_counts((h, w), kernel, stride, padding, out_hw, count_include_pad, divisor_override)

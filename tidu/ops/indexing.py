@@ -28,7 +28,7 @@ from ..primitives.slicing import pad, slice_p
 from ..primitives.structural import broadcast_in_dim
 from ..primitives.structural import reshape as reshape_p
 from ..primitives.structural import transpose as transpose_p
-from ..tensor import Tensor
+from ..tensor import Tensor, placed
 from ._operands import broadcast_shapes, constant, convert, is_value, wrap_dim
 from .math import where
 
@@ -372,16 +372,16 @@ def _put(x: Any, plan: _Plan, value: Any, accumulate: bool) -> Any:
     v = _value_operand(value, shape, x.dtype, x)
     if isinstance(x, Tensor) and not x.requires_grad:
         # A constant: its current data, so that writing into x later does not touch the node's input.
-        x = Tensor(x._data.copy(), x.dtype)
+        x = Tensor(x._data.copy(), x.dtype, device=x.device)
     if accumulate:
         return x + _write_back(v, plan)
     keep = _last_writes(plan)
     if keep is not None:
         at = plan.positions[0] if plan.adjacent else 0
         keep = keep.reshape((1,) * at + keep.shape + (1,) * (len(shape) - at - keep.ndim))
-        v = where(Tensor(np.broadcast_to(keep, shape).copy()), v, constant(0, x.dtype, x, ()))
+        v = where(placed(np.broadcast_to(keep, shape).copy(), None, x.device), v, constant(0, x.dtype, x, ()))
     region = _write_back(Tensor(np.ones(shape, np.int64)), plan)._data != 0
-    return where(Tensor(region), _write_back(v, plan), x)
+    return where(placed(region, None, x.device), _write_back(v, plan), x)
 
 
 def index_update(input: Any, index: Any, value: Any, accumulate: bool = False) -> Any:  # noqa: A002
@@ -420,7 +420,7 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
     tracked = grad_mode.is_grad_enabled() and (
         input.requires_grad or (is_value(value) and value.requires_grad)
     )
-    if tracked:
+    if tracked or input.device.type != "cpu":  # on the GPU: computed out of place, then copied in
         assign_(input, _put(input, plan, value, accumulate=False), op="__setitem__")
         return
     # Nothing to record: write into the storage through a numpy view of the region.
