@@ -1,0 +1,155 @@
+"""Strided copies between flat device arrays, the building block of the copying structural kernels.
+
+``copy(src, dst, shape, src_strides, dst_strides, src_start, dst_start)`` writes
+``dst[dst_start + sum(i * dst_strides)] = src[src_start + sum(i * src_strides)]`` for every
+index ``i`` of ``shape`` (element strides, negative allowed), after merging the dimensions
+both layouts walk densely; at most ``MAX_DIMS`` remain, passed as scalars, so a copy is one
+launch with no metadata upload. Consecutive threads take consecutive destination elements.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import cuda
+
+from . import driver
+from .launch import Kernel
+from .memory import CudaArray, contiguous_strides
+from .runtime import runtime
+
+MAX_DIMS = 6
+
+
+@cuda.jit(device=True)
+def offsets(i, s1, s2, s3, s4, s5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):  # noqa: ANN001, ANN201
+    """The two offsets of flat index ``i`` over a 6-d shape (its first size is not needed)."""
+    k = i % s5
+    r = i // s5
+    oa = k * a5
+    ob = k * b5
+    k = r % s4
+    r //= s4
+    oa += k * a4
+    ob += k * b4
+    k = r % s3
+    r //= s3
+    oa += k * a3
+    ob += k * b3
+    k = r % s2
+    r //= s2
+    oa += k * a2
+    ob += k * b2
+    k = r % s1
+    r //= s1
+    oa += k * a1 + r * a0
+    ob += k * b1 + r * b0
+    return oa, ob
+
+
+def _copy(src, dst, n, start_a, start_b, s1, s2, s3, s4, s5,  # noqa: ANN001, ANN202
+          a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        oa, ob = offsets(i, s1, s2, s3, s4, s5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+        dst[start_b + ob] = src[start_a + oa]
+
+
+def numba_name(dtype: np.dtype) -> str:
+    return "boolean" if dtype == np.bool_ else str(dtype)
+
+
+INT = "int64"
+GEOMETRY = ", ".join([INT] * 17)  # five sizes (the first is implied), two sets of six strides
+
+_kernels: dict[np.dtype, Kernel] = {}
+
+
+def merge(shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 dimensions and merge neighbours that every stride set walks densely."""
+    merged: list[tuple[int, list[int]]] = []
+    for d, n in enumerate(shape):
+        if n == 1:
+            continue
+        sts = [st[d] for st in strides]
+        if merged and all(p == s * n for p, s in zip(merged[-1][1], sts)):
+            merged[-1] = (merged[-1][0] * n, sts)
+        else:
+            merged.append((n, sts))
+    return [n for n, _ in merged], [[sts[j] for _, sts in merged] for j in range(len(strides))]
+
+
+def geometry(shape: tuple[int, ...], *strides: tuple[int, ...]) -> list[int]:
+    """The kernel scalars of a merged, front-padded ``MAX_DIMS`` geometry: sizes 1.. then strides."""
+    sizes, merged = merge(shape, *strides)
+    if len(sizes) > MAX_DIMS:
+        raise NotImplementedError(
+            f"CUDA strided copy over {len(sizes)} dimensions that do not merge (at most {MAX_DIMS})")
+    pad = MAX_DIMS - len(sizes)
+    out = ([1] * pad + sizes)[1:]
+    for st in merged:
+        out += [0] * pad + st
+    return out
+
+
+def copy(src: CudaArray, dst: CudaArray, shape: tuple[int, ...], src_strides: tuple[int, ...],
+         dst_strides: tuple[int, ...], src_start: int = 0, dst_start: int = 0) -> None:
+    """The strided copy described in the module docstring (``src``, ``dst``: C-contiguous)."""
+    n = math.prod(shape)
+    if not n:
+        return
+    kernel = _kernels.get(src.dtype)
+    if kernel is None:
+        t = numba_name(src.dtype)
+        kernel = _kernels[src.dtype] = Kernel(_copy, f"void({t}[::1], {t}[::1], {INT}, {INT}, {INT}, {GEOMETRY})")
+    kernel(n, flat(src), flat(dst), n, src_start, dst_start, *geometry(shape, src_strides, dst_strides))
+
+
+def element_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return contiguous_strides(tuple(shape), 1)
+
+
+def reshaped(x: CudaArray, shape: tuple[int, ...]) -> CudaArray:
+    """The C-contiguous ``x`` with a new shape of the same size (no copy; ``x`` is the owner)."""
+    host = None if x.host is None else x.host.reshape(shape)
+    return CudaArray(tuple(shape), x.dtype, None, x.ptr, x, host)
+
+
+def flat(x: CudaArray) -> CudaArray:
+    return x if x.ndim == 1 else reshaped(x, (x.size,))
+
+
+def at(x: CudaArray, start: int, shape: tuple[int, ...]) -> CudaArray:
+    """The C-contiguous block of ``shape`` starting ``start`` elements into C-contiguous ``x``."""
+    size = math.prod(shape)
+    host = None if x.host is None else x.host.reshape(-1)[start:start + size].reshape(shape)
+    return CudaArray(tuple(shape), x.dtype, None, x.ptr + start * x.dtype.itemsize, x, host)
+
+
+def zeros(shape: tuple[int, ...], dtype: Any) -> CudaArray:
+    out = CudaArray.empty(tuple(shape), dtype)
+    if out.host is not None:
+        out.host[...] = 0
+    elif out.nbytes:
+        driver.call("cuMemsetD8Async", out.ptr, 0, out.nbytes, runtime().stream)
+    return out
+
+
+def duplicate(x: CudaArray) -> CudaArray:
+    """A fresh copy of C-contiguous ``x``."""
+    out = CudaArray.empty(x.shape, x.dtype)
+    if out.host is not None:
+        out.host[...] = x.host
+    elif x.nbytes:
+        driver.call("cuMemcpyDtoDAsync_v2", out.ptr, x.ptr, x.nbytes, runtime().stream)
+    return out
+
+
+def permuted(x: CudaArray, perm: tuple[int, ...] | list[int]) -> CudaArray:
+    """A fresh C-contiguous ``x.transpose(perm)``."""
+    shape = tuple(x.shape[p] for p in perm)
+    strides = element_strides(x.shape)
+    out = CudaArray.empty(shape, x.dtype)
+    copy(x, out, shape, tuple(strides[p] for p in perm), element_strides(shape))
+    return out
