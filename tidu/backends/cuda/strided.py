@@ -25,28 +25,38 @@ MAX_DIMS = 6
 
 @cuda.jit(device=True)
 def offsets(i, s1, s2, s3, s4, s5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):  # noqa: ANN001, ANN201
-    """The two offsets of flat index ``i`` over a 6-d shape (its first size is not needed)."""
+    """The two offsets of flat index ``i`` over a 6-d shape (its first size is not needed).
+
+    Leading dimensions are the size-1 padding: once the quotient is 0 the remaining
+    coordinates are all 0, so the (costly, 64-bit) divisions stop there.
+    """
     k = i % s5
     r = i // s5
     oa = k * a5
     ob = k * b5
+    if r == 0:
+        return oa, ob
     k = r % s4
     r //= s4
     oa += k * a4
     ob += k * b4
+    if r == 0:
+        return oa, ob
     k = r % s3
     r //= s3
     oa += k * a3
     ob += k * b3
+    if r == 0:
+        return oa, ob
     k = r % s2
     r //= s2
     oa += k * a2
     ob += k * b2
+    if r == 0:
+        return oa, ob
     k = r % s1
     r //= s1
-    oa += k * a1 + r * a0
-    ob += k * b1 + r * b0
-    return oa, ob
+    return oa + k * a1 + r * a0, ob + k * b1 + r * b0
 
 
 def _copy(src, dst, n, start_a, start_b, s1, s2, s3, s4, s5,  # noqa: ANN001, ANN202
