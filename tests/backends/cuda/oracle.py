@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -52,3 +52,13 @@ def recorded(prim: Primitive) -> Iterator[list[tuple[tuple, dict]]]:
         yield calls
     finally:
         prim.impls["cpu"] = cpu
+
+
+def device_view(a: np.ndarray, view: Callable[[np.ndarray], np.ndarray]) -> CudaArray:
+    """``view(a)`` (a strided numpy view: transposed, sliced, broadcast...) over a device copy of ``a``."""
+    a = np.ascontiguousarray(a)
+    v = view(a)
+    offset = v.__array_interface__["data"][0] - a.__array_interface__["data"][0]
+    base = to_device(a)
+    host = None if base.host is None else view(base.host)
+    return CudaArray(v.shape, v.dtype, v.strides, base.ptr + offset, base, host)

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 import tidu
+from tidu.backends.cuda.strided import permuted
 from tidu.primitives.conv import conv_general_dilated
 from tidu.primitives.linalg import dot_general
 
-from .oracle import check, recorded, to_device
+from .oracle import check, device_view, recorded, to_device
 
 RNG = np.random.default_rng(0)
 
@@ -140,3 +141,39 @@ def test_conv_as_called_by_ops(method):
         z = tidu.nn.functional.conv1d(s, k, stride=2, padding=1, dilation=2)
         (y.sum() + (z * z).sum()).backward()
     _replay(conv_general_dilated, calls, **({} if method == "auto" else {"method": method}))
+
+
+T = (lambda x: x.T)  # noqa: E731
+VIEWS = [  # (lhs shape, lhs view, rhs shape, rhs view, dimension numbers of the views)
+    ((4, 3), T, (4, 5), None, (((1,), (0,)), ((), ()))),  # a transposed view: cuBLAS's flag, no copy
+    ((3, 4), None, (5, 4), T, (((1,), (0,)), ((), ()))),
+    ((3, 7), lambda x: x[:, 1:5], (4, 9), lambda x: x[:, 2:7], (((1,), (0,)), ((), ()))),  # leading dims
+    ((3, 4), lambda x: np.broadcast_to(x, (2, 3, 4)), (2, 4, 5), None, (((2,), (1,)), ((0,), (0,)))),  # batch 0
+    ((4,), lambda x: np.broadcast_to(x, (3, 4)), (4, 5), None, (((1,), (0,)), ((), ()))),  # stride-0 rows: copy
+    ((3, 4), lambda x: x[::-1], (4, 5), lambda x: x[:, ::-2], (((1,), (0,)), ((), ()))),  # negative strides: copy
+    ((2, 3, 4), lambda x: x.transpose(1, 0, 2), (3, 4, 5), None, (((2,), (1,)), ((0,), (0,)))),  # batch inside
+    ((2, 5, 3), lambda x: x.transpose(0, 2, 1), (2, 5, 4), lambda x: x.transpose(0, 2, 1),
+     (((2,), (2,)), ((0,), (0,)))),
+]
+
+
+COPIES = [0, 0, 0, 0, 1, 2, 0, 0]  # operands copied before the gemm, per case
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("case", range(len(VIEWS)))
+def test_dot_general_views(case, dtype, monkeypatch):
+    """``dot_general`` reads strided operands (transposed, sliced, broadcast) in place where it can."""
+    from tidu.backends.cuda import linalg
+
+    copies = []
+    monkeypatch.setattr(linalg, "permuted", lambda x, perm: copies.append(perm) or permuted(x, perm))
+    sa, va, sb, vb, dims = VIEWS[case]
+    a, b = _array(sa, dtype), _array(sb, dtype)
+    va, vb = va or (lambda x: x), vb or (lambda x: x)
+    want = dot_general.impls["cpu"](np.ascontiguousarray(va(a)), np.ascontiguousarray(vb(b)), dimension_numbers=dims)
+    got = dot_general.impls["cuda"](device_view(a, va), device_view(b, vb), dimension_numbers=dims)
+    assert got.is_c_contiguous and got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-5)
+    if dtype != "int64":  # the integer kernel reads C-contiguous operands
+        assert len(copies) == COPIES[case]

@@ -9,6 +9,7 @@ launch with no metadata upload. Consecutive threads take consecutive destination
 
 from __future__ import annotations
 
+import ctypes
 import math
 from typing import Any
 
@@ -156,10 +157,27 @@ def duplicate(x: CudaArray) -> CudaArray:
     return out
 
 
+def span(x: CudaArray) -> tuple[CudaArray, int]:
+    """A 1-D array over all the memory the (any-strided) ``x`` addresses, and the offset of
+    ``x``'s first element in it."""
+    item = x.dtype.itemsize
+    reach = [(n - 1) * (st // item) for n, st in zip(x.shape, x.strides)] if x.size else []
+    low, high = sum(r for r in reach if r < 0), sum(r for r in reach if r > 0)
+    extent = high - low + 1 if x.size else 0
+    ptr = x.ptr + low * item
+    host = None
+    if x.host is not None:  # the simulator: "device" memory is host memory at the same address
+        host = np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_byte)), (max(extent, 1) * item,))
+        host = host.view(x.dtype)[:extent]
+    return CudaArray((extent,), x.dtype, None, ptr, x, host), -low
+
+
 def permuted(x: CudaArray, perm: tuple[int, ...] | list[int]) -> CudaArray:
-    """A fresh C-contiguous ``x.transpose(perm)``."""
+    """A fresh C-contiguous ``x.transpose(perm)``; ``x`` may have any strides."""
     shape = tuple(x.shape[p] for p in perm)
-    strides = element_strides(x.shape)
+    strides = [st // x.dtype.itemsize for st in x.strides]
     out = CudaArray.empty(shape, x.dtype)
-    copy(x, out, shape, tuple(strides[p] for p in perm), element_strides(shape))
+    if out.size:
+        src, start = span(x)
+        copy(src, out, shape, tuple(strides[p] for p in perm), element_strides(shape), start)
     return out
