@@ -157,7 +157,7 @@ CONVS = [
 def check_conv() -> None:
     for dtype in ("float32", "float64"):
         for sx, sw, params in CONVS:
-            for method in ("auto", "im2col", "direct"):
+            for method in ("auto", "im2col", "folded", "direct"):
                 check(f"conv {sx} * {sw} g={params['feature_group_count']} {method} {dtype}", conv_general_dilated,
                       array(sx, dtype), array(sw, dtype), cuda_params={"method": method}, **params)
 

@@ -107,7 +107,7 @@ CONVS = [  # (input shape, weight shape, params)
 ]
 
 
-@pytest.mark.parametrize("method", ["auto", "im2col", "direct"])
+@pytest.mark.parametrize("method", ["auto", "im2col", "folded", "direct"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", CONVS, ids=[f"{a}*{b}" for a, b, _ in CONVS])
 def test_conv(case, dtype, method):
@@ -120,17 +120,21 @@ def test_conv(case, dtype, method):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_conv_chunks(monkeypatch):
+@pytest.mark.parametrize("method", ["im2col", "folded"])
+def test_conv_chunks(monkeypatch, method):
     """im2col in chunks of images when the scratch would be too large."""
     from tidu.backends.cuda import conv
 
     monkeypatch.setattr(conv, "COLS_LIMIT", 2 * 3 * 4 * 9)
     x, w = _array((5, 3, 4, 5), "float64"), _array((2, 3, 2, 2), "float64")
-    check(conv_general_dilated, x, w, window_strides=(1, 1), padding=((1, 0), (0, 0)), lhs_dilation=(1, 1),
-          rhs_dilation=(1, 1), feature_group_count=1, flip=False)
+    params = dict(window_strides=(1, 1), padding=((1, 0), (0, 0)), lhs_dilation=(1, 1), rhs_dilation=(1, 1),
+                  feature_group_count=1, flip=False)
+    want = conv_general_dilated.impls["cpu"](x, w, **params)
+    got = conv_general_dilated.impls["cuda"](to_device(x), to_device(w), **params, method=method)
+    np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["auto", "direct"])
+@pytest.mark.parametrize("method", ["auto", "im2col", "folded", "direct"])
 def test_conv_as_called_by_ops(method):
     """conv2d/conv1d with stride, padding, dilation and groups, and the transposed convolutions of
     their backward pass."""

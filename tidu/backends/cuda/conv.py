@@ -6,10 +6,12 @@ tap ``k`` of output ``p`` reads position ``u = p*s + k'*d - lo`` of the input sp
 apart, with ``k' = K-1-k`` when ``flip``: the input element ``u / a`` when ``a`` divides
 ``u`` and it lies inside the input, else zero. 1-D convolutions run as 2-D ones of height 1.
 
-im2col writes ``cols[n, c, i, j, p, q]`` (consecutive threads, consecutive output columns)
-for a chunk of images at a time, at most ``COLS_LIMIT`` elements, then group ``g`` is one
-strided-batched gemm over the chunk's images, ``out[n, g] = w[g] @ cols[n, g]``, sharing
-``w[g]`` (batch stride 0) and writing the output in place.
+im2col writes the windows as matrix columns (consecutive threads, consecutive output cells)
+for a chunk of images at a time, at most ``COLS_LIMIT`` elements, then cuBLAS multiplies:
+either per group a gemm batched over the chunk's images sharing ``w[g]`` (batch stride 0)
+and writing the output in place, or ("folded", for few output cells per image, as in weight
+gradients) one gemm batched over the groups with all the chunk's images side by side, whose
+(O, images, cells) result is then copied into place.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from numba import cuda
 from .blas import gemm_strided
 from .launch import Kernel
 from .memory import CudaArray
-from .strided import flat, reshaped, zeros
+from .strided import copy, flat, reshaped, zeros
 
 COLS_LIMIT = 1 << 26  # elements of im2col scratch per chunk (256 MiB of float32)
 DIRECT_GROUPS = 4  # more groups than this: the direct kernel (a gemm per group costs a call each)
+FOLD_CELLS = 1024  # fewer output cells per image than this: one wide gemm over all images ("folded")
 
 
 @cuda.jit(device=True)
@@ -40,22 +43,28 @@ def _source(p, k, kn, s, lo, a, d, n, flip):  # noqa: ANN001, ANN202
     return u // a
 
 
-def _im2col(x, cols, total, n0, c_in, h, w, kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, flip):  # noqa: ANN001, ANN202
+def _im2col(x, cols, total, n0, nc, c_in, h, w, kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, flip,  # noqa: ANN001, ANN202
+            folded):
+    """cols[n, c, i, j, p, q] for images n0.. (n0 + nc), or cols[c, i, j, n, p, q] when ``folded``."""
     for e in range(cuda.grid(1), total, cuda.gridsize(1)):
         q = e % pw
         r = e // pw
         p = r % ph
         r //= ph
+        if folded:
+            n = r % nc
+            r //= nc
         j = r % kw
         r //= kw
         i = r % kh
         r //= kh
         c = r % c_in
-        n = n0 + r // c_in
+        if not folded:
+            n = r // c_in
         hi = _source(p, i, kh, sh, loh, ah, dh, h, flip)
         wi = _source(q, j, kw, sw, low, aw, dw, w, flip)
         if hi >= 0 and wi >= 0:
-            cols[e] = x[((n * c_in + c) * h + hi) * w + wi]
+            cols[e] = x[(((n0 + n) * c_in + c) * h + hi) * w + wi]
         else:
             cols[e] = 0
 
@@ -69,7 +78,7 @@ def _im2col_kernel(dtype: np.dtype) -> Kernel:
     if kernel is None:
         t = str(dtype)
         kernel = _kernels[("im2col", dtype)] = Kernel(
-            _im2col, f"void({t}[::1], {t}[::1], int64, int64, int64, int64, int64, {_GEOMETRY})")
+            _im2col, f"void({t}[::1], {t}[::1], int64, int64, int64, int64, int64, int64, {_GEOMETRY}, int64)")
     return kernel
 
 
@@ -119,8 +128,8 @@ def _dilated(n: int, a: int) -> int:
 
 def conv_general(lhs: CudaArray, rhs: CudaArray, *, window_strides: tuple, padding: tuple, lhs_dilation: tuple,
                  rhs_dilation: tuple, feature_group_count: int, flip: bool, method: str = "auto") -> CudaArray:
-    """lhs (N, C, *in), rhs (O, C/G, *k) -> (N, O, *out), 1-D or 2-D; ``method``: 'auto', 'im2col'
-    or 'direct'."""
+    """lhs (N, C, *in), rhs (O, C/G, *k) -> (N, O, *out), 1-D or 2-D; ``method``: 'auto', 'im2col',
+    'folded' (see ``_im2col_gemm``) or 'direct'."""
     one_d = lhs.ndim == 3
     if one_d:  # a 2-D convolution of height 1
         lhs = reshaped(lhs, (lhs.shape[0], lhs.shape[1], 1, lhs.shape[2]))
@@ -139,15 +148,23 @@ def conv_general(lhs: CudaArray, rhs: CudaArray, *, window_strides: tuple, paddi
     result = CudaArray.empty(shape, lhs.dtype)
     out = reshaped(result, (n, o, ph, pw)) if one_d else result
     geometry = (kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, int(flip))
-    if method == "direct" or method == "auto" and g > DIRECT_GROUPS:
+    if method == "auto":
+        method = "direct" if g > DIRECT_GROUPS else "folded" if ph * pw < FOLD_CELLS else "im2col"
+    if method == "direct":
         total = out.size
         _direct_kernel(lhs.dtype)(total, flat(lhs), flat(rhs), flat(out), total, c, h, w, o, cg, o // g, *geometry)
     else:
-        _im2col_gemm(lhs, rhs, out, g, geometry)
+        _im2col_gemm(lhs, rhs, out, g, geometry, folded=method == "folded")
     return result
 
 
-def _im2col_gemm(lhs: CudaArray, rhs: CudaArray, out: CudaArray, g: int, geometry: tuple[Any, ...]) -> None:
+def _im2col_gemm(lhs: CudaArray, rhs: CudaArray, out: CudaArray, g: int, geometry: tuple[Any, ...],
+                 folded: bool) -> None:
+    """im2col, then per chunk of images either one gemm per group batched over the images
+    (``out[n, g] = w[g] @ cols[n, g]``, written in place), or, ``folded``, one gemm batched over
+    the groups with the images side by side in its columns (``tmp[g] = w[g] @ cols[g]``, a wide
+    product where each image has few output cells, as in weight gradients), then ``tmp``
+    (O, images, cells) is copied into ``out`` (images, O, cells)."""
     n, c, h, w = lhs.shape
     o, cg, kh, kw = rhs.shape
     ph, pw = geometry[2], geometry[3]
@@ -158,9 +175,17 @@ def _im2col_gemm(lhs: CudaArray, rhs: CudaArray, out: CudaArray, g: int, geometr
     for n0 in range(0, n, chunk):
         nc = min(chunk, n - n0)
         total = nc * c * kk * pq
-        kernel(total, flat(lhs), cols, total, n0, c, h, w, *geometry)
-        for gi in range(g):
-            gemm_strided(lhs.dtype, False, False, og, pq, cg * kk,
-                         rhs.ptr + gi * og * cg * kk * isz, cg * kk, 0,
-                         cols.ptr + gi * cg * kk * pq * isz, pq, c * kk * pq,
-                         out.ptr + (n0 * o + gi * og) * pq * isz, pq, o * pq, nc)
+        kernel(total, flat(lhs), cols, total, n0, nc, c, h, w, *geometry, int(folded))
+        at = out.ptr + n0 * o * pq * isz
+        if not folded:
+            for gi in range(g):
+                gemm_strided(lhs.dtype, False, False, og, pq, cg * kk,
+                             rhs.ptr + gi * og * cg * kk * isz, cg * kk, 0,
+                             cols.ptr + gi * cg * kk * pq * isz, pq, c * kk * pq,
+                             at + gi * og * pq * isz, pq, o * pq, nc)
+            continue
+        tmp = out if nc == 1 else CudaArray.empty((o, nc, pq), lhs.dtype)
+        gemm_strided(lhs.dtype, False, False, og, nc * pq, cg * kk, rhs.ptr, cg * kk, og * cg * kk,
+                     cols.ptr, nc * pq, cg * kk * nc * pq, at if nc == 1 else tmp.ptr, nc * pq, og * nc * pq, g)
+        if nc > 1:
+            copy(tmp, out, (nc, o, pq), (pq, nc * pq, 1), (o * pq, pq, 1), 0, n0 * o * pq)
