@@ -111,7 +111,7 @@ def section(fn: Callable[[], None]) -> None:
         FAILURES.append(f"{fn.__name__} raised")
 
 
-SCALES = {"TFLOP/s": 1e12, "TOP/s": 1e12, "GB/s": 1e9}
+SCALES = {"TFLOP/s": 1e12, "TOP/s": 1e12, "GB/s": 1e9}  # rates; "ms" and "us" are times
 
 
 def row(case: str, tidu_ms: float, ref_ms: float | None, ref_name: str, unit: str = "ms",
@@ -273,9 +273,11 @@ def bench_conv() -> None:
         print(f"  conv2d {name} {arrays[0].shape} * {arrays[1].shape} vs CPU: {'ok' if ok else 'MISMATCH'}")
         if not ok:
             FAILURES.append(f"conv {name}")
-        ours = median_ms(lambda: conv(*dev, **params), repeat=5)  # noqa: B023 - timed at once
         ref = median_ms(refs[name], repeat=5) if torch is not None else None
-        row(f"conv2d {x.shape}*{w.shape} {name}", ours, ref, "torch", "TFLOP/s", flops)
+        for method in ("auto", "im2col", "folded", "direct"):
+            ours = median_ms(lambda: conv(*dev, **params, method=method), repeat=5 if method != "direct" else 1,  # noqa: B023
+                             rounds=5 if method != "direct" else 2)
+            row(f"conv2d {x.shape}*{w.shape} {name} [{method}]", ours, ref, "torch", "TFLOP/s", flops)
 
 
 def bench_index() -> None:
@@ -318,13 +320,42 @@ def bench_structural() -> None:
     row(f"concatenate 2 x {shape} dim 1 float32", ours, ref, "torch", "GB/s", 2 * moved)
 
 
+def bench_small() -> None:
+    """Per-call cost of small operations (launch overhead dominated), in microseconds."""
+    us = lambda fn: median_ms(fn, repeat=size(200, 2), rounds=size(5, 1)) * 1e3  # noqa: E731
+    a = CudaArray.from_host(RNG.standard_normal((64, 64)).astype(np.float32))
+    x = CudaArray.from_host(RNG.standard_normal((8, 128)).astype(np.float32))
+    idx = CudaArray.from_host(RNG.integers(0, 128, (8, 16)))
+    img = CudaArray.from_host(RNG.standard_normal((1, 4, 8, 8)).astype(np.float32))
+    ker = CudaArray.from_host(RNG.standard_normal((4, 4, 3, 3)).astype(np.float32))
+    cp = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)), lhs_dilation=(1, 1), rhs_dilation=(1, 1),
+              feature_group_count=1, flip=False)
+    cases = [
+        ("matmul 64x64x64", lambda: dot_general.impls["cuda"](a, a, dimension_numbers=(((1,), (0,)), ((), ()))),
+         lambda: torch.matmul(tt(a), tt(a))),
+        ("gather (8, 128) -> (8, 16)", lambda: gather.impls["cuda"](x, idx, axis=1),
+         lambda: torch.gather(tt(x), 1, tt(idx))),
+        ("scatter_add (8, 16) -> (8, 128)", lambda: scatter_add.impls["cuda"](x, idx, x, axis=1),
+         lambda: tt(x).scatter_add(1, tt(idx), tt(x))),
+        ("pad (8, 128) by 1", lambda: pad.impls["cuda"](x, padding_config=((1, 1, 0), (1, 1, 0))),
+         lambda: torch.nn.functional.pad(tt(x), (1, 1, 1, 1))),
+        ("rev (8, 128)", lambda: rev.impls["cuda"](x, dimensions=(1,)), lambda: torch.flip(tt(x), (1,))),
+        ("concatenate 2 x (8, 128)", lambda: concatenate.impls["cuda"](x, x, dimension=0),
+         lambda: torch.cat([tt(x), tt(x)])),
+        ("conv2d (1, 4, 8, 8) * (4, 4, 3, 3)", lambda: conv_general_dilated.impls["cuda"](img, ker, **cp),
+         lambda: torch.nn.functional.conv2d(tt(img), tt(ker), padding=1)),
+    ]
+    for name, ours, ref in cases:
+        row(f"small: {name}", us(ours), us(ref) if torch is not None else None, "torch", "us")
+
+
 def main() -> int:
     checks = () if SMOKE else (check_dot_general, check_conv, check_index_and_structural)
-    for fn in (*checks, bench_matmul, bench_conv, bench_index, bench_structural):
+    for fn in (*checks, bench_matmul, bench_conv, bench_index, bench_structural, bench_small):
         section(fn)
-    print(f"\n{'case':<52}{'tidu':>16}  {'reference':<32}{'ref/tidu time':>14}")
+    print(f"\n{'case':<64}{'tidu':>16}  {'reference':<34}{'ref/tidu time':>14}")
     for case, ours, ref, ratio in ROWS:
-        print(f"{case:<52}{ours:>16}  {ref:<32}{ratio:>14}")
+        print(f"{case:<64}{ours:>16}  {ref:<34}{ratio:>14}")
     print(f"\nchecks: {'all ok' if not FAILURES else 'FAILED: ' + ', '.join(FAILURES)}")
     return 1 if FAILURES else 0
 
