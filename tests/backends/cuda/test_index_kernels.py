@@ -2,8 +2,12 @@
 
 import numpy as np
 import pytest
+from numba import cuda
 
 import tidu
+from tidu.backends.cuda.launch import Kernel
+from tidu.backends.cuda.memory import CudaArray
+from tidu.backends.cuda.strided import divmod_
 from tidu.primitives.gather import gather, scatter_add
 from tidu.primitives.slicing import pad
 from tidu.primitives.structural import concatenate, rev
@@ -135,3 +139,22 @@ def test_structural_as_called_by_ops():
     for prim, calls in ((pad, pads), (rev, revs), (concatenate, cats)):
         for arrays, params in calls:
             check(prim, *arrays, **params)
+
+
+def _divmod_kernel(i, d, inv, q, r):
+    for t in range(cuda.grid(1), i.size, cuda.gridsize(1)):
+        q[t], r[t] = divmod_(i[t], d[t], inv[t])
+
+
+def test_float_divmod_is_exact():
+    """The kernels' index arithmetic divides through a float64 inverse and corrects by one."""
+    d = np.concatenate([RNG.integers(1, 1 << 20, 200), [1, 3, 7, 56, 3136, (1 << 26) + 1]])
+    i = np.concatenate([RNG.integers(0, 1 << 50, 100) // d[:100] * d[:100],  # exact multiples
+                        RNG.integers(0, 1 << 50, 100) // d[100:200] * d[100:200] - 1,  # one below
+                        [0, 2**51, 2**51 + 1, 3135, 3136, (1 << 52) - 1]])
+    i = np.maximum(i, 0)
+    q, r = CudaArray.empty(i.shape, np.int64), CudaArray.empty(i.shape, np.int64)
+    kernel = Kernel(_divmod_kernel, "void(int64[::1], int64[::1], float64[::1], int64[::1], int64[::1])")
+    kernel(i.size, to_device(i), to_device(d), to_device(1.0 / d), q, r)
+    np.testing.assert_array_equal(q.copy_to_host(), i // d)
+    np.testing.assert_array_equal(r.copy_to_host(), i % d)

@@ -25,7 +25,7 @@ from numba import cuda
 from .blas import gemm_strided
 from .launch import Kernel
 from .memory import CudaArray
-from .strided import copy, flat, reshaped, zeros
+from .strided import copy, divmod_, flat, reshaped, zeros
 
 COLS_LIMIT = 1 << 26  # elements of im2col scratch per chunk (256 MiB of float32)
 DIRECT_GROUPS = 4  # more groups than this: the direct kernel (a gemm per group costs a call each)
@@ -38,29 +38,30 @@ def _source(p, k, kn, s, lo, a, d, n, flip):  # noqa: ANN001, ANN202
     if flip:
         k = kn - 1 - k
     u = p * s + k * d - lo
-    if u < 0 or u % a != 0 or u // a >= n:
+    if u < 0:
         return -1
-    return u // a
+    if a != 1:  # between the spread input's elements: zeros
+        if u % a != 0:
+            return -1
+        u //= a
+    return u if u < n else -1
 
 
 def _im2col(x, cols, total, n0, nc, c_in, h, w, kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, flip,  # noqa: ANN001, ANN202
-            folded):
-    """cols[n, c, i, j, p, q] for images n0.. (n0 + nc), or cols[c, i, j, n, p, q] when ``folded``."""
+            folded, v_nc, v_c, v_kh, v_kw, v_ph, v_pw):
+    """cols[n, c, i, j, p, q] for images n0.. (n0 + nc), or cols[c, i, j, n, p, q] when ``folded``;
+    ``v_*`` are the inverses of the sizes (``divmod_``)."""
     for e in range(cuda.grid(1), total, cuda.gridsize(1)):
-        q = e % pw
-        r = e // pw
-        p = r % ph
-        r //= ph
+        r, q = divmod_(e, pw, v_pw)
+        r, p = divmod_(r, ph, v_ph)
+        n = 0
         if folded:
-            n = r % nc
-            r //= nc
-        j = r % kw
-        r //= kw
-        i = r % kh
-        r //= kh
-        c = r % c_in
+            r, n = divmod_(r, nc, v_nc)
+        r, j = divmod_(r, kw, v_kw)
+        r, i = divmod_(r, kh, v_kh)
+        r, c = divmod_(r, c_in, v_c)
         if not folded:
-            n = r // c_in
+            n = r
         hi = _source(p, i, kh, sh, loh, ah, dh, h, flip)
         wi = _source(q, j, kw, sw, low, aw, dw, w, flip)
         if hi >= 0 and wi >= 0:
@@ -78,7 +79,8 @@ def _im2col_kernel(dtype: np.dtype) -> Kernel:
     if kernel is None:
         t = str(dtype)
         kernel = _kernels[("im2col", dtype)] = Kernel(
-            _im2col, f"void({t}[::1], {t}[::1], int64, int64, int64, int64, int64, int64, {_GEOMETRY}, int64)")
+            _im2col, f"void({t}[::1], {t}[::1], int64, int64, int64, int64, int64, int64, {_GEOMETRY}, int64"
+                     f"{', float64' * 6})")
     return kernel
 
 
@@ -175,7 +177,8 @@ def _im2col_gemm(lhs: CudaArray, rhs: CudaArray, out: CudaArray, g: int, geometr
     for n0 in range(0, n, chunk):
         nc = min(chunk, n - n0)
         total = nc * c * kk * pq
-        kernel(total, flat(lhs), cols, total, n0, nc, c, h, w, *geometry, int(folded))
+        inverses = [1.0 / v for v in (nc, c, kh, kw, ph, pw)]
+        kernel(total, flat(lhs), cols, total, n0, nc, c, h, w, *geometry, int(folded), *inverses)
         at = out.ptr + n0 * o * pq * isz
         if not folded:
             for gi in range(g):

@@ -21,9 +21,9 @@ from .strided import GEOMETRY, INT, duplicate, element_strides, flat, geometry, 
 
 
 def _gather(x, index, out, n, size, axis_stride,  # noqa: ANN001, ANN202
-            s1, s2, s3, s4, s5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+            s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        ox, oi = offsets(i, s1, s2, s3, s4, s5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+        ox, oi = offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
         j = index[oi]  # oi == i: the second stride set is the index's own
         if 0 <= j < size:
             out[i] = x[ox + j * axis_stride]
@@ -32,9 +32,9 @@ def _gather(x, index, out, n, size, axis_stride,  # noqa: ANN001, ANN202
 
 
 def _scatter_add(out, index, src, n, size, axis_stride,  # noqa: ANN001, ANN202
-                 s1, s2, s3, s4, s5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+                 s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        oo, osrc = offsets(i, s1, s2, s3, s4, s5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+        oo, osrc = offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
         j = index[i]
         if 0 <= j < size:
             cuda.atomic.add(out, oo + j * axis_stride, src[osrc])

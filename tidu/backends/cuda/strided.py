@@ -5,6 +5,9 @@
 index ``i`` of ``shape`` (element strides, negative allowed), after merging the dimensions
 both layouts walk densely; at most ``MAX_DIMS`` remain, passed as scalars, so a copy is one
 launch with no metadata upload. Consecutive threads take consecutive destination elements.
+Index arithmetic divides through float64 inverses of the sizes (``divmod_``): a 64-bit
+integer division is a long software routine on a GPU, and there is one per dimension and
+element.
 """
 
 from __future__ import annotations
@@ -25,45 +28,57 @@ MAX_DIMS = 6
 
 
 @cuda.jit(device=True)
-def offsets(i, s1, s2, s3, s4, s5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):  # noqa: ANN001, ANN201
-    """The two offsets of flat index ``i`` over a 6-d shape (its first size is not needed).
+def divmod_(i, d, inv):  # noqa: ANN001, ANN201
+    """``divmod(i, d)`` for ``0 <= i < 2**52`` through ``inv = 1.0 / d``: a 64-bit integer
+    division is a long software routine on a GPU; the float64 quotient is off by at most one."""
+    q = int(i * inv)
+    r = i - q * d
+    if r < 0:
+        q -= 1
+        r += d
+    elif r >= d:
+        q += 1
+        r -= d
+    return q, r
+
+
+@cuda.jit(device=True)
+def offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5,  # noqa: ANN001, ANN201
+            a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    """The two offsets of flat index ``i`` over a 6-d shape (sizes ``s``, their inverses ``v``;
+    the first size is not needed).
 
     Leading dimensions are the size-1 padding: once the quotient is 0 the remaining
-    coordinates are all 0, so the (costly, 64-bit) divisions stop there.
+    coordinates are all 0, so the divisions stop there.
     """
-    k = i % s5
-    r = i // s5
+    r, k = divmod_(i, s5, v5)
     oa = k * a5
     ob = k * b5
     if r == 0:
         return oa, ob
-    k = r % s4
-    r //= s4
+    r, k = divmod_(r, s4, v4)
     oa += k * a4
     ob += k * b4
     if r == 0:
         return oa, ob
-    k = r % s3
-    r //= s3
+    r, k = divmod_(r, s3, v3)
     oa += k * a3
     ob += k * b3
     if r == 0:
         return oa, ob
-    k = r % s2
-    r //= s2
+    r, k = divmod_(r, s2, v2)
     oa += k * a2
     ob += k * b2
     if r == 0:
         return oa, ob
-    k = r % s1
-    r //= s1
+    r, k = divmod_(r, s1, v1)
     return oa + k * a1 + r * a0, ob + k * b1 + r * b0
 
 
-def _copy(src, dst, n, start_a, start_b, s1, s2, s3, s4, s5,  # noqa: ANN001, ANN202
+def _copy(src, dst, n, start_a, start_b, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5,  # noqa: ANN001, ANN202
           a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        oa, ob = offsets(i, s1, s2, s3, s4, s5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+        oa, ob = offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
         dst[start_b + ob] = src[start_a + oa]
 
 
@@ -72,7 +87,8 @@ def numba_name(dtype: np.dtype) -> str:
 
 
 INT = "int64"
-GEOMETRY = ", ".join([INT] * 17)  # five sizes (the first is implied), two sets of six strides
+# five sizes (the first is implied), their inverses, two sets of six strides
+GEOMETRY = ", ".join([INT] * 5 + ["float64"] * 5 + [INT] * 12)
 
 _kernels: dict[np.dtype, Kernel] = {}
 
@@ -92,13 +108,15 @@ def merge(shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple[list[int],
 
 
 def geometry(shape: tuple[int, ...], *strides: tuple[int, ...]) -> list[int]:
-    """The kernel scalars of a merged, front-padded ``MAX_DIMS`` geometry: sizes 1.. then strides."""
+    """The kernel scalars of a merged, front-padded ``MAX_DIMS`` geometry: sizes 1.., their
+    inverses, then the strides."""
     sizes, merged = merge(shape, *strides)
     if len(sizes) > MAX_DIMS:
         raise NotImplementedError(
             f"CUDA strided copy over {len(sizes)} dimensions that do not merge (at most {MAX_DIMS})")
     pad = MAX_DIMS - len(sizes)
-    out = ([1] * pad + sizes)[1:]
+    out: list = ([1] * pad + sizes)[1:]
+    out += [1.0 / n for n in out]
     for st in merged:
         out += [0] * pad + st
     return out
