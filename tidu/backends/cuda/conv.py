@@ -95,15 +95,12 @@ def _direct_kernel(dtype: np.dtype) -> Kernel:
     zero = from_dtype(dtype)(0)
 
     def direct(x, wt, out, total, c_in, h, w, o_all, cg, og,  # noqa: ANN001, ANN202
-               kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, flip):
+               kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, flip, v_pw, v_ph, v_o, v_og):
         for e in range(cuda.grid(1), total, cuda.gridsize(1)):
-            q = e % pw
-            r = e // pw
-            p = r % ph
-            r //= ph
-            o = r % o_all
-            n = r // o_all
-            c0 = (o // og) * cg
+            r, q = divmod_(e, pw, v_pw)
+            r, p = divmod_(r, ph, v_ph)
+            n, o = divmod_(r, o_all, v_o)
+            c0 = divmod_(o, og, v_og)[0] * cg
             acc = zero
             for i in range(kh):
                 hi = _source(p, i, kh, sh, loh, ah, dh, h, flip)
@@ -120,7 +117,7 @@ def _direct_kernel(dtype: np.dtype) -> Kernel:
     t = str(dtype)
     kernel = _kernels[("direct", dtype)] = Kernel(
         direct, f"void({t}[::1], {t}[::1], {t}[::1], int64, int64, int64, int64, int64, int64, int64, "
-                f"{_GEOMETRY})")
+                f"{_GEOMETRY}{', float64' * 4})")
     return kernel
 
 
@@ -154,7 +151,9 @@ def conv_general(lhs: CudaArray, rhs: CudaArray, *, window_strides: tuple, paddi
         method = "direct" if g > DIRECT_GROUPS else "folded" if ph * pw < FOLD_CELLS else "im2col"
     if method == "direct":
         total = out.size
-        _direct_kernel(lhs.dtype)(total, flat(lhs), flat(rhs), flat(out), total, c, h, w, o, cg, o // g, *geometry)
+        inverses = [1.0 / v for v in (pw, ph, o, o // g)]
+        _direct_kernel(lhs.dtype)(total, flat(lhs), flat(rhs), flat(out), total, c, h, w, o, cg, o // g, *geometry,
+                                  *inverses)
     else:
         _im2col_gemm(lhs, rhs, out, g, geometry, folded=method == "folded")
     return result
