@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 import numpy as np
 
 from ..backends.cuda.lazy import lazy
@@ -81,5 +83,6 @@ def _pad_transpose(ct, x, *, padding_config):  # noqa: ANN001, ANN202
 
 
 pad.def_impl(_pad_impl)
+pad.def_impl(lazy(lambda: import_module("tidu.backends.cuda.structural").pad), device="cuda")
 pad.def_linear(_pad_transpose)
 pad.def_batch(batch_unary(lambda x, *, padding_config: pad.bind(x, padding_config=((0, 0, 0), *padding_config))))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterator
+from importlib import import_module
 from math import prod
 from typing import Any
 
@@ -196,6 +197,7 @@ def _concatenate_transpose(ct, *xs, dimension):  # noqa: ANN001, ANN202
 
 
 concatenate.def_impl(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
+concatenate.def_impl(lazy(lambda: import_module("tidu.backends.cuda.structural").concatenate), device="cuda")
 concatenate.jvp_rules = _PerPosition(_concatenate_jvp)  # type: ignore[assignment]
 concatenate.def_transpose(_concatenate_transpose)
 
@@ -221,6 +223,7 @@ def _rev_shape(x: ShapeDtype, *, dimensions: tuple[int, ...]) -> ShapeDtype:
 
 
 rev.def_impl(lambda x, *, dimensions: np.flip(x, dimensions).copy())
+rev.def_impl(lazy(lambda: import_module("tidu.backends.cuda.structural").rev), device="cuda")
 rev.def_linear(lambda ct, x, *, dimensions: [rev.bind(ct, dimensions=dimensions)])
 rev.def_batch(batch_unary(lambda x, *, dimensions: rev.bind(x, dimensions=shifted(dimensions))))
 
