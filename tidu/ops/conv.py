@@ -231,12 +231,12 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     if not isinstance(input, Tensor):
         raise TypeError("max_pool2d: the window maxima are found on concrete data; it cannot run inside an AD rule")
     lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
-    data = input.detach().numpy().reshape(-1, h, w)
+    data = input.detach()._host().reshape(-1, h, w)  # window maxima found on the host (also for CUDA)
     idx = window_argmax(data, kernel, stride, padding, dilation, out_hw).reshape(lead + (out_hw[0] * out_hw[1],))
     flat = reshape(input, lead + (h * w,))
-    out = reshape(bind(gather, flat, Tensor(idx), axis=flat.ndim - 1), lead + out_hw)
+    out = reshape(bind(gather, flat, placed(idx, None, input.device), axis=flat.ndim - 1), lead + out_hw)
     if return_indices:
-        return out, Tensor(idx.reshape(lead + out_hw))
+        return out, placed(idx.reshape(lead + out_hw), None, input.device)
     return out
 
 
@@ -269,7 +269,7 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     sums = bind(conv_general_dilated, x, ones, window_strides=stride, padding=pads, lhs_dilation=(1, 1),
                 rhs_dilation=(1, 1), feature_group_count=1, flip=False)
     counts = _window_counts((h, w), kernel, stride, padding, out_hw, count_include_pad, divisor_override)
-    out = sums / Tensor(counts.astype(input.dtype.np), input.dtype)
+    out = sums / placed(counts.astype(input.dtype.np), input.dtype, input.device)
     return reshape(out, lead + out_hw)
 
 
