@@ -232,6 +232,7 @@ def _data_get(self: Tensor) -> Tensor:
 def _data_set(self: Tensor, value: Tensor) -> None:
     self._data = value._data
     self._dtype = value._dtype
+    self._device = value._device
 
 
 TENSOR_ONLY = {

@@ -81,7 +81,11 @@ def _span(a: CudaArray) -> CudaArray:
     itemsize = a.dtype.itemsize
     extent = 1 + sum((n - 1) * (st // itemsize) for n, st in zip(a.shape, a.strides)) if a.size else 0
     if a.host is not None:
-        host = np.lib.stride_tricks.as_strided(a.host, (extent,), (itemsize,))
+        host = np.lib.stride_tricks.as_strided(a.host, (extent,), (itemsize,), writeable=False)
+        # the simulator writes every array argument back after a launch: a read-only source
+        # (a broadcast host view) is handed over as a copy of its span
+        host = host.copy() if not a.host.flags.writeable else np.lib.stride_tricks.as_strided(
+            a.host, (extent,), (itemsize,))
         return CudaArray((extent,), a.dtype, None, a.ptr, a, host)
     return CudaArray((extent,), a.dtype, None, a.ptr, a)
 

@@ -45,7 +45,7 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
         out = CudaArray.empty(x.shape, out_dtype)
         n = out.size
         if n:
-            kernel(n, x.flat(), out.flat(), n)
+            kernel(n, x, out, n)
         return out
 
     return run
@@ -69,7 +69,7 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
         out = CudaArray.empty(a.shape, out_dtype)
         n = out.size
         if n:
-            kernel(n, a.flat(), b.flat(), out.flat(), n)
+            kernel(n, a, b, out, n)
         return out
 
     return run
@@ -91,7 +91,7 @@ def select(p: CudaArray, a: CudaArray, b: CudaArray) -> CudaArray:
     out = CudaArray.empty(a.shape, a.dtype)
     n = out.size
     if n:
-        kernel(n, p.flat(), a.flat(), b.flat(), out.flat(), n)
+        kernel(n, p, a, b, out, n)
     return out
 
 
@@ -130,5 +130,5 @@ def fill(*, shape: tuple[int, ...], value: Any, dtype: Any, device: str = "cuda"
     out = CudaArray.empty(tuple(shape), target)
     n = out.size
     if n:
-        kernel(n, out.flat(), target.type(value).item(), n)
+        kernel(n, out, target.type(value).item(), n)
     return out

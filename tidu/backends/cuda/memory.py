@@ -115,15 +115,20 @@ class CudaArray:
     A view (``view``) is owned by the array it was made from, as numpy's ``base``.
     """
 
-    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host", "is_c_contiguous")
+    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host", "is_c_contiguous", "size")
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, strides: tuple[int, ...] | None, ptr: int,
                  owner: Any, host: np.ndarray | None = None) -> None:
-        self.shape = tuple(shape)
+        self.shape = shape = tuple(shape)
         self.dtype = np.dtype(dtype)
-        dense = contiguous_strides(self.shape, self.dtype.itemsize)
-        self.strides = dense if strides is None else tuple(strides)
-        self.is_c_contiguous = self.strides == dense or _trivially_dense(self.shape, self.strides, dense)
+        dense = contiguous_strides(shape, self.dtype.itemsize)
+        if strides is None:
+            self.strides = dense
+            self.is_c_contiguous = True
+        else:
+            self.strides = strides = tuple(strides)
+            self.is_c_contiguous = strides == dense or _trivially_dense(shape, strides, dense)
+        self.size = math.prod(shape)
         self.ptr = ptr
         self.owner = owner
         self.host = host  # the simulator's "device" memory
@@ -159,10 +164,6 @@ class CudaArray:
         from .copy import contiguous_copy
 
         return contiguous_copy(self)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
     @property
     def ndim(self) -> int:
