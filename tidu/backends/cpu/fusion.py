@@ -1,0 +1,322 @@
+"""Fusion: chains of elementwise instructions become one generated Numba loop.
+
+``fuse(program, keep)`` rewrites an ``Instr`` program (tidu/core/instructions.py). It
+groups the elementwise instructions over arrays of one shape - primitives declared by
+``unary``/``binary`` (their ``scalar_fns``), ``select``, ``convert_element_type``, ``full``
+and ``broadcast_in_dim`` of a one-element value - and replaces each group of two or more
+by one instruction running a generated ``@njit(cache=True, nogil=True)`` loop: every group
+member is computed per element into a local variable, and only the values read outside
+the group or listed in ``keep`` are stored. Each intermediate is rounded to its dtype
+exactly as the unfused kernel's store rounds it, so results are bit-identical.
+
+The generated source is written to ``<numba cache dir or ~/.cache/tidu>/fusion/`` under a
+digest of the source and of the scalar functions' code, and imported from there, so a
+second process loads the compiled loop from Numba's disk cache. Kernels do not depend on
+the shape: one kernel per (group structure, dtypes). ``TIDU_FUSION=0`` turns the pass off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import importlib.util
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numba.core import config as numba_config
+
+from ...core.instructions import Instr
+from .elementwise import code_token, contiguous
+from .threads import run_chunked
+
+ENABLED = os.environ.get("TIDU_FUSION", "1") != "0"
+
+_kernels: dict[str, Callable[..., None]] = {}  # source digest -> compiled loop
+
+
+def _np_name(dt: Any) -> str:
+    return "np.bool_" if dt.np == np.bool_ else f"np.{dt.np.name}"
+
+
+def _scalar_fn(app: Any) -> Callable | None:
+    fns = app.prim.scalar_fns
+    dt = app.in_avals[0].dtype
+    key = ("float32" if dt.np == np.float32 else "float") if dt.is_floating_point else "int"
+    fn = fns.get(key, fns["float"]) if key == "float32" else fns.get(key)
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    if fn is None or getattr(module, fn.__qualname__, None) is not fn:
+        return None  # a lambda or a local function cannot be imported by the generated module
+    return fn
+
+
+def _kind(instr: Instr) -> str | None:
+    """How a fused loop computes ``instr``, or ``None`` where it cannot."""
+    app = instr.app
+    if app is None or app.out_avals is None or len(app.out_avals) != 1 or len(instr.outs) != 1:
+        return None
+    name = app.prim.name
+    if getattr(app.prim, "scalar_fns", None) is not None:
+        return "fn" if _scalar_fn(app) is not None else None
+    if name in ("select", "convert_element_type", "full"):
+        return name
+    if name == "broadcast_in_dim" and app.in_avals[0].size == 1:
+        return "broadcast"
+    return None
+
+
+def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
+    """``program`` with its groups of elementwise instructions fused; the slots in ``keep``
+    (and every value read by an unfused instruction) are still produced.
+
+    Free lists are recomputed: a slot the original program frees is freed after its last
+    reader in the new one; the others are never freed. Groups whose values nobody reads
+    are dropped. A program that writes a slot twice is returned unchanged.
+    """
+    program = list(program)
+    if not ENABLED:
+        return program
+    producer: dict[int, int] = {}
+    for k, instr in enumerate(program):
+        for o in instr.outs:
+            if o in producer:
+                return program
+            producer[o] = k
+    kinds = [_kind(instr) for instr in program]
+    groups = _group(program, kinds, producer)
+    fused = [g for g in groups if len(g) > 1]
+    if not fused:
+        return program
+    return _rewrite(program, fused, keep)
+
+
+def _group(program: list[Instr], kinds: list[str | None], producer: dict[int, int]) -> list[list[int]]:
+    """Groups of instruction indices (union-find); a merge is refused where it could make a
+    cycle: a path from one group through an outside instruction back into it.
+
+    ``dep[s]`` is the bitmask of the fusable instructions slot ``s`` depends on, ``strict[s]``
+    those it depends on through a path that leaves the instruction's group.
+    """
+    n = len(program)
+    root = list(range(n))
+    mask = [1 << k for k in range(n)]  # members of each root
+    members: list[list[int]] = [[k] for k in range(n)]
+    dep: dict[int, int] = {}
+    strict: dict[int, int] = {}
+
+    def find(k: int) -> int:
+        while root[k] != k:
+            root[k] = root[root[k]]
+            k = root[k]
+        return k
+
+    def reaches(a: int, b: int) -> bool:
+        """Whether group ``a`` reaches group ``b`` through an outside instruction."""
+        return any(strict.get(t, 0) & mask[a] for m in members[b] for t in program[m].ins)
+
+    for k, instr in enumerate(program):
+        ins = instr.ins
+        if kinds[k] is not None:
+            shape = instr.app.out_avals[0].shape
+            for t in ins:
+                p = producer.get(t)
+                if p is None or kinds[p] is None or program[p].app.out_avals[0].shape != shape:
+                    continue
+                g, own = find(p), find(k)
+                if g == own or any(strict.get(u, 0) & mask[g] for u in ins):
+                    continue
+                if len(members[own]) > 1 and (reaches(g, own) or reaches(own, g)):
+                    continue
+                if len(members[g]) < len(members[own]):
+                    g, own = own, g
+                root[own] = g
+                mask[g] |= mask[own]
+                members[g] += members[own]
+        own_mask = mask[find(k)] if kinds[k] is not None else 0
+        d = (1 << k) if kinds[k] is not None else 0
+        s = 0
+        for t in ins:
+            dt = dep.get(t, 0)
+            d |= dt
+            s |= strict.get(t, 0) | (dt & ~own_mask)
+        for o in instr.outs:
+            dep[o], strict[o] = d, s
+    return [sorted(members[k]) for k in range(n) if kinds[k] is not None and find(k) == k]
+
+
+def _rewrite(program: list[Instr], groups: list[list[int]], keep: set[int]) -> list[Instr]:
+    group_of = {m: gi for gi, g in enumerate(groups) for m in g}
+    readers: dict[int, set[int]] = {}
+    for k, instr in enumerate(program):
+        for t in instr.ins:
+            readers.setdefault(t, set()).add(k)
+    nodes: list[Instr] = []
+    first: list[int] = []
+    done = set()
+    for k, instr in enumerate(program):
+        gi = group_of.get(k)
+        if gi is None:
+            nodes.append(instr)
+            first.append(k)
+        elif gi not in done:
+            done.add(gi)
+            g = groups[gi]
+            outs = [program[m].outs[0] for m in g
+                    if program[m].outs[0] in keep or any(group_of.get(r) != gi for r in readers.get(program[m].outs[0], ()))]
+            if outs:
+                nodes.append(_fused_instr([program[m] for m in g], outs))
+                first.append(k)
+    ordered = _schedule(nodes, first)
+    freeable = {s for instr in program for s in instr.free}
+    return _free_lists(ordered, freeable)
+
+
+def _schedule(nodes: list[Instr], first: list[int]) -> list[Instr]:
+    """A topological order of ``nodes``, each as early as its position allows (Kahn, by position)."""
+    made = {o: j for j, node in enumerate(nodes) for o in node.outs}
+    waiting = [0] * len(nodes)
+    users: list[list[int]] = [[] for _ in nodes]
+    for j, node in enumerate(nodes):
+        for p in {made[t] for t in node.ins if t in made}:
+            waiting[j] += 1
+            users[p].append(j)
+    ready = [(first[j], j) for j in range(len(nodes)) if waiting[j] == 0]
+    heapq.heapify(ready)
+    ordered = []
+    while ready:
+        _, j = heapq.heappop(ready)
+        ordered.append(nodes[j])
+        for u in users[j]:
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                heapq.heappush(ready, (first[u], u))
+    assert len(ordered) == len(nodes), "fusion made a cycle"
+    return ordered
+
+
+def _free_lists(program: list[Instr], freeable: set[int]) -> list[Instr]:
+    last: dict[int, int] = {}
+    for k, instr in enumerate(program):
+        for s in (*instr.ins, *instr.outs):
+            if s in freeable:
+                last[s] = k
+    frees: list[list[int]] = [[] for _ in program]
+    for s, k in last.items():
+        frees[k].append(s)
+    return [instr._replace(free=tuple(sorted(f))) for instr, f in zip(program, frees)]
+
+
+def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
+    """One instruction computing ``parts`` in one loop and returning the slots ``outs``."""
+    local = {p.outs[0]: f"v{j}" for j, p in enumerate(parts)}
+    arrays: list[int] = []  # external slots read element by element
+    scalars: list[int] = []  # external one-element slots read once (through a broadcast)
+    consts: list[Any] = []
+    imports: list[str] = []
+    tokens: list[int] = []
+    body: list[str] = []
+
+    def operand(slot: int, once: bool) -> str:
+        if slot in local:
+            return local[slot]
+        seen = scalars if once else arrays
+        if slot not in seen:
+            seen.append(slot)
+        return f"s{seen.index(slot)}" if once else f"x{seen.index(slot)}"
+
+    for j, part in enumerate(parts):
+        app, kind = part.app, _kind(part)
+        out_type = _np_name(app.out_avals[0].dtype)
+        if kind == "fn":
+            fn = _scalar_fn(app)
+            alias = f"{fn.__module__.rpartition('.')[2]}_{fn.__qualname__}"
+            line = f"from {fn.__module__} import {fn.__qualname__} as {alias}"
+            if line not in imports:
+                imports.append(line)
+                tokens.append(code_token(fn))
+            args = ", ".join(operand(t, False) for t in part.ins)
+            expr = f"{out_type}({alias}({args}))"
+        elif kind == "select":
+            p, a, b = (operand(t, False) for t in part.ins)
+            expr = f"{a} if {p} else {b}"
+        elif kind == "convert_element_type":
+            expr = f"{out_type}({operand(part.ins[0], False)})"
+        elif kind == "broadcast":
+            expr = operand(part.ins[0], True)
+        else:  # full
+            consts.append(app.out_avals[0].dtype.np.type(dict(app.params)["value"]))
+            expr = f"c{len(consts) - 1}"
+        body.append(f"        v{j} = {expr}")
+    out_names = [f"o{k}" for k in range(len(outs))]
+    params = [*out_names, *(f"a{k}" for k in range(len(arrays))), *(f"b{k}" for k in range(len(scalars))),
+              *(f"c{k}" for k in range(len(consts)))]
+    source = "\n".join([
+        "# generated by tidu.backends.cpu.fusion",
+        "import numpy as np",
+        "from numba import njit",
+        *imports,
+        "",
+        "",
+        '@njit(cache=True, nogil=True, error_model="numpy")',
+        f"def loop({', '.join(params)}):  # pragma: no cover - compiled",
+        *(f"    s{k} = b{k}[0]" for k in range(len(scalars))),
+        "    for i in range(o0.shape[0]):",
+        *(f"        x{k} = a{k}[i]" for k in range(len(arrays))),
+        *body,
+        *(f"        o{k}[i] = {local[s]}" for k, s in enumerate(outs)),
+        "",
+    ])
+    loop = _load(source, tokens)
+    ins = list(dict.fromkeys([*arrays, *scalars]))
+    array_at = [ins.index(s) for s in arrays]
+    scalar_at = [ins.index(s) for s in scalars]
+    out_avals = [next(p.app.out_avals[0] for p in parts if p.outs[0] == s) for s in outs]
+
+    def run(*values: np.ndarray) -> tuple[np.ndarray, ...]:
+        results = tuple(np.empty(a.shape, a.dtype.np) for a in out_avals)
+        tail = (*(np.asarray(values[k]).reshape(-1) for k in scalar_at), *consts)
+        flat = [r.reshape(-1) for r in results]
+        flat += [contiguous(np.asarray(values[k])).reshape(-1) for k in array_at]
+        if tail:
+            run_chunked(lambda *chunks: loop(*chunks, *tail), *flat)
+        else:
+            run_chunked(loop, *flat)
+        return results
+
+    return Instr(run, tuple(ins), tuple(outs), None, tuple(p.app for p in parts))
+
+
+def cache_dir() -> str:
+    """Where generated kernel sources live: ``fusion/`` under Numba's cache dir when
+    ``NUMBA_CACHE_DIR`` is set, else under ``$XDG_CACHE_HOME/tidu`` (``~/.cache/tidu``)."""
+    base = numba_config.CACHE_DIR or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tidu")
+    return os.path.join(base, "fusion")
+
+
+def _load(source: str, tokens: list[int]) -> Callable[..., None]:
+    """The compiled loop of ``source``: imported from its file so Numba can cache it on disk."""
+    digest = hashlib.sha256((source + repr(tokens)).encode()).hexdigest()[:20]
+    loop = _kernels.get(digest)
+    if loop is not None:
+        return loop
+    path = os.path.join(cache_dir(), f"fused_{digest}.py")
+    if not os.path.exists(path):
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        except OSError:
+            path = os.path.join(tempfile.gettempdir(), f"tidu_fused_{digest}.py")
+        fd, tmp = tempfile.mkstemp(suffix=".py", dir=os.path.dirname(path))
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)  # atomic: a concurrent process sees the whole file or none
+    name = f"tidu_fused_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # Numba's cached code finds its globals by module name
+    spec.loader.exec_module(module)
+    loop = _kernels[digest] = module.loop
+    return loop
