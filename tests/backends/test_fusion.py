@@ -200,6 +200,17 @@ def test_values_read_outside_the_group_are_produced() -> None:
     run_both(b.program, fused, len(b.avals), {x: np.linspace(-1, 1, 6, dtype=np.float32)}, {out})
 
 
+def test_groups_of_one_and_unfusable_work_stay() -> None:
+    b = Builder()
+    x, y = (b.input(ShapeDtype((4,), int64)) for _ in range(2))
+    q = b.emit(ew.floor_divide, x, y)  # its integer kernel checks the divisor first: never fused
+    s = b.emit(reduce.reduce_sum, b.emit(ew.neg, q), axes=(0,))
+    fused = fusion.fuse(b.program, {s})
+    assert [f.fn for f in fused] == [i.fn for i in b.program]
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        instructions.run(fused, [np.arange(4), np.zeros(4, np.int64), None, None, None])
+
+
 def test_switch_off_returns_program_unchanged(monkeypatch) -> None:
     b, _, slot = w3_chain(16)
     monkeypatch.setattr(fusion, "ENABLED", False)
