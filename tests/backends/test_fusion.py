@@ -261,6 +261,30 @@ def test_no_cycle_through_an_outside_instruction() -> None:
     run_both(b.program, fused, len(b.avals), {x: np.arange(3.0)}, {out})
 
 
+def test_no_cycle_through_another_group() -> None:
+    """h -> reduce_sum -> z1 and z2 -> h's consumer: z1 and z2 fused into one group Z (through
+    z3) would make h's group and Z wait for each other if that consumer joined h's group."""
+    b = Builder()
+    x = b.input(ShapeDtype((3,), float64))
+    y0 = b.input(ShapeDtype((), float64))
+    h = b.emit(ew.exp, x)
+    z1 = b.emit(ew.neg, b.emit(reduce.reduce_sum, h, axes=(0,)))
+    z2 = b.emit(ew.exp, y0)
+    z3 = b.emit(ew.add, z1, z2)
+    out = b.emit(ew.mul, h, b.emit(structural.broadcast_in_dim, z2, shape=(3,), broadcast_dimensions=()))
+    keep = {out, z3}
+    fused = fusion.fuse(b.program, keep)
+    check_free_lists(fused, keep, {x, y0})
+    run_both(b.program, fused, len(b.avals), {x: np.arange(3.0), y0: np.array(0.5)}, keep)
+
+
+@pytest.mark.parametrize("dt", [float32, int64, bool_], ids=lambda d: d.name)
+def test_fused_programs_are_well_ordered(dt) -> None:
+    for seed in range(100, 200):
+        b, inputs, keep = random_chain(seed, dt, n_ops=30)
+        check_free_lists(fusion.fuse(with_free_lists(b.program, keep, set(inputs)), keep), keep, set(inputs))
+
+
 @pytest.mark.slow
 def test_second_process_loads_kernel_from_disk(tmp_path) -> None:
     script = textwrap.dedent(f"""

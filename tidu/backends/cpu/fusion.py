@@ -34,6 +34,7 @@ from .elementwise import code_token, contiguous
 from .threads import run_chunked
 
 ENABLED = os.environ.get("TIDU_FUSION", "1") != "0"
+INLINED = ("full", "broadcast")  # recomputed in every group that reads them
 
 _kernels: dict[str, Callable[..., None]] = {}  # source digest -> compiled loop
 
@@ -86,26 +87,25 @@ def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
                 return program
             producer[o] = k
     kinds = [_kind(instr) for instr in program]
-    groups = _group(program, kinds, producer)
-    fused = [g for g in groups if len(g) > 1]
-    if not fused:
+    groups = [_with_inlined(g, program, kinds, producer) for g in _group(program, kinds, producer)]
+    groups = [g for g in groups if len(g) > 1]
+    if not groups:
         return program
-    return _rewrite(program, fused, keep)
+    return _rewrite(program, kinds, groups, keep)
 
 
 def _group(program: list[Instr], kinds: list[str | None], producer: dict[int, int]) -> list[list[int]]:
-    """Groups of instruction indices (union-find); a merge is refused where it could make a
-    cycle: a path from one group through an outside instruction back into it.
+    """Groups of instruction indices, grown in program order (union-find).
 
-    ``dep[s]`` is the bitmask of the fusable instructions slot ``s`` depends on, ``strict[s]``
-    those it depends on through a path that leaves the instruction's group.
+    A group grows until an instruction outside it reads one of its values: from then on it
+    is sealed. So every value a group reads comes from instructions that are complete before
+    its last member, and the fused program runs in a valid order with no cycle between groups.
+    ``full`` and broadcasts are not grouped: ``_rewrite`` copies them into each group reading them.
     """
     n = len(program)
     root = list(range(n))
-    mask = [1 << k for k in range(n)]  # members of each root
     members: list[list[int]] = [[k] for k in range(n)]
-    dep: dict[int, int] = {}
-    strict: dict[int, int] = {}
+    sealed = [False] * n
 
     def find(k: int) -> int:
         while root[k] != k:
@@ -113,42 +113,45 @@ def _group(program: list[Instr], kinds: list[str | None], producer: dict[int, in
             k = root[k]
         return k
 
-    def reaches(a: int, b: int) -> bool:
-        """Whether group ``a`` reaches group ``b`` through an outside instruction."""
-        return any(strict.get(t, 0) & mask[a] for m in members[b] for t in program[m].ins)
-
+    grouped = [kind is not None and kind not in INLINED for kind in kinds]
     for k, instr in enumerate(program):
-        ins = instr.ins
-        if kinds[k] is not None:
+        if grouped[k]:
             shape = instr.app.out_avals[0].shape
-            for t in ins:
+            for t in instr.ins:
                 p = producer.get(t)
-                if p is None or kinds[p] is None or program[p].app.out_avals[0].shape != shape:
+                if p is None or not grouped[p] or program[p].app.out_avals[0].shape != shape:
                     continue
                 g, own = find(p), find(k)
-                if g == own or any(strict.get(u, 0) & mask[g] for u in ins):
-                    continue
-                if len(members[own]) > 1 and (reaches(g, own) or reaches(own, g)):
+                if g == own or sealed[g]:
                     continue
                 if len(members[g]) < len(members[own]):
                     g, own = own, g
                 root[own] = g
-                mask[g] |= mask[own]
                 members[g] += members[own]
-        own_mask = mask[find(k)] if kinds[k] is not None else 0
-        d = (1 << k) if kinds[k] is not None else 0
-        s = 0
-        for t in ins:
-            dt = dep.get(t, 0)
-            d |= dt
-            s |= strict.get(t, 0) | (dt & ~own_mask)
-        for o in instr.outs:
-            dep[o], strict[o] = d, s
-    return [sorted(members[k]) for k in range(n) if kinds[k] is not None and find(k) == k]
+        own = find(k) if grouped[k] else -1
+        for t in instr.ins:
+            p = producer.get(t)
+            if p is not None and grouped[p] and find(p) != own:
+                sealed[find(p)] = True
+    return [sorted(members[k]) for k in range(n) if grouped[k] and find(k) == k]
 
 
-def _rewrite(program: list[Instr], groups: list[list[int]], keep: set[int]) -> list[Instr]:
-    group_of = {m: gi for gi, g in enumerate(groups) for m in g}
+def _with_inlined(group: list[int], program: list[Instr], kinds: list[str | None],
+                  producer: dict[int, int]) -> list[int]:
+    """``group`` and the ``full``/broadcast instructions its members read (transitively)."""
+    parts = set(group)
+    todo = list(group)
+    while todo:
+        for t in program[todo.pop()].ins:
+            p = producer.get(t)
+            if p is not None and kinds[p] in INLINED and p not in parts:
+                parts.add(p)
+                todo.append(p)
+    return sorted(parts)
+
+
+def _rewrite(program: list[Instr], kinds: list[str | None], groups: list[list[int]], keep: set[int]) -> list[Instr]:
+    group_of = {m: gi for gi, g in enumerate(groups) for m in g if kinds[m] not in INLINED}
     readers: dict[int, set[int]] = {}
     for k, instr in enumerate(program):
         for t in instr.ins:
@@ -164,8 +167,8 @@ def _rewrite(program: list[Instr], groups: list[list[int]], keep: set[int]) -> l
         elif gi not in done:
             done.add(gi)
             g = groups[gi]
-            outs = [program[m].outs[0] for m in g
-                    if program[m].outs[0] in keep or any(group_of.get(r) != gi for r in readers.get(program[m].outs[0], ()))]
+            outs = [program[m].outs[0] for m in g if m in group_of and (
+                program[m].outs[0] in keep or any(group_of.get(r) != gi for r in readers.get(program[m].outs[0], ())))]
             needed = set(outs)
             for m in reversed(g):  # members nothing needs are left out
                 if program[m].outs[0] in needed:
@@ -174,7 +177,15 @@ def _rewrite(program: list[Instr], groups: list[list[int]], keep: set[int]) -> l
             if outs:
                 nodes.append(_fused_instr(parts, outs) if len(parts) > 1 else parts[0])
                 first.append(k)
-    ordered = _schedule(nodes, first)
+    live = set(keep)  # the full/broadcast instructions still read after inlining
+    inlined = {id(program[k]) for k, kind in enumerate(kinds) if kind in INLINED}
+    kept = []
+    for node, position in reversed(list(zip(nodes, first))):
+        if id(node) not in inlined or live.intersection(node.outs):
+            live.update(node.ins)
+            kept.append((node, position))
+    kept.reverse()
+    ordered = _schedule([node for node, _ in kept], [position for _, position in kept])
     freeable = {s for instr in program for s in instr.free}
     return _free_lists(ordered, freeable)
 
