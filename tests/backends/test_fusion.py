@@ -285,6 +285,16 @@ def test_fused_programs_are_well_ordered(dt) -> None:
         check_free_lists(fusion.fuse(with_free_lists(b.program, keep, set(inputs)), keep), keep, set(inputs))
 
 
+def test_unwritable_cache_dir_falls_back_to_temp(monkeypatch, tmp_path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setattr(fusion, "cache_dir", lambda: str(blocker / "fusion"))
+    path = fusion._write("fused_test_fallback.py", "x = 1\n")
+    assert os.path.dirname(path) != str(blocker / "fusion")
+    with open(path) as f:
+        assert f.read() == "x = 1\n"
+
+
 @pytest.mark.slow
 def test_second_process_loads_kernel_from_disk(tmp_path) -> None:
     script = textwrap.dedent(f"""

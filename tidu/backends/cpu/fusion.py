@@ -318,16 +318,7 @@ def _load(source: str, tokens: list[int]) -> Callable[..., None]:
     loop = _kernels.get(digest)
     if loop is not None:
         return loop
-    path = os.path.join(cache_dir(), f"fused_{digest}.py")
-    if not os.path.exists(path):
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-        except OSError:
-            path = os.path.join(tempfile.gettempdir(), f"tidu_fused_{digest}.py")
-        fd, tmp = tempfile.mkstemp(suffix=".py", dir=os.path.dirname(path))
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)  # atomic: a concurrent process sees the whole file or none
+    path = _write(f"fused_{digest}.py", source)
     name = f"tidu_fused_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -335,3 +326,21 @@ def _load(source: str, tokens: list[int]) -> Callable[..., None]:
     spec.loader.exec_module(module)
     loop = _kernels[digest] = module.loop
     return loop
+
+
+def _write(filename: str, source: str) -> str:
+    """The path of ``filename`` holding ``source`` in the cache directory (or, where that is
+    not writable, in the temporary directory), written atomically unless already there."""
+    for folder in (cache_dir(), os.path.join(tempfile.gettempdir(), "tidu-fusion")):
+        path = os.path.join(folder, filename)
+        try:
+            if not os.path.exists(path):
+                os.makedirs(folder, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(suffix=".py", dir=folder)
+                with os.fdopen(fd, "w") as f:
+                    f.write(source)
+                os.replace(tmp, path)  # a concurrent process sees the whole file or none
+            return path
+        except OSError as err:
+            error = err
+    raise error
