@@ -118,6 +118,14 @@ def w3_chain(n: int, dtype: Any = np.float32) -> tuple[Builder, list[Instr], dic
     return b, forward, {"x": x, "w": w, "y": y, "seed": seed, "dx": grads[x]}
 
 
+def tanh_fma(n: int) -> tuple[Builder, dict[str, int]]:
+    """The forward chain ``tanh(a * b + c)``."""
+    b = Builder()
+    aval = ShapeDtype((n,), from_numpy_dtype(np.float32))
+    a, w, c = (b.input(aval) for _ in range(3))
+    return b, {"a": a, "b": w, "c": c, "out": b.emit(ew.tanh, b.emit(ew.add, b.emit(ew.mul, a, w), c))}
+
+
 def timed(fn: Callable[[], Any], budget: float) -> tuple[float, float]:
     """Median wall and process-CPU seconds of ``fn`` (after two warm-up calls); on a shared
     machine the CPU time shows the work where the wall time shows the wait as well."""
@@ -181,6 +189,21 @@ def main() -> None:
         with torch.no_grad():
             return torch.tanh(xt * wt + 0.5) * wt + xt * xt
 
+    fma, fma_slot = tanh_fma(n)
+    fused_fma = fusion.fuse(fma.program, {fma_slot["out"]})
+    cs = rng.uniform(-1, 1, n).astype(np.float32)
+    ct = torch.tensor(cs)
+
+    def run_fma(program: list[Instr]) -> np.ndarray:
+        s = [xs, ws, cs, *[None] * (len(fma.avals) - 3)]
+        instructions.run(program, s)
+        return s[fma_slot["out"]]
+
+    def torch_fma() -> Any:
+        with torch.no_grad():
+            return torch.tanh(xt * wt + ct)
+
+    np.testing.assert_array_equal(run_fma(fused_fma), run_fma(fma.program))
     np.testing.assert_array_equal(run_bwd(fused_bwd), run_bwd(b.program))
     np.testing.assert_allclose(run_bwd(fused_bwd), torch_bwd().numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(run_fwd(fused_fwd), run_fwd(forward[:-1]))
@@ -197,6 +220,9 @@ def main() -> None:
         (f"forward unfused ({len(forward) - 1} instructions)", timed(lambda: run_fwd(forward[:-1]), budget)),
         (f"forward fused ({len(fused_fwd)} instructions)", timed(lambda: run_fwd(fused_fwd), budget)),
         ("forward PyTorch (no_grad)", timed(torch_fwd, budget)),
+        ("tanh(a * b + c) unfused (3 instructions)", timed(lambda: run_fma(fma.program), budget)),
+        (f"tanh(a * b + c) fused ({len(fused_fma)} instruction)", timed(lambda: run_fma(fused_fma), budget)),
+        ("tanh(a * b + c) PyTorch (no_grad)", timed(torch_fma, budget)),
     ]
     print(f"W3 chain, n = {n}, float32, {args.threads} threads (tidu and PyTorch), load {os.getloadavg()[0]:.1f}")
     print(f"  {'':<52} {'wall ms':>8} {'x copy':>7} {'cpu ms':>8} {'x copy':>7}")

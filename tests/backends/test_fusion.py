@@ -200,6 +200,17 @@ def test_values_read_outside_the_group_are_produced() -> None:
     run_both(b.program, fused, len(b.avals), {x: np.linspace(-1, 1, 6, dtype=np.float32)}, {out})
 
 
+def test_environment_switch(monkeypatch) -> None:
+    import importlib.util
+
+    for value, enabled in (("0", False), ("1", True)):
+        monkeypatch.setenv("TIDU_FUSION", value)
+        spec = importlib.util.find_spec("tidu.backends.cpu.fusion")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        assert module.ENABLED is enabled
+
+
 def test_groups_of_one_and_unfusable_work_stay() -> None:
     b = Builder()
     x, y = (b.input(ShapeDtype((4,), int64)) for _ in range(2))
