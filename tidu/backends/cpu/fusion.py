@@ -186,7 +186,7 @@ def _rewrite(program: list[Instr], kinds: list[str | None], groups: list[list[in
             kept.append((node, position))
     kept.reverse()
     ordered = _schedule([node for node, _ in kept], [position for _, position in kept])
-    freeable = {s for instr in program for s in instr.free}
+    freeable = {s for instr in program for s in instr.free} - keep
     return _free_lists(ordered, freeable)
 
 
