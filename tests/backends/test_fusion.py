@@ -16,6 +16,7 @@ from tidu.core import instructions
 from tidu.core.aval import ShapeDtype
 from tidu.core.dtypes import bool_, float32, float64, int32, int64
 from tidu.core.instructions import Instr
+from tidu.core.primitive import REGISTRY
 from tidu.primitives import creation, reduce, structural
 from tidu.primitives import elementwise as ew
 
@@ -166,6 +167,27 @@ def _input_dtype(program: list[Instr], slot: int):  # noqa: ANN202
     raise AssertionError(slot)
 
 
+@pytest.mark.parametrize("dt", [float32, float64, int32, int64, bool_], ids=lambda d: d.name)
+def test_every_elementwise_primitive_fuses_exactly(dt) -> None:
+    """One group per dtype holding every ``unary``/``binary`` primitive that takes it."""
+    b = Builder()
+    x, y = (b.input(ShapeDtype((7,), dt)) for _ in range(2))
+    u = b.emit(ew.neg, x) if dt is not bool_ else b.emit(ew.eq, x, y)  # read by every member
+    outs = set()
+    for prim in REGISTRY.values():
+        if getattr(prim, "scalar_fns", None) is None:
+            continue
+        unary = len(prim.scalar_fns) == 3  # "float", "float32", "int"
+        try:
+            outs.add(b.emit(prim, u, *(() if unary else (y,))))
+        except (TypeError, RuntimeError):  # a dtype the primitive does not take (nothing emitted)
+            continue
+    fused = fusion.fuse(b.program, outs)
+    assert len(fused) < len(b.program)
+    rng = np.random.default_rng(3)
+    run_both(b.program, fused, len(b.avals), {x: values(dt, (7,), rng), y: values(dt, (7,), rng)}, outs)
+
+
 def test_zero_dim_group() -> None:
     b = Builder()
     x, y = (b.input(ShapeDtype((), float32)) for _ in range(2))
@@ -272,9 +294,10 @@ def test_no_cycle_through_an_outside_instruction() -> None:
     run_both(b.program, fused, len(b.avals), {x: np.arange(3.0)}, {out})
 
 
-def test_no_cycle_through_another_group() -> None:
+def test_no_cycle_through_another_group(monkeypatch) -> None:
     """h -> reduce_sum -> z1 and z2 -> h's consumer: z1 and z2 fused into one group Z (through
     z3) would make h's group and Z wait for each other if that consumer joined h's group."""
+    sealed = fusion._group_sealed
     b = Builder()
     x = b.input(ShapeDtype((3,), float64))
     y0 = b.input(ShapeDtype((), float64))
@@ -284,7 +307,10 @@ def test_no_cycle_through_another_group() -> None:
     z3 = b.emit(ew.add, z1, z2)
     out = b.emit(ew.mul, h, b.emit(structural.broadcast_in_dim, z2, shape=(3,), broadcast_dimensions=()))
     keep = {out, z3}
+    calls = []
+    monkeypatch.setattr(fusion, "_group_sealed", lambda *a: calls.append(1) or sealed(*a))
     fused = fusion.fuse(b.program, keep)
+    assert calls  # the greedy groups wait on each other here: fuse fell back to sealed groups
     check_free_lists(fused, keep, {x, y0})
     run_both(b.program, fused, len(b.avals), {x: np.arange(3.0), y0: np.array(0.5)}, keep)
 

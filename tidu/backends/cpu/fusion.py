@@ -87,25 +87,23 @@ def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
                 return program
             producer[o] = k
     kinds = [_kind(instr) for instr in program]
-    groups = [_with_inlined(g, program, kinds, producer) for g in _group(program, kinds, producer)]
-    groups = [g for g in groups if len(g) > 1]
-    if not groups:
-        return program
-    return _rewrite(program, kinds, groups, keep)
+    for grouping in (_group_greedy, _group_sealed):
+        groups = [_with_inlined(g, program, kinds, producer) for g in grouping(program, kinds, producer)]
+        groups = [g for g in groups if len(g) > 1]
+        if not groups:
+            return program
+        plan = _plan(program, kinds, groups, keep)
+        if plan is not None:
+            break
+    assert plan is not None, "sealed groups cannot wait on each other"
+    nodes = [node if isinstance(node, Instr) else _fused_instr(*node) for node in plan]
+    freeable = {s for instr in program for s in instr.free} - keep
+    return _free_lists(nodes, freeable)
 
 
-def _group(program: list[Instr], kinds: list[str | None], producer: dict[int, int]) -> list[list[int]]:
-    """Groups of instruction indices, grown in program order (union-find).
-
-    A group grows until an instruction outside it reads one of its values: from then on it
-    is sealed. So every value a group reads comes from instructions that are complete before
-    its last member, and the fused program runs in a valid order with no cycle between groups.
-    ``full`` and broadcasts are not grouped: ``_rewrite`` copies them into each group reading them.
-    """
-    n = len(program)
+def _union_find(n: int) -> tuple[list[int], list[list[int]], Callable[[int], int]]:
     root = list(range(n))
     members: list[list[int]] = [[k] for k in range(n)]
-    sealed = [False] * n
 
     def find(k: int) -> int:
         while root[k] != k:
@@ -113,6 +111,66 @@ def _group(program: list[Instr], kinds: list[str | None], producer: dict[int, in
             k = root[k]
         return k
 
+    return root, members, find
+
+
+def _group_greedy(program: list[Instr], kinds: list[str | None], producer: dict[int, int]) -> list[list[int]]:
+    """Groups of instruction indices, grown in program order; a merge is refused where a path
+    leads from one group through an outside instruction into the other. Groups can still wait
+    on each other through a third group (``fuse`` checks the order and falls back to
+    ``_group_sealed``). ``full`` and broadcasts are not grouped: ``_plan`` copies them into
+    each group reading them.
+
+    ``dep[s]`` is the bitmask of the grouped instructions slot ``s`` depends on, ``strict[s]``
+    those it depends on through a path that leaves the instruction's group.
+    """
+    n = len(program)
+    root, members, find = _union_find(n)
+    mask = [1 << k for k in range(n)]  # members of each root
+    dep: dict[int, int] = {}
+    strict: dict[int, int] = {}
+
+    def reaches(a: int, b: int) -> bool:
+        return any(strict.get(t, 0) & mask[a] for m in members[b] for t in program[m].ins)
+
+    grouped = [kind is not None and kind not in INLINED for kind in kinds]
+    for k, instr in enumerate(program):
+        if grouped[k]:
+            shape = instr.app.out_avals[0].shape
+            for t in instr.ins:
+                p = producer.get(t)
+                if p is None or not grouped[p] or program[p].app.out_avals[0].shape != shape:
+                    continue
+                g, own = find(p), find(k)
+                if g == own or any(strict.get(u, 0) & mask[g] for u in instr.ins):
+                    continue
+                if len(members[own]) > 1 and (reaches(g, own) or reaches(own, g)):
+                    continue
+                if len(members[g]) < len(members[own]):
+                    g, own = own, g
+                root[own] = g
+                mask[g] |= mask[own]
+                members[g] += members[own]
+        own_mask = mask[find(k)] if grouped[k] else 0
+        d = (1 << k) if grouped[k] else 0
+        s = 0
+        for t in instr.ins:
+            dt = dep.get(t, 0)
+            d |= dt
+            s |= strict.get(t, 0) | (dt & ~own_mask)
+        for o in instr.outs:
+            dep[o], strict[o] = d, s
+    return [sorted(members[k]) for k in range(n) if grouped[k] and find(k) == k]
+
+
+def _group_sealed(program: list[Instr], kinds: list[str | None], producer: dict[int, int]) -> list[list[int]]:
+    """Groups of instruction indices, grown in program order: a group grows until an
+    instruction outside it reads one of its values, then it is sealed. Every value a group
+    reads is then complete before its last member runs, so these groups never make a cycle.
+    """
+    n = len(program)
+    root, members, find = _union_find(n)
+    sealed = [False] * n
     grouped = [kind is not None and kind not in INLINED for kind in kinds]
     for k, instr in enumerate(program):
         if grouped[k]:
@@ -150,20 +208,21 @@ def _with_inlined(group: list[int], program: list[Instr], kinds: list[str | None
     return sorted(parts)
 
 
-def _rewrite(program: list[Instr], kinds: list[str | None], groups: list[list[int]], keep: set[int]) -> list[Instr]:
+def _plan(program: list[Instr], kinds: list[str | None], groups: list[list[int]],
+          keep: set[int]) -> list[Instr | tuple[list[Instr], list[int]]] | None:
+    """The new program in a valid order, a fused group as ``(parts, outs)``; ``None`` where
+    the groups wait on each other."""
     group_of = {m: gi for gi, g in enumerate(groups) for m in g if kinds[m] not in INLINED}
     readers: dict[int, set[int]] = {}
     for k, instr in enumerate(program):
         for t in instr.ins:
             readers.setdefault(t, set()).add(k)
-    nodes: list[Instr] = []
-    first: list[int] = []
+    nodes: list[tuple[Any, tuple[int, ...], tuple[int, ...], int]] = []  # (node, ins, outs, position)
     done = set()
     for k, instr in enumerate(program):
         gi = group_of.get(k)
         if gi is None:
-            nodes.append(instr)
-            first.append(k)
+            nodes.append((instr, instr.ins, instr.outs, k))
         elif gi not in done:
             done.add(gi)
             g = groups[gi]
@@ -174,43 +233,44 @@ def _rewrite(program: list[Instr], kinds: list[str | None], groups: list[list[in
                 if program[m].outs[0] in needed:
                     needed.update(program[m].ins)
             parts = [program[m] for m in g if program[m].outs[0] in needed]
-            if outs:
-                nodes.append(_fused_instr(parts, outs) if len(parts) > 1 else parts[0])
-                first.append(k)
+            made = {p.outs[0] for p in parts}
+            ins = tuple(dict.fromkeys(t for p in parts for t in p.ins if t not in made))
+            if len(parts) == 1:
+                nodes.append((parts[0], parts[0].ins, parts[0].outs, k))
+            elif outs:
+                nodes.append(((parts, outs), ins, tuple(outs), k))
     live = set(keep)  # the full/broadcast instructions still read after inlining
     inlined = {id(program[k]) for k, kind in enumerate(kinds) if kind in INLINED}
     kept = []
-    for node, position in reversed(list(zip(nodes, first))):
-        if id(node) not in inlined or live.intersection(node.outs):
-            live.update(node.ins)
-            kept.append((node, position))
+    for node in reversed(nodes):
+        if id(node[0]) not in inlined or live.intersection(node[2]):
+            live.update(node[1])
+            kept.append(node)
     kept.reverse()
-    ordered = _schedule([node for node, _ in kept], [position for _, position in kept])
-    freeable = {s for instr in program for s in instr.free} - keep
-    return _free_lists(ordered, freeable)
+    return _schedule(kept)
 
 
-def _schedule(nodes: list[Instr], first: list[int]) -> list[Instr]:
-    """A topological order of ``nodes``, each as early as its position allows (Kahn, by position)."""
-    made = {o: j for j, node in enumerate(nodes) for o in node.outs}
+def _schedule(nodes: list[tuple[Any, tuple[int, ...], tuple[int, ...], int]]) -> list[Any] | None:
+    """A topological order of ``nodes``, each as early as its position allows (Kahn, by
+    position); ``None`` if there is a cycle."""
+    made = {o: j for j, node in enumerate(nodes) for o in node[2]}
     waiting = [0] * len(nodes)
     users: list[list[int]] = [[] for _ in nodes]
     for j, node in enumerate(nodes):
-        for p in {made[t] for t in node.ins if t in made}:
+        for p in {made[t] for t in node[1] if t in made}:
             waiting[j] += 1
             users[p].append(j)
-    ready = [(first[j], j) for j in range(len(nodes)) if waiting[j] == 0]
+    ready = [(nodes[j][3], j) for j in range(len(nodes)) if waiting[j] == 0]
     heapq.heapify(ready)
     ordered = []
     while ready:
         _, j = heapq.heappop(ready)
-        ordered.append(nodes[j])
+        ordered.append(nodes[j][0])
         for u in users[j]:
             waiting[u] -= 1
             if waiting[u] == 0:
-                heapq.heappush(ready, (first[u], u))
-    assert len(ordered) == len(nodes), "fusion made a cycle"
-    return ordered
+                heapq.heappush(ready, (nodes[u][3], u))
+    return ordered if len(ordered) == len(nodes) else None
 
 
 def _free_lists(program: list[Instr], freeable: set[int]) -> list[Instr]:
