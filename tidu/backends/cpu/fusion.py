@@ -30,7 +30,7 @@ import numpy as np
 from numba.core import config as numba_config
 
 from ...core.instructions import Instr
-from .elementwise import code_token, contiguous
+from .elementwise import JIT, code_token, contiguous
 from .threads import run_chunked
 
 ENABLED = os.environ.get("TIDU_FUSION", "1") != "0"
@@ -336,7 +336,7 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
         *imports,
         "",
         "",
-        '@njit(cache=True, nogil=True, error_model="numpy")',
+        f"@njit({', '.join(f'{k}={v!r}' for k, v in JIT.items())})",
         f"def loop({', '.join(params)}):  # pragma: no cover - compiled",
         "    for i in range(o0.shape[0]):",
         *(f"        x{k} = a{k}[i]" for k in range(len(arrays))),
