@@ -76,6 +76,23 @@ def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
     Free lists are recomputed: a slot the original program frees is freed after its last
     reader in the new one; the others are never freed. Groups whose values nobody reads
     are dropped. A program that writes a slot twice is returned unchanged.
+
+    >>> import numpy as np, tidu
+    >>> from tidu.core.instructions import impl_instr, run
+    >>> from tidu.core.primitive import Application
+    >>> from tidu.primitives import elementwise as ew
+    >>> f64 = tidu.ShapeDtype((3,), tidu.float64)
+    >>> program = [impl_instr(Application(ew.mul, (), (f64, f64)), [0, 1], [2]),
+    ...            impl_instr(Application(ew.tanh, (), (f64,)), [2], [3])]
+    >>> fused = fuse(program, keep={3})
+    >>> [(instr.ins, instr.outs, [app.prim.name for app in instr.parts]) for instr in fused]
+    [((0, 1), (3,), ['mul', 'tanh'])]
+    >>> slots = [np.array([0.5, 1.0, 2.0]), np.array([1.0, 2.0, 3.0]), None, None]
+    >>> unfused = list(slots)
+    >>> run(fused, slots)
+    >>> run(program, unfused)
+    >>> bool((slots[3] == unfused[3]).all()) and slots[2] is None
+    True
     """
     program = list(program)
     if not ENABLED:
