@@ -51,7 +51,7 @@ class Builder:
 
     def apply(self, app: Application, ins: Sequence[int]) -> list[int]:
         outs = [self.input(a) for a in app.out_avals]
-        self.program.append(impl_instr(app, ins, outs))
+        self.program.append(impl_instr(app, ins, outs, app.out_avals[0].device))
         return outs
 
     def emit(self, prim: Primitive, *ins: int, **params: Any) -> int:

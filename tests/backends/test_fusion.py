@@ -13,6 +13,7 @@ import pytest
 from bench.fusion import Builder, w3_chain
 from tidu.backends.cpu import fusion
 from tidu.core import instructions
+from tidu.backends.cuda.memory import CudaArray
 from tidu.core.aval import ShapeDtype
 from tidu.core.dtypes import bool_, float32, float64, int32, int64
 from tidu.core.instructions import Instr
@@ -61,13 +62,14 @@ def check_free_lists(program: list[Instr], keep: set[int], inputs: set[int]) -> 
     assert live.issuperset(keep)
 
 
-def random_chain(seed: int, dt, n_ops: int = 14) -> tuple[Builder, list[int], set[int]]:
+def random_chain(seed: int, dt, n_ops: int = 14, device: str = "cpu") -> tuple[Builder, list[int], set[int]]:
     """A random straight-line program over one shape (``(5,)``; the kernels do not depend on it)
     mixing elementwise work of dtype ``dt`` with reductions that broadcast back (a fusion barrier)."""
     rng = np.random.default_rng(seed)
     b = Builder()
     shape = (5,)
-    inputs = [b.input(ShapeDtype(shape, dt)) for _ in range(3)]
+    on = {} if device == "cpu" else {"device": device}  # ``full``'s device is a param
+    inputs = [b.input(ShapeDtype(shape, dt, device)) for _ in range(3)]
     pool = list(inputs)
     preds: list[int] = []
     floats = dt.is_floating_point
@@ -75,7 +77,7 @@ def random_chain(seed: int, dt, n_ops: int = 14) -> tuple[Builder, list[int], se
         pick = rng.integers(8)
         x, y = (pool[i] for i in rng.integers(len(pool), size=2))
         if pick == 0:
-            full = b.emit(creation.full, shape=(), value=float(rng.integers(1, 4)), dtype=dt)
+            full = b.emit(creation.full, shape=(), value=float(rng.integers(1, 4)), dtype=dt, **on)
             out = b.emit(structural.broadcast_in_dim, full, shape=shape, broadcast_dimensions=())
         elif pick == 1 and dt is not bool_:
             total = b.emit(reduce.reduce_sum, x, axes=(0,))
@@ -90,7 +92,7 @@ def random_chain(seed: int, dt, n_ops: int = 14) -> tuple[Builder, list[int], se
             out = b.emit(structural.convert_element_type, b.emit(structural.convert_element_type, x, new_dtype=other),
                          new_dtype=dt)
         elif pick == 5 and floats:
-            out = b.emit(creation.full, shape=shape, value=0.25, dtype=dt)
+            out = b.emit(creation.full, shape=shape, value=0.25, dtype=dt, **on)
             out = b.emit(ew.mul, out, x)
         elif pick % 2 == 0 and dt is not bool_:
             unary = FLOAT_UNARY if floats else INT_UNARY
@@ -115,34 +117,35 @@ def values(dt, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
 
 
 def run_both(program: list[Instr], fused: list[Instr], n_slots: int, inputs: dict[int, np.ndarray],
-             keep: set[int]) -> None:
+             keep: set[int], device: str = "cpu") -> None:
     results = []
     for prog in (program, fused):
         slots: list = [None] * n_slots
         for s, v in inputs.items():
-            slots[s] = v
+            slots[s] = v if device == "cpu" else CudaArray.from_host(v)
         with np.errstate(all="ignore"):
             instructions.run(prog, slots)
-        results.append(slots)
+        results.append([v.copy_to_host() if isinstance(v, CudaArray) else v for v in slots])
     for s in keep:
         assert results[1][s].dtype == results[0][s].dtype
         assert results[1][s].shape == results[0][s].shape
         np.testing.assert_array_equal(results[1][s], results[0][s])
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])  # cuda: generated numba.cuda kernels (the simulator in CI)
 @pytest.mark.parametrize("dt", [float32, float64, int64, int32, bool_], ids=lambda d: d.name)
 @pytest.mark.parametrize("seed", [0, 1])
-def test_random_chains_match_unfused(dt, seed: int) -> None:
-    b, inputs, keep = random_chain(seed, dt)
+def test_random_chains_match_unfused(dt, seed: int, device: str) -> None:
+    b, inputs, keep = random_chain(seed, dt, device=device)
     program = with_free_lists(b.program, keep, set(inputs))
     fused = fusion.fuse(program, keep)
     assert len(fused) < len(program)
     check_free_lists(fused, keep, set(inputs))
-    for shape in [(5,), (0,), (3000,)]:
+    for shape in [(5,), (0,), (3000,) if device == "cpu" else (300,)]:
         rng = np.random.default_rng(seed)
         at_shape = _reshaped(program, shape)
         fused = fusion.fuse(at_shape, keep)
-        run_both(at_shape, fused, len(b.avals), {s: values(dt, shape, rng) for s in inputs}, keep)
+        run_both(at_shape, fused, len(b.avals), {s: values(dt, shape, rng) for s in inputs}, keep, device)
 
 
 def _reshaped(program: list[Instr], shape: tuple[int, ...]) -> list[Instr]:
@@ -152,7 +155,7 @@ def _reshaped(program: list[Instr], shape: tuple[int, ...]) -> list[Instr]:
     for instr in program:
         for s in instr.ins:
             if b.avals[s] is None:
-                b.avals[s] = ShapeDtype(shape, _input_dtype(program, s))
+                b.avals[s] = ShapeDtype(shape, _input_dtype(program, s), instr.app.in_avals[0].device)
         params = {k: (shape if k == "shape" and v == (5,) else v) for k, v in instr.app.params}
         out = b.emit(instr.app.prim, *instr.ins, **params)
         b.program[-1] = b.program[-1]._replace(outs=instr.outs, free=instr.free)
@@ -177,7 +180,7 @@ def test_every_elementwise_primitive_fuses_exactly(dt) -> None:
     for prim in REGISTRY.values():
         if getattr(prim, "scalar_fns", None) is None:
             continue
-        unary = len(prim.scalar_fns) == 3  # "float", "float32", "int"
+        unary = "float32" in prim.scalar_fns  # only unary primitives have a float32 variant
         try:
             outs.add(b.emit(prim, u, *(() if unary else (y,))))
         except (TypeError, RuntimeError):  # a dtype the primitive does not take (nothing emitted)
