@@ -12,8 +12,8 @@ import pytest
 
 from bench.fusion import Builder, w3_chain
 from tidu.backends.cpu import fusion
-from tidu.core import instructions
 from tidu.backends.cuda.memory import CudaArray
+from tidu.core import instructions
 from tidu.core.aval import ShapeDtype
 from tidu.core.dtypes import bool_, float32, float64, int32, int64
 from tidu.core.instructions import Instr
