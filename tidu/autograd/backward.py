@@ -12,6 +12,7 @@ from ..core import grad_mode
 from ..core.dispatch import refresh_view
 from ..eager import topological_traces, try_backward
 from ..tensor import HOOKED, RETAINED, Tensor
+from . import compiled
 from .executor import EXECUTOR
 
 
@@ -39,6 +40,10 @@ class Hooks:
 
     def apply_hooks(self, keys: Sequence[Any], cotangents: Sequence[Any]) -> list[Any]:
         return [c if c is None else self.run(k, c) for k, c in zip(keys, cotangents)]
+
+    def on_non_leaves(self) -> bool:
+        """Whether a hook waits on a non-leaf (it runs inside the walk; leaves' run after it)."""
+        return any(t._trace is not None for t in self.by_key.values())
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -92,15 +97,26 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
         with grad_mode.enable_grad():
             out = functools.reduce(lambda a, b: a + b, [(o * s).sum() for o, s in zip(outputs, seeds)])
         seed = Tensor(np.ones((), out.dtype.np), out.dtype)
+    walked = None
     with grad_mode.set_grad_enabled(create_graph):
         if out._trace is None and (wanted is None or out._key in wanted):
             totals = {out._ensure_key(): seed}
         else:
-            totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
+            done = None
+            if not create_graph and (hooks is None or not hooks.on_non_leaves()):
+                done = compiled.backward(out._ensure_key(), out._trace, seed, wanted)
+            if done is not None:
+                totals, walked = done
+            else:
+                totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
     if not retain_graph:
-        for out in outputs:
-            for trace in topological_traces(out._trace):
-                trace.release()
+        if walked is not None:  # every node reachable from the outputs (and the sum node of several)
+            for node in walked:
+                node.saved_data = None
+        else:
+            for out in outputs:
+                for trace in topological_traces(out._trace):
+                    trace.release()
     return totals
 
 
