@@ -72,8 +72,10 @@ def _seed(output: Tensor, grad: Any) -> Tensor:
 
 
 def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,
-                 retain_graph: bool | None, create_graph: bool, hooks: Hooks | None = None) -> dict[Any, Tensor]:
-    """Cotangents of the wanted keys, summed over every output (tensor hooks applied on the way)."""
+                 retain_graph: bool | None, create_graph: bool, hooks: Hooks | None = None,
+                 nodes: list | None = None) -> dict[Any, Tensor]:
+    """Cotangents of the wanted keys, summed over every output (tensor hooks applied on the way);
+    ``nodes``: the nodes reachable from the one output, when the caller has walked them."""
     if retain_graph is None:
         retain_graph = create_graph
     for t in [*outputs, *(inputs or ())]:
@@ -104,7 +106,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
         else:
             done = None
             if not create_graph and (hooks is None or not hooks.on_non_leaves()):
-                done = compiled.backward(out._ensure_key(), out._trace, seed, wanted)
+                done = compiled.backward(out._ensure_key(), out._trace, seed, wanted, nodes)
             if done is not None:
                 totals, walked = done
             else:
@@ -120,14 +122,14 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
     return totals
 
 
-def _leaves(outputs: Sequence[Tensor]) -> list[Tensor]:
-    """Leaf tensors that require grad, reachable from ``outputs``."""
+def _leaves(outputs: Sequence[Tensor], walks: list[list]) -> list[Tensor]:
+    """Leaf tensors that require grad, reachable from ``outputs`` (``walks``: each one's nodes)."""
     found: dict[int, Tensor] = {}
-    for out in outputs:
+    for out, nodes in zip(outputs, walks):
         if out._trace is None and out._requires_grad:
             found[id(out)] = out
-        for trace in topological_traces(out._trace):
-            saved = trace.node.saved_data
+        for node in reversed(nodes):
+            saved = node.saved_data
             if saved is None:
                 continue
             for value in saved.values():
@@ -153,10 +155,15 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     targets = _as_list(inputs) if inputs is not None else None
     if targets is not None and not targets:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    retained = [] if targets is not None else _retained()
-    leaves = targets if targets is not None else _leaves(outputs) + retained
+    walks = None
+    if targets is None:
+        walks = [[] if out._trace is None else compiled.walk_nodes(out._trace.node) for out in outputs]
+        leaves = _leaves(outputs, walks) + _retained()
+    else:
+        leaves = targets
     hooks = Hooks()
-    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks)
+    nodes = walks[0] if walks and len(outputs) == 1 else None
+    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks, nodes)
     given: set[int] = set()
     for leaf in leaves:
         ct = totals.get(leaf._key)

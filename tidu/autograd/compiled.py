@@ -40,13 +40,14 @@ _SLOT_BITS = 9  # an output slot in a wiring code (MAX_OUTPUTS = 256)
 class Step:
     """A built backward step: what to gather from the nodes, the program, the results."""
 
-    __slots__ = ("program", "gathers", "results", "fn")
+    __slots__ = ("program", "gathers", "results", "fn", "source")
 
-    def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any) -> None:
+    def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str) -> None:
         self.program = program
         self.gathers = gathers  # (node position, ((is_output, index), ...), node name), in gathering order
         self.results = results  # (leaf index or (position, output slot), slot, dtype)
         self.fn = fn  # [seed, *gathered arrays] -> the results' arrays (the program as Python code)
+        self.source = source  # fn's code, for reading (``print(step.source)``)
 
 
 def clear() -> None:
@@ -57,7 +58,7 @@ def size() -> int:
     return len(_steps)
 
 
-def _walk(root: TraceNode) -> list[TraceNode]:
+def walk_nodes(root: TraceNode) -> list[TraceNode]:
     """Nodes reachable from ``root``, consumers first (``topological_traces`` reversed)."""
     order: list[TraceNode] = []
     seen: set[int] = set()
@@ -91,9 +92,9 @@ class Walk:
         self.leaf_index: dict[Any, int] = {}
 
 
-def _structure(root: TraceNode, root_key: Any, wanted: Collection[Any], device: Any) -> Walk | None:
+def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], device: Any) -> Walk | None:
     """The walk and its structural key; ``None`` when a node is not a cacheable one-primitive call."""
-    nodes = _walk(root)
+    root = nodes[0]
     outs = root.primal_out_keys
     walk = Walk(nodes, 0 if len(outs) == 1 else outs.index(root_key))
     pos_of, leaves, leaf_index = walk.pos_of, walk.leaves, walk.leaf_index
@@ -127,6 +128,9 @@ def _structure(root: TraceNode, root_key: Any, wanted: Collection[Any], device: 
         if index is not None:
             wanted_leaves.append(index)
             continue
+        if key is root_key:
+            wanted_outs.append(walk.root_slot)
+            continue
         if out_at is None:
             out_at = {k.key: p << _SLOT_BITS | s for p, n in enumerate(nodes) for s, k in enumerate(n.primal_out_keys)}
         code = out_at.get(key.key)
@@ -142,14 +146,17 @@ def _structure(root: TraceNode, root_key: Any, wanted: Collection[Any], device: 
     return walk
 
 
-def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[Any] | None
-             ) -> tuple[dict[Any, Tensor], list[TraceNode]] | None:
-    """The wanted cotangents of ``seed`` pushed back from ``root_key``, and the nodes walked;
-    ``None`` when this pass needs the general ``try_backward``."""
+def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[Any] | None,
+             nodes: list[TraceNode] | None = None) -> tuple[dict[Any, Tensor], list[TraceNode]] | None:
+    """The wanted cotangents of ``seed`` pushed back from ``root_key``, and the nodes walked
+    (``nodes``: ``walk_nodes(root_trace.node)`` when the caller has it); ``None`` when this pass
+    needs the general ``try_backward``."""
     if root_trace is None or wanted is None or not programs.ENABLED:
         return None
+    if not nodes or nodes[0] is not root_trace.node:
+        nodes = walk_nodes(root_trace.node)
     device = seed._device
-    walk = _structure(root_trace.node, root_key, wanted, device.type)
+    walk = _structure(nodes, root_key, wanted, device.type)
     if walk is None:
         STATS["general"] += 1
         return None
@@ -292,8 +299,9 @@ def _build(walk: Walk, device: str) -> Step:
     read = {i for instr in program for i in instr.ins} | keep
     gathers = [(pos, [r for r in reads if r[2] in read], name) for pos, reads, name in gathers]
     inputs = [0] + [slot for _, reads, _ in gathers for _, _, slot in reads]
-    fn = _compile(program, inputs, [slot for _, slot, _ in results])
-    return Step(program, [(pos, tuple(r[:2] for r in reads), name) for pos, reads, name in gathers], results, fn)
+    fn, source = _compile(program, inputs, [slot for _, slot, _ in results])
+    return Step(program, [(pos, tuple(r[:2] for r in reads), name) for pos, reads, name in gathers], results,
+                fn, source)
 
 
 def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:
@@ -329,13 +337,15 @@ def _with_frees(program: list[Instr], keep: set[int]) -> list[Instr]:
     return [instr._replace(free=tuple(sorted(f))) if f else instr for instr, f in zip(program, frees)]
 
 
-def _compile(program: list[Instr], inputs: list[int], results: list[int]) -> Any:
+def _compile(program: list[Instr], inputs: list[int], results: list[int]) -> tuple[Any, str]:
     """``program`` as one straight-line Python function over local variables (``v<slot>``):
     no interpreter loop, and ``del`` drops each value after its last reader."""
     names: dict[str, Any] = {}
     lines = ["def step(s):", f"    {''.join(f'v{i}, ' for i in inputs)}= s", "    s.clear()"]
     for n, instr in enumerate(program):
         names[f"f{n}"] = instr.fn
+        what = instr.app.name if instr.app is not None else "fused"
+        lines.append(f"    # {what}")
         call = f"f{n}({', '.join(f'v{i}' for i in instr.ins)})"
         if len(instr.outs) == 1:
             out = f"v{instr.outs[0]}"
@@ -346,5 +356,6 @@ def _compile(program: list[Instr], inputs: list[int], results: list[int]) -> Any
         if instr.free:
             lines.append(f"    del {', '.join(f'v{i}' for i in instr.free)}")
     lines.append(f"    return ({''.join(f'v{i}, ' for i in results)})")
-    exec(compile("\n".join(lines), "<tidu backward step>", "exec"), names)  # noqa: S102 - generated from slots
-    return names["step"]
+    source = "\n".join(lines)
+    exec(compile(source, "<tidu backward step>", "exec"), names)  # noqa: S102 - generated from slots
+    return names["step"], source
