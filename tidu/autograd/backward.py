@@ -99,26 +99,21 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
         with grad_mode.enable_grad():
             out = functools.reduce(lambda a, b: a + b, [(o * s).sum() for o, s in zip(outputs, seeds)])
         seed = Tensor(np.ones((), out.dtype.np), out.dtype)
-    walked = None
     with grad_mode.set_grad_enabled(create_graph):
         if out._trace is None and (wanted is None or out._key in wanted):
             totals = {out._ensure_key(): seed}
         else:
-            done = None
+            totals = None
             if not create_graph and (hooks is None or not hooks.on_non_leaves()):
-                done = compiled.backward(out._ensure_key(), out._trace, seed, wanted, nodes)
-            if done is not None:
-                totals, walked = done
-            else:
-                totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
+                # it releases every node reachable from the outputs (and the sum node of several)
+                totals = compiled.backward(out._ensure_key(), out._trace, seed, wanted, retain_graph, nodes)
+                if totals is not None:
+                    return totals
+            totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
     if not retain_graph:
-        if walked is not None:  # every node reachable from the outputs (and the sum node of several)
-            for node in walked:
-                node.saved_data = None
-        else:
-            for out in outputs:
-                for trace in topological_traces(out._trace):
-                    trace.release()
+        for out in outputs:
+            for trace in topological_traces(out._trace):
+                trace.release()
     return totals
 
 

@@ -147,10 +147,11 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
 
 
 def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[Any] | None,
-             nodes: list[TraceNode] | None = None) -> tuple[dict[Any, Tensor], list[TraceNode]] | None:
-    """The wanted cotangents of ``seed`` pushed back from ``root_key``, and the nodes walked
-    (``nodes``: ``walk_nodes(root_trace.node)`` when the caller has it); ``None`` when this pass
-    needs the general ``try_backward``."""
+             retain_graph: bool, nodes: list[TraceNode] | None = None) -> dict[Any, Tensor] | None:
+    """The wanted cotangents of ``seed`` pushed back from ``root_key``; ``None`` when this pass
+    needs the general ``try_backward``. ``nodes``: ``walk_nodes(root_trace.node)`` when the
+    caller has it. Without ``retain_graph`` the walked nodes are released once their saved
+    values are gathered, so each residual dies after its last reader in the program."""
     if root_trace is None or wanted is None or not programs.ENABLED:
         return None
     if not nodes or nodes[0] is not root_trace.node:
@@ -174,10 +175,10 @@ def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[An
     else:
         STATS["reused"] += 1
         _steps.move_to_end(walk.key)
-    return _execute(step, walk, seed._data, device), walk.nodes
+    return _execute(step, walk, seed._data, device, retain_graph)
 
 
-def _execute(step: Step, walk: Walk, seed: Any, device: Any) -> dict[Any, Tensor]:
+def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool) -> dict[Any, Tensor]:
     nodes = walk.nodes
     arrays = [seed]
     append = arrays.append
@@ -205,6 +206,9 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any) -> dict[Any, Tensor
                 )
             else:
                 append(value.unpack(name)._data)
+    if not retain_graph:
+        for node in nodes:
+            node.saved_data = None
     totals = {}
     for (target, _, dtype), array in zip(step.results, step.fn(arrays)):
         key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]
