@@ -8,13 +8,15 @@ its transpose in ``src`` is a gather. Indices are int64 and not differentiable.
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from ..backends.cpu import index as cpu
+from ..backends.cuda.lazy import lazy
 from ..core.aval import ShapeDtype
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.primitive import Primitive
 from ._batching import at_front, batch_size
 from ._util import check_dtype, ops
-from .creation import full
 from .slicing import pad
 
 
@@ -41,7 +43,9 @@ def _check_extent(name: str, index: ShapeDtype, other: ShapeDtype, what: str, sk
 
 def _zeros(like, aval: ShapeDtype):  # noqa: ANN001, ANN202
     """Zeros of ``aval`` inside a rule (``like`` is the rule's tangent or cotangent)."""
-    return like.tracer.emit(full, [], {"shape": tuple(aval.shape), "value": 0, "dtype": aval.dtype})
+    from ..ops._operands import constant
+
+    return constant(0, aval.dtype, like, tuple(aval.shape))
 
 
 gather = Primitive("gather")
@@ -59,6 +63,7 @@ def _gather_transpose(ct, x, index, *, axis):  # noqa: ANN001, ANN202
 
 
 gather.def_impl(cpu.gather)
+gather.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").gather), device="cuda")
 gather.def_jvp(lambda dx, x, index, out, *, axis: gather.bind(dx, index, axis=axis), None)
 gather.def_transpose(_gather_transpose, linear_in=(0,))
 
@@ -106,6 +111,7 @@ def _scatter_add_transpose(ct, x, index, src, *, axis):  # noqa: ANN001, ANN202
 
 
 scatter_add.def_impl(cpu.scatter_add)
+scatter_add.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").scatter_add), device="cuda")
 scatter_add.def_jvp(
     lambda dx, x, index, src, out, *, axis: dx,
     None,

@@ -6,10 +6,12 @@ Output dimensions are (batch..., lhs free..., rhs free...).
 
 from __future__ import annotations
 
+from importlib import import_module
 from math import prod
 
 import numpy as np
 
+from ..backends.cuda.lazy import lazy
 from ..core.aval import ShapeDtype
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.primitive import Primitive
@@ -94,6 +96,7 @@ def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
 
 
 dot_general.def_impl(_dot_impl)
+dot_general.def_impl(lazy(lambda: import_module("tidu.backends.cuda.linalg").dot_general), device="cuda")
 dot_general.def_jvp(
     lambda da, a, b, out, *, dimension_numbers: dot_general.bind(da, b, dimension_numbers=dimension_numbers),
     lambda db, a, b, out, *, dimension_numbers: dot_general.bind(a, db, dimension_numbers=dimension_numbers),

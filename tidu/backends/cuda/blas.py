@@ -145,17 +145,30 @@ def gemm(a: CudaArray, b: CudaArray, *, trans_a: bool = False, trans_b: bool = F
     out = CudaArray.empty((batch, m, n) if a.ndim == 3 else (m, n), a.dtype)
     if out.size == 0:
         return out
-    name, scalar = _GEMM[a.dtype]
+    gemm_strided(a.dtype, trans_a, trans_b, m, n, k, a.ptr, ca, ra * ca, b.ptr, cb, rb * cb, out.ptr, n, m * n, batch)
+    return out
+
+
+def gemm_strided(dtype: np.dtype, trans_a: bool, trans_b: bool, m: int, n: int, k: int,
+                 a: int, lda: int, stride_a: int, b: int, ldb: int, stride_b: int,
+                 c: int, ldc: int, stride_c: int, batch: int) -> None:
+    """``C[i] = op(A[i]) @ op(B[i])`` (m x n, k summed) for ``i < batch``, row-major, on device pointers.
+
+    Each matrix is row-major with row stride ``ld*`` (elements); ``stride_*`` is the step between
+    batch members (0 shares one matrix). ``op(A)`` is ``A`` (stored m x k) or, with ``trans_a``,
+    ``A^T`` (stored k x m); likewise ``B`` (k x n, or n x k with ``trans_b``). ``C`` is
+    overwritten, never read. ``k`` must be positive.
+    """
+    name, scalar = _GEMM[np.dtype(dtype)]
     lib, h = library(), handle()
-    mode = CUBLAS_TF32_TENSOR_OP_MATH if (matmul.allow_tf32 and a.dtype == np.float32) else CUBLAS_DEFAULT_MATH
+    mode = CUBLAS_TF32_TENSOR_OP_MATH if (matmul.allow_tf32 and dtype == np.float32) else CUBLAS_DEFAULT_MATH
     if _mode[0] != mode:
         _check("cublasSetMathMode", lib.cublasSetMathMode(h, mode))
         _mode[0] = mode
     alpha, beta = scalar(1.0), scalar(0.0)
-    # column-major: out^T (n x m) = op(b)^T (n x k) @ op(a)^T (k x m)
+    # column-major: C^T (n x m) = op(B)^T (n x k) @ op(A)^T (k x m)
     status = getattr(lib, name)(
         h, CUBLAS_OP_T if trans_b else CUBLAS_OP_N, CUBLAS_OP_T if trans_a else CUBLAS_OP_N, n, m, k,
-        ctypes.byref(alpha), b.ptr, cb, rb * cb, a.ptr, ca, ra * ca, ctypes.byref(beta), out.ptr, n, m * n, batch,
+        ctypes.byref(alpha), b, ldb, stride_b, a, lda, stride_a, ctypes.byref(beta), c, ldc, stride_c, batch,
     )
     _check(name, status)
-    return out

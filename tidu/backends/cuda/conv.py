@@ -1,0 +1,193 @@
+"""``conv_general_dilated`` on the device: im2col and one cuBLAS gemm per feature group, or a
+direct kernel for many small groups (depthwise convolutions).
+
+Per spatial axis (kernel length K, stride s, padding lo, input dilation a, kernel dilation d),
+tap ``k`` of output ``p`` reads position ``u = p*s + k'*d - lo`` of the input spread ``a``
+apart, with ``k' = K-1-k`` when ``flip``: the input element ``u / a`` when ``a`` divides
+``u`` and it lies inside the input, else zero. 1-D convolutions run as 2-D ones of height 1.
+
+im2col writes the windows as matrix columns (consecutive threads, consecutive output cells)
+for a chunk of images at a time, at most ``COLS_LIMIT`` elements, then cuBLAS multiplies:
+either per group a gemm batched over the chunk's images sharing ``w[g]`` (batch stride 0)
+and writing the output in place, or ("folded", for few output cells per image, as in weight
+gradients) one gemm batched over the groups with all the chunk's images side by side, whose
+(O, images, cells) result is then copied into place.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import numpy as np
+from numba import cuda
+
+from .blas import gemm_strided
+from .launch import Kernel
+from .memory import CudaArray
+from .strided import copy, divmod_, flat, reshaped, zeros
+
+COLS_LIMIT = 1 << 26  # elements of im2col scratch per chunk (256 MiB of float32)
+DIRECT_GROUPS = 4  # more groups than this: the direct kernel (a gemm per group costs a call each)
+FOLD_CELLS = 1024  # fewer output cells per image than this: one wide gemm over all images ("folded")
+
+
+@cuda.jit(device=True)
+def _source(p, k, kn, s, lo, a, d, n, flip):  # noqa: ANN001, ANN202
+    """The input index tap ``k`` of output ``p`` reads along one axis, or -1 for a zero."""
+    if flip:
+        k = kn - 1 - k
+    u = p * s + k * d - lo
+    if u < 0:
+        return -1
+    if a != 1:  # between the spread input's elements: zeros
+        if u % a != 0:
+            return -1
+        u //= a
+    return u if u < n else -1
+
+
+def _im2col(x, cols, total, n0, nc, c_in, h, w, kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, flip,  # noqa: ANN001, ANN202
+            folded, v_nc, v_c, v_kh, v_kw, v_ph, v_pw):
+    """cols[n, c, i, j, p, q] for images n0.. (n0 + nc), or cols[c, i, j, n, p, q] when ``folded``;
+    ``v_*`` are the inverses of the sizes (``divmod_``)."""
+    for e in range(cuda.grid(1), total, cuda.gridsize(1)):
+        r, q = divmod_(e, pw, v_pw)
+        r, p = divmod_(r, ph, v_ph)
+        n = 0
+        if folded:
+            r, n = divmod_(r, nc, v_nc)
+        r, j = divmod_(r, kw, v_kw)
+        r, i = divmod_(r, kh, v_kh)
+        r, c = divmod_(r, c_in, v_c)
+        if not folded:
+            n = r
+        hi = _source(p, i, kh, sh, loh, ah, dh, h, flip)
+        wi = _source(q, j, kw, sw, low, aw, dw, w, flip)
+        if hi >= 0 and wi >= 0:
+            cols[e] = x[(((n0 + n) * c_in + c) * h + hi) * w + wi]
+        else:
+            cols[e] = 0
+
+
+_kernels: dict[tuple, Kernel] = {}
+_GEOMETRY = ", ".join(["int64"] * 13)
+
+
+def _im2col_kernel(dtype: np.dtype) -> Kernel:
+    kernel = _kernels.get(("im2col", dtype))
+    if kernel is None:
+        t = str(dtype)
+        kernel = _kernels[("im2col", dtype)] = Kernel(
+            _im2col, f"void({t}[::1], {t}[::1], int64, int64, int64, int64, int64, int64, {_GEOMETRY}, int64"
+                     f"{', float64' * 6})")
+    return kernel
+
+
+def _direct_kernel(dtype: np.dtype) -> Kernel:
+    """One thread per output element, summing its group's channels and taps (consecutive threads,
+    consecutive output columns)."""
+    kernel = _kernels.get(("direct", dtype))
+    if kernel is not None:
+        return kernel
+    from numba import from_dtype
+
+    zero = from_dtype(dtype)(0)
+
+    def direct(x, wt, out, total, c_in, h, w, o_all, cg, og,  # noqa: ANN001, ANN202
+               kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, flip, v_pw, v_ph, v_o, v_og):
+        for e in range(cuda.grid(1), total, cuda.gridsize(1)):
+            r, q = divmod_(e, pw, v_pw)
+            r, p = divmod_(r, ph, v_ph)
+            n, o = divmod_(r, o_all, v_o)
+            c0 = divmod_(o, og, v_og)[0] * cg
+            acc = zero
+            for i in range(kh):
+                hi = _source(p, i, kh, sh, loh, ah, dh, h, flip)
+                if hi < 0:
+                    continue
+                for j in range(kw):
+                    wi = _source(q, j, kw, sw, low, aw, dw, w, flip)
+                    if wi < 0:
+                        continue
+                    for c in range(cg):
+                        acc += x[((n * c_in + c0 + c) * h + hi) * w + wi] * wt[((o * cg + c) * kh + i) * kw + j]
+            out[e] = acc
+
+    t = str(dtype)
+    kernel = _kernels[("direct", dtype)] = Kernel(
+        direct, f"void({t}[::1], {t}[::1], {t}[::1], int64, int64, int64, int64, int64, int64, int64, "
+                f"{_GEOMETRY}{', float64' * 4})")
+    return kernel
+
+
+def _dilated(n: int, a: int) -> int:
+    return (n - 1) * a + 1 if n else 0
+
+
+def conv_general(lhs: CudaArray, rhs: CudaArray, *, window_strides: tuple, padding: tuple, lhs_dilation: tuple,
+                 rhs_dilation: tuple, feature_group_count: int, flip: bool, method: str = "auto") -> CudaArray:
+    """lhs (N, C, *in), rhs (O, C/G, *k) -> (N, O, *out), 1-D or 2-D; ``method``: 'auto', 'im2col',
+    'folded' (see ``_im2col_gemm``) or 'direct'."""
+    one_d = lhs.ndim == 3
+    if one_d:  # a 2-D convolution of height 1
+        lhs = reshaped(lhs, (lhs.shape[0], lhs.shape[1], 1, lhs.shape[2]))
+        rhs = reshaped(rhs, (rhs.shape[0], rhs.shape[1], 1, rhs.shape[2]))
+        window_strides, padding = (1, *window_strides), ((0, 0), *padding)
+        lhs_dilation, rhs_dilation = (1, *lhs_dilation), (1, *rhs_dilation)
+    n, c, h, w = lhs.shape
+    o, cg, kh, kw = rhs.shape
+    g = feature_group_count
+    (sh, sw), ((loh, hih), (low, hiw)), (ah, aw), (dh, dw) = window_strides, padding, lhs_dilation, rhs_dilation
+    ph = (loh + _dilated(h, ah) + hih - _dilated(kh, dh)) // sh + 1
+    pw = (low + _dilated(w, aw) + hiw - _dilated(kw, dw)) // sw + 1
+    shape = (n, o, pw) if one_d else (n, o, ph, pw)
+    if prod(shape) == 0 or cg * kh * kw == 0:
+        return zeros(shape, lhs.dtype)
+    result = CudaArray.empty(shape, lhs.dtype)
+    out = reshaped(result, (n, o, ph, pw)) if one_d else result
+    geometry = (kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, int(flip))
+    if method == "auto":
+        method = "direct" if g > DIRECT_GROUPS else "folded" if ph * pw < FOLD_CELLS else "im2col"
+    if method == "direct":
+        total = out.size
+        inverses = [1.0 / v for v in (pw, ph, o, o // g)]
+        _direct_kernel(lhs.dtype)(total, flat(lhs), flat(rhs), flat(out), total, c, h, w, o, cg, o // g, *geometry,
+                                  *inverses)
+    else:
+        _im2col_gemm(lhs, rhs, out, g, geometry, folded=method == "folded")
+    return result
+
+
+def _im2col_gemm(lhs: CudaArray, rhs: CudaArray, out: CudaArray, g: int, geometry: tuple[Any, ...],
+                 folded: bool) -> None:
+    """im2col, then per chunk of images either one gemm per group batched over the images
+    (``out[n, g] = w[g] @ cols[n, g]``, written in place), or, ``folded``, one gemm batched over
+    the groups with the images side by side in its columns (``tmp[g] = w[g] @ cols[g]``, a wide
+    product where each image has few output cells, as in weight gradients), then ``tmp``
+    (O, images, cells) is copied into ``out`` (images, O, cells)."""
+    n, c, h, w = lhs.shape
+    o, cg, kh, kw = rhs.shape
+    ph, pw = geometry[2], geometry[3]
+    og, kk, pq, isz = o // g, kh * kw, ph * pw, lhs.dtype.itemsize
+    chunk = max(1, COLS_LIMIT // (c * kk * pq))
+    cols = CudaArray.empty((min(chunk, n) * c * kk * pq,), lhs.dtype)
+    kernel = _im2col_kernel(lhs.dtype)
+    for n0 in range(0, n, chunk):
+        nc = min(chunk, n - n0)
+        total = nc * c * kk * pq
+        inverses = [1.0 / v for v in (nc, c, kh, kw, ph, pw)]
+        kernel(total, flat(lhs), cols, total, n0, nc, c, h, w, *geometry, int(folded), *inverses)
+        at = out.ptr + n0 * o * pq * isz
+        if not folded:
+            for gi in range(g):
+                gemm_strided(lhs.dtype, False, False, og, pq, cg * kk,
+                             rhs.ptr + gi * og * cg * kk * isz, cg * kk, 0,
+                             cols.ptr + gi * cg * kk * pq * isz, pq, c * kk * pq,
+                             at + gi * og * pq * isz, pq, o * pq, nc)
+            continue
+        tmp = out if nc == 1 else CudaArray.empty((o, nc, pq), lhs.dtype)
+        gemm_strided(lhs.dtype, False, False, og, nc * pq, cg * kk, rhs.ptr, cg * kk, og * cg * kk,
+                     cols.ptr, nc * pq, cg * kk * nc * pq, at if nc == 1 else tmp.ptr, nc * pq, og * nc * pq, g)
+        if nc > 1:
+            copy(tmp, out, (nc, o, pq), (pq, nc * pq, 1), (o * pq, pq, 1), 0, n0 * o * pq)

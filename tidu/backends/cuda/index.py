@@ -1,0 +1,75 @@
+"""``gather`` and ``scatter_add`` along one axis on the device.
+
+One thread per index element (consecutive threads, consecutive index elements): its
+position in the other dimensions gives the offsets into the operands (strided geometry as
+in ``strided``), the index value the offset along ``axis``. Index values are not checked
+on the host (that would copy the index back and synchronize): an index outside
+``[0, size)`` is never dereferenced; ``gather`` writes 0 there and ``scatter_add`` drops the
+value. ``scatter_add`` accumulates with ``cuda.atomic.add``, so float sums into one
+element are added in no fixed order (results may differ in the last bits between runs,
+as PyTorch's CUDA ``scatter_add_``); integer sums are exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from .launch import Kernel
+from .memory import CudaArray
+from .strided import GEOMETRY, INT, duplicate, element_strides, flat, geometry, numba_name, offsets
+
+
+def _gather(x, index, out, n, size, axis_stride,  # noqa: ANN001, ANN202
+            s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        ox, oi = offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+        j = index[oi]  # oi == i: the second stride set is the index's own
+        if 0 <= j < size:
+            out[i] = x[ox + j * axis_stride]
+        else:
+            out[i] = 0
+
+
+def _scatter_add(out, index, src, n, size, axis_stride,  # noqa: ANN001, ANN202
+                 s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        oo, osrc = offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+        j = index[i]
+        if 0 <= j < size:
+            cuda.atomic.add(out, oo + j * axis_stride, src[osrc])
+
+
+_kernels: dict[tuple, Kernel] = {}
+
+
+def _kernel(fn, dtype: np.dtype) -> Kernel:  # noqa: ANN001
+    kernel = _kernels.get((fn, dtype))
+    if kernel is None:
+        t = numba_name(dtype)
+        sig = f"void({t}[::1], int64[::1], {t}[::1], {INT}, {INT}, {INT}, {GEOMETRY})"
+        kernel = _kernels[(fn, dtype)] = Kernel(fn, sig)
+    return kernel
+
+
+def _without_axis(strides: tuple[int, ...], axis: int) -> tuple[int, ...]:
+    return tuple(0 if d == axis else st for d, st in enumerate(strides))
+
+
+def gather(x: CudaArray, index: CudaArray, *, axis: int) -> CudaArray:
+    out = CudaArray.empty(index.shape, x.dtype)
+    if out.size:
+        xs = element_strides(x.shape)
+        geo = geometry(index.shape, _without_axis(xs, axis), element_strides(index.shape))
+        _kernel(_gather, x.dtype)(out.size, flat(x), flat(index), flat(out), out.size, x.shape[axis], xs[axis], *geo)
+    return out
+
+
+def scatter_add(x: CudaArray, index: CudaArray, src: CudaArray, *, axis: int) -> CudaArray:
+    out = duplicate(x)
+    if index.size:
+        xs = element_strides(x.shape)
+        geo = geometry(index.shape, _without_axis(xs, axis), element_strides(src.shape))
+        _kernel(_scatter_add, x.dtype)(index.size, flat(out), flat(index), flat(src), index.size, x.shape[axis],
+                                       xs[axis], *geo)
+    return out
