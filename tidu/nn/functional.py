@@ -535,7 +535,7 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     if weight is not None and tuple(weight.shape) != (num,):
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {num} classes or no classes "
                            f"but got weight tensor of shape: {list(weight.shape)}")
-    t = target.numpy()
+    t = target._host()
     bad = t[(t != ignore_index) & ((t < 0) | (t >= num))]
     if bad.size:
         raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
