@@ -103,6 +103,7 @@ CASES: list[tuple[str, tuple[int, ...], str, dict[str, Any]]] = [
     ("softmax", (1 << 18, 64), "float32", {"axis": 1}),
     ("softmax", (64, 1 << 18), "float32", {"axis": 1}),
     ("log_softmax", (M, M), "float32", {"axis": 1}),
+    ("log_softmax", (32, 50257), "float32", {"axis": 1}),  # cross-entropy over a vocabulary
     # small: per-call cost (allocation + launch), steady state
     ("sum", (1024,), "float32", {"axes": (0,)}),
     ("softmax", (8, 128), "float32", {"axis": 1}),

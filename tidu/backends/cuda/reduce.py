@@ -36,7 +36,7 @@ ROW_MIN = 32  # rows longer than this get a block each; shorter ones a thread ea
 ROW_CHUNK = 8 * BLOCK  # at least this many elements of a row per block when a row is split
 COL_CHUNK = 64  # at least this many elements of a column per thread when a column is split
 TARGET_BLOCKS = 1024  # split rows until about this many blocks have work
-TARGET_THREADS = 1 << 17  # split columns until about this many threads have work
+TARGET_THREADS = 1 << 18  # split columns until about this many threads have work (a full H100)
 
 _Kernels = dict[tuple, Kernel]
 
