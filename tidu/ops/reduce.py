@@ -237,7 +237,7 @@ def _at_index(x: Any, index: Any, d: int) -> Any:
     from .creation import arange
     from .math import where
 
-    iota = bind(reshape_p, arange(x.shape[d]), new_sizes=tuple(s if i == d else 1 for i, s in enumerate(x.shape)))
+    iota = bind(reshape_p, arange(x.shape[d], device=x.device), new_sizes=tuple(s if i == d else 1 for i, s in enumerate(x.shape)))
     hit = iota == index
     return bind(rp.reduce_sum, where(hit, x, 0), axes=(d,))
 

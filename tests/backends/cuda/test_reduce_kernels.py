@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tidu.backends.cuda import reduce as kernels
-from tidu.backends.cuda import scan
+from tidu.backends.cuda import scan, softmax
 from tidu.backends.cuda.memory import CudaArray
 from tidu.primitives import nn
 from tidu.primitives import reduce as red
@@ -123,7 +123,7 @@ def test_arg_reductions_take_the_first_nan(prim, shape: tuple[int, ...], axis: i
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split rows and columns into chunks as a GPU would for large arrays."""
-    for module in (kernels, scan):
+    for module in (kernels, scan, softmax):
         monkeypatch.setattr(module, "ROW_CHUNK", 16)
         monkeypatch.setattr(module, "TARGET_BLOCKS", 8)
     monkeypatch.setattr(kernels, "COL_CHUNK", 4)
@@ -181,6 +181,22 @@ QUIET = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarn
 @pytest.mark.parametrize(("shape", "axis"), [((5, 6), 1), ((5, 40), 1), ((5, 6), 0)])
 def test_softmax_of_nan_and_infinite_rows(prim, shape: tuple[int, ...], axis: int, dtype: str) -> None:  # noqa: ANN001
     check(prim, with_specials(shape, dtype), atol=1e-6, axis=axis)
+
+
+@QUIET
+@pytest.mark.usefixtures("small_chunks")
+@pytest.mark.parametrize(("prim", "dtype"), [(nn.softmax, "float32"), (nn.log_softmax, "float64")],
+                         ids=["softmax", "log_softmax"])
+def test_chunked_softmax(prim, dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """Rows cut into chunks of 14: one with a NaN, one whose first chunk is all -inf (it adds
+    nothing), one all -inf (NaN, as the CPU), one finite."""
+    monkeypatch.setattr(softmax, "TARGET_BLOCKS", 64)
+    assert softmax.split(40, 4, softmax.ROW_CHUNK, softmax.TARGET_BLOCKS) == 3
+    a = make((4, 40), dtype)
+    a[0, 3] = np.nan
+    a[1, :20] = -np.inf
+    a[2] = -np.inf
+    check(prim, a, atol=1e-6, axis=1)
 
 
 @QUIET

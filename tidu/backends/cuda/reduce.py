@@ -20,6 +20,7 @@ signature on first use; the simulator runs the cooperative kernels with a few th
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -36,7 +37,7 @@ ROW_MIN = 32  # rows longer than this get a block each; shorter ones a thread ea
 ROW_CHUNK = 8 * BLOCK  # at least this many elements of a row per block when a row is split
 COL_CHUNK = 64  # at least this many elements of a column per thread when a column is split
 TARGET_BLOCKS = 1024  # split rows until about this many blocks have work
-TARGET_THREADS = 1 << 17  # split columns until about this many threads have work
+TARGET_THREADS = 1 << 18  # split columns until about this many threads have work (a full H100)
 
 _Kernels = dict[tuple, Kernel]
 
@@ -194,34 +195,50 @@ def _monoid_kernel(op: str, rows: bool, x: np.dtype, out: np.dtype) -> Kernel:
     return kernel
 
 
+def layout(outer: int, n: int, inner: int) -> tuple[bool, int, int, int]:
+    """How to reduce (outer, n, inner) over n: (rows?, chunks, blocks, threads); blocks and
+    threads only for rows (columns launch a thread per (outer, chunk, inner))."""
+    return _layout(outer, n, inner, ROW_CHUNK, TARGET_BLOCKS, COL_CHUNK, TARGET_THREADS)
+
+
+@functools.lru_cache(maxsize=4096)
+def _layout(outer: int, n: int, inner: int, row_chunk: int, target_blocks: int, col_chunk: int,
+            target_threads: int) -> tuple[bool, int, int, int]:
+    if inner == 1 and n > ROW_MIN:
+        chunks = split(n, outer, row_chunk, target_blocks)
+        return True, chunks, row_blocks(outer * chunks), block_threads(-(-n // chunks))
+    return False, split(n, outer * inner, col_chunk, target_threads), 0, 0
+
+
 def _reduce3(op: str, x: CudaArray, outer: int, n: int, inner: int, out: CudaArray) -> None:
     """out (outer*inner,) = op over the middle axis of flat ``x`` viewed as (outer, n, inner)."""
-    if out.size == 0:
-        return
-    rows = inner == 1 and n > ROW_MIN
-    if rows:
-        chunks = split(n, outer, ROW_CHUNK, TARGET_BLOCKS)
-    else:
-        chunks = split(n, outer * inner, COL_CHUNK, TARGET_THREADS)
+    rows, chunks, blocks, threads = layout(outer, n, inner)
     dest = out if chunks == 1 else CudaArray.empty((outer * chunks * inner,), acc_dtype(op, x.dtype))
     kernel = _monoid_kernel(op, rows, x.dtype, dest.dtype)
     if rows:
-        kernel.launch(row_blocks(outer * chunks), block_threads(-(-n // chunks)), x, dest, outer, n, chunks)
+        kernel.launch(blocks, threads, x, dest, outer, n, chunks)
     else:
         kernel(outer * chunks * inner, x, dest, outer, n, inner, chunks)
     if chunks > 1:
         _reduce3(op, dest, outer, chunks, inner, out)
 
 
-def _runs(axes: tuple[int, ...]) -> list[tuple[int, int]]:
-    """Sorted ``axes`` as maximal runs of adjacent axes, ``[lo, hi)``, innermost first."""
+@functools.lru_cache(maxsize=1024)
+def stages(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[tuple[int, int, int], ...]]:
+    """The result's shape, and (outer, n, inner) of each launch that reduces one run of
+    adjacent axes, innermost run first."""
     runs: list[list[int]] = []
     for a in sorted(axes):
         if runs and runs[-1][1] == a:
             runs[-1][1] = a + 1
         else:
             runs.append([a, a + 1])
-    return [(lo, hi) for lo, hi in reversed(runs)]
+    left = list(shape)
+    views = []
+    for lo, hi in reversed(runs):
+        views.append((math.prod(left[:lo]), math.prod(left[lo:hi]), math.prod(left[hi:])))
+        del left[lo:hi]
+    return tuple(left), tuple(views)
 
 
 def copy(x: CudaArray) -> CudaArray:
@@ -249,18 +266,13 @@ def _copy_kernel(dtype: np.dtype) -> Kernel:
 def _reduce(op: str, x: CudaArray, axes: tuple[int, ...], out_dtype: Any) -> CudaArray:
     if not axes:
         return copy(x)
-    out_shape = tuple(s for d, s in enumerate(x.shape) if d not in axes)
+    out_shape, views = stages(x.shape, tuple(axes))
     out = CudaArray.empty(out_shape, out_dtype)
     if out.size == 0:
         return out
-    runs = _runs(axes)
-    shape = list(x.shape)
     cur = flat(x)
-    for i, (lo, hi) in enumerate(runs):
-        outer, n, inner = math.prod(shape[:lo]), math.prod(shape[lo:hi]), math.prod(shape[hi:])
-        del shape[lo:hi]
-        last = i == len(runs) - 1
-        dest = flat(out) if last else CudaArray.empty((outer * inner,), acc_dtype(op, cur.dtype))
+    for i, (outer, n, inner) in enumerate(views):
+        dest = flat(out) if i == len(views) - 1 else CudaArray.empty((outer * inner,), acc_dtype(op, cur.dtype))
         _reduce3(op, cur, outer, n, inner, dest)
         cur = dest
     return out
@@ -384,11 +396,7 @@ def _arg_kernel(largest: bool, rows: bool, dtype: np.dtype) -> Kernel:
 
 def _arg3(largest: bool, x: CudaArray, idx: CudaArray | None, outer: int, n: int, inner: int,
           out: CudaArray) -> None:
-    rows = inner == 1 and n > ROW_MIN
-    if rows:
-        chunks = split(n, outer, ROW_CHUNK, TARGET_BLOCKS)
-    else:
-        chunks = split(n, outer * inner, COL_CHUNK, TARGET_THREADS)
+    rows, chunks, blocks, threads = layout(outer, n, inner)
     size = outer * chunks * inner
     vals = CudaArray.empty((size,), x.dtype)
     dest = out if chunks == 1 else CudaArray.empty((size,), np.int64)
@@ -396,8 +404,7 @@ def _arg3(largest: bool, x: CudaArray, idx: CudaArray | None, outer: int, n: int
     idx = _no_index() if idx is None else idx
     kernel = _arg_kernel(largest, rows, x.dtype)
     if rows:
-        kernel.launch(row_blocks(outer * chunks), block_threads(-(-n // chunks)),
-                      x, idx, use_idx, vals, dest, outer, n, chunks)
+        kernel.launch(blocks, threads, x, idx, use_idx, vals, dest, outer, n, chunks)
     else:
         kernel(size, x, idx, use_idx, vals, dest, outer, n, inner, chunks)
     if chunks > 1:

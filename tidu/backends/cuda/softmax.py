@@ -8,6 +8,12 @@ last axis (``inner == 1``) a block takes a row: its threads stride over the row 
 and combine their maxima and sums with shared-memory trees; the row is read three times,
 twice from cache. Along another axis (or for short rows) a thread takes an
 (outer, inner) column and loops over the axis, neighbouring threads on neighbouring columns.
+
+A few long rows (a log_softmax over a vocabulary for a small batch) would leave most of the
+GPU idle with a block per row, so they are cut into chunks: a first launch writes each
+chunk's maximum ``m_c`` and ``s_c = sum exp(x - m_c)`` (0 for a chunk of ``-inf``), a
+second combines its row's chunks (``M = max m_c``, ``S = sum s_c exp(m_c - M)``) in every
+block and writes the chunk's outputs.
 """
 
 from __future__ import annotations
@@ -20,7 +26,20 @@ from numba import cuda, from_dtype
 
 from .launch import Kernel
 from .memory import CudaArray
-from .reduce import BLOCK, MONOIDS, ROW_MIN, SIM_THREADS, TREES, block_threads, flat, row_blocks
+from .reduce import (
+    BLOCK,
+    MONOIDS,
+    ROW_CHUNK,
+    ROW_MIN,
+    SIM_THREADS,
+    TARGET_BLOCKS,
+    TREES,
+    block_threads,
+    flat,
+    lesser,
+    row_blocks,
+    split,
+)
 
 _max, _max_tree, _sum_tree = MONOIDS["max"][0], TREES["max"], TREES["sum"]
 
@@ -86,18 +105,98 @@ def _columns(log: bool, dtype: np.dtype) -> Callable:
     return columns
 
 
+def _chunk_stats(dtype: np.dtype) -> Callable:
+    lowest, zero, acc_t = dtype.type(-np.inf), dtype.type(0), from_dtype(dtype)
+
+    def stats(x, m_out, s_out, outer, n, chunks):  # noqa: ANN001, ANN202
+        sh = cuda.shared.array(BLOCK, acc_t)
+        tid = cuda.threadIdx.x
+        bd = cuda.blockDim.x
+        clen = (n + chunks - 1) // chunks
+        for item in range(cuda.blockIdx.x, outer * chunks, cuda.gridDim.x):
+            start = item % chunks * clen
+            lo = item // chunks * n + start
+            hi = lo + lesser(clen, n - start)
+            m = lowest
+            for k in range(lo + tid, hi, bd):
+                m = _max(m, x[k])
+            sh[tid] = m
+            cuda.syncthreads()
+            _max_tree(sh, tid, bd)
+            m = sh[0]
+            cuda.syncthreads()
+            s = zero
+            if m != lowest:
+                for k in range(lo + tid, hi, bd):
+                    s += math.exp(x[k] - m)
+            sh[tid] = s
+            cuda.syncthreads()
+            _sum_tree(sh, tid, bd)
+            if tid == 0:
+                m_out[item] = m
+                s_out[item] = sh[0]
+
+    return stats
+
+
+def _chunk_write(log: bool, dtype: np.dtype) -> Callable:
+    lowest, zero, acc_t = dtype.type(-np.inf), dtype.type(0), from_dtype(dtype)
+
+    def write(x, m_in, s_in, out, outer, n, chunks):  # noqa: ANN001, ANN202
+        sh = cuda.shared.array(BLOCK, acc_t)
+        tid = cuda.threadIdx.x
+        bd = cuda.blockDim.x
+        clen = (n + chunks - 1) // chunks
+        for item in range(cuda.blockIdx.x, outer * chunks, cuda.gridDim.x):
+            first = item // chunks * chunks
+            m = lowest
+            for c in range(first + tid, first + chunks, bd):
+                m = _max(m, m_in[c])
+            sh[tid] = m
+            cuda.syncthreads()
+            _max_tree(sh, tid, bd)
+            m = sh[0]
+            cuda.syncthreads()
+            s = zero
+            for c in range(first + tid, first + chunks, bd):
+                s += s_in[c] * math.exp(m_in[c] - m)
+            sh[tid] = s
+            cuda.syncthreads()
+            _sum_tree(sh, tid, bd)
+            s = sh[0]
+            cuda.syncthreads()
+            start = item % chunks * clen
+            lo = item // chunks * n + start
+            hi = lo + lesser(clen, n - start)
+            if log:
+                ls = math.log(s)
+                for k in range(lo + tid, hi, bd):
+                    out[k] = x[k] - m - ls
+            else:
+                for k in range(lo + tid, hi, bd):
+                    out[k] = math.exp(x[k] - m) / s
+
+    return write
+
+
 _KERNELS: dict[tuple, Kernel] = {}
+_ARRAYS = "{0}[::1], {0}[::1], {0}[::1], {0}[::1], int64, int64, int64"
 
 
-def _kernel(log: bool, rows: bool, dtype: np.dtype) -> Kernel:
-    key = (log, rows, dtype)
+def _kernel(kind: str, log: bool, dtype: np.dtype) -> Kernel:
+    key = (kind, log, dtype)
     kernel = _KERNELS.get(key)
     if kernel is None:
-        if rows:
+        if kind == "rows":
             kernel = Kernel(_rows(log, dtype), f"void({dtype}[::1], {dtype}[::1], int64, int64)",
                             sim_threads=SIM_THREADS)
-        else:
+        elif kind == "columns":
             kernel = Kernel(_columns(log, dtype), f"void({dtype}[::1], {dtype}[::1], int64, int64, int64)")
+        elif kind == "stats":
+            kernel = Kernel(_chunk_stats(dtype), f"void({dtype}[::1], {dtype}[::1], {dtype}[::1], int64, int64, int64)",
+                            sim_threads=SIM_THREADS)
+        else:
+            kernel = Kernel(_chunk_write(log, dtype), f"void({_ARRAYS.format(dtype)})", sim_threads=SIM_THREADS)
         _KERNELS[key] = kernel
     return kernel
 
@@ -107,10 +206,18 @@ def _run(log: bool, x: CudaArray, axis: int) -> CudaArray:
     if x.size == 0:
         return out
     outer, n, inner = math.prod(x.shape[:axis]), math.prod(x.shape[axis:axis + 1]), math.prod(x.shape[axis + 1:])
-    if inner == 1 and n > ROW_MIN:
-        _kernel(log, True, x.dtype).launch(row_blocks(outer), block_threads(n), flat(x), flat(out), outer, n)
-    else:
-        _kernel(log, False, x.dtype)(outer * inner, flat(x), flat(out), outer, n, inner)
+    x, flat_out = flat(x), flat(out)
+    if inner > 1 or n <= ROW_MIN:
+        _kernel("columns", log, x.dtype)(outer * inner, x, flat_out, outer, n, inner)
+        return out
+    chunks = split(n, outer, ROW_CHUNK, TARGET_BLOCKS)
+    if chunks == 1:
+        _kernel("rows", log, x.dtype).launch(row_blocks(outer), block_threads(n), x, flat_out, outer, n)
+        return out
+    blocks, threads = row_blocks(outer * chunks), block_threads(-(-n // chunks))
+    m, s = CudaArray.empty((outer * chunks,), x.dtype), CudaArray.empty((outer * chunks,), x.dtype)
+    _kernel("stats", False, x.dtype).launch(blocks, threads, x, m, s, outer, n, chunks)
+    _kernel("write", log, x.dtype).launch(blocks, threads, x, m, s, flat_out, outer, n, chunks)
     return out
 
 
