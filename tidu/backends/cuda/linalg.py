@@ -59,8 +59,9 @@ def _matrix(x: CudaArray, batch: list[int], rows: list[int], cols: list[int]) ->
     return None
 
 
-def _operands(a: CudaArray, b: CudaArray, dims: Dims) -> tuple:
-    """Both operands as cuBLAS reads them, copying those it cannot read in place."""
+def _operands(a: CudaArray, b: CudaArray, dims: Dims, m: int, n: int, k: int) -> tuple:
+    """Both operands as cuBLAS reads them (m x k and k x n matrices), copying those it cannot
+    read in place."""
     (ca, cb), (ba, bb) = dims
     fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
     best = None
@@ -73,11 +74,9 @@ def _operands(a: CudaArray, b: CudaArray, dims: Dims) -> tuple:
             best = (cost, pa, pb, ra, rb)
     _, pa, pb, ra, rb = best
     if ra is None:
-        a = permuted(a, list(ba) + fa + pa)
-        ra = (False, prod(a.shape[len(ba) + len(fa):]), a.size // max(prod(a.shape[:len(ba)]), 1))
+        a, ra = permuted(a, list(ba) + fa + pa), (False, k, m * k)
     if rb is None:
-        b = permuted(b, list(bb) + pb + fb)
-        rb = (False, prod(b.shape[len(bb) + len(pb):]), b.size // max(prod(b.shape[:len(bb)]), 1))
+        b, rb = permuted(b, list(bb) + pb + fb), (False, n, k * n)
     return a, ra, b, rb
 
 
@@ -99,7 +98,7 @@ def dot_general(a: CudaArray, b: CudaArray, *, dimension_numbers: Dims) -> CudaA
         return zeros(shape, a.dtype)
     out = CudaArray.empty(shape, a.dtype)
     if a.dtype.kind == "f":
-        a, (ta, lda, sa), b, (tb, ldb, sb) = _operands(a, b, dimension_numbers)
+        a, (ta, lda, sa), b, (tb, ldb, sb) = _operands(a, b, dimension_numbers, m, n, k)
         gemm_strided(a.dtype, ta, tb, m, n, k, a.ptr, lda, sa, b.ptr, ldb, sb, out.ptr, n, m * n, nb)
         return out
     a = _canonical(a, list(ba) + fa + list(ca))
