@@ -44,20 +44,21 @@ def ffn_loss(x, w1, b1, w2, explicit: bool, gelu=tidu.gelu):  # noqa: ANN001, AN
     return (gelu(x @ w1 + bias) @ w2).sum()
 
 
-def plain_forward(values: dict[str, np.ndarray], explicit: bool) -> float:
+def plain_forward(values: dict[str, np.ndarray], explicit: bool, device: str = "cpu") -> float:
     with tidu.no_grad():
-        loss = ffn_loss(*(tidu.tensor(values[k]) for k in ("x", *NAMES)), explicit=explicit)
+        loss = ffn_loss(*(tidu.tensor(values[k], device=device) for k in ("x", *NAMES)), explicit=explicit)
     assert not loss.requires_grad
     return loss.item()
 
 
-def fd_grad(values: dict[str, np.ndarray], name: str, idx: int, eps: float, explicit: bool) -> float:
+def fd_grad(values: dict[str, np.ndarray], name: str, idx: int, eps: float, explicit: bool,
+            device: str = "cpu") -> float:
     dt = values[name].dtype.type
 
     def perturbed(sign: int) -> float:
         moved = {k: v.copy() for k, v in values.items()}
         moved[name].reshape(-1)[idx] += dt(sign * eps)
-        return dt(plain_forward(moved, explicit))
+        return dt(plain_forward(moved, explicit, device))
 
     return float((perturbed(1) - perturbed(-1)) / (dt(2) * dt(eps)))
 
@@ -71,9 +72,9 @@ def compare(ad: float, fd: float, name: str, idx: int, abs_tol: float, rel_tol: 
     return f"{name} grad[{idx}]: autodiff {ad:e} vs FD {fd:e} (abs {abs_err:e}, rel {rel_err:e})"
 
 
-def autodiff(values: dict[str, np.ndarray], explicit: bool) -> tuple[float, dict[str, np.ndarray]]:
-    x = tidu.tensor(values["x"])
-    params = {k: tidu.tensor(values[k], requires_grad=True) for k in NAMES}
+def autodiff(values: dict[str, np.ndarray], explicit: bool, device: str = "cpu") -> tuple[float, dict[str, np.ndarray]]:
+    x = tidu.tensor(values["x"], device=device)
+    params = {k: tidu.tensor(values[k], requires_grad=True, device=device) for k in NAMES}
     loss = ffn_loss(x, *params.values(), explicit=explicit)
     loss.backward()
     assert x.grad is None
@@ -81,23 +82,29 @@ def autodiff(values: dict[str, np.ndarray], explicit: bool) -> tuple[float, dict
     for k, p in params.items():
         assert p.grad is not None, f"{k} got no gradient"
         assert tuple(p.grad.shape) == values[k].shape and p.grad.dtype is p.dtype
-        grads[k] = p.grad.numpy()
+        assert p.grad.device == p.device
+        grads[k] = p.grad.cpu().numpy()
     return loss.item(), grads
 
 
+# "cuda": the same test on the CUDA device (Numba's simulator in CI, a GPU through the device tool)
+DEVICES = pytest.mark.parametrize("device", ["cpu", "cuda"])
+
+
+@DEVICES
 @pytest.mark.parametrize("explicit", [False, True], ids=["broadcast", "expand"])
 @pytest.mark.parametrize("precision", ["float32", "float64"])
-def test_ffn_gradients_match_finite_differences(precision: str, explicit: bool) -> None:
+def test_ffn_gradients_match_finite_differences(precision: str, explicit: bool, device: str) -> None:
     dt, eps, abs_tol, rel_tol, loss_tol, _ = SETTINGS[precision]
     values = seed_values(dt)
-    loss, grads = autodiff(values, explicit)
-    forward = plain_forward(values, explicit)
+    loss, grads = autodiff(values, explicit, device)
+    forward = plain_forward(values, explicit, device)
     assert abs(loss - forward) < loss_tol, f"autodiff loss {loss} disagrees with forward {forward}"
     assert sum(g.size for g in grads.values()) == 24
     failures = [
         compare(
             float(grads[name].reshape(-1)[idx]),
-            fd_grad(values, name, idx, eps, explicit),
+            fd_grad(values, name, idx, eps, explicit, device),
             name,
             idx,
             abs_tol,
@@ -110,12 +117,13 @@ def test_ffn_gradients_match_finite_differences(precision: str, explicit: bool) 
     assert not failures, "\n".join(failures)
 
 
+@DEVICES
 @pytest.mark.parametrize("explicit", [False, True], ids=["broadcast", "expand"])
 @pytest.mark.parametrize("precision", ["float32", "float64"])
-def test_ffn_matches_pytorch(precision: str, explicit: bool) -> None:
+def test_ffn_matches_pytorch(precision: str, explicit: bool, device: str) -> None:
     dt, *_, tol = SETTINGS[precision]
     values = seed_values(dt)
-    loss, grads = autodiff(values, explicit)
+    loss, grads = autodiff(values, explicit, device)
     x = torch.tensor(values["x"])
     params = {k: torch.tensor(values[k], requires_grad=True) for k in NAMES}
     ref = ffn_loss(x, *params.values(), explicit=explicit, gelu=torch.nn.functional.gelu)

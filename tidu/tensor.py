@@ -123,7 +123,13 @@ class Tensor:
 
     @property
     def aval(self) -> ShapeDtype:
-        return ShapeDtype(self._data.shape, self._dtype)
+        if self._device is CPU:
+            return ShapeDtype(self._data.shape, self._dtype)
+        return ShapeDtype(self._data.shape, self._dtype, self._device.type)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
 
     def dim(self) -> int:
         return self._data.ndim
@@ -240,19 +246,37 @@ class Tensor:
 
     # --- conversion -----------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
+        if self._device is not CPU:
+            raise TypeError(
+                f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                "to host memory first."
+            )
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """Zero-copy export of a CUDA tensor (numba, CuPy and PyTorch read it)."""
+        if self._device is CPU:
+            raise AttributeError("a CPU tensor has no __cuda_array_interface__; use numpy() or .cuda()")
+        if self._requires_grad:
+            raise RuntimeError("Can't export a Tensor that requires grad; use tensor.detach() first")
+        return self._data.__cuda_array_interface__
+
+    def _host(self) -> np.ndarray:
+        """The data as a numpy array (a copy from the device for a CUDA tensor)."""
+        return self._data if self._device is CPU else self._data.copy_to_host()
 
     def item(self) -> Any:
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self._data.reshape(()).item()
+        return self._host().reshape(()).item()
 
     def tolist(self) -> Any:
-        return self._data.tolist()
+        return self._host().tolist()
 
     def detach(self) -> Tensor:
         """A tensor sharing this one's storage, cut from the graph."""
@@ -267,14 +291,16 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
-        return bool(self._data.reshape(()).item())
+        return bool(self._host().reshape(()).item())
 
     def __index__(self) -> int:
         if self._dtype.is_floating_point or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self._data.reshape(()).item())
+        return int(self._host().reshape(()).item())
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._device is not CPU:
+            self.numpy()  # PyTorch's TypeError
         return self._data if dtype is None else self._data.astype(dtype)
 
     def __hash__(self) -> int:
@@ -289,6 +315,15 @@ class Tensor:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))  # type: ignore[index]
+
+
+def placed(array: np.ndarray, dtype: dtypes.dtype | None, device: Device) -> Tensor:
+    """A tensor on ``device`` holding the host ``array``'s values."""
+    if device is CPU:
+        return Tensor(array, dtype)
+    from .backends.cuda.memory import CudaArray
+
+    return Tensor(CudaArray.from_host(np.asarray(array)), dtype, device=device)
 
 
 class Size(tuple):

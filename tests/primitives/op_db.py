@@ -36,6 +36,11 @@ def _pad_reference(x: np.ndarray, config: tuple) -> np.ndarray:
     return out
 
 
+def _device_param(x: tidu.Tensor) -> dict:
+    """``full`` has no input to take a device from: it is a param (absent for the CPU)."""
+    return {} if x.device.type == "cpu" else {"device": x.device.type}
+
+
 # Primitives with no derivative (declared ``Primitive(..., nondiff=True)``): value-tested only.
 NONDIFF_EXEMPT = frozenset(name for name, prim in REGISTRY.items() if prim.nondiff)
 
@@ -175,7 +180,7 @@ OP_DB: list[OpCase] = [
     # --- constants: values only ------------------------------------------------------------------
     OpCase(
         "full",
-        lambda x: full.bind(shape=tuple(x.shape), value=1.5, dtype=x.dtype),
+        lambda x: full.bind(shape=tuple(x.shape), value=1.5, dtype=x.dtype, **_device_param(x)),
         ((2, 3), ()),
         ref=lambda x: np.full(x.shape, 1.5),
     ),

@@ -13,7 +13,7 @@ def _with_zeros(x: tidu.Tensor, where: list[int]) -> tidu.Tensor:
     input stays a leaf): the prod gradient at one zero and at several."""
     mask = np.ones(tuple(x.shape))
     mask.reshape(-1)[where] = 0.0
-    return x * tidu.from_numpy(mask)
+    return x * tidu.tensor(mask, device=x.device)
 
 
 def _np_zeros(x: np.ndarray, where: list[int]) -> np.ndarray:

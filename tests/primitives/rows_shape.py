@@ -99,6 +99,8 @@ ROWS: list[OpCase] = [
         ref=lambda x, v: x + _index_add_ref(x, v),
         name="index_put",
     ),
+    # to the device and back (the CUDA simulator in CI): linear, its transpose the move back
+    OpCase("device_put", lambda x: (x.to("cuda") * 2).to("cpu"), ((2, 3), ()), linear=True, ref=lambda x: 2 * x),
 ]
 
 

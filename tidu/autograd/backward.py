@@ -11,7 +11,7 @@ import numpy as np
 from ..core import grad_mode
 from ..core.dispatch import refresh_view
 from ..eager import topological_traces, try_backward
-from ..tensor import HOOKED, RETAINED, Tensor
+from ..tensor import HOOKED, RETAINED, Tensor, placed
 from .executor import EXECUTOR
 
 
@@ -91,7 +91,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
     if len(outputs) > 1:  # one pass from sum_i <out_i, seed_i>: each node (and hook) is reached once
         with grad_mode.enable_grad():
             out = functools.reduce(lambda a, b: a + b, [(o * s).sum() for o, s in zip(outputs, seeds)])
-        seed = Tensor(np.ones((), out.dtype.np), out.dtype)
+        seed = placed(np.ones((), out.dtype.np), out.dtype, out.device)
     with grad_mode.set_grad_enabled(create_graph):
         if out._trace is None and (wanted is None or out._key in wanted):
             totals = {out._ensure_key(): seed}
@@ -155,7 +155,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
             if not (data.flags.writeable and data.flags.owndata) or id(data) in given:
                 data = data.copy()
             given.add(id(data))
-            ct = Tensor(data, ct.dtype)
+            ct = Tensor(data, ct.dtype, device=ct.device)
         leaf.grad = ct
 
 

@@ -138,7 +138,7 @@ class Function:
                 raise TypeError(f"{cls.__name__}.forward must return Tensors (or a tuple of them), output {i} "
                                 f"is {type(o).__name__}")
             if any(o is a for a in args) or any(o is p for p in outs[:i]):
-                outs[i] = Tensor(o._data, o.dtype)  # an input returned as is: a new value on the tape
+                outs[i] = Tensor(o._data, o.dtype, device=o.device)  # an input returned as is: a new value on the tape
         _record(cls, ctx, args, outs)
         return outs[0] if single else tuple(outs)
 

@@ -9,15 +9,24 @@ from .dtypes import dtype
 
 
 class ShapeDtype(NamedTuple):
-    """A value's shape and dtype, without data.
+    """A value's shape, dtype and device type, without data.
 
     >>> import tidu
     >>> tidu.ShapeDtype((2, 3), tidu.float32)
     ShapeDtype(shape=(2, 3), dtype=tidu.float32)
+    >>> tidu.ShapeDtype((2,), tidu.float32, "cuda")
+    ShapeDtype(shape=(2,), dtype=tidu.float32, device='cuda')
+
+    Shape rules need not set the device: ``abstract_eval`` gives outputs their inputs'.
     """
 
     shape: tuple[int, ...]
     dtype: dtype
+    device: str = "cpu"
+
+    def __repr__(self) -> str:
+        tail = "" if self.device == "cpu" else f", device={self.device!r}"
+        return f"ShapeDtype(shape={self.shape}, dtype={self.dtype}{tail})"
 
     @property
     def ndim(self) -> int:
@@ -28,7 +37,8 @@ class ShapeDtype(NamedTuple):
         return prod(self.shape)
 
     def update(self, shape: tuple[int, ...] | None = None, dtype: dtype | None = None) -> ShapeDtype:
-        return ShapeDtype(self.shape if shape is None else tuple(shape), self.dtype if dtype is None else dtype)
+        return ShapeDtype(self.shape if shape is None else tuple(shape), self.dtype if dtype is None else dtype,
+                          self.device)
 
 
 def wrap_dim(dim: int, ndim: int) -> int:

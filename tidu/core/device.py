@@ -1,4 +1,4 @@
-"""Devices: ``tidu.device('cpu')``. The CUDA device arrives with its own issue."""
+"""Devices: ``tidu.device('cpu')`` and ``tidu.device('cuda')`` (one GPU: ``cuda`` is ``cuda:0``)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ class device:  # noqa: N801 - PyTorch's name
             index = int(idx)
         if text not in ("cpu", "cuda"):
             raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {spec}")
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative, got {index}")
         self.type = text
         self.index = index
 
@@ -45,12 +47,23 @@ class device:  # noqa: N801 - PyTorch's name
 
 
 CPU = device("cpu")
+CUDA = device("cuda", 0)
 
 
 def as_device(spec: Any) -> device:
-    d = spec if isinstance(spec, device) else device(spec if spec is not None else "cpu")
-    if d.type != "cpu":
+    """The device ``spec`` names (``None`` is the CPU); ``cuda`` must be available."""
+    if spec is None or spec is CPU:
+        return CPU
+    d = spec if isinstance(spec, device) else device(spec)
+    if d.type == "cpu":
+        return CPU
+    if d.index not in (None, 0):
+        raise RuntimeError(f"CUDA error: invalid device ordinal (tidu uses one GPU, cuda:0; got {d})")
+    from ..backends.cuda.runtime import is_available
+
+    if not is_available():
         raise RuntimeError(
-            f"device {d} is not available in this build of tidu: only 'cpu' is implemented so far"
+            "Found no NVIDIA driver on your system (or no CUDA device), so tidu cannot create tensors on "
+            f"{d}; install the driver, or set NUMBA_ENABLE_CUDASIM=1 to run CUDA code on Numba's simulator"
         )
-    return d
+    return CUDA

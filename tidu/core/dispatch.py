@@ -7,94 +7,134 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from ..eager import EagerInput
 from ..tensor import Tensor, ViewInfo
 from . import grad_mode
+from .device import CPU, CUDA
 from .primitive import DEBUG, Application, Primitive, abstract_eval, freeze
 from .programs import TensorRecordedGraph, saved_positions
 from .tape import RECORDER, SavedInput, SavedOutput
 
 
-def _check_devices(prim: Primitive, args: Sequence[Any]) -> str:
+def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
+    """Arguments on one device: 0-d CPU tensors join a CUDA call (as in PyTorch); anything else
+    on two devices is an error naming both."""
+    devices = {a._device for a in args}
+    if devices == {CPU, CUDA}:
+        if all(a._device is CUDA or a._data.ndim == 0 for a in args):
+            return [a if a._device is CUDA else device_put.bind(a, device="cuda") for a in args]
     first = args[0]._device
-    for a in args:
-        if a._device is not first and a._device != first:
-            raise RuntimeError(
-                f"Expected all tensors to be on the same device, but found at least two devices, "
-                f"{first} and {a._device}! (when checking arguments for {prim.name})"
-            )
-    return first.type
+    other = next(a._device for a in args if a._device != first)
+    raise RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, "
+        f"{first} and {other}! (when checking arguments for {prim.name})"
+    )
+
+
+# (prim, shape, dtype, device per argument) -> [in_avals, out_avals, Application or None], for
+# parameterless calls: a repeated call skips the shape rule (it has passed for these inputs).
+_SIGNATURES: dict[tuple, list] = {}
+_MAX_SIGNATURES = 4096
+
+
+def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list:
+    if params:
+        in_avals = tuple(a.aval for a in args)
+        return [in_avals, abstract_eval(prim, in_avals, params), None]
+    if len(args) == 2:
+        a, b = args
+        key: tuple = (prim, a._data.shape, a._dtype, a._device, b._data.shape, b._dtype, b._device)
+    else:
+        key = (prim, *[(a._data.shape, a._dtype, a._device) for a in args])
+    entry = _SIGNATURES.get(key)
+    if entry is None:
+        in_avals = tuple(a.aval for a in args)
+        entry = [in_avals, abstract_eval(prim, in_avals, params), None]
+        if len(_SIGNATURES) >= _MAX_SIGNATURES:
+            _SIGNATURES.clear()
+        _SIGNATURES[key] = entry
+    return entry
 
 
 def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
     for i, a in enumerate(args):
         if type(a) is not Tensor and not isinstance(a, Tensor):
             raise TypeError(f"{prim.name}(): argument {i} must be a Tensor, not {type(a).__name__}")
-    device = _check_devices(prim, args) if args else "cpu"
-    if grad_mode._state.enabled:
+    if args:
+        first = args[0]._device
+        for a in args:
+            if a._device is not first:
+                args = _same_device(prim, args)
+                break
+    grad_on = grad_mode._state.enabled
+    if grad_on:
         for a in args:
             if a._view is not None and a._view.version != a._version.value:
                 refresh_view(a)
-    in_avals = tuple(a.aval for a in args)
-    out_avals = abstract_eval(prim, in_avals, params)
+    entry = _signature(prim, args, params)
+    out_avals = entry[1]
+    device = args[0]._device.type if args else out_avals[0].device
     impl = prim.impls.get(device)
     if impl is None:
         raise NotImplementedError(f"primitive {prim.name} has no kernel for device {device!r}")
+    out_device = CPU if out_avals[0].device == "cpu" else CUDA
     result = impl(*[a._data for a in args], **params)
-    arrays = result if isinstance(result, tuple) else (result,)
-    outs = []
-    for array, aval in zip(arrays, out_avals):
-        if array.dtype != aval.dtype.np or array.shape != aval.shape:
-            raise RuntimeError(
-                f"internal error: kernel of {prim.name} returned {array.shape} {array.dtype}, "
-                f"its shape rule says {aval.shape} {aval.dtype.name}"
-            )
-        outs.append(Tensor(array, aval.dtype))
+    if type(result) is tuple:
+        outs = [_output(prim, array, aval, out_device) for array, aval in zip(result, out_avals)]
+    else:
+        outs = [_output(prim, result, out_avals[0], out_device)]
     for slot, t in enumerate(outs):
         if t._data.base is not None or any(t._data is a._data for a in args):  # cheap pre-check
             _link_view(prim, args, params, t, slot, len(outs))
-    if not prim.nondiff and grad_mode._state.enabled and any(a._requires_grad for a in args):
-        _record(prim, args, params, in_avals, out_avals, outs)
+    if grad_on and not prim.nondiff:
+        for a in args:
+            if a._requires_grad:
+                _record(prim, args, params, entry, outs)
+                break
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], in_avals: tuple,
-            out_avals: tuple, outs: list[Any]) -> None:
-    app = Application(prim, freeze(params), in_avals, out_avals)
+def _output(prim: Primitive, array: Any, aval: Any, device: Any) -> Tensor:
+    if array.shape != aval.shape or array.dtype != aval.dtype.np:
+        raise RuntimeError(
+            f"internal error: kernel of {prim.name} returned {array.shape} {array.dtype}, "
+            f"its shape rule says {aval.shape} {aval.dtype.name}"
+        )
+    return Tensor(array, aval.dtype, device=device)
+
+
+def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
+    app = entry[2]
+    if app is None:
+        app = Application(prim, freeze(params), entry[0], entry[1])
+        if not params:
+            entry[2] = app
     in_keys = [a._ensure_key() for a in args]
     graph = TensorRecordedGraph.from_primitive(app, in_keys)
     slots = tuple(i for i, t in enumerate(outs) if t._dtype.is_floating_point)
     needed = saved_positions(app, in_keys, [a._requires_grad for a in args], slots)
-    if needed is None:
-        inputs = [EagerInput(k, a._trace, a._requires_grad, SavedInput(a)) for k, a in zip(in_keys, args)]
-        saved = [SavedOutput(t) for t in outs]
-        retained = dict(zip(graph.output_keys(), saved))
-    else:
-        read_in, read_out = needed
+    saved_data: dict = {}
+    edges = []
+    for i, (k, a) in enumerate(zip(in_keys, args)):
+        edges.append((a._trace, k, a._requires_grad))
         # an input nothing reads is not saved; a leaf that requires grad is, to receive ``.grad``
-        inputs = [
-            EagerInput(k, a._trace, a._requires_grad,
-                       SavedInput(a) if i in read_in or (a._trace is None and a._requires_grad) else None)
-            for i, (k, a) in enumerate(zip(in_keys, args))
-        ]
-        saved = [SavedOutput(t) for t in outs]
-        retained = {k: saved[i] for i, k in enumerate(graph.output_keys()) if i in read_out}
-    eager_outs = RECORDER.record_graph(graph, inputs, [t._data for t in outs], retained)
-    graph.eager_out_keys = [e.key for e in eager_outs]
-    if needed is not None and len(needed[0]) < len(args):
-        saved_data = eager_outs[0].trace.node.saved_data
-        for k in [k for k, v in saved_data.items() if v is None]:
-            del saved_data[k]
-    node = weakref.ref(eager_outs[0].trace.node)
-    for t, s, e in zip(outs, saved, eager_outs):
-        s.key = e.key
+        if needed is None or i in needed[0] or (a._trace is None and a._requires_grad):
+            saved_data[k] = SavedInput(a)
+    saved = [SavedOutput(t) for t in outs]
+    keys, trace = RECORDER.record_node(graph, saved_data, edges, len(outs))
+    if needed is None or needed[1]:
+        read_out = range(len(outs)) if needed is None else needed[1]
+        for i, k in enumerate(graph.output_keys()):
+            if i in read_out:
+                saved_data[k] = saved[i]
+    graph.eager_out_keys = keys
+    node = weakref.ref(trace.node)
+    for t, s, k in zip(outs, saved, keys):
+        s.key = k
         s.node = node
         if t._dtype.is_floating_point:
             t._requires_grad = True
-            t._key = e.key
-            t._trace = e.trace
+            t._key = k
+            t._trace = trace
     if DEBUG:
         print(f"tidu: {', '.join(f'%{o._key.key}' for o in outs)} = {app.name} "
               f"{' '.join(f'%{k.key}' for k in in_keys)}", file=sys.stderr)
@@ -114,9 +154,10 @@ def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out
             return
 
 
-def _storage(array: np.ndarray) -> np.ndarray:
+def _storage(array: Any) -> Any:
     """The array that owns ``array``'s memory (views chain to it through ``.base``)."""
-    while isinstance(array.base, np.ndarray):
+    kind = type(array)
+    while type(array.base) is kind:
         array = array.base
     return array
 
@@ -147,3 +188,6 @@ def refresh_view(view: Any) -> None:
     view._requires_grad = fresh._requires_grad
     view._key = fresh._key
     view._trace = fresh._trace
+
+
+from ..primitives.transfer import device_put  # noqa: E402 - primitives import this module's users

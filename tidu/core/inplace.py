@@ -94,7 +94,12 @@ def assign_(target: Any, value: Any, *, op: str, since: int | None = None) -> An
     ):
         return _assign_through_view(target, value, op)
     recorded = grad_mode.is_grad_enabled() and value._trace is not None
-    target._data[...] = value._data
+    if target._device.type == "cpu":
+        target._data[...] = value._data
+    else:
+        from ..backends.cuda.copy import copy_into
+
+        copy_into(target._data, value._data)
     target._version.value += 1
     if recorded:
         target._requires_grad = True
@@ -107,9 +112,9 @@ def _constant_in_graph(value: Any, target: Any) -> Any:
     """Constant data written over a non-leaf: recorded as ``where(True, value, target)``, so the
     tensor still requires grad and its history gets a zero gradient (PyTorch's ``FillBackward``)."""
     from ..ops.math import where
-    from ..tensor import Tensor
+    from ..tensor import placed
 
-    return where(Tensor(np.ones(target._data.shape, np.bool_)), value, target)
+    return where(placed(np.ones(target._data.shape, np.bool_), None, target._device), value, target)
 
 
 def _assign_through_view(target: Any, value: Any, op: str) -> Any:
@@ -120,18 +125,19 @@ def _assign_through_view(target: Any, value: Any, op: str) -> Any:
     """
     from ..autograd.backward import grad
     from ..ops.math import where
-    from ..tensor import Tensor
+    from ..tensor import Tensor, placed
 
     info = target._view
     base = info.base
     if base._requires_grad and base._trace is None:
         raise RuntimeError(VIEW_OF_LEAF_ERROR)
     check_writable(base, op)
-    probe = Tensor(base._data, base._dtype, requires_grad=True)
-    placed = info.fn(probe)
-    (spread,) = grad(placed, probe, value, create_graph=True)
-    (mask,) = grad(placed, probe, Tensor(np.ones(target._data.shape, target._dtype.np)))
-    assign_(base, where(Tensor(mask._data != 0), spread, base), op=op)
+    probe = Tensor(base._data, base._dtype, requires_grad=True, device=base._device)
+    placed_view = info.fn(probe)
+    (spread,) = grad(placed_view, probe, value, create_graph=True)
+    ones = placed(np.ones(target._data.shape, target._dtype.np), target._dtype, target._device)
+    (mask,) = grad(placed_view, probe, ones)
+    assign_(base, where(mask != 0, spread, base), op=op)
     fresh = info.fn(base)
     info.version = target._version.value
     target._requires_grad = fresh._requires_grad

@@ -76,13 +76,20 @@ class Primitive:
         self.linear_in: tuple[int, ...] | None = None
         self.bilinear = False
         self.batch_rule: Callable[..., Any] | None = None
+        self.moves_device = False  # its output's device is its ``device`` param (device_put)
+        self.takes_views = False  # its CUDA kernel accepts strided inputs (the view primitives)
         REGISTRY[name] = self
 
     def __repr__(self) -> str:
         return f"Primitive({self.name!r})"
 
-    def def_impl(self, fn: Callable[..., Any], device: str = "cpu") -> None:
-        """The kernel: arrays in, one array (or a tuple) out; params as keywords."""
+    def def_impl(self, fn: Callable[..., Any], device: str = "cpu", *, takes_views: bool = False) -> None:
+        """The kernel: arrays in, one array (or a tuple) out; params as keywords.
+
+        ``device="cuda"`` registers the CUDA kernel: ``CudaArray`` in, made C-contiguous
+        first unless ``takes_views`` (the view primitives), a fresh ``CudaArray`` out."""
+        if device == "cuda" and not takes_views:
+            fn = _contiguous_inputs(fn)
         self.impls[device] = fn
 
     def def_abstract_eval(self, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -137,6 +144,18 @@ class Primitive:
                 f"primitive {self.name} is not linear in arguments {active} together; "
                 "an AD rule applied it to tangents there"
             )
+
+
+def _contiguous_inputs(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def impl(*arrays: Any, **params: Any) -> Any:
+        for a in arrays:
+            if not a.is_c_contiguous:
+                from ..backends.cuda.copy import contiguous
+
+                return fn(*[contiguous(x) for x in arrays], **params)
+        return fn(*arrays, **params)
+
+    return impl
 
 
 class Application(EnginePrimitive):
@@ -268,7 +287,11 @@ def abstract_eval(prim: Primitive, in_avals: Sequence[ShapeDtype], params: dict[
     if prim.abstract_eval is None:
         raise NotImplementedError(f"primitive {prim.name} has no abstract eval (shape rule)")
     out = prim.abstract_eval(*in_avals, **params)
-    return tuple(out) if isinstance(out, list | tuple) and out and isinstance(out[0], ShapeDtype) else (out,)
+    outs = tuple(out) if isinstance(out, list | tuple) and out and isinstance(out[0], ShapeDtype) else (out,)
+    device = in_avals[0].device if in_avals else params.get("device", "cpu")
+    if device != "cpu" and not prim.moves_device:
+        outs = tuple(o if o.device == device else o._replace(device=device) for o in outs)
+    return outs
 
 
 class Var:
@@ -294,6 +317,12 @@ class Var:
     @property
     def dtype(self) -> Any:
         return self.aval.dtype
+
+    @property
+    def device(self) -> Any:
+        from .device import CPU, CUDA
+
+        return CPU if self.aval.device == "cpu" else CUDA
 
     @property
     def ndim(self) -> int:

@@ -143,11 +143,11 @@ def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 
 def tensor_repr(t: Any) -> str:
-    data = t._data
+    data = t._host()
     dtype = t.dtype
     prefix = "tensor("
     indent = len(prefix)
-    suffixes = []
+    suffixes = [] if t.device.type == "cpu" else [f"device='{t.device}'"]
     default = dtypes.get_default_dtype()
     if data.size == 0:
         body = "[]"

@@ -103,10 +103,15 @@ class TensorRecordedGraph(RecordedGraph):
         self._op = op
         self._graph = None
         self._input_keys = list(input_keys)
-        opkey = OperationKey(op, tuple(input_keys), OperationRole.Primary)
-        self._output_keys = [ValueKey.Derived(opkey, s) for s in range(op.output_count())]
+        self._output_keys = None  # derived on first use (recording does not need them)
         self.eager_out_keys: list = []  # the keys the recorder gave the outputs (set after recording)
         return self
+
+    def output_keys(self) -> list[ValueKey]:
+        if self._output_keys is None:
+            opkey = OperationKey(self._op, tuple(self._input_keys), OperationRole.Primary)
+            self._output_keys = [ValueKey.Derived(opkey, s) for s in range(self._op.output_count())]
+        return self._output_keys
 
     def as_graph(self) -> Any:
         if self._graph is None:

@@ -59,7 +59,7 @@ class SavedInput:
         old = self.tensor
         counter = VersionCounter()
         counter.value = self.version
-        copy = Tensor(old._data.copy(), old._dtype, _version=counter)
+        copy = Tensor(old._data.copy(), old._dtype, _version=counter, device=old._device)
         copy._requires_grad, copy._key, copy._trace = old._requires_grad, old._key, old._trace
         self.tensor = copy
 
@@ -67,11 +67,12 @@ class SavedInput:
 class SavedOutput:
     """A saved output: its array, key and version; the tensor is rebuilt on use."""
 
-    __slots__ = ("data", "dtype", "key", "counter", "version", "node")
+    __slots__ = ("data", "dtype", "device", "key", "counter", "version", "node")
 
     def __init__(self, tensor: Any) -> None:
         self.data = tensor._data
         self.dtype = tensor._dtype
+        self.device = tensor._device
         self.key = None
         self.counter = tensor._version
         self.version = tensor._version.value
@@ -81,9 +82,9 @@ class SavedOutput:
         from ..tensor import Tensor
 
         if self.counter.value != self.version:
-            t = Tensor(self.data, self.dtype, _version=self.counter)
+            t = Tensor(self.data, self.dtype, _version=self.counter, device=self.device)
             raise _modified(t, self.version, f"output of {node_name}")
-        t = Tensor(self.data, self.dtype, _version=self.counter)
+        t = Tensor(self.data, self.dtype, _version=self.counter, device=self.device)
         t._requires_grad = True
         t._key = self.key
         node = self.node() if self.node is not None else None

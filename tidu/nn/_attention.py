@@ -10,12 +10,12 @@ import numpy as np
 
 from .. import ops
 from ..core import dtypes
-from ..tensor import Tensor
+from ..tensor import Tensor, placed
 from .functional import dropout, linear, softmax
 
 
-def _causal_mask(q_len: int, k_len: int) -> Tensor:
-    return Tensor(np.tril(np.ones((q_len, k_len), bool)))
+def _causal_mask(q_len: int, k_len: int, device: Any) -> Tensor:
+    return placed(np.tril(np.ones((q_len, k_len), bool)), None, device)
 
 
 def _safe_softmax(scores: Any) -> Any:
@@ -59,7 +59,7 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     if is_causal:
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
-        attn_mask = _causal_mask(q_len, k_len)
+        attn_mask = _causal_mask(q_len, k_len, query.device)
     if attn_mask is not None:
         if attn_mask.dtype is dtypes.bool_:
             scores = ops.where(attn_mask, scores, float("-inf"))
@@ -129,7 +129,7 @@ def multi_head_attention_forward(
     v = linear(value, w_v, b_v).reshape(k_len, bsz * num_heads, head).transpose(0, 1)
 
     if is_causal and attn_mask is None:
-        attn_mask = Tensor(~_causal_mask(q_len, k_len).numpy())
+        attn_mask = ~_causal_mask(q_len, k_len, query.device)
     mask = None
     if attn_mask is not None:
         if attn_mask.ndim == 2:

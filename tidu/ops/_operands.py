@@ -6,6 +6,7 @@ there. Everything here works on ``Tensor`` and on ``Var`` (inside AD rules).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ import numpy as np
 from ..ad import UndefinedPrimal
 from ..core import dtypes
 from ..core.aval import wrap_dim
+from ..core.device import CPU
 from ..core.primitive import Var, bind
 from ..primitives import creation, structural
 from ..tensor import Tensor
@@ -29,9 +31,29 @@ def is_linear(x: Any) -> bool:
 
 
 def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int, ...] = ()) -> Any:
+    """``value`` in ``shape`` and ``dtype``, on ``like``'s device (as ``like``'s kind: Tensor or Var)."""
     if isinstance(like, Var):
-        return like.tracer.emit(creation.full, [], {"shape": tuple(shape), "value": value, "dtype": dtype})
-    return Tensor(np.full(shape, value, dtype.np), dtype)
+        params = {"shape": tuple(shape), "value": value, "dtype": dtype}
+        if like.aval.device != "cpu":
+            params["device"] = like.aval.device
+        return like.tracer.emit(creation.full, [], params)
+    device = CPU if like is None else like._device
+    key = (value, type(value), dtype, shape, device)
+    cached = _CONSTANTS.get(key)
+    if cached is None:
+        if device is CPU:
+            cached = Tensor(np.full(shape, value, dtype.np), dtype)
+        else:
+            cached = creation.full.bind(shape=tuple(shape), value=value, dtype=dtype, device=device.type)
+        if len(_CONSTANTS) >= 256:
+            _CONSTANTS.clear()
+        if math.prod(shape) <= 4096:
+            _CONSTANTS[key] = cached
+    return cached
+
+
+# Small constant tensors, shared: nothing writes into a constant (ops never write their inputs).
+_CONSTANTS: dict[tuple, Tensor] = {}
 
 
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast") -> tuple[int, ...]:
@@ -87,6 +109,10 @@ def operands(*args: Any, op: str, float_only: bool = False, dtype: dtypes.dtype 
 
     Python scalars become constants of the final shape directly.
     """
+    if len(args) == 2 and dtype is None:
+        same = _same_or_scalar(args[0], args[1], float_only)
+        if same is not None:
+            return same
     like = None
     for a in args:
         if isinstance(a, Tensor | Var):
@@ -95,6 +121,8 @@ def operands(*args: Any, op: str, float_only: bool = False, dtype: dtypes.dtype 
     if like is None:
         raise TypeError(f"{op}(): expected at least one Tensor argument")
     dt = dtype or dtypes.result_type(*args)
+    if isinstance(like, Tensor) and any(isinstance(a, Tensor) and a._device is not like._device for a in args):
+        args = _on_one_device(args)
     if float_only and not dt.is_floating_point:
         dt = dtypes.get_default_dtype()
     shape = broadcast_shapes(*[a.shape for a in args if isinstance(a, Tensor | Var)], op=op)
@@ -106,6 +134,36 @@ def operands(*args: Any, op: str, float_only: bool = False, dtype: dtypes.dtype 
             out.append(broadcast_to(lift(a, dt, like), shape) if isinstance(a, np.ndarray)
                        else _scalar(a, dt, like, shape))
     return out
+
+
+def _same_or_scalar(a: Any, b: Any, float_only: bool) -> list[Any] | None:
+    """The common cases without the general machinery: two tensors of one shape, dtype and
+    device, or a tensor and a Python number of no higher category (``None`` otherwise)."""
+    if type(a) is Tensor:
+        t, other, first = a, b, True
+    elif type(b) is Tensor:
+        t, other, first = b, a, False
+    else:
+        return None
+    floating = t._dtype.is_floating_point
+    if float_only and not floating:
+        return None
+    kind = type(other)
+    if kind is Tensor:
+        if other._dtype is t._dtype and other._device is t._device and other._data.shape == t._data.shape:
+            return [a, b]
+        return None
+    if kind is float and floating or kind is int and t._dtype.category == 1:
+        c = constant(other, t._dtype, t, t._data.shape)
+        return [t, c] if first else [c, t]
+    return None
+
+
+def _on_one_device(args: Sequence[Any]) -> list[Any]:
+    """0-d CPU tensors join CUDA operands (PyTorch's rule); other mixes fail in ``bind``."""
+    if not any(isinstance(a, Tensor) and a._device is not CPU for a in args):
+        return list(args)
+    return [a.to("cuda") if isinstance(a, Tensor) and a._device is CPU and a.ndim == 0 else a for a in args]
 
 
 def _scalar(x: Any, dtype: dtypes.dtype, like: Any, shape: tuple[int, ...]) -> Any:

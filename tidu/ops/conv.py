@@ -15,7 +15,7 @@ from ..backends.cpu.conv import window_argmax
 from ..core.primitive import bind
 from ..primitives.conv import conv_general_dilated
 from ..primitives.gather import gather
-from ..tensor import Tensor
+from ..tensor import Tensor, placed
 from ._operands import is_value
 from .shape import expand, reshape
 
@@ -231,12 +231,12 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     if not isinstance(input, Tensor):
         raise TypeError("max_pool2d: the window maxima are found on concrete data; it cannot run inside an AD rule")
     lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
-    data = input.detach().numpy().reshape(-1, h, w)
+    data = input.detach()._host().reshape(-1, h, w)  # window maxima found on the host (also for CUDA)
     idx = window_argmax(data, kernel, stride, padding, dilation, out_hw).reshape(lead + (out_hw[0] * out_hw[1],))
     flat = reshape(input, lead + (h * w,))
-    out = reshape(bind(gather, flat, Tensor(idx), axis=flat.ndim - 1), lead + out_hw)
+    out = reshape(bind(gather, flat, placed(idx, None, input.device), axis=flat.ndim - 1), lead + out_hw)
     if return_indices:
-        return out, Tensor(idx.reshape(lead + out_hw))
+        return out, placed(idx.reshape(lead + out_hw), None, input.device)
     return out
 
 
@@ -265,11 +265,11 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
     x = reshape(input, (-1, 1, h, w))
     pads = tuple((p, (o - 1) * s + k - n - p) for n, k, s, p, o in zip((h, w), kernel, stride, padding, out_hw))
-    ones = Tensor(np.ones((1, 1, *kernel), input.dtype.np), input.dtype)
+    ones = placed(np.ones((1, 1, *kernel), input.dtype.np), input.dtype, input.device)
     sums = bind(conv_general_dilated, x, ones, window_strides=stride, padding=pads, lhs_dilation=(1, 1),
                 rhs_dilation=(1, 1), feature_group_count=1, flip=False)
     counts = _window_counts((h, w), kernel, stride, padding, out_hw, count_include_pad, divisor_override)
-    out = sums / Tensor(counts.astype(input.dtype.np), input.dtype)
+    out = sums / placed(counts.astype(input.dtype.np), input.dtype, input.device)
     return reshape(out, lead + out_hw)
 
 

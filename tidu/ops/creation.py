@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
-from ..core.device import as_device
+from ..core.device import CPU, as_device
 from ..core.printing import set_printoptions
 from ..tensor import Tensor
 
@@ -102,11 +102,11 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     dt = dtypes.as_dtype(dtype) if dtype is not None else inferred
     _check_grad_dtype(dt, requires_grad)
     if isinstance(data, np.ndarray | np.generic | Tensor):
-        array = np.array(data._data if isinstance(data, Tensor) else data, dtype=dt.np, copy=True)
+        array = np.array(data._host() if isinstance(data, Tensor) else data, dtype=dt.np, copy=True)
     else:
         shape = _shape_of(data)
         array = np.array(_plain(data), dtype=dt.np).reshape(shape)
-    return Tensor(array, dt, requires_grad=requires_grad)
+    return _make(array, dt, device, requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -118,10 +118,20 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     >>> t
     tensor([1., 0.], dtype=tidu.float64)
     """
-    as_device(device)
+    where = as_device(device)
     if isinstance(data, Tensor):
+        if device is not None and data.device != where:
+            data = data.to(where)
         return data if dtype is None or dtypes.as_dtype(dtype) is data.dtype else data.to(dtypes.as_dtype(dtype))
-    if isinstance(data, np.ndarray) and (dtype is None or dtypes.as_dtype(dtype).np == data.dtype):
+    if hasattr(data, "__cuda_array_interface__") and not isinstance(data, Tensor):
+        from ..backends.cuda.memory import CudaArray
+
+        array = CudaArray.from_interface(data)
+        out = Tensor(array, dtypes.from_numpy_dtype(array.dtype), device=as_device("cuda"))
+        if device is not None and where is CPU:
+            out = out.cpu()
+        return out if dtype is None else out.to(dtypes.as_dtype(dtype))
+    if isinstance(data, np.ndarray) and where is CPU and (dtype is None or dtypes.as_dtype(dtype).np == data.dtype):
         return from_numpy(data)
     return tensor(data, dtype, device)
 
@@ -166,9 +176,25 @@ def _dtype(dtype: Any, default: dtypes.dtype | None = None) -> dtypes.dtype:
 
 
 def _make(array: np.ndarray, dt: dtypes.dtype, device: Any, requires_grad: bool) -> Tensor:
-    as_device(device)
+    """A tensor on ``device`` with the values of the host ``array``."""
+    where = as_device(device)
     _check_grad_dtype(dt, requires_grad)
-    return Tensor(array, dt, requires_grad=requires_grad)
+    if where is not CPU:
+        from ..backends.cuda.memory import CudaArray
+
+        array = CudaArray.from_host(array)
+    return Tensor(array, dt, requires_grad=requires_grad, device=where)
+
+
+def _filled(shape: tuple[int, ...], value: Any, dt: dtypes.dtype, device: Any, requires_grad: bool) -> Tensor:
+    """``value`` everywhere; on the GPU by a fill kernel, not a host copy."""
+    where = as_device(device)
+    if where is CPU:
+        return _make(np.full(shape, value, dt.np), dt, where, requires_grad)
+    _check_grad_dtype(dt, requires_grad)
+    from ..backends.cuda.elementwise import fill
+
+    return Tensor(fill(shape=shape, value=value, dtype=dt), dt, requires_grad=requires_grad, device=where)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -180,7 +206,7 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
             [0., 0.]])
     """
     dt = _dtype(dtype)
-    return _make(np.zeros(_size(size, "zeros"), dt.np), dt, device, requires_grad)
+    return _filled(_size(size, "zeros"), 0, dt, device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -191,7 +217,7 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     tensor([1, 1, 1])
     """
     dt = _dtype(dtype)
-    return _make(np.ones(_size(size, "ones"), dt.np), dt, device, requires_grad)
+    return _filled(_size(size, "ones"), 1, dt, device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -202,7 +228,7 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     tidu.Size([2, 0])
     """
     dt = _dtype(dtype)
-    return _make(np.zeros(_size(size, "empty"), dt.np), dt, device, requires_grad)
+    return _filled(_size(size, "empty"), 0, dt, device, requires_grad)
 
 
 def _fill_dtype(fill_value: Any) -> dtypes.dtype:
@@ -221,7 +247,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
     dt = _dtype(dtype, _fill_dtype(fill_value))
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     dims = _size((size,) if isinstance(size, int | np.integer) else tuple(size), "full")
-    return _make(np.full(dims, value, dt.np), dt, device, requires_grad)
+    return _filled(dims, value, dt, device, requires_grad)
 
 
 def zeros_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
@@ -232,7 +258,7 @@ def zeros_like(input: Any, *, dtype: Any = None, device: Any = None, requires_gr
     tensor([0, 0])
     """
     dt = _dtype(dtype, input.dtype)
-    return _make(np.zeros(tuple(input.shape), dt.np), dt, device, requires_grad)
+    return _filled(tuple(input.shape), 0, dt, input.device if device is None else device, requires_grad)
 
 
 def ones_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
@@ -243,7 +269,7 @@ def ones_like(input: Any, *, dtype: Any = None, device: Any = None, requires_gra
     tensor([1., 1.], dtype=tidu.float64)
     """
     dt = _dtype(dtype, input.dtype)
-    return _make(np.ones(tuple(input.shape), dt.np), dt, device, requires_grad)
+    return _filled(tuple(input.shape), 1, dt, input.device if device is None else device, requires_grad)
 
 
 def empty_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
@@ -266,7 +292,7 @@ def full_like(input: Any, fill_value: Any, *, dtype: Any = None, device: Any = N
     """
     dt = _dtype(dtype, input.dtype)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    return _make(np.full(tuple(input.shape), value, dt.np), dt, device, requires_grad)
+    return _filled(tuple(input.shape), value, dt, input.device if device is None else device, requires_grad)
 
 
 def _is_float(x: Any) -> bool:
@@ -403,7 +429,8 @@ def randn_like(input: Any, *, dtype: Any = None, device: Any = None, requires_gr
     >>> tidu.randn_like(tidu.zeros(2, dtype=tidu.float64)).dtype
     tidu.float64
     """
-    return randn(tuple(input.shape), dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    return randn(tuple(input.shape), dtype=dtype or input.dtype, device=input.device if device is None else device,
+                 requires_grad=requires_grad)
 
 
 def rand_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
@@ -413,7 +440,8 @@ def rand_like(input: Any, *, dtype: Any = None, device: Any = None, requires_gra
     >>> tidu.rand_like(tidu.zeros(3)).shape
     tidu.Size([3])
     """
-    return rand(tuple(input.shape), dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    return rand(tuple(input.shape), dtype=dtype or input.dtype, device=input.device if device is None else device,
+                requires_grad=requires_grad)
 
 
 def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = None, dtype: Any = None,
@@ -439,20 +467,22 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
 def _new(fill: Any) -> Any:
     def method(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
         dt = _dtype(dtype, self.dtype)
-        return _make(np.full(_size(size, "new"), fill, dt.np), dt, device, requires_grad)
+        return _filled(_size(size, "new"), fill, dt, self.device if device is None else device, requires_grad)
 
     return method
 
 
 def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
-    return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return full(size, fill_value, dtype=dtype or self.dtype, device=self.device if device is None else device,
+                requires_grad=requires_grad)
 
 
 def _new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
                 requires_grad: bool = False) -> Tensor:
     """``tensor(data)``, with this tensor's dtype unless ``dtype`` is given."""
-    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=self.device if device is None else device,
+                  requires_grad=requires_grad)
 
 
 METHODS: dict = {}

@@ -28,8 +28,8 @@ from ..primitives.slicing import pad, slice_p
 from ..primitives.structural import broadcast_in_dim
 from ..primitives.structural import reshape as reshape_p
 from ..primitives.structural import transpose as transpose_p
-from ..tensor import Tensor
-from ._operands import broadcast_shapes, constant, convert, is_value, wrap_dim
+from ..tensor import Tensor, placed
+from ._operands import broadcast_shapes, broadcast_to, constant, convert, is_value, wrap_dim
 from .math import where
 
 __all__ = ["gather", "index_put", "index_select", "masked_fill", "scatter_add", "tril", "triu"]
@@ -86,7 +86,7 @@ def _as_array(item: Any) -> np.ndarray:
     if isinstance(item, Var):
         raise TypeError("indexing with a symbolic value inside an AD rule is not supported; index with a tensor")
     if isinstance(item, Tensor):
-        array = item._data
+        array = item._host()
     elif isinstance(item, np.ndarray):
         array = item
     else:
@@ -243,11 +243,15 @@ def _adv_order(plan: _Plan) -> tuple[int, ...]:
     return tuple(plan.positions) + tuple(rest)
 
 
-def _index_operand(flat: np.ndarray, lead: tuple, trail: tuple) -> Tensor:
-    """``flat`` (K values) broadcast to ``lead + (K,) + trail``: a zero-stride view, not a copy."""
+def _index_operand(flat: np.ndarray, lead: tuple, trail: tuple, like: Any) -> Tensor:
+    """``flat`` (K values) broadcast to ``lead + (K,) + trail`` on ``like``'s device: a zero-stride
+    view, not a copy."""
     k = flat.size
-    view = np.broadcast_to(flat.reshape((1,) * len(lead) + (k,) + (1,) * len(trail)), lead + (k,) + trail)
-    return Tensor(view, dtypes.int64)
+    shape = (1,) * len(lead) + (k,) + (1,) * len(trail)
+    if like.device.type == "cpu":
+        return Tensor(np.broadcast_to(flat.reshape(shape), lead + (k,) + trail), dtypes.int64)
+    column = placed(np.ascontiguousarray(flat, np.int64).reshape(shape), dtypes.int64, like.device)
+    return broadcast_to(column, lead + (k,) + trail)
 
 
 def _read(x: Any, plan: _Plan) -> Any:
@@ -268,7 +272,7 @@ def _read(x: Any, plan: _Plan) -> Any:
     merged = lead + (prod(sizes),) + trail
     if shape != merged:
         out = bind(reshape_p, out, new_sizes=merged)
-    out = bind(gather_prims.gather, out, _index_operand(flat, lead, trail), axis=at)
+    out = bind(gather_prims.gather, out, _index_operand(flat, lead, trail, out), axis=at)
     return bind(reshape_p, out, new_sizes=lead + plan.index_shape + trail)
 
 
@@ -282,7 +286,7 @@ def _write_back(v: Any, plan: _Plan) -> Any:
         lead, trail = tuple(v.shape[:at]), tuple(v.shape[at + len(plan.index_shape):])
         out = bind(reshape_p, out, new_sizes=lead + (flat.size,) + trail)
         zeros = constant(0, v.dtype, v, lead + (prod(sizes),) + trail)
-        out = bind(gather_prims.scatter_add, zeros, _index_operand(flat, lead, trail), out, axis=at)
+        out = bind(gather_prims.scatter_add, zeros, _index_operand(flat, lead, trail, out), out, axis=at)
         out = bind(reshape_p, out, new_sizes=lead + sizes + trail)
         if order != tuple(range(len(order))):
             out = bind(transpose_p, out, permutation=tuple(int(i) for i in np.argsort(order)))
@@ -372,16 +376,16 @@ def _put(x: Any, plan: _Plan, value: Any, accumulate: bool) -> Any:
     v = _value_operand(value, shape, x.dtype, x)
     if isinstance(x, Tensor) and not x.requires_grad:
         # A constant: its current data, so that writing into x later does not touch the node's input.
-        x = Tensor(x._data.copy(), x.dtype)
+        x = Tensor(x._data.copy(), x.dtype, device=x.device)
     if accumulate:
         return x + _write_back(v, plan)
     keep = _last_writes(plan)
     if keep is not None:
         at = plan.positions[0] if plan.adjacent else 0
         keep = keep.reshape((1,) * at + keep.shape + (1,) * (len(shape) - at - keep.ndim))
-        v = where(Tensor(np.broadcast_to(keep, shape).copy()), v, constant(0, x.dtype, x, ()))
+        v = where(placed(np.broadcast_to(keep, shape).copy(), None, x.device), v, constant(0, x.dtype, x, ()))
     region = _write_back(Tensor(np.ones(shape, np.int64)), plan)._data != 0
-    return where(Tensor(region), _write_back(v, plan), x)
+    return where(placed(region, None, x.device), _write_back(v, plan), x)
 
 
 def index_update(input: Any, index: Any, value: Any, accumulate: bool = False) -> Any:  # noqa: A002
@@ -420,7 +424,7 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
     tracked = grad_mode.is_grad_enabled() and (
         input.requires_grad or (is_value(value) and value.requires_grad)
     )
-    if tracked:
+    if tracked or input.device.type != "cpu":  # on the GPU: computed out of place, then copied in
         assign_(input, _put(input, plan, value, accumulate=False), op="__setitem__")
         return
     # Nothing to record: write into the storage through a numpy view of the region.
@@ -544,7 +548,7 @@ def index_select(input: Any, dim: int, index: Any) -> Any:  # noqa: A002
         raise IndexError(f"index_select(): Index is supposed to be a vector (got shape {tuple(index.shape)})")
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
-    array = index._data.reshape(-1).astype(np.int64)
+    array = index._host().reshape(-1).astype(np.int64)
     bad = array[(array < 0) | (array >= n)]
     if bad.size:
         raise IndexError(f"index out of range in self: index {int(bad[0])} for dimension {d} with size {n}")
@@ -553,7 +557,7 @@ def index_select(input: Any, dim: int, index: Any) -> Any:  # noqa: A002
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {array.size} value(s)")
         return input
     lead, trail = tuple(input.shape[:d]), tuple(input.shape[d + 1:])
-    return bind(gather_prims.gather, input, _index_operand(array, lead, trail), axis=d)
+    return bind(gather_prims.gather, input, _index_operand(array, lead, trail, input), axis=d)
 
 
 # --- masks -----------------------------------------------------------------------------------------
@@ -587,7 +591,7 @@ def _triangle(input: Any, diagonal: int, op: str, lower: bool) -> Any:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions (got shape {tuple(input.shape)})")
     rows, cols = input.shape[-2:]
     keep = np.tri(rows, cols, diagonal, dtype=bool) if lower else ~np.tri(rows, cols, diagonal - 1, dtype=bool)
-    return where(Tensor(keep), input, constant(0, input.dtype, input))
+    return where(placed(keep, None, input.device), input, constant(0, input.dtype, input))
 
 
 def tril(input: Any, diagonal: int = 0) -> Any:  # noqa: A002

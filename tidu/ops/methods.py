@@ -24,30 +24,54 @@ from ..core import dtypes
 from ..core.device import as_device
 from ..core.inplace import assign_, check_writable, mark
 from ..core.primitive import Var, bind
-from ..primitives import structural
-from ..tensor import Tensor
+from ..primitives import structural, transfer
+from ..tensor import Tensor, placed
 from . import activation, conv, creation, indexing, linalg, math, reduce, shape
 from ._operands import broadcast_to, convert
 
 
 def _to(self: Any, *args: Any, **kwargs: Any) -> Any:
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(tensor)``."""
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(tensor)``; differentiable.
+
+    >>> import tidu
+    >>> tidu.tensor([1, 2]).to("cpu", tidu.float64)
+    tensor([1., 2.], dtype=tidu.float64)
+    """
     target = kwargs.pop("dtype", None)
+    where = None
     for a in args:
         if isinstance(a, Tensor):
-            target = a.dtype
+            target, where = a.dtype, a.device
         elif isinstance(a, dtypes.dtype) or a in (float, int, bool):
             target = a
         else:
-            as_device(a)
+            where = as_device(a)
     if "device" in kwargs:
-        as_device(kwargs.pop("device"))
+        where = as_device(kwargs.pop("device"))
     kwargs.pop("non_blocking", None)
     copy = kwargs.pop("copy", False)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     out = self if target is None else convert(self, dtypes.as_dtype(target))
+    if where is not None and where != out.device:
+        return transfer.device_put.bind(out, device=where.type)
     return out.clone() if copy and out is self else out
+
+
+def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
+    """A copy on the GPU (``self`` when it is there already)."""
+    return _to(self, as_device("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}"))
+
+
+def _cpu(self: Tensor) -> Tensor:
+    """A copy in host memory (``self`` when it is there already).
+
+    >>> import tidu
+    >>> x = tidu.ones(2)
+    >>> x.cpu() is x
+    True
+    """
+    return _to(self, "cpu")
 
 
 CONVERSIONS = {
@@ -80,7 +104,7 @@ def _fit(self: Tensor, value: Any, name: str, *, cast: bool = False) -> Tensor:
     """The out-of-place result as ``self``'s new value: same shape (broadcast only for
     ``copy_``/``fill_``), cast to ``self``'s dtype where PyTorch allows it."""
     if not isinstance(value, Tensor):
-        value = Tensor(np.asarray(value, dtype=self.dtype.np), self.dtype)
+        value = placed(np.asarray(value, dtype=self.dtype.np), self.dtype, self._device)
     if tuple(value.shape) != tuple(self.shape):
         if not cast:
             raise RuntimeError(
@@ -124,13 +148,13 @@ def _fill(self: Tensor, value: Any) -> Any:
                 f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
             )
         return value
-    return Tensor(np.full(self._data.shape, value, self.dtype.np), self.dtype)
+    return creation.full(tuple(self.shape), value, dtype=self.dtype, device=self._device)
 
 
 def _random(self: Tensor, draw: Any, name: str) -> Any:
     if not self.dtype.is_floating_point:
         raise NotImplementedError(f'"{name}" not implemented for \'{_TORCH_NAMES[self.dtype.name]}\'')
-    return Tensor(draw(creation.generator(), self._data.shape).astype(self.dtype.np), self.dtype)
+    return placed(draw(creation.generator(), self._data.shape).astype(self.dtype.np), self.dtype, self._device)
 
 
 def _detach_(self: Tensor) -> Tensor:
@@ -194,6 +218,8 @@ def _contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     """
     if self._data.flags.c_contiguous:
         return self
+    if self._device.type == "cuda":
+        return _clone(self)
     return self.reshape(-1).reshape(tuple(self.shape))
 
 
@@ -206,6 +232,7 @@ def _data_get(self: Tensor) -> Tensor:
 def _data_set(self: Tensor, value: Tensor) -> None:
     self._data = value._data
     self._dtype = value._dtype
+    self._device = value._device
 
 
 TENSOR_ONLY = {
@@ -214,7 +241,8 @@ TENSOR_ONLY = {
     "clone": _clone,
     "contiguous": _contiguous,
     "is_contiguous": lambda self, memory_format=None: bool(self._data.flags.c_contiguous),
-    "cpu": lambda self: self,
+    "cpu": _cpu,
+    "cuda": _cuda,
     "data": property(_data_get, _data_set),
     **creation.TENSOR_METHODS,
 }

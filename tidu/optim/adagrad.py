@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
-from .optimizer import Optimizer, check_lr, check_nonnegative, new_step
+from .optimizer import Optimizer, buffer, check_lr, check_nonnegative, new_step, sqrt, state_like
 
 
 class Adagrad(Optimizer):
@@ -67,7 +66,7 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
-                _init_state(self.state[p], p._data, group)
+                _init_state(self.state[p], buffer(p), group)
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
@@ -78,9 +77,9 @@ class Adagrad(Optimizer):
         if group["weight_decay"] != 0:
             grad = grad + group["weight_decay"] * param
         clr = float(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
-        state_sum = state["sum"]._data
+        state_sum = buffer(state["sum"])
         state_sum += grad * grad
-        std = np.sqrt(state_sum)
+        std = sqrt(state_sum)
         std += group["eps"]
         update = -clr * grad
         update /= std
@@ -89,4 +88,4 @@ class Adagrad(Optimizer):
 
 def _init_state(state: dict[str, Any], param: np.ndarray, group: dict[str, Any]) -> None:
     state["step"] = new_step()
-    state["sum"] = Tensor(np.full_like(param, group["initial_accumulator_value"]))
+    state["sum"] = state_like(param, group["initial_accumulator_value"])

@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
-from .optimizer import Optimizer, check_lr, check_nonnegative, new_step
+from .optimizer import Optimizer, buffer, check_lr, check_nonnegative, maximum_, new_step, sqrt, state_like
 
 
 class Adam(Optimizer):
@@ -75,10 +74,10 @@ class Adam(Optimizer):
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
             state["step"] = new_step()
-            state["exp_avg"] = Tensor(np.zeros_like(param))
-            state["exp_avg_sq"] = Tensor(np.zeros_like(param))
+            state["exp_avg"] = state_like(param)
+            state["exp_avg_sq"] = state_like(param)
             if group["amsgrad"]:
-                state["max_exp_avg_sq"] = Tensor(np.zeros_like(param))
+                state["max_exp_avg_sq"] = state_like(param)
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
         weight_decay = group["weight_decay"]
         step_t = state["step"]._data
@@ -89,18 +88,18 @@ class Adam(Optimizer):
                 param *= 1 - lr * weight_decay
             else:
                 grad = grad + weight_decay * param
-        exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        exp_avg, exp_avg_sq = buffer(state["exp_avg"]), buffer(state["exp_avg_sq"])
         _lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq *= beta2
         exp_avg_sq += ((1 - beta2) * grad) * grad
         bias_correction1 = 1 - beta1**step
         bias_correction2_sqrt = (1 - beta2**step) ** 0.5
         if group["amsgrad"]:
-            second = state["max_exp_avg_sq"]._data
-            np.maximum(second, exp_avg_sq, out=second)
+            second = buffer(state["max_exp_avg_sq"])
+            maximum_(second, exp_avg_sq)
         else:
             second = exp_avg_sq
-        denom = np.sqrt(second)
+        denom = sqrt(second)
         denom /= bias_correction2_sqrt
         denom += eps
         step_size = lr / bias_correction1

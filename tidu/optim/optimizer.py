@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import CPU
 from ..core.grad_mode import enable_grad, no_grad
+from ..ops.creation import full_like, zeros_like
 from ..tensor import Tensor
 
 
@@ -146,9 +148,9 @@ class Optimizer:
                     grad = p._grad
                     grad._trace, grad._key, grad._requires_grad = None, None, False
                     if grad._data.flags.writeable:
-                        grad._data[...] = 0
+                        grad.zero_()
                     else:  # an expanded (read-only) view: give it storage of its own
-                        grad._data = np.zeros(grad._data.shape, grad._data.dtype)
+                        grad._data = zeros_like(grad)._data
 
     @no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
@@ -161,13 +163,12 @@ class Optimizer:
             for p in group["params"]:
                 if p._grad is None:
                     continue
-                param = p._data
-                if not param.flags.writeable:
+                if not p._data.flags.writeable:
                     raise RuntimeError(
                         f"{type(self).__name__}.step: a parameter of shape {tuple(p.shape)} is a read-only "
                         "(expanded) view; optimize a tensor that owns its memory"
                     )
-                grad = p._grad._data
+                param, grad = buffer(p), buffer(p._grad)
                 if group.get("maximize", False):
                     grad = -grad
                 state = self.state.get(p)
@@ -240,9 +241,40 @@ class Optimizer:
 def _cast_state(param: Tensor, name: str, value: Any) -> Any:
     if not isinstance(value, Tensor):
         return copy.deepcopy(value)
-    if name == "step" or not value.dtype.is_floating_point:
-        return Tensor(value._data.copy(), value.dtype)
-    return Tensor(value._data.astype(param.dtype.np, copy=True), param.dtype)
+    if name == "step":
+        return Tensor(value._host().copy(), value.dtype)
+    value = value.detach()
+    if value.dtype.is_floating_point:
+        value = value.to(param.dtype)
+    return value.to(param.device).clone().detach()
+
+
+def buffer(t: Tensor) -> Any:
+    """What ``_update`` computes on: a tensor's numpy array, or on the GPU a detached tensor
+    sharing its storage (tidu's in-place ops stand in for numpy's there)."""
+    return t._data if t._device is CPU else t.detach()
+
+
+def state_like(param: Any, fill: float = 0.0) -> Tensor:
+    """A state tensor of ``param``'s shape, dtype and device, filled with ``fill``."""
+    if isinstance(param, Tensor):
+        return full_like(param, fill)
+    return Tensor(np.full_like(param, fill))
+
+
+def copy_state(value: Any) -> Tensor:
+    return value.clone() if isinstance(value, Tensor) else Tensor(np.array(value, copy=True))
+
+
+def sqrt(x: Any) -> Any:
+    return x.sqrt() if isinstance(x, Tensor) else np.sqrt(x)
+
+
+def maximum_(out: Any, other: Any) -> None:
+    if isinstance(out, Tensor):
+        out.copy_(out.maximum(other))
+    else:
+        np.maximum(out, other, out=out)
 
 
 def new_step() -> Tensor:

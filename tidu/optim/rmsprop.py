@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
 from .adam import _lerp_
-from .optimizer import Optimizer, check_lr, check_nonnegative, new_step
+from .optimizer import Optimizer, buffer, check_lr, check_nonnegative, new_step, sqrt, state_like
 
 
 class RMSprop(Optimizer):
@@ -72,27 +71,27 @@ class RMSprop(Optimizer):
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
             state["step"] = new_step()
-            state["square_avg"] = Tensor(np.zeros_like(param))
+            state["square_avg"] = state_like(param)
             if group["momentum"] > 0:
-                state["momentum_buffer"] = Tensor(np.zeros_like(param))
+                state["momentum_buffer"] = state_like(param)
             if group["centered"]:
-                state["grad_avg"] = Tensor(np.zeros_like(param))
+                state["grad_avg"] = state_like(param)
         lr, alpha, momentum = float(group["lr"]), group["alpha"], group["momentum"]
         state["step"]._data += 1
         if group["weight_decay"] != 0:
             grad = grad + group["weight_decay"] * param
-        square_avg = state["square_avg"]._data
+        square_avg = buffer(state["square_avg"])
         square_avg *= alpha
         square_avg += ((1 - alpha) * grad) * grad
         if group["centered"]:
-            grad_avg = state["grad_avg"]._data
+            grad_avg = buffer(state["grad_avg"])
             _lerp_(grad_avg, grad, 1 - alpha)
-            avg = np.sqrt(square_avg + (-1 * grad_avg) * grad_avg)
+            avg = sqrt(square_avg + (-1 * grad_avg) * grad_avg)
         else:
-            avg = np.sqrt(square_avg)
+            avg = sqrt(square_avg)
         avg += group["eps"]
         if momentum > 0:
-            buf = state["momentum_buffer"]._data
+            buf = buffer(state["momentum_buffer"])
             buf *= momentum
             buf += grad / avg
             param -= lr * buf

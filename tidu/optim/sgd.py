@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
-from .optimizer import Optimizer, check_lr, check_nonnegative
+from .optimizer import Optimizer, buffer, check_lr, check_nonnegative, copy_state
 
 
 class SGD(Optimizer):
@@ -72,10 +71,10 @@ class SGD(Optimizer):
         if momentum != 0:
             buf = state.get("momentum_buffer")
             if buf is None:
-                state["momentum_buffer"] = Tensor(np.array(grad, copy=True))
-                buf_data = state["momentum_buffer"]._data
+                state["momentum_buffer"] = copy_state(grad)
+                buf_data = buffer(state["momentum_buffer"])
             else:
-                buf_data = buf._data
+                buf_data = buffer(buf)
                 buf_data *= momentum
                 buf_data += (1 - group["dampening"]) * grad
             grad = grad + momentum * buf_data if group["nesterov"] else buf_data

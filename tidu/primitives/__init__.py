@@ -8,7 +8,11 @@ from . import creation, elementwise, gather, linalg, reduce, slicing, structural
 
 __all__ = ["REGISTRY", "creation", "elementwise", "gather", "linalg", "reduce", "slicing", "structural", "table"]
 
-from . import conv, nn  # noqa: E402,F401 - one line per added family
+from . import (  # noqa: E402,F401 - one line per added family
+    conv,
+    nn,
+    transfer,  # noqa: E402,F401
+)
 
 
 def table() -> str:

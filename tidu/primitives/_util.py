@@ -47,3 +47,18 @@ class _LazyOps:
 
 
 ops = _LazyOps()
+
+
+def cuda_impl(module: str, name: str, **bound: Any) -> Any:
+    """The CUDA kernel ``tidu.backends.cuda.<module>.<name>``, imported on its first call
+    (``import tidu`` does not import numba.cuda); ``bound`` keywords are passed along."""
+    fn: list[Any] = []
+
+    def impl(*arrays: Any, **params: Any) -> Any:
+        if not fn:
+            from importlib import import_module
+
+            fn.append(getattr(import_module(f"tidu.backends.cuda.{module}"), name))
+        return fn[0](*arrays, **params, **bound)
+
+    return impl

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends.cuda.lazy import lazy
 from ..core.aval import ShapeDtype
 from ..core.dtypes import dtype
 from ..core.primitive import Literal, Primitive
@@ -12,11 +13,12 @@ full = Primitive("full", nondiff=True)
 
 
 @full.def_abstract_eval
-def _full_shape(*, shape: tuple[int, ...], value: float, dtype: dtype) -> ShapeDtype:
-    return ShapeDtype(tuple(shape), dtype)
+def _full_shape(*, shape: tuple[int, ...], value: float, dtype: dtype, device: str = "cpu") -> ShapeDtype:
+    return ShapeDtype(tuple(shape), dtype, device)
 
 
-full.def_impl(lambda *, shape, value, dtype: np.full(shape, value, dtype.np))
+full.def_impl(lambda *, shape, value, dtype, device="cpu": np.full(shape, value, dtype.np))
+full.def_impl(lazy(lambda: __import__("tidu.backends.cuda.elementwise", fromlist=["fill"]).fill), device="cuda")
 
 literal = Primitive("literal", nondiff=True)
 
@@ -27,3 +29,4 @@ def _literal_shape(*, value: Literal) -> ShapeDtype:
 
 
 literal.def_impl(lambda *, value: value.tensor._data)
+literal.def_impl(lambda *, value: value.tensor._data, device="cuda", takes_views=True)

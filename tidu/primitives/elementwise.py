@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..backends.cpu import elementwise as cpu
 from ..backends.cpu import fastmath
+from ..backends.cuda.lazy import lazy
 from ..core.aval import ShapeDtype
 from ..core.dtypes import ALL, FLOATS, bool_, float32, float64, int32, int64
 from ..core.primitive import Primitive
@@ -24,12 +26,27 @@ NUMERIC = (int32, int64, float32, float64)
 WITH_BOOL = (bool_, *NUMERIC)
 
 
+def _cuda_kernels(factory_name: str, float_fn: Callable, int_fn: Callable | None) -> Callable:
+    """The CUDA impl of an elementwise primitive: kernels built from the same scalar functions."""
+
+    def build() -> Callable:
+        from ..backends.cuda import elementwise as cuda
+
+        factory = getattr(cuda, factory_name)
+        float_run = factory(float_fn)
+        int_run = float_run if int_fn is None else factory(int_fn)
+        return lambda *xs, out_dtype: (float_run if xs[0].dtype.kind == "f" else int_run)(*xs, out_dtype)
+
+    return lazy(build)
+
+
 def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS,
           out_dtype: object = None, nondiff: bool = False, int_fn: Callable | None = None,
-          f32_fn: Callable | None = None) -> Primitive:
+          f32_fn: Callable | None = None, cuda_fn: Callable | None = None) -> Primitive:
     """An elementwise primitive of one input; ``int_fn`` is the scalar function of the
     integer and bool kernels where it differs from the floating-point one, ``f32_fn`` a
-    vectorizable one for float32 (tidu/backends/cpu/fastmath.py)."""
+    vectorizable one for float32 (tidu/backends/cpu/fastmath.py), ``cuda_fn`` the
+    floating-point one for CUDA where ``scalar_fn`` uses numpy (numba-cuda compiles ``math``)."""
     prim = Primitive(name, nondiff=nondiff)
     kernel = cpu.unary_kernel(scalar_fn)
     int_kernel = kernel if int_fn is None else cpu.unary_kernel(int_fn)
@@ -45,6 +62,8 @@ def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS
         return run(x, x.dtype if out_dtype is None else out_dtype.np)
 
     prim.def_impl(impl)
+    cuda_run = _cuda_kernels("unary_kernel", cuda_fn or scalar_fn, int_fn)
+    prim.def_impl(lambda x: cuda_run(x, out_dtype=x.dtype if out_dtype is None else out_dtype.np), device="cuda")
     if jvp:
         prim.def_jvp(*jvp)
     prim.def_batch(batch_elementwise(prim))
@@ -53,7 +72,7 @@ def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS
 
 def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple = FLOATS,
            out_dtype: object = None, nondiff: bool = False, int_fn: Callable | None = None,
-           check: Callable | None = None) -> Primitive:
+           check: Callable | None = None, cuda_fn: Callable | None = None) -> Primitive:
     """An elementwise primitive of two same-shape, same-dtype inputs; ``int_fn`` as in
     ``unary``; ``check(x, y)`` validates integer operands' values before the kernel runs."""
     prim = Primitive(name, nondiff=nondiff)
@@ -73,6 +92,14 @@ def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple 
         return run(x, y, x.dtype if out_dtype is None else out_dtype.np)
 
     prim.def_impl(impl)
+    cuda_run = _cuda_kernels("binary_kernel", cuda_fn or scalar_fn, int_fn)
+
+    def cuda_impl(x: Any, y: Any) -> Any:
+        if check is not None and x.dtype.kind != "f":
+            check(x.copy_to_host(), y.copy_to_host())
+        return cuda_run(x, y, out_dtype=x.dtype if out_dtype is None else out_dtype.np)
+
+    prim.def_impl(cuda_impl, device="cuda")
     if jvp:
         prim.def_jvp(*jvp)
     prim.def_batch(batch_elementwise(prim))
@@ -84,23 +111,23 @@ def _neg(x):  # noqa: ANN001, ANN202
 
 
 def _exp(x):  # noqa: ANN001, ANN202
-    return np.exp(x)
+    return math.exp(x)
 
 
 def _log(x):  # noqa: ANN001, ANN202
-    return np.log(x)
+    return math.log(x)
 
 
 def _tanh(x):  # noqa: ANN001, ANN202
-    return np.tanh(x)
+    return math.tanh(x)
 
 
 def _sin(x):  # noqa: ANN001, ANN202
-    return np.sin(x)
+    return math.sin(x)
 
 
 def _cos(x):  # noqa: ANN001, ANN202
-    return np.cos(x)
+    return math.cos(x)
 
 
 def _erf(x):  # noqa: ANN001, ANN202
@@ -138,7 +165,7 @@ def _abs_int(x):  # noqa: ANN001, ANN202
 
 
 def _sign(x):  # noqa: ANN001, ANN202
-    return (x > 0) - (x < 0)
+    return 1 if x > 0 else (-1 if x < 0 else 0)
 
 
 def _floor(x):  # noqa: ANN001, ANN202
@@ -155,6 +182,39 @@ def _round(x):  # noqa: ANN001, ANN202
 
 def _trunc(x):  # noqa: ANN001, ANN202
     return np.trunc(x)
+
+
+_EXACT = 4503599627370496.0  # 2**52: every float at least this large is an integer
+
+
+def _floor_cuda(x):  # noqa: ANN001, ANN202
+    if not math.fabs(x) < _EXACT:
+        return x
+    r = float(math.floor(x))
+    return math.copysign(r, x) if r == 0.0 else r
+
+
+def _ceil_cuda(x):  # noqa: ANN001, ANN202
+    if not math.fabs(x) < _EXACT:
+        return x
+    r = float(math.ceil(x))
+    return math.copysign(r, x) if r == 0.0 else r
+
+
+def _trunc_cuda(x):  # noqa: ANN001, ANN202
+    if not math.fabs(x) < _EXACT:
+        return x
+    r = float(int(x))
+    return math.copysign(r, x) if r == 0.0 else r
+
+
+def _round_cuda(x):  # noqa: ANN001, ANN202
+    if not math.fabs(x) < _EXACT:
+        return x
+    r = float(math.floor(x + 0.5))
+    if r - x == 0.5 and math.fmod(r, 2.0) != 0.0:
+        r -= 1.0
+    return math.copysign(r, x) if r == 0.0 else r
 
 
 def _identity(x):  # noqa: ANN001, ANN202
@@ -219,12 +279,31 @@ def _floor_divide(x, y):  # noqa: ANN001, ANN202
     return floor + 1 if div - floor > 0.5 else floor
 
 
+def _floor_divide_cuda(x, y):  # noqa: ANN001, ANN202
+    """``_floor_divide`` for CUDA: numba's CPU target lacks ``math.fmod``, numba-cuda ``np.fmod``."""
+    if y == 0:
+        return x / y
+    mod = math.fmod(x, y)
+    div = (x - mod) / y
+    if mod != 0 and (y < 0) != (mod < 0):
+        div -= 1
+    if div == 0:
+        return math.copysign(0.0, x / y)
+    floor = div if not math.fabs(div) < 4503599627370496.0 else float(math.floor(div))
+    return floor + 1 if div - floor > 0.5 else floor
+
+
 def _floor_divide_int(x, y):  # noqa: ANN001, ANN202
     return x // y  # Python's floor semantics
 
 
 def _remainder(x, y):  # noqa: ANN001, ANN202
     mod = np.fmod(x, y)
+    return mod + y if mod != 0 and (y < 0) != (mod < 0) else mod
+
+
+def _remainder_cuda(x, y):  # noqa: ANN001, ANN202
+    mod = math.fmod(x, y)
     return mod + y if mod != 0 and (y < 0) != (mod < 0) else mod
 
 
@@ -298,10 +377,10 @@ tan = unary("tan", _tan, lambda dx, x, out: dx * (1.0 + out * out))
 erf = unary("erf", _erf, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(-(x * x))))
 abs = unary("abs", _abs, lambda dx, x, out: dx * ops.sign(x), dtypes=NUMERIC, int_fn=_abs_int)  # noqa: A001
 sign = unary("sign", _sign, _zero, dtypes=WITH_BOOL)
-floor = unary("floor", _floor, _zero, dtypes=NUMERIC, int_fn=_identity)
-ceil = unary("ceil", _ceil, _zero, dtypes=NUMERIC, int_fn=_identity)
-round = unary("round", _round, _zero, dtypes=NUMERIC, int_fn=_identity)  # noqa: A001
-trunc = unary("trunc", _trunc, _zero, dtypes=NUMERIC, int_fn=_identity)
+floor = unary("floor", _floor, _zero, dtypes=NUMERIC, int_fn=_identity, cuda_fn=_floor_cuda)
+ceil = unary("ceil", _ceil, _zero, dtypes=NUMERIC, int_fn=_identity, cuda_fn=_ceil_cuda)
+round = unary("round", _round, _zero, dtypes=NUMERIC, int_fn=_identity, cuda_fn=_round_cuda)  # noqa: A001
+trunc = unary("trunc", _trunc, _zero, dtypes=NUMERIC, int_fn=_identity, cuda_fn=_trunc_cuda)
 
 add = binary("add", _add, lambda dx, x, y, out: dx, lambda dy, x, y, out: dy, dtypes=WITH_BOOL)
 add.def_transpose(lambda ct, x, y: [ct, ct])
@@ -335,13 +414,13 @@ minimum = binary(
 )
 floor_divide = binary(
     "floor_divide", _floor_divide, _zero, _zero,
-    dtypes=NUMERIC, int_fn=_floor_divide_int, check=_no_zero_divisor,
+    dtypes=NUMERIC, int_fn=_floor_divide_int, check=_no_zero_divisor, cuda_fn=_floor_divide_cuda,
 )
 remainder = binary(  # x - y * floor(x / y), without its rounding
     "remainder", _remainder,
     lambda dx, x, y, out: dx,
     lambda dy, x, y, out: -(dy * ops.floor_divide(x, y)),
-    dtypes=NUMERIC, int_fn=_remainder_int, check=_no_zero_divisor,
+    dtypes=NUMERIC, int_fn=_remainder_int, check=_no_zero_divisor, cuda_fn=_remainder_cuda,
 )
 bitwise_and = binary("bitwise_and", _bitwise_and, dtypes=INTEGERS, nondiff=True)
 bitwise_or = binary("bitwise_or", _bitwise_or, dtypes=INTEGERS, nondiff=True)
@@ -367,6 +446,7 @@ def _select_shape(pred: ShapeDtype, x: ShapeDtype, y: ShapeDtype) -> ShapeDtype:
 
 
 select.def_impl(cpu.select)
+select.def_impl(lazy(lambda: __import__("tidu.backends.cuda.elementwise", fromlist=["select"]).select), device="cuda")
 select.def_jvp(None, lambda dx, p, x, y, out: ops.where(p, dx, 0.0), lambda dy, p, x, y, out: ops.where(p, 0.0, dy))
 select.def_transpose(
     lambda ct, p, x, y: [

@@ -17,7 +17,6 @@ from ..core.dtypes import float32, float64, int32, int64
 from ..core.primitive import Primitive
 from ._batching import at_front, batch_size
 from ._util import check_dtype, ops
-from .creation import full
 from .slicing import pad
 
 
@@ -44,7 +43,9 @@ def _check_extent(name: str, index: ShapeDtype, other: ShapeDtype, what: str, sk
 
 def _zeros(like, aval: ShapeDtype):  # noqa: ANN001, ANN202
     """Zeros of ``aval`` inside a rule (``like`` is the rule's tangent or cotangent)."""
-    return like.tracer.emit(full, [], {"shape": tuple(aval.shape), "value": 0, "dtype": aval.dtype})
+    from ..ops._operands import constant
+
+    return constant(0, aval.dtype, like, tuple(aval.shape))
 
 
 gather = Primitive("gather")

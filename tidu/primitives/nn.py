@@ -17,7 +17,7 @@ from ..core.aval import ShapeDtype
 from ..core.dtypes import FLOATS
 from ..core.primitive import Primitive
 from ._batching import unary as batch_unary
-from ._util import check_dtype, ops
+from ._util import check_dtype, cuda_impl, ops
 
 
 def _check_axis(name: str, x: ShapeDtype, axis: int) -> ShapeDtype:
@@ -59,11 +59,13 @@ def _row_sum(v, axis: int):  # noqa: ANN001, ANN202
 softmax = Primitive("softmax")
 softmax.def_abstract_eval(lambda x, *, axis: _check_axis("softmax", x, axis))
 softmax.def_impl(_softmax_impl)
+softmax.def_impl(cuda_impl("softmax", "softmax"), device="cuda")
 softmax.def_jvp(lambda dx, x, out, *, axis: out * (dx - _row_sum(out * dx, axis)))
 
 log_softmax = Primitive("log_softmax")
 log_softmax.def_abstract_eval(lambda x, *, axis: _check_axis("log_softmax", x, axis))
 log_softmax.def_impl(_log_softmax_impl)
+log_softmax.def_impl(cuda_impl("softmax", "log_softmax"), device="cuda")
 log_softmax.def_jvp(lambda dx, x, out, *, axis: dx - _row_sum(ops.exp(out) * dx, axis))
 
 

@@ -21,6 +21,19 @@ from ._batching import unary as batch_unary
 from ._util import ops
 from .slicing import pad, slice_p
 
+
+def _cuda_views():  # noqa: ANN202
+    from ..backends.cuda import views
+
+    return views
+
+
+def _cuda_elementwise():  # noqa: ANN202
+    from ..backends.cuda import elementwise
+
+    return elementwise
+
+
 broadcast_in_dim = Primitive("broadcast_in_dim")
 
 
@@ -56,6 +69,7 @@ def _broadcast_transpose(ct, x, *, shape, broadcast_dimensions):  # noqa: ANN001
 
 
 broadcast_in_dim.def_impl(_broadcast_impl)
+broadcast_in_dim.def_impl(lazy(lambda: _cuda_views().broadcast_in_dim), device="cuda", takes_views=True)
 broadcast_in_dim.def_linear(_broadcast_transpose)
 broadcast_in_dim.def_batch(batch_unary(lambda x, *, shape, broadcast_dimensions: broadcast_in_dim.bind(
     x, shape=(x.shape[0], *shape), broadcast_dimensions=(0, *[d + 1 for d in broadcast_dimensions]))))
@@ -71,6 +85,7 @@ def _reshape_shape(x: ShapeDtype, *, new_sizes: tuple[int, ...]) -> ShapeDtype:
 
 
 reshape.def_impl(lambda x, *, new_sizes: x.reshape(new_sizes))
+reshape.def_impl(lazy(lambda: _cuda_views().reshape), device="cuda", takes_views=True)
 reshape.def_linear(lambda ct, x, *, new_sizes: [reshape.bind(ct, new_sizes=tuple(x.shape))])
 reshape.def_batch(batch_unary(lambda x, *, new_sizes: reshape.bind(x, new_sizes=(x.shape[0], *new_sizes))))
 
@@ -95,6 +110,7 @@ def _transpose_transpose(ct, x, *, permutation):  # noqa: ANN001, ANN202
 
 
 transpose.def_impl(lambda x, *, permutation: np.transpose(x, permutation))
+transpose.def_impl(lazy(lambda: _cuda_views().transpose), device="cuda", takes_views=True)
 transpose.def_linear(_transpose_transpose)
 transpose.def_batch(batch_unary(
     lambda x, *, permutation: transpose.bind(x, permutation=(0, *[p + 1 for p in permutation]))))
@@ -112,6 +128,7 @@ def _convert_jvp(dx, x, out, *, new_dtype):  # noqa: ANN001, ANN202
 
 
 convert_element_type.def_impl(lambda x, *, new_dtype: x.astype(new_dtype.np))
+convert_element_type.def_impl(lazy(lambda: _cuda_elementwise().convert), device="cuda")
 convert_element_type.def_jvp(_convert_jvp)
 convert_element_type.def_transpose(lambda ct, x, *, new_dtype: [convert_element_type.bind(ct, new_dtype=x.dtype)])
 convert_element_type.def_batch(batch_elementwise(convert_element_type))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from .copy import numba_name
 from .launch import Kernel
 from .memory import CudaArray
 
@@ -22,10 +23,8 @@ def device_function(scalar_fn: Callable) -> Callable:
     return cuda.jit(device=True)(scalar_fn)
 
 
-def _contiguous(x: CudaArray) -> CudaArray:
-    if not x.is_c_contiguous:
-        raise NotImplementedError("CUDA elementwise kernels take C-contiguous arrays (strided copies come next)")
-    return x
+def _sig(*dtypes: Any) -> str:
+    return f"void({', '.join(numba_name(np.dtype(d)) + '[::1]' for d in dtypes)}, int64)"
 
 
 def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
@@ -38,15 +37,15 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
     kernels: dict[tuple, Kernel] = {}
 
     def run(x: CudaArray, out_dtype: Any) -> CudaArray:
-        x = _contiguous(x)
         out_dtype = np.dtype(out_dtype)
         key = (x.dtype, out_dtype)
         kernel = kernels.get(key)
         if kernel is None:
-            kernel = kernels[key] = Kernel(loop, f"void({x.dtype}[::1], {out_dtype}[::1], int64)")
+            kernel = kernels[key] = Kernel(loop, _sig(x.dtype, out_dtype))
         out = CudaArray.empty(x.shape, out_dtype)
-        if x.size:
-            kernel(x.size, x, out, x.size)
+        n = out.size
+        if n:
+            kernel(n, x, out, n)
         return out
 
     return run
@@ -62,15 +61,74 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
     kernels: dict[tuple, Kernel] = {}
 
     def run(a: CudaArray, b: CudaArray, out_dtype: Any) -> CudaArray:
-        a, b = _contiguous(a), _contiguous(b)
         out_dtype = np.dtype(out_dtype)
         key = (a.dtype, b.dtype, out_dtype)
         kernel = kernels.get(key)
         if kernel is None:
-            kernel = kernels[key] = Kernel(loop, f"void({a.dtype}[::1], {b.dtype}[::1], {out_dtype}[::1], int64)")
+            kernel = kernels[key] = Kernel(loop, _sig(a.dtype, b.dtype, out_dtype))
         out = CudaArray.empty(a.shape, out_dtype)
-        if a.size:
-            kernel(a.size, a, b, out, a.size)
+        n = out.size
+        if n:
+            kernel(n, a, b, out, n)
         return out
 
     return run
+
+
+def _select_loop(p, a, b, out, n):  # noqa: ANN001, ANN202
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        out[i] = a[i] if p[i] else b[i]
+
+
+_select_kernels: dict[Any, Kernel] = {}
+
+
+def select(p: CudaArray, a: CudaArray, b: CudaArray) -> CudaArray:
+    """``where(p, a, b)`` for arrays of one shape."""
+    kernel = _select_kernels.get(a.dtype)
+    if kernel is None:
+        kernel = _select_kernels[a.dtype] = Kernel(_select_loop, _sig(p.dtype, a.dtype, a.dtype, a.dtype))
+    out = CudaArray.empty(a.shape, a.dtype)
+    n = out.size
+    if n:
+        kernel(n, p, a, b, out, n)
+    return out
+
+
+def _cast(x):  # noqa: ANN001, ANN202
+    return x
+
+
+def _to_bool(x):  # noqa: ANN001, ANN202
+    return x != 0
+
+
+_convert = unary_kernel(_cast)
+_convert_bool = unary_kernel(_to_bool)
+
+
+def convert(x: CudaArray, *, new_dtype: Any) -> CudaArray:
+    target = np.dtype(new_dtype.np)
+    return (_convert_bool if target == np.bool_ else _convert)(x, target)
+
+
+def _fill_loop(out, value, n):  # noqa: ANN001, ANN202
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        out[i] = value
+
+
+_fill_kernels: dict[Any, Kernel] = {}
+
+
+def fill(*, shape: tuple[int, ...], value: Any, dtype: Any, device: str = "cuda") -> CudaArray:
+    """``full`` on the device."""
+    target = np.dtype(dtype.np)
+    kernel = _fill_kernels.get(target)
+    if kernel is None:
+        t = numba_name(target)
+        kernel = _fill_kernels[target] = Kernel(_fill_loop, f"void({t}[::1], {t}, int64)")
+    out = CudaArray.empty(tuple(shape), target)
+    n = out.size
+    if n:
+        kernel(n, out, target.type(value).item(), n)
+    return out

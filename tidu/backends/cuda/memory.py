@@ -85,6 +85,13 @@ def _fmt_bytes(n: int) -> str:
     return str(n)
 
 
+def _trivially_dense(shape: tuple[int, ...], strides: tuple[int, ...], dense: tuple[int, ...]) -> bool:
+    """Dense except for the strides of size-1 (or empty) dimensions, which address nothing."""
+    if 0 in shape:
+        return True
+    return all(n == 1 or s == d for n, s, d in zip(shape, strides, dense))
+
+
 def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     strides, step = [], itemsize
     for size in reversed(shape):
@@ -93,23 +100,70 @@ def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]
     return tuple(reversed(strides))
 
 
-class CudaArray:
-    """An array in device memory (numpy-like metadata, a device pointer, an owner)."""
+class _Flags:
+    __slots__ = ("c_contiguous", "writeable", "owndata")
 
-    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host")
+    def __init__(self, array: CudaArray) -> None:
+        self.c_contiguous = array.is_c_contiguous
+        self.owndata = array.base is None
+        self.writeable = not any(st == 0 and n > 1 for n, st in zip(array.shape, array.strides))
+
+
+class CudaArray:
+    """An array in device memory (numpy-like metadata, a device pointer, an owner).
+
+    A view (``view``) is owned by the array it was made from, as numpy's ``base``.
+    """
+
+    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host", "is_c_contiguous", "size")
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, strides: tuple[int, ...] | None, ptr: int,
                  owner: Any, host: np.ndarray | None = None) -> None:
-        self.shape = tuple(shape)
+        self.shape = shape = tuple(shape)
         self.dtype = np.dtype(dtype)
-        self.strides = contiguous_strides(self.shape, self.dtype.itemsize) if strides is None else tuple(strides)
+        dense = contiguous_strides(shape, self.dtype.itemsize)
+        if strides is None:
+            self.strides = dense
+            self.is_c_contiguous = True
+        else:
+            self.strides = strides = tuple(strides)
+            self.is_c_contiguous = strides == dense or _trivially_dense(shape, strides, dense)
+        self.size = math.prod(shape)
         self.ptr = ptr
         self.owner = owner
         self.host = host  # the simulator's "device" memory
 
     @property
-    def size(self) -> int:
-        return math.prod(self.shape)
+    def base(self) -> CudaArray | None:
+        return self.owner if isinstance(self.owner, CudaArray) else None
+
+    @property
+    def flags(self) -> _Flags:
+        return _Flags(self)
+
+    def view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> CudaArray:
+        """A view of this array's memory: ``shape``, byte ``strides``, starting ``offset`` bytes in."""
+        ptr = self.ptr + offset
+        host = None
+        if self.host is not None:
+            root = self
+            while isinstance(root.owner, CudaArray):
+                root = root.owner
+            host = np.ndarray(shape, self.dtype, buffer=root.host, offset=ptr - root.ptr, strides=strides)
+        return CudaArray(shape, self.dtype, strides, ptr, self, host)
+
+    def flat(self) -> CudaArray:
+        """This C-contiguous array as 1-D (what elementwise kernels take)."""
+        if not self.is_c_contiguous:
+            raise ValueError("flat(): the array is not C-contiguous")
+        if self.ndim == 1 and self.strides == (self.dtype.itemsize,):
+            return self
+        return self.view((self.size,), (self.dtype.itemsize,))
+
+    def copy(self) -> CudaArray:
+        from .copy import contiguous_copy
+
+        return contiguous_copy(self)
 
     @property
     def ndim(self) -> int:
@@ -118,10 +172,6 @@ class CudaArray:
     @property
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
-
-    @property
-    def is_c_contiguous(self) -> bool:
-        return self.strides == contiguous_strides(self.shape, self.dtype.itemsize)
 
     def __repr__(self) -> str:
         return f"CudaArray(shape={self.shape}, dtype={self.dtype}, ptr=0x{self.ptr:x})"
@@ -137,7 +187,7 @@ class CudaArray:
 
     @classmethod
     def from_host(cls, array: np.ndarray) -> CudaArray:
-        array = np.ascontiguousarray(array)
+        array = np.ascontiguousarray(array).reshape(np.shape(array))
         out = cls.empty(array.shape, array.dtype)
         if out.host is not None:
             out.host[...] = array
@@ -174,7 +224,7 @@ class CudaArray:
         if self.host is not None:
             return self.host.copy()
         if not self.is_c_contiguous:
-            raise RuntimeError("copy_to_host: only C-contiguous device arrays can be copied to the host")
+            return self.copy().copy_to_host()
         out = np.empty(self.shape, self.dtype)
         if self.nbytes:
             rt = runtime()

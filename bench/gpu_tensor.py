@@ -1,0 +1,236 @@
+"""tidu tensors on the GPU against PyTorch CUDA eager, in one run (issue 6's table).
+
+    python bench/gpu_tensor.py            # on the device tool's machine
+
+Each workload is written once against the PyTorch API and run with ``lib = tidu`` and
+``lib = torch`` on ``device='cuda'``; results are compared before timing. Times are
+medians of interleaved batches, each batch ending in the library's synchronize, so a
+figure is what a loop of that work costs in steady state.
+
+    per-op     ``a + b`` on 1024 float32 (no grad): launch to result, per op
+    small      3 ops on 1024 floats, forward + backward (``(x * w).tanh().sum().backward()``)
+    exp 64M    ``x.exp()`` on 64M float32, GB/s against a device copy (``clone``)
+    matmul     4096^3 float32: tidu.matmul, cuBLAS called directly, torch.matmul
+    MLP        784-512-512-10 SGD step, batch 128 (zero_grad, forward, cross-entropy, backward, step)
+    block      transformer block forward + backward (batch 8, seq 64, d 128, 4 heads)
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+import tidu
+
+LIBS = {"tidu": tidu, "torch": torch}
+
+
+def sync(lib: Any) -> None:
+    lib.cuda.synchronize()
+
+
+def timeit(fns: dict[str, Callable[[], Any]], budget: float = 1.0) -> dict[str, float]:
+    """Median seconds per call of each function (interleaved batches, synchronized)."""
+    for name, fn in fns.items():
+        for _ in range(3):
+            fn()
+        sync(LIBS.get(name, tidu))
+    per = {}
+    for name, fn in fns.items():
+        t0 = time.perf_counter()
+        fn()
+        sync(LIBS.get(name, tidu))
+        per[name] = max(1, min(2000, int(0.02 / max(time.perf_counter() - t0, 1e-7))))
+    samples: dict[str, list[float]] = {n: [] for n in fns}
+    end = time.perf_counter() + budget
+    while time.perf_counter() < end or min(len(s) for s in samples.values()) < 5:
+        for name, fn in fns.items():
+            lib = LIBS.get(name, tidu)
+            sync(lib)
+            t0 = time.perf_counter()
+            for _ in range(per[name]):
+                fn()
+            sync(lib)
+            samples[name].append((time.perf_counter() - t0) / per[name])
+    return {n: statistics.median(s) for n, s in samples.items()}
+
+
+def host(t: Any) -> np.ndarray:
+    return t.detach().cpu().numpy()
+
+
+def check(a: Any, b: Any, rtol: float = 2e-3, atol: float = 2e-4) -> None:
+    np.testing.assert_allclose(host(a), host(b), rtol=rtol, atol=atol)
+
+
+def per_op() -> tuple[dict, Callable[[], None]]:
+    rng = np.random.default_rng(0)
+    arrays = rng.standard_normal((2, 1024)).astype(np.float32)
+    made = {n: [lib.tensor(a, device="cuda") for a in arrays] for n, lib in LIBS.items()}
+
+    def make(name: str) -> Callable[[], Any]:
+        a, b = made[name]
+
+        def op() -> Any:
+            return a + b
+
+        return op
+
+    fns = {n: make(n) for n in LIBS}
+    return fns, lambda: check(fns["tidu"](), fns["torch"]())
+
+
+def small_fwd_bwd() -> tuple[dict, Callable[[], None]]:
+    rng = np.random.default_rng(1)
+    xs, ws = rng.standard_normal((2, 1024)).astype(np.float32)
+
+    def make(lib: Any) -> Callable[[], Any]:
+        x = lib.tensor(xs, device="cuda", requires_grad=True)
+        w = lib.tensor(ws, device="cuda")
+
+        def step() -> Any:
+            x.grad = None
+            (x * w).tanh().sum().backward()
+            return x.grad
+
+        return step
+
+    fns = {n: make(lib) for n, lib in LIBS.items()}
+    return fns, lambda: check(fns["tidu"](), fns["torch"]())
+
+
+def large_exp(n: int = 64 * 2**20) -> tuple[dict, Callable[[], None]]:
+    data = np.random.default_rng(2).uniform(-4, 4, n).astype(np.float32)
+    xs = {name: lib.tensor(data, device="cuda") for name, lib in LIBS.items()}
+    fns = {"tidu": lambda: xs["tidu"].exp(), "torch": lambda: xs["torch"].exp(),
+           "tidu copy": lambda: xs["tidu"].clone(), "torch copy": lambda: xs["torch"].clone()}
+    return fns, lambda: check(fns["tidu"](), fns["torch"](), rtol=1e-6, atol=0)
+
+
+def matmul(n: int = 4096) -> tuple[dict, Callable[[], None]]:
+    from tidu.backends.cuda import blas
+
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+    ts = {name: (lib.tensor(a, device="cuda"), lib.tensor(b, device="cuda")) for name, lib in LIBS.items()}
+    da, db = ts["tidu"][0]._data, ts["tidu"][1]._data
+    fns = {
+        "tidu": lambda: tidu.matmul(*ts["tidu"]),
+        "cuBLAS direct": lambda: blas.gemm(da, db),
+        "torch": lambda: torch.matmul(*ts["torch"]),
+    }
+    return fns, lambda: check(fns["tidu"](), fns["torch"](), rtol=2e-3, atol=2e-2)
+
+
+def mlp(batch: int = 128) -> tuple[dict, Callable[[], None]]:
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((batch, 784)).astype(np.float32)
+    labels = rng.integers(0, 10, batch)
+    torch.manual_seed(0)
+    ref = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
+                              torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    state = {k: v.detach().numpy().copy() for k, v in ref.state_dict().items()}
+
+    def make(lib: Any) -> Callable[[], Any]:
+        nn = lib.nn
+        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+        model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+        model.to("cuda")
+        opt = lib.optim.SGD(model.parameters(), lr=0.01)
+        x, y = lib.tensor(data, device="cuda"), lib.tensor(labels, device="cuda")
+        loss_fn = nn.CrossEntropyLoss()
+
+        def step() -> Any:
+            opt.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    fns = {n: make(lib) for n, lib in LIBS.items()}
+    return fns, lambda: check(fns["tidu"](), fns["torch"]())
+
+
+def block(batch: int = 8, seq: int = 64, d: int = 128, heads: int = 4) -> tuple[dict, Callable[[], None]]:
+    rng = np.random.default_rng(5)
+    xs = rng.standard_normal((batch, seq, d)).astype(np.float32)
+    shapes = {"wqkv": (3 * d, d), "wo": (d, d), "w1": (4 * d, d), "w2": (d, 4 * d)}
+    weights = {k: (rng.standard_normal(s) / math.sqrt(s[1])).astype(np.float32) for k, s in shapes.items()}
+
+    def make(lib: Any) -> Callable[[], Any]:
+        F = lib.nn.functional
+        w = {k: lib.tensor(v, device="cuda", requires_grad=True) for k, v in weights.items()}
+        ln1, ln2 = lib.nn.LayerNorm(d).to("cuda"), lib.nn.LayerNorm(d).to("cuda")
+        x = lib.tensor(xs, device="cuda")
+        mask = lib.triu(lib.ones(seq, seq, dtype=lib.bool, device="cuda"), diagonal=1)
+
+        def forward() -> Any:
+            h = ln1(x)
+            q, k, v = (h @ w["wqkv"].t()).split(d, dim=-1)
+            q, k, v = (t.reshape(batch, seq, heads, d // heads).transpose(1, 2) for t in (q, k, v))
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // heads)
+            scores = scores.masked_fill(mask, float("-inf"))
+            att = F.softmax(scores, dim=-1) @ v
+            y = x + att.transpose(1, 2).reshape(batch, seq, d) @ w["wo"].t()
+            return y + F.gelu(ln2(y) @ w["w1"].t()) @ w["w2"].t()
+
+        def step() -> Any:
+            forward().sum().backward()
+            g = w["wqkv"].grad
+            for t in w.values():
+                t.grad = None
+            return g
+
+        return step
+
+    fns = {n: make(lib) for n, lib in LIBS.items()}
+    return fns, lambda: check(fns["tidu"](), fns["torch"](), rtol=2e-3, atol=2e-3)
+
+
+WORKLOADS = {"per-op": (per_op, "us", 1e6), "small": (small_fwd_bwd, "us", 1e6), "exp 64M": (large_exp, "ms", 1e3),
+             "matmul": (matmul, "ms", 1e3), "MLP": (mlp, "ms", 1e3), "block": (block, "ms", 1e3)}
+
+
+def main() -> int:
+    only = sys.argv[1].split(",") if len(sys.argv) > 1 else list(WORKLOADS)
+    print(f"device: {tidu.cuda.get_device_name()}  torch {torch.__version__}  tidu {tidu.__version__}")
+    rows = []
+    failed = False
+    for name in only:
+        make, unit, scale = WORKLOADS[name]
+        try:
+            fns, verify = make()
+            verify()
+            times = timeit(fns)
+        except Exception as exc:  # noqa: BLE001 - report every workload, then fail
+            failed = True
+            print(f"{name}: FAILED {type(exc).__name__}: {exc}")
+            continue
+        extra = ""
+        if name == "exp 64M":
+            n_bytes = 2 * 4 * 64 * 2**20
+            gbs = {k: n_bytes / v / 1e9 for k, v in times.items()}
+            extra = (f"tidu {gbs['tidu']:.0f} GB/s = {gbs['tidu'] / gbs['tidu copy']:.0%} of its copy; "
+                     f"torch {gbs['torch']:.0f} GB/s")
+        if name == "matmul":
+            flops = 2 * 4096**3
+            extra = "  ".join(f"{k} {flops / v / 1e12:.1f} TFLOP/s" for k, v in times.items())
+            extra += f"  tidu/cuBLAS {times['cuBLAS direct'] / times['tidu']:.0%}"
+        rows.append((name, times["tidu"] * scale, times["torch"] * scale, unit, extra))
+    print(f"\n{'workload':<10}{'tidu':>12}{'torch':>12}  unit  tidu/torch  notes")
+    for name, a, b, unit, extra in rows:
+        print(f"{name:<10}{a:>12.2f}{b:>12.2f}  {unit:<4}  {a / b:>9.2f}  {extra}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

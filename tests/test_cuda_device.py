@@ -1,0 +1,143 @@
+"""Tensors on ``device='cuda'`` (the simulator in CI, a GPU through the device tool): placement,
+transfers and their gradients, views and in-place writes, errors naming both devices, printing,
+zero-copy export, and the same gradients as on the CPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+
+pytestmark = pytest.mark.skipif(not tidu.cuda.is_available(), reason="needs a GPU or the CUDA simulator")
+
+
+def test_creation_places_tensors_on_the_device() -> None:
+    for x in (tidu.zeros(2, 3, device="cuda"), tidu.ones(2, device=tidu.device("cuda")),
+              tidu.full((2,), 7.0, device="cuda:0"), tidu.tensor([1, 2], device="cuda"),
+              tidu.arange(4, device="cuda"), tidu.randn(3, device="cuda"), tidu.eye(2, device="cuda")):
+        assert x.device == tidu.device("cuda", 0) and x.is_cuda
+    like = tidu.zeros_like(tidu.ones(2, device="cuda"))
+    assert like.device.type == "cuda" and like.tolist() == [0.0, 0.0]
+    assert tidu.ones(2, device="cuda").new_zeros(3).device.type == "cuda"
+    assert tidu.full((2,), 2.5, device="cuda").tolist() == [2.5, 2.5]
+    assert tidu.tensor([True, False], device="cuda").tolist() == [True, False]
+
+
+def test_transfers_round_trip_and_are_differentiable() -> None:
+    host = tidu.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    dev = host.cuda()
+    assert dev.device.type == "cuda" and dev.grad_fn is not None
+    back = (dev * dev).cpu()
+    assert back.device.type == "cpu" and back.tolist() == [1.0, 4.0, 9.0]
+    back.backward(tidu.ones(3))
+    assert host.grad.device.type == "cpu" and host.grad.tolist() == [2.0, -4.0, 6.0]
+    assert dev.to("cuda") is dev and host.to("cpu") is host
+    assert host.detach().to("cuda", tidu.float64).dtype is tidu.float64
+
+
+def test_leaf_on_the_device_gets_its_gradient_there() -> None:
+    x = tidu.tensor([0.5, 1.0, 2.0], device="cuda", requires_grad=True)
+    y = (x * 3 + 1).exp() / x
+    y.backward(tidu.ones_like(y))
+    xt = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float32, requires_grad=True)
+    ((xt * 3 + 1).exp() / xt).backward(torch.ones(3))
+    assert x.grad.device.type == "cuda"
+    np.testing.assert_allclose(x.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+def test_mixing_devices_names_both() -> None:
+    a, b = tidu.ones(2), tidu.ones(2, device="cuda")
+    with pytest.raises(RuntimeError, match="cuda:0 and cpu|cpu and cuda:0"):
+        a + b
+    with pytest.raises(RuntimeError, match="same device"):
+        tidu.matmul(tidu.ones(2, 2, device="cuda"), tidu.ones(2, 2))
+
+
+def test_zero_dim_cpu_tensors_join_device_operands() -> None:
+    x = tidu.tensor([1.0, 2.0], device="cuda", requires_grad=True)
+    s = tidu.tensor(3.0, requires_grad=True)
+    y = x * s
+    assert y.device.type == "cuda" and y.tolist() == [3.0, 6.0]
+    y.backward(tidu.ones(2, device="cuda"))
+    assert s.grad.device.type == "cpu" and s.grad.item() == 3.0
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_numpy_needs_cpu_first() -> None:
+    x = tidu.ones(2, device="cuda")
+    with pytest.raises(TypeError, match="Use Tensor.cpu"):
+        x.numpy()
+    assert x.cpu().numpy().tolist() == [1.0, 1.0] and x.item() if x.numel() == 1 else True
+    assert tidu.ones(1, device="cuda").item() == 1.0
+
+
+def test_printing_shows_the_device() -> None:
+    assert repr(tidu.tensor([1.0, 2.0], device="cuda")) == "tensor([1., 2.], device='cuda:0')"
+    assert repr(tidu.tensor([1, 2], device="cuda", dtype=tidu.int32)) == (
+        "tensor([1, 2], device='cuda:0', dtype=tidu.int32)"
+    )
+    x = tidu.tensor([1.0], device="cuda", requires_grad=True)
+    assert repr(x * 2) == "tensor([2.], device='cuda:0', grad_fn=<mul>)"
+
+
+def test_views_share_storage_and_writes_reach_the_base() -> None:
+    base = tidu.arange(6.0, device="cuda").reshape(2, 3)
+    t = base.t()
+    assert not t.is_contiguous() and t.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    column = base[:, 1]
+    column.mul_(10)
+    assert base.tolist() == [[0.0, 10.0, 2.0], [3.0, 40.0, 5.0]]
+    base += 1
+    assert column.tolist() == [11.0, 41.0]
+    wide = tidu.ones(3, device="cuda").expand(2, 3)
+    assert (wide + base).tolist() == [[2.0, 12.0, 4.0], [5.0, 42.0, 7.0]]
+
+
+def test_in_place_ops_keep_gradients_right() -> None:
+    def run(device: str) -> list:
+        x = tidu.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+        y = x * 2
+        y.add_(1)
+        y[1:] *= y[:2].detach()
+        y.backward(tidu.ones(3, device=device))
+        return x.grad.tolist()
+
+    assert run("cuda") == run("cpu")
+
+
+def test_cuda_array_interface_is_zero_copy() -> None:
+    x = tidu.arange(4.0, device="cuda")
+    cai = x.__cuda_array_interface__
+    assert cai["shape"] == (4,) and cai["typestr"] == "<f4"
+    assert tidu.as_tensor(x) is x
+    with pytest.raises(AttributeError):
+        tidu.ones(2).__cuda_array_interface__  # noqa: B018
+
+
+@pytest.mark.parametrize("dtype", [tidu.float32, tidu.float64, tidu.int32, tidu.int64, tidu.bool])
+def test_elementwise_dtypes_match_cpu(dtype) -> None:
+    rng = np.random.default_rng(0)
+    a = tidu.tensor(rng.integers(-5, 6, (3, 4)), dtype=dtype)
+    b = tidu.tensor(rng.integers(1, 6, (3, 4)), dtype=dtype)
+    ops = [lambda x, y: x == y, lambda x, y: x < y, lambda x, y: tidu.maximum(x, y), lambda x, y: tidu.where(x > y, x, y)]
+    if dtype is not tidu.bool:
+        ops += [lambda x, y: x + y, lambda x, y: x * y, lambda x, y: -x, lambda x, y: x // y, lambda x, y: x % y,
+                lambda x, y: x.abs(), lambda x, y: x.float() / y]
+    for op in ops:
+        cpu = op(a, b)
+        gpu = op(a.cuda(), b.cuda())
+        assert gpu.device.type == "cuda" and gpu.dtype is cpu.dtype
+        np.testing.assert_allclose(gpu.cpu().numpy(), cpu.numpy(), rtol=1e-6)
+
+
+def test_rounding_and_conversions_match_cpu() -> None:
+    x = tidu.tensor([-2.5, -1.5, -0.5, -0.0, 0.5, 1.5, 2.5, -3.7, 3.7, 1e20, float("inf"), float("nan")])
+    for op in (tidu.round, tidu.floor, tidu.ceil, tidu.trunc, tidu.sign, lambda t: t.bool().float(),
+               lambda t: t.double()):
+        cpu, gpu = op(x).numpy(), op(x.cuda()).cpu().numpy()
+        np.testing.assert_array_equal(gpu, cpu)
+        np.testing.assert_array_equal(np.signbit(gpu), np.signbit(cpu))
+    finite = x[:9]  # float -> int of values out of range is undefined (in C, numpy and PyTorch)
+    np.testing.assert_array_equal(finite.cuda().long().cpu().numpy(), finite.long().numpy())
