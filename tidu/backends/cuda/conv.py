@@ -25,7 +25,7 @@ from numba import cuda
 from .blas import gemm_strided
 from .launch import Kernel
 from .memory import CudaArray
-from .strided import copy, divmod_, flat, reshaped, zeros
+from .strided import copy, divmod_, reshaped, zeros
 
 COLS_LIMIT = 1 << 26  # elements of im2col scratch per chunk (256 MiB of float32)
 DIRECT_GROUPS = 4  # more groups than this: the direct kernel (a gemm per group costs a call each)
@@ -152,7 +152,7 @@ def conv_general(lhs: CudaArray, rhs: CudaArray, *, window_strides: tuple, paddi
     if method == "direct":
         total = out.size
         inverses = [1.0 / v for v in (pw, ph, o, o // g)]
-        _direct_kernel(lhs.dtype)(total, flat(lhs), flat(rhs), flat(out), total, c, h, w, o, cg, o // g, *geometry,
+        _direct_kernel(lhs.dtype)(total, lhs, rhs, out, total, c, h, w, o, cg, o // g, *geometry,
                                   *inverses)
     else:
         _im2col_gemm(lhs, rhs, out, g, geometry, folded=method == "folded")
@@ -177,7 +177,7 @@ def _im2col_gemm(lhs: CudaArray, rhs: CudaArray, out: CudaArray, g: int, geometr
         nc = min(chunk, n - n0)
         total = nc * c * kk * pq
         inverses = [1.0 / v for v in (nc, c, kh, kw, ph, pw)]
-        kernel(total, flat(lhs), cols, total, n0, nc, c, h, w, *geometry, int(folded), *inverses)
+        kernel(total, lhs, cols, total, n0, nc, c, h, w, *geometry, int(folded), *inverses)
         at = out.ptr + n0 * o * pq * isz
         if not folded:
             for gi in range(g):

@@ -17,7 +17,7 @@ from numba import cuda
 
 from .launch import Kernel
 from .memory import CudaArray
-from .strided import GEOMETRY, INT, duplicate, element_strides, flat, geometry, numba_name, offsets
+from .strided import GEOMETRY, INT, duplicate, element_strides, geometry, numba_name, offsets
 
 
 def _gather(x, index, out, n, size, axis_stride,  # noqa: ANN001, ANN202
@@ -61,7 +61,7 @@ def gather(x: CudaArray, index: CudaArray, *, axis: int) -> CudaArray:
     if out.size:
         xs = element_strides(x.shape)
         geo = geometry(index.shape, _without_axis(xs, axis), element_strides(index.shape))
-        _kernel(_gather, x.dtype)(out.size, flat(x), flat(index), flat(out), out.size, x.shape[axis], xs[axis], *geo)
+        _kernel(_gather, x.dtype)(out.size, x, index, out, out.size, x.shape[axis], xs[axis], *geo)
     return out
 
 
@@ -70,6 +70,6 @@ def scatter_add(x: CudaArray, index: CudaArray, src: CudaArray, *, axis: int) ->
     if index.size:
         xs = element_strides(x.shape)
         geo = geometry(index.shape, _without_axis(xs, axis), element_strides(src.shape))
-        _kernel(_scatter_add, x.dtype)(index.size, flat(out), flat(index), flat(src), index.size, x.shape[axis],
+        _kernel(_scatter_add, x.dtype)(index.size, out, index, src, index.size, x.shape[axis],
                                        xs[axis], *geo)
     return out
