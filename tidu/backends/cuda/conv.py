@@ -177,13 +177,12 @@ def _im2col_gemm(lhs: CudaArray, rhs: CudaArray, out: CudaArray, g: int, geometr
     pointwise = pointwise and not folded
     chunk = n if pointwise else max(1, COLS_LIMIT // (c * kk * pq))
     cols = lhs if pointwise else CudaArray.empty((min(chunk, n) * c * kk * pq,), lhs.dtype)
-    kernel = _im2col_kernel(lhs.dtype)
     for n0 in range(0, n, chunk):
         nc = min(chunk, n - n0)
         total = nc * c * kk * pq
         if not pointwise:
             inverses = [1.0 / v for v in (nc, c, kh, kw, ph, pw)]
-            kernel(total, lhs, cols, total, n0, nc, c, h, w, *geometry, int(folded), *inverses)
+            _im2col_kernel(lhs.dtype)(total, lhs, cols, total, n0, nc, c, h, w, *geometry, int(folded), *inverses)
         at = out.ptr + n0 * o * pq * isz
         if not folded:
             for gi in range(g):
