@@ -63,7 +63,7 @@ def _gather_transpose(ct, x, index, *, axis):  # noqa: ANN001, ANN202
 
 
 gather.def_impl(cpu.gather)
-gather.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").gather), device="cuda")
+gather.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").gather), device="cuda", takes_views=True)
 gather.def_jvp(lambda dx, x, index, out, *, axis: gather.bind(dx, index, axis=axis), None)
 gather.def_transpose(_gather_transpose, linear_in=(0,))
 
