@@ -1,5 +1,5 @@
-"""``conv_general_dilated`` on the device: im2col and one cuBLAS gemm per feature group, or a
-direct kernel for many small groups (depthwise convolutions).
+"""``conv_general_dilated`` on the device: im2col and cuBLAS, or a direct kernel for small
+feature groups (depthwise convolutions).
 
 Per spatial axis (kernel length K, stride s, padding lo, input dilation a, kernel dilation d),
 tap ``k`` of output ``p`` reads position ``u = p*s + k'*d - lo`` of the input spread ``a``
@@ -28,7 +28,9 @@ from .memory import CudaArray
 from .strided import copy, divmod_, reshaped, zeros
 
 COLS_LIMIT = 1 << 26  # elements of im2col scratch per chunk (256 MiB of float32)
-DIRECT_GROUPS = 4  # more groups than this: the direct kernel (a gemm per group costs a call each)
+# Heuristics (not tuned on a GPU yet; bench/gpu_kernels_ccomp.py times every method):
+SMALL_GROUP = 64  # grouped, with at most this many (out, in) channel pairs per group: the direct kernel
+LOOP_GROUPS = 4  # at most this many groups: a gemm call per group; more: the folded gemm, batched over groups
 FOLD_CELLS = 1024  # fewer output cells per image than this: one wide gemm over all images ("folded")
 
 
@@ -150,8 +152,12 @@ def conv_general(lhs: CudaArray, rhs: CudaArray, *, window_strides: tuple, paddi
     # a 1x1 kernel reading every input cell once: the input is already im2col's matrix
     pointwise = kh == kw == 1 and (sh, sw, ah, aw) == (1, 1, 1, 1) and (ph, pw) == (h, w) and loh == low == 0
     if method == "auto":
-        method = ("direct" if g > DIRECT_GROUPS else "im2col" if pointwise or ph * pw >= FOLD_CELLS
-                  else "folded")
+        if g > 1 and (o // g) * cg <= SMALL_GROUP:  # depthwise and the like
+            method = "direct"
+        elif g <= LOOP_GROUPS and (pointwise or ph * pw >= FOLD_CELLS):
+            method = "im2col"
+        else:
+            method = "folded"
     if method == "direct":
         total = out.size
         inverses = [1.0 / v for v in (pw, ph, o, o // g)]
