@@ -9,8 +9,9 @@ synchronized: matmul 4096^3 float32 through ``dot_general`` vs cuBLAS called dir
 and a batched product; conv2d (32, 64, 56, 56) x (64, 64, 3, 3) forward and both backward
 convolutions vs PyTorch (cuDNN, TF32 off), each by every method (im2col, folded, direct);
 grouped and depthwise convolutions; gather and scatter_add over 1M rows; pad, rev and
-concatenate; the per-call cost of small operations. ``--smoke``: tiny sizes on the simulator. Each section runs even when another fails; the exit status is non-zero if any
-check failed.
+concatenate; the per-call cost of small operations. Each section runs even when another
+fails; the exit status is non-zero if any check failed. ``--smoke``: tiny sizes, no PyTorch,
+for the simulator.
 """
 
 from __future__ import annotations
