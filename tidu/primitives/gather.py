@@ -111,7 +111,8 @@ def _scatter_add_transpose(ct, x, index, src, *, axis):  # noqa: ANN001, ANN202
 
 
 scatter_add.def_impl(cpu.scatter_add)
-scatter_add.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").scatter_add), device="cuda")
+scatter_add.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").scatter_add), device="cuda",
+                     takes_views=True)
 scatter_add.def_jvp(
     lambda dx, x, index, src, out, *, axis: dx,
     None,

@@ -79,6 +79,29 @@ def test_gather_views(case, dtype):
     np.testing.assert_array_equal(got.copy_to_host(), want)
 
 
+SCATTER_VIEWS = [  # (self shape, its view, index shape, its view, src shape, its view, axis)
+    ((4, 3), lambda x: x.T, (3, 2), None, (3, 2), None, 1),  # a transposed self
+    ((5, 4), None, (3,), lambda i: np.broadcast_to(i[:, None], (3, 4)), (3, 4), None, 0),  # a broadcast index
+    ((3, 6), None, (3, 4), lambda i: i[:, ::-2], (4, 5), lambda s: s[::-1, 1:], 1),  # strided index, larger src
+    ((2, 3, 4), None, (2, 1), lambda i: np.broadcast_to(i[:, None], (2, 2, 3)), (3, 2, 2), lambda s: s.T, 2),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+@pytest.mark.parametrize("case", range(len(SCATTER_VIEWS)))
+def test_scatter_add_views(case, dtype):
+    """``scatter_add`` reads strided operands (it is registered ``takes_views``)."""
+    shape, xv, ishape, iv, sshape, sv, axis = SCATTER_VIEWS[case]
+    xv, iv, sv = xv or (lambda a: a), iv or (lambda a: a), sv or (lambda a: a)
+    x, src = _array(shape, dtype), _array(sshape, dtype)
+    index = RNG.integers(0, xv(x).shape[axis], ishape)
+    arrays = [np.ascontiguousarray(v(a)) for v, a in ((xv, x), (iv, index), (sv, src))]
+    want = scatter_add.impls["cpu"](*arrays, axis=axis)
+    got = scatter_add.impls["cuda"](device_view(x, xv), device_view(index, iv), device_view(src, sv), axis=axis)
+    assert got.is_c_contiguous
+    np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-12)
+
+
 def test_out_of_range_indices_are_never_dereferenced():
     """Documented CUDA behaviour: gather reads 0 there, scatter_add drops the value."""
     x, index = np.arange(1.0, 5.0), np.array([0, -1, 4, 3, 99])

@@ -2,9 +2,9 @@
 
 One thread per index element (consecutive threads, consecutive index elements): its
 position in the other dimensions gives the offsets into the operands (strided geometry as
-in ``strided``), the index value the offset along ``axis``. ``gather`` reads operands of
-any strides (so a broadcast index, as indexing and ``index_select`` build, is never
-materialized); ``scatter_add`` takes C-contiguous ones. Index values are not checked
+in ``strided``), the index value the offset along ``axis``. Operands may have any
+strides, so a broadcast index (as indexing and ``index_select`` build, and the gradients
+scatter back) is never materialized. Index values are not checked
 on the host (that would copy the index back and synchronize): an index outside
 ``[0, size)`` is never dereferenced; ``gather`` writes 0 there and ``scatter_add`` drops the
 value. ``scatter_add`` accumulates with ``cuda.atomic.add``, so float sums into one
@@ -19,7 +19,18 @@ from numba import cuda
 
 from .launch import Kernel
 from .memory import CudaArray
-from .strided import GEOMETRY, INT, duplicate, element_strides, geometry, numba_name, offsets, span
+from .strided import (
+    GEOMETRY,
+    INT,
+    copy,
+    duplicate,
+    element_strides,
+    geometry,
+    numba_name,
+    offsets,
+    permuted,
+    span,
+)
 
 
 def _gather(x, index, out, n, size, axis_stride, x0, i0,  # noqa: ANN001, ANN202
@@ -33,13 +44,13 @@ def _gather(x, index, out, n, size, axis_stride, x0, i0,  # noqa: ANN001, ANN202
             out[i] = 0
 
 
-def _scatter_add(out, index, src, n, size, axis_stride,  # noqa: ANN001, ANN202
+def _scatter_add(out, index, src, n, size, axis_stride, i0,  # noqa: ANN001, ANN202
                  s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        oo, osrc = offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
-        j = index[i]
+        oo, oi = offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+        j = index[i0 + oi]
         if 0 <= j < size:
-            cuda.atomic.add(out, oo + j * axis_stride, src[osrc])
+            cuda.atomic.add(out, oo + j * axis_stride, src[i])
 
 
 _kernels: dict[tuple, Kernel] = {}
@@ -49,7 +60,7 @@ def _kernel(fn, dtype: np.dtype) -> Kernel:  # noqa: ANN001
     kernel = _kernels.get((fn, dtype))
     if kernel is None:
         t = numba_name(dtype)
-        starts = f", {INT}, {INT}" if fn is _gather else ""
+        starts = f", {INT}, {INT}" if fn is _gather else f", {INT}"
         sig = f"void({t}[::1], int64[::1], {t}[::1], {INT}, {INT}, {INT}{starts}, {GEOMETRY})"
         kernel = _kernels[(fn, dtype)] = Kernel(fn, sig)
     return kernel
@@ -78,10 +89,22 @@ def gather(x: CudaArray, index: CudaArray, *, axis: int) -> CudaArray:
 
 
 def scatter_add(x: CudaArray, index: CudaArray, src: CudaArray, *, axis: int) -> CudaArray:
-    out = duplicate(x)
+    """Operands of any strides; ``src``'s part that ``index`` covers is made C-contiguous first
+    (no copy when it already is), ``x`` is copied into the output."""
+    out = duplicate(x) if x.is_c_contiguous else permuted(x, range(x.ndim))
     if index.size:
+        if src.shape != index.shape or not src.is_c_contiguous:
+            src = _region(src, index.shape)
+        im, i0, ist = _operand(index)
         xs = element_strides(x.shape)
-        geo = geometry(index.shape, _without_axis(xs, axis), element_strides(src.shape))
-        _kernel(_scatter_add, x.dtype)(index.size, out, index, src, index.size, x.shape[axis],
-                                       xs[axis], *geo)
+        geo = geometry(index.shape, _without_axis(xs, axis), ist)
+        _kernel(_scatter_add, x.dtype)(index.size, out, im, src, index.size, x.shape[axis], xs[axis], i0, *geo)
+    return out
+
+
+def _region(a: CudaArray, shape: tuple[int, ...]) -> CudaArray:
+    """A C-contiguous copy of ``a[:shape[0], :shape[1], ...]``."""
+    memory, start, strides = _operand(a)
+    out = CudaArray.empty(shape, a.dtype)
+    copy(memory, out, shape, strides, element_strides(shape), start)
     return out
