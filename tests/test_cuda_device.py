@@ -141,3 +141,10 @@ def test_rounding_and_conversions_match_cpu() -> None:
         np.testing.assert_array_equal(np.signbit(gpu), np.signbit(cpu))
     finite = x[:9]  # float -> int of values out of range is undefined (in C, numpy and PyTorch)
     np.testing.assert_array_equal(finite.cuda().long().cpu().numpy(), finite.long().numpy())
+
+
+def test_out_of_memory_is_a_clear_error_and_the_process_goes_on() -> None:
+    with pytest.raises(tidu.cuda.OutOfMemoryError, match="out of memory"):
+        tidu.empty(2**46, device="cuda")
+    assert issubclass(tidu.cuda.OutOfMemoryError, RuntimeError)
+    assert (tidu.ones(3, device="cuda") * 2).tolist() == [2.0, 2.0, 2.0]

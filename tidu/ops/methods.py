@@ -119,6 +119,8 @@ def _fit(self: Tensor, value: Any, name: str, *, cast: bool = False) -> Tensor:
                 f"{_TORCH_NAMES[self.dtype.name]}"
             )
         value = convert(value, self.dtype)
+    if cast and value.device != self.device:  # copy_ across devices (differentiable)
+        value = _to(value, self.device)
     return value
 
 

@@ -48,6 +48,8 @@ def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS
     vectorizable one for float32 (tidu/backends/cpu/fastmath.py), ``cuda_fn`` the
     floating-point one for CUDA where ``scalar_fn`` uses numpy (numba-cuda compiles ``math``)."""
     prim = Primitive(name, nondiff=nondiff)
+    prim.scalar_fns = {"float": scalar_fn, "float32": f32_fn or scalar_fn, "int": int_fn or scalar_fn,  # for fusion
+                       "cuda": cuda_fn or scalar_fn}
     kernel = cpu.unary_kernel(scalar_fn)
     int_kernel = kernel if int_fn is None else cpu.unary_kernel(int_fn)
     f32_kernel = kernel if f32_fn is None else cpu.unary_kernel(f32_fn)
@@ -76,6 +78,8 @@ def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple 
     """An elementwise primitive of two same-shape, same-dtype inputs; ``int_fn`` as in
     ``unary``; ``check(x, y)`` validates integer operands' values before the kernel runs."""
     prim = Primitive(name, nondiff=nondiff)
+    prim.scalar_fns = {"float": scalar_fn, "cuda": cuda_fn or scalar_fn,  # for fusion
+                       **({"int": int_fn or scalar_fn} if check is None else {})}
     kernel = cpu.binary_kernel(scalar_fn)
     int_kernel = kernel if int_fn is None else cpu.binary_kernel(int_fn)
 

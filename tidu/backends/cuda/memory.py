@@ -93,11 +93,25 @@ def _trivially_dense(shape: tuple[int, ...], strides: tuple[int, ...], dense: tu
 
 
 def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    strides, step = [], itemsize
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
+    key = (shape, itemsize)
+    found = _STRIDES.get(key)
+    if found is None:
+        strides, step = [], itemsize
+        for size in reversed(shape):
+            strides.append(step)
+            step *= max(size, 1)
+        found = tuple(reversed(strides))
+        if len(_STRIDES) >= 4096:
+            _STRIDES.clear()
+        _STRIDES[key] = found
+    return found
+
+
+_STRIDES: dict[tuple, tuple[int, ...]] = {}
+
+
+def _simulated() -> bool:
+    return runtime().simulated
 
 
 class _Flags:
@@ -179,8 +193,14 @@ class CudaArray:
     @classmethod
     def empty(cls, shape: tuple[int, ...], dtype: Any) -> CudaArray:
         dtype = np.dtype(dtype)
-        if runtime().simulated:
-            host = np.empty(shape, dtype)
+        if _simulated():
+            try:
+                host = np.empty(shape, dtype)
+            except MemoryError:
+                nbytes = math.prod(shape) * dtype.itemsize
+                raise driver.OutOfMemoryError(
+                    "cuMemAllocAsync", 2, f"CUDA out of memory. Tried to allocate {_fmt_bytes(nbytes)}"
+                ) from None
             return cls(shape, dtype, None, host.ctypes.data, host, host)
         buffer = DeviceBuffer(math.prod(shape) * dtype.itemsize)
         return cls(shape, dtype, None, buffer.ptr, buffer)
