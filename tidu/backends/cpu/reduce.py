@@ -1,9 +1,16 @@
 """Reductions over a block of axes: the input is viewed as (outer, reduced, inner).
 
-Floating-point sums accumulate in float64. ``max`` propagates NaN like PyTorch. When the
-reduced axes are the innermost (``inner == 1``: a row sum, a full sum), each row is reduced
-with ``LANES`` independent accumulators, so the loop vectorizes instead of waiting on one
-running total.
+Floating-point sums and products accumulate in float64. ``max`` propagates NaN like PyTorch.
+When the reduced axes are the innermost (``inner == 1``: a row sum, a full sum), each row is
+reduced with ``LANES`` independent accumulators, so the loop vectorizes instead of waiting on
+one running total.
+
+Large reductions run on several threads (``threads.run_tasks``). The work is cut into tasks by
+``_plan`` from the SHAPE alone: blocks of ``TASK`` elements along a reduced row, or chunks of
+output columns, and where there are too few of those, blocks of the reduced axis. Each task
+writes its own partial result; partials are combined in a fixed order. So a result never
+depends on the number of threads: integers, ``max`` and ``argmax`` are exact anyway, and a
+float sum or product is bit-identical for 1, 2 or any number of threads.
 """
 
 from __future__ import annotations
@@ -14,73 +21,158 @@ import numpy as np
 from numba import njit
 
 from .elementwise import JIT, contiguous
-
-
-@njit(**JIT)
-def _sum3(x, acc):  # pragma: no cover - compiled
-    for a in range(x.shape[0]):
-        for k in range(x.shape[1]):
-            for b in range(x.shape[2]):
-                acc[a, b] += x[a, k, b]
-
+from .threads import PARALLEL_MIN, run_tasks
 
 LANES = 8
+TASK = 1 << 16  # elements of one task in a large reduction
+MIN_TASKS = 16  # fewer output-column tasks than this: also split the reduced axis
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _plan(outer: int, k: int, inner: int) -> tuple[int, int, int]:
+    """``(kb, nk, cb)``: blocks of ``kb`` along the reduced axis (``nk`` of them), chunks of ``cb``
+    output columns. A function of the shape only, never of the thread count."""
+    if outer * k * inner < PARALLEL_MIN:
+        return max(k, 1), 1, max(inner, 1)
+    if inner == 1:
+        nk = max(_ceil_div(k, TASK), 1)
+        return _ceil_div(k, nk), nk, 1
+    cb = min(inner, max(64, _ceil_div(TASK, k)))
+    nk = 1 if outer * _ceil_div(inner, cb) >= MIN_TASKS else min(256, max(_ceil_div(k * cb, TASK), 1))
+    kb = max(_ceil_div(k, nk), 1)
+    return kb, _ceil_div(k, kb) if k else 1, cb
 
 
 @njit(**JIT)
-def _sum_rows(x, acc):  # pragma: no cover - compiled
-    """acc[a] = sum of row a of x (outer, n), with LANES partial sums."""
-    n = x.shape[1]
-    lanes = np.zeros(LANES, acc.dtype)
-    for a in range(x.shape[0]):
+def _task(t, nk, nc):  # pragma: no cover - compiled
+    """Task ``t`` -> (outer index, block of the reduced axis, chunk of columns)."""
+    return t // (nk * nc), t // nc % nk, t % nc
+
+
+@njit(**JIT)
+def _sum3(x, part, kb, cb, lo, hi):  # pragma: no cover - compiled
+    nk, nc = part.shape[1], (x.shape[2] + cb - 1) // cb
+    for t in range(lo, hi):
+        a, j, c = _task(t, nk, nc)
+        for k in range(j * kb, min(j * kb + kb, x.shape[1])):
+            for b in range(c * cb, min(c * cb + cb, x.shape[2])):
+                part[a, j, b] += x[a, k, b]
+
+
+@njit(**JIT)
+def _sum_rows(x, part, kb, lo, hi):  # pragma: no cover - compiled
+    """part[a, j] = sum of block j of row a of x (outer, n), with LANES partial sums."""
+    nk = part.shape[1]
+    lanes = np.zeros(LANES, part.dtype)
+    for t in range(lo, hi):
+        a, j = t // nk, t % nk
+        k, end = j * kb, min(j * kb + kb, x.shape[1])
         lanes[:] = 0
-        k = 0
-        while k + LANES <= n:
-            for j in range(LANES):
-                lanes[j] += x[a, k + j]
+        while k + LANES <= end:
+            for i in range(LANES):
+                lanes[i] += x[a, k + i]
             k += LANES
         total = lanes.sum()
-        while k < n:
+        while k < end:
             total += x[a, k]
             k += 1
-        acc[a] += total
+        part[a, j] = total
 
 
 @njit(**JIT)
-def _max_rows(x, out):  # pragma: no cover - compiled
-    """out[a] = max of row a of x (outer, n >= 1), NaN winning, with LANES partial maxima."""
-    n = x.shape[1]
+def _max_rows(x, part, kb, lo, hi):  # pragma: no cover - compiled
+    """part[a, j] = max of block j of row a of x (outer, n >= 1), NaN winning, with LANES partial maxima."""
+    nk = part.shape[1]
     lanes = np.empty(LANES, x.dtype)
-    for a in range(x.shape[0]):
-        for j in range(LANES):
-            lanes[j] = x[a, 0]
-        k = 0
-        while k + LANES <= n:
-            for j in range(LANES):
-                v = x[a, k + j]
-                lanes[j] = v if (v > lanes[j] or v != v) else lanes[j]
+    for t in range(lo, hi):
+        a, j = t // nk, t % nk
+        k, end = j * kb, min(j * kb + kb, x.shape[1])
+        for i in range(LANES):
+            lanes[i] = x[a, k]
+        while k + LANES <= end:
+            for i in range(LANES):
+                v = x[a, k + i]
+                lanes[i] = v if (v > lanes[i] or v != v) else lanes[i]
             k += LANES
         best = lanes[0]
-        for j in range(1, LANES):
-            v = lanes[j]
+        for i in range(1, LANES):
+            v = lanes[i]
             best = v if (v > best or v != v) else best
-        while k < n:
+        while k < end:
             v = x[a, k]
             best = v if (v > best or v != v) else best
             k += 1
-        out[a] = best
+        part[a, j] = best
 
 
 @njit(**JIT)
-def _max3(x, out):  # pragma: no cover - compiled
-    for a in range(x.shape[0]):
-        for b in range(x.shape[2]):
-            out[a, b] = x[a, 0, b]
-        for k in range(1, x.shape[1]):
-            for b in range(x.shape[2]):
+def _max3(x, part, kb, cb, lo, hi):  # pragma: no cover - compiled
+    nk, nc = part.shape[1], (x.shape[2] + cb - 1) // cb
+    for t in range(lo, hi):
+        a, j, c = _task(t, nk, nc)
+        b0, b1 = c * cb, min(c * cb + cb, x.shape[2])
+        k0 = j * kb
+        for b in range(b0, b1):
+            part[a, j, b] = x[a, k0, b]
+        for k in range(k0 + 1, min(k0 + kb, x.shape[1])):
+            for b in range(b0, b1):
                 v = x[a, k, b]
-                if v > out[a, b] or v != v:
-                    out[a, b] = v
+                if v > part[a, j, b] or v != v:
+                    part[a, j, b] = v
+
+
+@njit(**JIT)
+def _prod3(x, part, kb, cb, lo, hi):  # pragma: no cover - compiled
+    nk, nc = part.shape[1], (x.shape[2] + cb - 1) // cb
+    for t in range(lo, hi):
+        a, j, c = _task(t, nk, nc)
+        for k in range(j * kb, min(j * kb + kb, x.shape[1])):
+            for b in range(c * cb, min(c * cb + cb, x.shape[2])):
+                part[a, j, b] *= x[a, k, b]
+
+
+@njit(**JIT)
+def _arg3(x, largest, best, at, kb, cb, lo, hi):  # pragma: no cover - compiled
+    """First index of the max (``largest``) or min over each block; a NaN wins at once."""
+    nk, nc = best.shape[1], (x.shape[2] + cb - 1) // cb
+    for t in range(lo, hi):
+        a, j, c = _task(t, nk, nc)
+        k0, k1 = j * kb, min(j * kb + kb, x.shape[1])
+        for b in range(c * cb, min(c * cb + cb, x.shape[2])):
+            v0 = x[a, k0, b]
+            i0 = k0
+            if v0 == v0:
+                for k in range(k0 + 1, k1):
+                    v = x[a, k, b]
+                    if v != v:
+                        v0 = v
+                        i0 = k
+                        break
+                    if (v > v0) if largest else (v < v0):
+                        v0 = v
+                        i0 = k
+            best[a, j, b] = v0
+            at[a, j, b] = i0
+
+
+@njit(**JIT)
+def _arg_combine(best, at, largest, out):  # pragma: no cover - compiled
+    """The blocks' winners in block order: the first NaN, else the first strict improvement."""
+    for a in range(best.shape[0]):
+        for b in range(best.shape[2]):
+            v0 = best[a, 0, b]
+            i0 = at[a, 0, b]
+            for j in range(1, best.shape[1]):
+                if v0 != v0:
+                    break
+                v = best[a, j, b]
+                if v != v or ((v > v0) if largest else (v < v0)):
+                    v0 = v
+                    i0 = at[a, j, b]
+            out[a, b] = i0
 
 
 def _as_block(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -100,69 +192,61 @@ def _as_block(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, tuple[i
     return x.reshape(outer, prod(x.shape[lo:hi]), inner), out_shape
 
 
+def _blocked(x: np.ndarray, axes: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...], tuple[int, ...]]:
+    block, out_shape = _as_block(x, axes)
+    return block, out_shape, _plan(*block.shape)
+
+
+def _tasks(block: np.ndarray, nk: int, cb: int) -> int:
+    return block.shape[0] * nk * _ceil_div(block.shape[2], cb)
+
+
 def sum_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     if not axes:
         return x.copy()
-    block, out_shape = _as_block(x, axes)
+    block, out_shape, (kb, nk, cb) = _blocked(x, axes)
     acc_dtype = np.float64 if x.dtype.kind == "f" else np.int64
-    acc = np.zeros((block.shape[0], block.shape[2]), acc_dtype)
+    part = np.zeros((block.shape[0], nk, block.shape[2]), acc_dtype)
     if block.shape[2] == 1:
-        _sum_rows(block.reshape(block.shape[0], block.shape[1]), acc.reshape(-1))
+        run_tasks(_sum_rows, block.shape[0] * nk, block.size,
+                  block.reshape(block.shape[0], block.shape[1]), part.reshape(block.shape[0], nk), kb)
     else:
-        _sum3(block, acc)
+        run_tasks(_sum3, _tasks(block, nk, cb), block.size, block, part, kb, cb)
+    acc = part[:, 0] if nk == 1 else part.sum(axis=1)
     return acc.astype(x.dtype if x.dtype.kind != "b" else np.int64, copy=False).reshape(out_shape)
 
 
 def max_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     if not axes:
         return x.copy()
-    block, out_shape = _as_block(x, axes)
-    out = np.empty((block.shape[0], block.shape[2]), x.dtype)
-    if block.shape[2] == 1 and block.shape[1] > 0:
-        _max_rows(block.reshape(block.shape[0], block.shape[1]), out.reshape(-1))
+    block, out_shape, (kb, nk, cb) = _blocked(x, axes)
+    part = np.empty((block.shape[0], nk, block.shape[2]), x.dtype)
+    if block.shape[2] == 1:
+        run_tasks(_max_rows, block.shape[0] * nk, block.size,
+                  block.reshape(block.shape[0], block.shape[1]), part.reshape(block.shape[0], nk), kb)
     else:
-        _max3(block, out)
-    return out.reshape(out_shape)
-
-
-@njit(**JIT)
-def _prod3(x, acc):  # pragma: no cover - compiled
-    for a in range(x.shape[0]):
-        for k in range(x.shape[1]):
-            for b in range(x.shape[2]):
-                acc[a, b] *= x[a, k, b]
+        run_tasks(_max3, _tasks(block, nk, cb), block.size, block, part, kb, cb)
+    return (part[:, 0] if nk == 1 else part.max(axis=1)).reshape(out_shape)
 
 
 def prod_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     if not axes:
         return x.copy()
-    block, out_shape = _as_block(x, axes)
-    acc = np.ones((block.shape[0], block.shape[2]), np.float64 if x.dtype.kind == "f" else np.int64)
-    _prod3(block, acc)
+    block, out_shape, (kb, nk, cb) = _blocked(x, axes)
+    part = np.ones((block.shape[0], nk, block.shape[2]), np.float64 if x.dtype.kind == "f" else np.int64)
+    run_tasks(_prod3, _tasks(block, nk, cb), block.size, block, part, kb, cb)
+    acc = part[:, 0] if nk == 1 else part.prod(axis=1)
     return acc.astype(x.dtype, copy=False).reshape(out_shape)
 
 
-@njit(**JIT)
-def _arg3(x, largest, out):  # pragma: no cover - compiled
-    """First index of the max (``largest``) or min along axis 1; a NaN wins at once."""
-    for a in range(x.shape[0]):
-        for b in range(x.shape[2]):
-            best = x[a, 0, b]
-            at = 0
-            if best == best:
-                for k in range(1, x.shape[1]):
-                    v = x[a, k, b]
-                    if v != v:
-                        at = k
-                        break
-                    if (v > best) if largest else (v < best):
-                        best = v
-                        at = k
-            out[a, b] = at
-
-
 def arg_axis(x: np.ndarray, axis: int, largest: bool) -> np.ndarray:
-    block, out_shape = _as_block(x, (axis,))
+    block, out_shape, (kb, nk, cb) = _blocked(x, (axis,))
+    block = block.view(np.uint8) if x.dtype.kind == "b" else block
+    best = np.empty((block.shape[0], nk, block.shape[2]), block.dtype)
+    at = np.empty((block.shape[0], nk, block.shape[2]), np.int64)
+    run_tasks(_arg3, _tasks(block, nk, cb), block.size, block, largest, best, at, kb, cb)
+    if nk == 1:
+        return at[:, 0].reshape(out_shape)
     out = np.empty((block.shape[0], block.shape[2]), np.int64)
-    _arg3(block.view(np.uint8) if x.dtype.kind == "b" else block, largest, out)
+    _arg_combine(best, at, largest, out)
     return out.reshape(out_shape)
