@@ -1,9 +1,9 @@
 """Reductions over a block of axes: the input is viewed as (outer, reduced, inner).
 
 Floating-point sums and products accumulate in float64. ``max`` propagates NaN like PyTorch.
-When the reduced axes are the innermost (``inner == 1``: a row sum, a full sum), each row is
-reduced with ``LANES`` independent accumulators, so the loop vectorizes instead of waiting on
-one running total.
+When the reduced axes are the innermost (``inner == 1``: a row sum, a full sum), the loops are
+vector reductions: a sum with ``reassoc`` (as many running totals as LLVM's vectors hold, in
+an order fixed by the compiled loop), a float max as an integer max of order keys.
 
 Large reductions run on several threads (``threads.run_tasks``). The work is cut into tasks by
 ``_plan`` from the SHAPE alone: blocks of ``TASK`` elements along a reduced row, or chunks of
@@ -23,7 +23,6 @@ from numba import njit
 from .elementwise import JIT, contiguous
 from .threads import PARALLEL_MIN, run_tasks
 
-LANES = 8
 TASK = 1 << 16  # elements of one task in a large reduction
 MIN_TASKS = 16  # fewer output-column tasks than this: also split the reduced axis
 
@@ -40,71 +39,81 @@ def _plan(outer: int, k: int, inner: int) -> tuple[int, int, int]:
     if inner == 1:
         nk = max(_ceil_div(k, TASK), 1)
         return _ceil_div(k, nk), nk, 1
-    cb = min(inner, max(64, _ceil_div(TASK, k)))
+    cb = min(inner, max(1024, _ceil_div(TASK, k)))
     nk = 1 if outer * _ceil_div(inner, cb) >= MIN_TASKS else min(256, max(_ceil_div(k * cb, TASK), 1))
     kb = max(_ceil_div(k, nk), 1)
     return kb, _ceil_div(k, kb) if k else 1, cb
 
 
+# The inner loops run over contiguous 1-d slices from index 0: a loop index Numba cannot prove
+# non-negative gets a wraparound check on every access, and a 2-d slice of columns is typed
+# non-contiguous; either stops LLVM from vectorizing the loop.
+
+
 @njit(**JIT)
-def _task(t, nk, nc):  # pragma: no cover - compiled
-    """Task ``t`` -> (outer index, block of the reduced axis, chunk of columns)."""
-    return t // (nk * nc), t // nc % nk, t % nc
+def _task(t, nk, nc, kb, cb, k, inner):  # pragma: no cover - compiled
+    """Task ``t`` -> (outer index, block of the reduced axis, its range, range of columns)."""
+    a, j, c = t // (nk * nc), t // nc % nk, t % nc
+    return a, j, j * kb, min(j * kb + kb, k), c * cb, min(c * cb + cb, inner)
 
 
 @njit(**JIT)
 def _sum3(x, part, kb, cb, lo, hi):  # pragma: no cover - compiled
     nk, nc = part.shape[1], (x.shape[2] + cb - 1) // cb
     for t in range(lo, hi):
-        a, j, c = _task(t, nk, nc)
-        for k in range(j * kb, min(j * kb + kb, x.shape[1])):
-            for b in range(c * cb, min(c * cb + cb, x.shape[2])):
-                part[a, j, b] += x[a, k, b]
+        a, j, k0, k1, b0, b1 = _task(t, nk, nc, kb, cb, x.shape[1], x.shape[2])
+        acc = part[a, j, b0:b1]
+        for k in range(k0, k1):
+            xs = x[a, k, b0:b1]
+            for b in range(xs.shape[0]):
+                acc[b] += xs[b]
 
 
-@njit(**JIT)
+@njit(**JIT, fastmath={"reassoc"})
 def _sum_rows(x, part, kb, lo, hi):  # pragma: no cover - compiled
-    """part[a, j] = sum of block j of row a of x (outer, n), with LANES partial sums."""
+    """part[a, j] = sum of block j of row a of x (outer, n). ``reassoc`` lets LLVM keep as many
+    partial sums as its vectors hold (the order is fixed by the compiled loop, not by the data)."""
     nk = part.shape[1]
-    lanes = np.zeros(LANES, part.dtype)
     for t in range(lo, hi):
         a, j = t // nk, t % nk
-        k, end = j * kb, min(j * kb + kb, x.shape[1])
-        lanes[:] = 0
-        while k + LANES <= end:
-            for i in range(LANES):
-                lanes[i] += x[a, k + i]
-            k += LANES
-        total = lanes.sum()
-        while k < end:
-            total += x[a, k]
-            k += 1
+        xs = x[a, j * kb:min(j * kb + kb, x.shape[1])]
+        total = part[a, j]
+        for k in range(xs.shape[0]):
+            total += xs[k]
         part[a, j] = total
 
 
 @njit(**JIT)
-def _max_rows(x, part, kb, lo, hi):  # pragma: no cover - compiled
-    """part[a, j] = max of block j of row a of x (outer, n >= 1), NaN winning, with LANES partial maxima."""
-    nk = part.shape[1]
-    lanes = np.empty(LANES, x.dtype)
+def _max_key_rows(bits, mask, keys, kb, lo, hi):  # pragma: no cover - compiled
+    """The largest and smallest order key of each block of the rows of a float array seen as
+    integers (``bits``): ``key = bits ^ ((bits >> sign) & mask)`` orders floats as integers, so the
+    loop is an integer max/min that vectorizes. A NaN's key lies above +inf's or below -inf's."""
+    nk = keys.shape[1]
+    shift = bits.itemsize * 8 - 1
     for t in range(lo, hi):
         a, j = t // nk, t % nk
-        k, end = j * kb, min(j * kb + kb, x.shape[1])
-        for i in range(LANES):
-            lanes[i] = x[a, k]
-        while k + LANES <= end:
-            for i in range(LANES):
-                v = x[a, k + i]
-                lanes[i] = v if (v > lanes[i] or v != v) else lanes[i]
-            k += LANES
-        best = lanes[0]
-        for i in range(1, LANES):
-            v = lanes[i]
-            best = v if (v > best or v != v) else best
-        while k < end:
-            v = x[a, k]
-            best = v if (v > best or v != v) else best
-            k += 1
+        xs = bits[a, j * kb:min(j * kb + kb, bits.shape[1])]
+        top = keys[a, j, 0]
+        bottom = keys[a, j, 1]
+        for k in range(xs.shape[0]):
+            b = xs[k]
+            key = b ^ ((b >> shift) & mask)
+            top = max(top, key)
+            bottom = min(bottom, key)
+        keys[a, j, 0] = top
+        keys[a, j, 1] = bottom
+
+
+@njit(**JIT)
+def _max_rows(x, part, kb, lo, hi):  # pragma: no cover - compiled
+    """part[a, j] = max of block j of row a of an integer x (outer, n >= 1)."""
+    nk = part.shape[1]
+    for t in range(lo, hi):
+        a, j = t // nk, t % nk
+        xs = x[a, j * kb:min(j * kb + kb, x.shape[1])]
+        best = xs[0]
+        for k in range(xs.shape[0]):
+            best = max(best, xs[k])
         part[a, j] = best
 
 
@@ -112,26 +121,26 @@ def _max_rows(x, part, kb, lo, hi):  # pragma: no cover - compiled
 def _max3(x, part, kb, cb, lo, hi):  # pragma: no cover - compiled
     nk, nc = part.shape[1], (x.shape[2] + cb - 1) // cb
     for t in range(lo, hi):
-        a, j, c = _task(t, nk, nc)
-        b0, b1 = c * cb, min(c * cb + cb, x.shape[2])
-        k0 = j * kb
-        for b in range(b0, b1):
-            part[a, j, b] = x[a, k0, b]
-        for k in range(k0 + 1, min(k0 + kb, x.shape[1])):
-            for b in range(b0, b1):
-                v = x[a, k, b]
-                if v > part[a, j, b] or v != v:
-                    part[a, j, b] = v
+        a, j, k0, k1, b0, b1 = _task(t, nk, nc, kb, cb, x.shape[1], x.shape[2])
+        best = part[a, j, b0:b1]
+        best[:] = x[a, k0, b0:b1]
+        for k in range(k0 + 1, k1):
+            xs = x[a, k, b0:b1]
+            for b in range(xs.shape[0]):
+                v = xs[b]
+                best[b] = v if (v > best[b] or v != v) else best[b]
 
 
 @njit(**JIT)
 def _prod3(x, part, kb, cb, lo, hi):  # pragma: no cover - compiled
     nk, nc = part.shape[1], (x.shape[2] + cb - 1) // cb
     for t in range(lo, hi):
-        a, j, c = _task(t, nk, nc)
-        for k in range(j * kb, min(j * kb + kb, x.shape[1])):
-            for b in range(c * cb, min(c * cb + cb, x.shape[2])):
-                part[a, j, b] *= x[a, k, b]
+        a, j, k0, k1, b0, b1 = _task(t, nk, nc, kb, cb, x.shape[1], x.shape[2])
+        acc = part[a, j, b0:b1]
+        for k in range(k0, k1):
+            xs = x[a, k, b0:b1]
+            for b in range(xs.shape[0]):
+                acc[b] *= xs[b]
 
 
 @njit(**JIT)
@@ -139,14 +148,14 @@ def _arg3(x, largest, best, at, kb, cb, lo, hi):  # pragma: no cover - compiled
     """First index of the max (``largest``) or min over each block; a NaN wins at once."""
     nk, nc = best.shape[1], (x.shape[2] + cb - 1) // cb
     for t in range(lo, hi):
-        a, j, c = _task(t, nk, nc)
-        k0, k1 = j * kb, min(j * kb + kb, x.shape[1])
-        for b in range(c * cb, min(c * cb + cb, x.shape[2])):
-            v0 = x[a, k0, b]
-            i0 = k0
+        a, j, k0, k1, b0, b1 = _task(t, nk, nc, kb, cb, x.shape[1], x.shape[2])
+        xs = x[a, k0:k1, b0:b1]
+        for b in range(xs.shape[1]):
+            v0 = xs[0, b]
+            i0 = 0
             if v0 == v0:
-                for k in range(k0 + 1, k1):
-                    v = x[a, k, b]
+                for k in range(1, xs.shape[0]):
+                    v = xs[k, b]
                     if v != v:
                         v0 = v
                         i0 = k
@@ -154,8 +163,8 @@ def _arg3(x, largest, best, at, kb, cb, lo, hi):  # pragma: no cover - compiled
                     if (v > v0) if largest else (v < v0):
                         v0 = v
                         i0 = k
-            best[a, j, b] = v0
-            at[a, j, b] = i0
+            best[a, j, b0 + b] = v0
+            at[a, j, b0 + b] = k0 + i0
 
 
 @njit(**JIT)
@@ -216,10 +225,28 @@ def sum_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return acc.astype(x.dtype if x.dtype.kind != "b" else np.int64, copy=False).reshape(out_shape)
 
 
+def _float_max(block: np.ndarray, kb: int, nk: int) -> np.ndarray:
+    """Row maxima of a float block (outer, n, 1) through integer order keys, NaN propagating."""
+    ints = np.dtype(f"i{block.itemsize}")
+    mask = ints.type(np.iinfo(ints).max)
+    keys = np.empty((block.shape[0], nk, 2), ints)
+    keys[..., 0], keys[..., 1] = np.iinfo(ints).min, np.iinfo(ints).max
+    bits = block.reshape(block.shape[0], block.shape[1]).view(ints)
+    run_tasks(_max_key_rows, block.shape[0] * nk, block.size, bits, mask, keys, kb)
+    top, bottom = keys[..., 0].max(axis=1), keys[..., 1].min(axis=1)
+    inf = np.array([np.inf, -np.inf], block.dtype).view(ints)
+    nan = (top > inf[0]) | (bottom < inf[1] ^ mask)
+    out = (top ^ ((top >> (8 * block.itemsize - 1)) & mask)).view(block.dtype)
+    out[nan] = np.nan
+    return out
+
+
 def max_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     if not axes:
         return x.copy()
     block, out_shape, (kb, nk, cb) = _blocked(x, axes)
+    if block.shape[2] == 1 and x.dtype.kind == "f":
+        return _float_max(block, kb, nk).reshape(out_shape)
     part = np.empty((block.shape[0], nk, block.shape[2]), x.dtype)
     if block.shape[2] == 1:
         run_tasks(_max_rows, block.shape[0] * nk, block.size,
