@@ -89,3 +89,13 @@ def test_public_reductions_agree_across_thread_counts(restore_threads) -> None:
     x = tidu.tensor(_data((4 * N + 4,), np.float32, seed=4))
     for op in (x.sum, x.max, x.argmax, lambda: x.reshape(-1, 4).sum(0), lambda: x.reshape(4, -1).sum(1)):
         _each_thread_count(lambda: op().numpy())  # noqa: B023
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_arg_and_max_on_signed_zeros_infinities_and_nans(dtype: type) -> None:
+    for values in ([-0.0, 0.0, -1.0], [0.0, -0.0], [1, np.nan, 5, np.nan], [-np.inf, -np.inf], [np.inf, 3, np.inf],
+                   [-np.nan, 2.0], [-3.0, -np.inf]):
+        x = np.array(values, dtype)
+        assert cpu.arg_axis(x, 0, True) == np.argmax(x)
+        assert cpu.arg_axis(x, 0, False) == np.argmin(x)
+        np.testing.assert_array_equal(cpu.max_axes(x, (0,)), np.max(x))

@@ -168,6 +168,38 @@ def _arg3(x, largest, best, at, kb, cb, lo, hi):  # pragma: no cover - compiled
 
 
 @njit(**JIT)
+def _arg_key_rows(bits, keyed, largest, best, at, kb, lo, hi):  # pragma: no cover - compiled
+    """argmax/argmin of each block of the rows of ``bits`` (integers, or floats seen as integers):
+    a vectorized pass for the extreme order key, then a scan for its first position.
+    ``keyed = (mask, +inf's key, -inf's key, -0's key)``; for integers ``(0, max, min, 0)``."""
+    mask, top_ok, bottom_ok, negzero = keyed
+    nk = best.shape[1]
+    shift = bits.itemsize * 8 - 1
+    for t in range(lo, hi):
+        a, j = t // nk, t % nk
+        xs = bits[a, j * kb:min(j * kb + kb, bits.shape[1])]
+        top = bottom = 0
+        for k in range(xs.shape[0]):
+            b = xs[k]
+            key = b ^ ((b >> shift) & mask)
+            key = 0 if key == negzero else key  # -0 ties with 0, as in numpy and PyTorch
+            top = key if k == 0 else max(top, key)
+            bottom = key if k == 0 else min(bottom, key)
+        nan = top > top_ok or bottom < bottom_ok
+        want = top if largest else bottom
+        found = 0
+        for k in range(xs.shape[0]):
+            b = xs[k]
+            key = b ^ ((b >> shift) & mask)
+            key = 0 if key == negzero else key
+            if (key > top_ok or key < bottom_ok) if nan else key == want:
+                found = k
+                break
+        best[a, j] = xs[found]
+        at[a, j] = j * kb + found
+
+
+@njit(**JIT)
 def _arg_combine(best, at, largest, out):  # pragma: no cover - compiled
     """The blocks' winners in block order: the first NaN, else the first strict improvement."""
     for a in range(best.shape[0]):
@@ -266,12 +298,32 @@ def prod_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return acc.astype(x.dtype, copy=False).reshape(out_shape)
 
 
+def _order_keys(dtype: np.dtype) -> tuple[np.dtype, tuple[int, int, int, int]]:
+    """The integer view of ``dtype`` and ``_arg_key_rows``'s ``keyed`` for it."""
+    if dtype.kind != "f":
+        ints = np.dtype(np.uint8) if dtype.kind == "b" else dtype
+        return ints, (0, np.iinfo(np.int64).max, np.iinfo(np.int64).min, 0)
+    ints = np.dtype(f"i{dtype.itemsize}")
+    mask = int(np.iinfo(ints).max)
+    inf = np.array([np.inf, -np.inf], dtype).view(ints).astype(np.int64)
+    return ints, (mask, int(inf[0]), int(inf[1]) ^ mask, -1)
+
+
 def arg_axis(x: np.ndarray, axis: int, largest: bool) -> np.ndarray:
     block, out_shape, (kb, nk, cb) = _blocked(x, (axis,))
-    block = block.view(np.uint8) if x.dtype.kind == "b" else block
-    best = np.empty((block.shape[0], nk, block.shape[2]), block.dtype)
-    at = np.empty((block.shape[0], nk, block.shape[2]), np.int64)
-    run_tasks(_arg3, _tasks(block, nk, cb), block.size, block, largest, best, at, kb, cb)
+    if block.shape[2] == 1 and block.shape[1] > 0:
+        ints, keyed = _order_keys(x.dtype)
+        bits = block.reshape(block.shape[0], block.shape[1]).view(ints)
+        best = np.empty((block.shape[0], nk, 1), ints)
+        at = np.empty((block.shape[0], nk, 1), np.int64)
+        run_tasks(_arg_key_rows, block.shape[0] * nk, block.size, bits, keyed, largest,
+                  best.reshape(block.shape[0], nk), at.reshape(block.shape[0], nk), kb)
+        best = best.view(block.dtype) if x.dtype.kind == "f" else best
+    else:
+        block = block.view(np.uint8) if x.dtype.kind == "b" else block
+        best = np.empty((block.shape[0], nk, block.shape[2]), block.dtype)
+        at = np.empty((block.shape[0], nk, block.shape[2]), np.int64)
+        run_tasks(_arg3, _tasks(block, nk, cb), block.size, block, largest, best, at, kb, cb)
     if nk == 1:
         return at[:, 0].reshape(out_shape)
     out = np.empty((block.shape[0], block.shape[2]), np.int64)

@@ -32,7 +32,7 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Use ``n`` threads for large elementwise kernels and numpy's BLAS (``torch.set_num_threads``).
+    """Use ``n`` threads for large elementwise kernels, reductions and numpy's BLAS (``torch.set_num_threads``).
 
     >>> import tidu
     >>> before = tidu.get_num_threads()
