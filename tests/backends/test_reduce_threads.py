@@ -21,7 +21,9 @@ DTYPES = [np.float32, np.float64, np.int32]
 
 
 @pytest.fixture
-def restore_threads():
+def restore_threads(monkeypatch):
+    """Also splits every reduction of the cases over the threads (the real threshold is higher)."""
+    monkeypatch.setattr(threads, "TASKS_PARALLEL_MIN", 0)
     before = tidu.get_num_threads()
     yield
     tidu.set_num_threads(before)
