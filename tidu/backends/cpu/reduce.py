@@ -168,9 +168,36 @@ def _arg3(x, largest, best, at, kb, cb, lo, hi):  # pragma: no cover - compiled
 
 
 @njit(**JIT)
+def _key(b, shift, mask, negzero):  # pragma: no cover - compiled
+    key = b ^ ((b >> shift) & mask)
+    return 0 if key == negzero else key  # -0 ties with 0, as in numpy and PyTorch
+
+
+@njit(**JIT)
+def _first(xs, lo, hi, inside, shift, mask, negzero):  # pragma: no cover - compiled
+    """First k with ``lo <= key(xs[k]) <= hi`` (``inside``) or outside it: 64 at a time, vectorized."""
+    c = 0
+    while c + 64 <= xs.shape[0]:
+        chunk = xs[c:c + 64]
+        hits = 0
+        for i in range(64):
+            key = _key(chunk[i], shift, mask, negzero)
+            hits += (lo <= key and key <= hi) == inside
+        if hits:
+            break
+        c += 64
+    rest = xs[c:]
+    for k in range(rest.shape[0]):
+        key = _key(rest[k], shift, mask, negzero)
+        if (lo <= key and key <= hi) == inside:
+            return c + k
+    return 0
+
+
+@njit(**JIT)
 def _arg_key_rows(bits, keyed, largest, best, at, kb, lo, hi):  # pragma: no cover - compiled
     """argmax/argmin of each block of the rows of ``bits`` (integers, or floats seen as integers):
-    a vectorized pass for the extreme order key, then a scan for its first position.
+    a vectorized pass for the extreme order key, then a vectorized scan for its first position.
     ``keyed = (mask, +inf's key, -inf's key, -0's key)``; for integers ``(0, max, min, 0)``."""
     mask, top_ok, bottom_ok, negzero = keyed
     nk = best.shape[1]
@@ -178,23 +205,16 @@ def _arg_key_rows(bits, keyed, largest, best, at, kb, lo, hi):  # pragma: no cov
     for t in range(lo, hi):
         a, j = t // nk, t % nk
         xs = bits[a, j * kb:min(j * kb + kb, bits.shape[1])]
-        top = bottom = 0
+        top = bottom = _key(xs[0], shift, mask, negzero)
         for k in range(xs.shape[0]):
-            b = xs[k]
-            key = b ^ ((b >> shift) & mask)
-            key = 0 if key == negzero else key  # -0 ties with 0, as in numpy and PyTorch
-            top = key if k == 0 else max(top, key)
-            bottom = key if k == 0 else min(bottom, key)
-        nan = top > top_ok or bottom < bottom_ok
-        want = top if largest else bottom
-        found = 0
-        for k in range(xs.shape[0]):
-            b = xs[k]
-            key = b ^ ((b >> shift) & mask)
-            key = 0 if key == negzero else key
-            if (key > top_ok or key < bottom_ok) if nan else key == want:
-                found = k
-                break
+            key = _key(xs[k], shift, mask, negzero)
+            top = max(top, key)
+            bottom = min(bottom, key)
+        if top > top_ok or bottom < bottom_ok:  # a NaN: the first key outside [-inf, +inf]
+            found = _first(xs, bottom_ok, top_ok, False, shift, mask, negzero)
+        else:
+            want = top if largest else bottom
+            found = _first(xs, want, want, True, shift, mask, negzero)
         best[a, j] = xs[found]
         at[a, j] = j * kb + found
 
