@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tidu
 from tidu.autograd import compiled
@@ -265,3 +267,49 @@ def test_residuals_die_during_the_backward(monkeypatch: Any) -> None:
         return (top - start) / (4 * n)  # in arrays of n, above the forward's residuals
 
     assert peak(True) < 4.5 and peak(True) + 4 < peak(False)
+
+
+_UNARY = [tidu.sin, tidu.tanh, tidu.exp, lambda t: t * t, lambda t: t - t.sum(0, keepdim=True),
+          lambda t: t.t().reshape(t.shape), lambda t: t * t[:, :1], lambda t: t.softmax(-1)]
+_BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b * 0.5, lambda a, b: a @ b.t() @ a,
+           lambda a, b: tidu.where(a > b, a, b)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 7), st.integers(0, 20), st.integers(0, 20)),
+                min_size=1, max_size=12),
+       st.lists(st.booleans(), min_size=3, max_size=3))
+def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None:
+    """Random DAGs over three leaves (some not requiring grad): built and reused steps give the
+    general walk's gradients exactly."""
+    arrays = [_rand(3, 3, seed=i) for i in range(3)]
+
+    def grads(enabled: bool) -> list:
+        programs.ENABLED = enabled
+        leaves = [tidu.tensor(a, requires_grad=r) for a, r in zip(arrays, requires)]
+        values = list(leaves)
+        for binary, f, i, j in ops:
+            a, b = values[i % len(values)], values[j % len(values)]
+            values.append(_BINARY[f % len(_BINARY)](a, b) if binary else _UNARY[f](a))
+        out = sum((v * (k + 1)).sum() for k, v in enumerate(values[3:]))
+        if not out.requires_grad:
+            return []
+        out.backward()
+        return [None if t.grad is None else t.grad.numpy() for t in leaves]
+
+    saved = programs.ENABLED
+    try:
+        expected = grads(False)
+        before = dict(compiled.STATS)
+        for _ in range(2):
+            got = grads(True)
+            assert len(got) == len(expected)
+            for g, e in zip(got, expected):
+                assert (g is None) == (e is None)
+                if g is not None:
+                    np.testing.assert_array_equal(g, e)
+        if expected:  # both passes compiled, the second one reused
+            assert compiled.STATS["built"] + compiled.STATS["reused"] == before["built"] + before["reused"] + 2
+            assert compiled.STATS["reused"] > before["reused"]
+    finally:
+        programs.ENABLED = saved
