@@ -60,6 +60,68 @@ def launch_shapes() -> None:
         print(f"exp 64M, at most {blocks} blocks: {dt * 1e3:.3f} ms, {2 * 4 * n / dt / 1e9:.0f} GB/s")
 
 
+def training_steps() -> None:
+    import bench.gpu_tensor as workloads
+
+    for name in ("MLP", "block"):
+        fns, _ = workloads.WORKLOADS[name][0]()
+        step = fns["tidu"]
+        for _ in range(5):
+            step()
+        tidu.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(20):
+            step()
+        tidu.cuda.synchronize()
+        print(f"{name}: {(time.perf_counter() - t0) / 20 * 1e3:.2f} ms per step")
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(20):
+            step()
+        tidu.cuda.synchronize()
+        profile.disable()
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+        per_kernel(step)
+
+
+def per_kernel(step) -> None:  # noqa: ANN001
+    """Each launch timed alone (synchronized): GPU time by kernel, and how often it runs."""
+    from tidu.backends.cuda import blas, linalg
+
+    totals: dict[str, list[float]] = {}
+    original, original_gemm = launch.Kernel.launch, blas.gemm_strided
+
+    def timed(name: str, fn, *args, **kwargs):  # noqa: ANN001, ANN202
+        tidu.cuda.synchronize()
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        tidu.cuda.synchronize()
+        totals.setdefault(name, []).append(time.perf_counter() - t0)
+        return out
+
+    launch.Kernel.launch = lambda self, *a, **k: timed(self.fn.__name__, original, self, *a, **k)
+    blas.gemm_strided = linalg.gemm_strided = lambda *a, **k: timed("gemm", original_gemm, *a, **k)
+    try:
+        for _ in range(3):
+            step()
+        totals.clear()
+        prepares = launch.Kernel._prepare
+        seen = []
+        launch.Kernel._prepare = lambda self: (seen.append(self.fn.__name__), prepares(self))[1]
+        step()
+        launch.Kernel._prepare = prepares
+    finally:
+        launch.Kernel.launch, blas.gemm_strided, linalg.gemm_strided = original, original_gemm, original_gemm
+    print(f"kernels compiled during a warm step: {seen}")
+    for name, times in sorted(totals.items(), key=lambda kv: -sum(kv[1])):
+        print(f"  {name:<28} x{len(times):<4} {sum(times) * 1e6:9.1f} us synchronized")
+
+
 if __name__ == "__main__":
-    small_step()
-    launch_shapes()
+    import sys
+
+    if "--train" in sys.argv:
+        training_steps()
+    else:
+        small_step()
+        launch_shapes()

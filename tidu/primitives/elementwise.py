@@ -103,7 +103,7 @@ def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple 
             check(x.copy_to_host(), y.copy_to_host())
         return cuda_run(x, y, out_dtype=x.dtype if out_dtype is None else out_dtype.np)
 
-    prim.def_impl(cuda_impl, device="cuda")
+    prim.def_impl(cuda_impl, device="cuda", takes_views=True)  # broadcast operands are read in place
     if jvp:
         prim.def_jvp(*jvp)
     prim.def_batch(batch_elementwise(prim))
@@ -450,7 +450,8 @@ def _select_shape(pred: ShapeDtype, x: ShapeDtype, y: ShapeDtype) -> ShapeDtype:
 
 
 select.def_impl(cpu.select)
-select.def_impl(lazy(lambda: __import__("tidu.backends.cuda.elementwise", fromlist=["select"]).select), device="cuda")
+select.def_impl(lazy(lambda: __import__("tidu.backends.cuda.elementwise", fromlist=["select"]).select), device="cuda",
+               takes_views=True)
 select.def_jvp(None, lambda dx, p, x, y, out: ops.where(p, dx, 0.0), lambda dy, p, x, y, out: ops.where(p, 0.0, dy))
 select.def_transpose(
     lambda ct, p, x, y: [

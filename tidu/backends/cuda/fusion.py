@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ...core.instructions import Instr
-from .copy import contiguous, numba_name
+from .copy import numba_name
+from .elementwise import repeated
 from .launch import Kernel
 from .memory import CudaArray
 
@@ -37,9 +38,9 @@ def fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
         *(f"{alias} = cuda.jit(device=True)({alias})" for alias in body.functions),
         "",
         "",
-        f"def loop(n, {', '.join(params)}):",
+        f"def loop(n, {', '.join([*params, *(f'p{k}' for k in range(n_arr))])}):",
         "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
-        *(f"        x{k} = a{k}[i]" for k in range(n_arr)),
+        *(f"        x{k} = a{k}[i % p{k}]" for k in range(n_arr)),
         *body.lines,
         *body.stores,
         "",
@@ -59,7 +60,11 @@ def fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
 
     def run(*values: CudaArray) -> tuple[CudaArray, ...]:
         results = tuple(CudaArray.empty(a.shape, a.dtype.np) for a in out_avals)
-        arrays = [contiguous(values[k]) for k in array_at]
+        arrays, periods = [], []
+        for k in array_at:  # broadcast operands are read in place, element i at i % period
+            vector, period = repeated(values[k])
+            arrays.append(vector)
+            periods.append(period)
         scalars = [values[k] for k in scalar_at]
         n = results[0].size
         if n:
@@ -68,9 +73,10 @@ def fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
             if kernel is None:
                 sig = ", ".join(["int64", *(f"{numba_name(r.dtype)}[::1]" for r in results),
                                  *(f"{numba_name(a.dtype)}[::1]" for a in arrays),
-                                 *(f"{numba_name(s.dtype)}[::1]" for s in scalars), *const_types])
+                                 *(f"{numba_name(s.dtype)}[::1]" for s in scalars), *const_types,
+                                 *(["int64"] * len(arrays))])
                 kernel = _kernels[key] = Kernel(loop, f"void({sig})")
-            kernel(n, n, *results, *arrays, *scalars, *consts)
+            kernel(n, n, *results, *arrays, *scalars, *consts, *periods)
         return results
 
     return Instr(run, tuple(ins), tuple(outs), None, tuple(p.app for p in parts))
