@@ -117,10 +117,39 @@ def per_kernel(step) -> None:  # noqa: ANN001
         print(f"  {name:<28} x{len(times):<4} {sum(times) * 1e6:9.1f} us synchronized")
 
 
+def micro() -> None:
+    """The pieces of one small op, each timed alone (per call)."""
+    from tidu.backends.cuda.elementwise import binary_kernel
+    from tidu.primitives.elementwise import _add
+
+    a = tidu.ones(1024, device="cuda")
+    b = tidu.ones(1024, device="cuda")
+    run = binary_kernel(_add)
+    out = CudaArray.empty((1024,), np.float32)
+    run(a._data, b._data, np.float32)
+    cases = {
+        "CudaArray.empty + free": lambda: CudaArray.empty((1024,), np.float32),
+        "kernel run (alloc + launch)": lambda: run(a._data, b._data, np.float32),
+        "bind(add) on tensors": lambda: a + b,
+        "Tensor() around an array": lambda: tidu.Tensor(out, tidu.float32),
+    }
+    for name, fn in cases.items():
+        for _ in range(200):
+            fn()
+        tidu.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(5000):
+            fn()
+        tidu.cuda.synchronize()
+        print(f"{name:<40} {(time.perf_counter() - t0) / 5000 * 1e6:7.2f} us")
+
+
 if __name__ == "__main__":
     import sys
 
-    if "--train" in sys.argv:
+    if "--micro" in sys.argv:
+        micro()
+    elif "--train" in sys.argv:
         training_steps()
     else:
         small_step()

@@ -80,6 +80,8 @@ def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
     are dropped. A program that writes a slot twice is returned unchanged.
 
     >>> import numpy as np, tidu
+    >>> from tidu.backends.cpu import fusion
+    >>> switch, fusion.ENABLED = fusion.ENABLED, True  # shown even under TIDU_FUSION=0
     >>> from tidu.core.instructions import impl_instr, run
     >>> from tidu.core.primitive import Application
     >>> from tidu.primitives import elementwise as ew
@@ -95,6 +97,7 @@ def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
     >>> run(program, unfused)
     >>> bool((slots[3] == unfused[3]).all()) and slots[2] is None
     True
+    >>> fusion.ENABLED = switch
     """
     program = list(program)
     if not ENABLED:
