@@ -120,6 +120,17 @@ def test_arg_reductions_take_the_first_nan(prim, shape: tuple[int, ...], axis: i
     check(prim, with_specials(shape, dtype), axis=axis)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+@pytest.mark.parametrize("shape", [(3, 50), (3, 5)])
+def test_extremes_equal_to_the_identity(dtype: str, shape: tuple[int, ...]) -> None:
+    """Rows at the dtype's lowest (highest) value: max is that value, argmax (argmin) the first index."""
+    lo, hi = (-np.inf, np.inf) if dtype.startswith("float") else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    low, high = np.full(shape, lo, dtype), np.full(shape, hi, dtype)
+    check(red.reduce_max, low, axes=(1,))
+    check(red.argmax, low, axis=1)
+    check(red.argmin, high, axis=1)
+
+
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split rows and columns into chunks as a GPU would for large arrays."""
