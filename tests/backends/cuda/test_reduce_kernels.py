@@ -137,8 +137,9 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in (kernels, scan, softmax):
         monkeypatch.setattr(module, "ROW_CHUNK", 16)
         monkeypatch.setattr(module, "TARGET_BLOCKS", 8)
-    monkeypatch.setattr(kernels, "COL_CHUNK", 4)
-    monkeypatch.setattr(kernels, "TARGET_THREADS", 16)
+    for module in (kernels, scan):
+        monkeypatch.setattr(module, "COL_CHUNK", 4)
+        monkeypatch.setattr(module, "TARGET_THREADS", 16)
 
 
 @pytest.mark.usefixtures("small_chunks")
@@ -156,8 +157,9 @@ def test_chunked_reductions(shape: tuple[int, ...], axes: tuple[int, ...], dtype
 @pytest.mark.usefixtures("small_chunks")
 @pytest.mark.parametrize("dtype", ["float64", "int64"])
 @pytest.mark.parametrize("reverse", [False, True])
-def test_chunked_cumsum(dtype: str, reverse: bool) -> None:
-    check(red.cumsum, make((1, 70), dtype), atol=1e-9, axis=1, reverse=reverse)
+@pytest.mark.parametrize(("shape", "axis"), [((1, 70), 1), ((30, 3), 0), ((2, 21, 3), 1)])
+def test_chunked_cumsum(shape: tuple[int, ...], axis: int, dtype: str, reverse: bool) -> None:
+    check(red.cumsum, make(shape, dtype), atol=1e-9, axis=axis, reverse=reverse)
 
 
 SCAN_CASES = [((), 0), ((5,), 0), ((2, 40), 1), ((1, 100), 1), ((4, 3, 5), 1), ((4, 3, 5), 0), ((4, 3, 5), 2),
