@@ -137,7 +137,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in (kernels, scan, softmax):
         monkeypatch.setattr(module, "ROW_CHUNK", 16)
         monkeypatch.setattr(module, "TARGET_BLOCKS", 8)
-    for module in (kernels, scan):
+    for module in (kernels, scan, softmax):
         monkeypatch.setattr(module, "COL_CHUNK", 4)
         monkeypatch.setattr(module, "TARGET_THREADS", 16)
 
@@ -209,6 +209,20 @@ def test_chunked_softmax(prim, dtype: str, monkeypatch: pytest.MonkeyPatch) -> N
     a[0, 3] = np.nan
     a[1, :20] = -np.inf
     a[2] = -np.inf
+    check(prim, a, atol=1e-6, axis=1)
+
+
+@QUIET
+@pytest.mark.usefixtures("small_chunks")
+@pytest.mark.parametrize(("prim", "dtype"), [(nn.softmax, "float64"), (nn.log_softmax, "float32")],
+                         ids=["softmax", "log_softmax"])
+def test_chunked_softmax_along_columns(prim, dtype: str) -> None:  # noqa: ANN001
+    """Columns of 20 cut into 3 chunks: one with a NaN, one whose first chunk is all -inf, one all -inf."""
+    a = make((2, 20, 3), dtype)
+    a[0, 3, 0] = np.nan
+    a[0, :8, 1] = -np.inf
+    a[1, :, 2] = -np.inf
+    assert softmax.split(20, 6, softmax.COL_CHUNK, softmax.TARGET_THREADS) == 3
     check(prim, a, atol=1e-6, axis=1)
 
 
