@@ -7,9 +7,11 @@ cases against PyTorch; then times, median over rounds with tidu's and PyTorch's 
 synchronized: matmul 4096^3 float32 through ``dot_general`` vs cuBLAS called directly
 (``blas.gemm``; the issue asks for >= 90%) vs ``torch.matmul``, fp32 and TF32; a transposed
 and a batched product; conv2d (32, 64, 56, 56) x (64, 64, 3, 3) forward and both backward
-convolutions vs PyTorch (cuDNN, TF32 off); gather and scatter_add over 1M rows; pad, rev and
-concatenate. Each section runs even when another fails; the exit status is non-zero if any
-check failed.
+convolutions vs PyTorch (cuDNN, TF32 off), each by every method (im2col, folded, direct);
+grouped and depthwise convolutions; gather and scatter_add over 1M rows; pad, rev and
+concatenate; the per-call cost of small operations. Each section runs even when another
+fails; the exit status is non-zero if any check failed. ``--smoke``: tiny sizes, no PyTorch,
+for the simulator.
 """
 
 from __future__ import annotations
@@ -280,6 +282,31 @@ def bench_conv() -> None:
             row(f"conv2d {x.shape}*{w.shape} {name} [{method}]", ours, ref, "torch", "TFLOP/s", flops)
 
 
+def bench_grouped_conv() -> None:
+    """Grouped (8 channels a group) and depthwise 3x3 convolutions, forward, every method."""
+    nb, c, hw = size(32, 2), size(256, 4), size(28, 5)
+    conv = conv_general_dilated.impls["cuda"]
+    for groups in (c // 8 if c >= 8 else 1, c):
+        x = CudaArray.from_host(RNG.standard_normal((nb, c, hw, hw)).astype(np.float32))
+        w = CudaArray.from_host(RNG.standard_normal((c, c // groups, 3, 3)).astype(np.float32))
+        params = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)), lhs_dilation=(1, 1), rhs_dilation=(1, 1),
+                      feature_group_count=groups, flip=False)
+        flops = 2 * nb * c * hw * hw * (c // groups) * 9
+        ref = None
+        if torch is not None:
+            want = torch.nn.functional.conv2d(tt(x), tt(w), padding=1, groups=groups)
+            got = conv(x, w, **params)
+            sync()
+            err = float(torch.linalg.norm(tt(got) - want) / torch.linalg.norm(want))
+            print(f"  conv2d groups={groups} vs torch: rel err {err:.1e} {'ok' if err < 1e-5 else 'MISMATCH'}")
+            if err >= 1e-5:
+                FAILURES.append(f"conv groups={groups}")
+            ref = median_ms(lambda: torch.nn.functional.conv2d(tt(x), tt(w), padding=1, groups=groups))  # noqa: B023
+        for method in ("auto", "im2col", "folded", "direct"):
+            ours = median_ms(lambda: conv(x, w, **params, method=method), repeat=3)  # noqa: B023
+            row(f"conv2d {(nb, c, hw, hw)} groups={groups} [{method}]", ours, ref, "torch", "TFLOP/s", flops)
+
+
 def bench_index() -> None:
     n, d = size(1 << 20, 64), size(32, 3)
     x = CudaArray.from_host(RNG.standard_normal((n, d)).astype(np.float32))
@@ -351,7 +378,7 @@ def bench_small() -> None:
 
 def main() -> int:
     checks = () if SMOKE else (check_dot_general, check_conv, check_index_and_structural)
-    for fn in (*checks, bench_matmul, bench_conv, bench_index, bench_structural, bench_small):
+    for fn in (*checks, bench_matmul, bench_conv, bench_grouped_conv, bench_index, bench_structural, bench_small):
         section(fn)
     print(f"\n{'case':<64}{'tidu':>16}  {'reference':<34}{'ref/tidu time':>14}")
     for case, ours, ref, ratio in ROWS:

@@ -32,8 +32,9 @@ import tidu
 LIBS = {"tidu": tidu, "torch": torch}
 
 
-def sync(lib: Any) -> None:
-    lib.cuda.synchronize()
+def sync(name: str) -> None:
+    """Wait for the work of the function named ``name`` (PyTorch's streams or tidu's)."""
+    (torch if name.startswith("torch") else tidu).cuda.synchronize()
 
 
 def timeit(fns: dict[str, Callable[[], Any]], budget: float = 1.0) -> dict[str, float]:
@@ -41,23 +42,22 @@ def timeit(fns: dict[str, Callable[[], Any]], budget: float = 1.0) -> dict[str, 
     for name, fn in fns.items():
         for _ in range(3):
             fn()
-        sync(LIBS.get(name, tidu))
+        sync(name)
     per = {}
     for name, fn in fns.items():
         t0 = time.perf_counter()
         fn()
-        sync(LIBS.get(name, tidu))
+        sync(name)
         per[name] = max(1, min(2000, int(0.02 / max(time.perf_counter() - t0, 1e-7))))
     samples: dict[str, list[float]] = {n: [] for n in fns}
     end = time.perf_counter() + budget
     while time.perf_counter() < end or min(len(s) for s in samples.values()) < 5:
         for name, fn in fns.items():
-            lib = LIBS.get(name, tidu)
-            sync(lib)
+            sync(name)
             t0 = time.perf_counter()
             for _ in range(per[name]):
                 fn()
-            sync(lib)
+            sync(name)
             samples[name].append((time.perf_counter() - t0) / per[name])
     return {n: statistics.median(s) for n, s in samples.items()}
 

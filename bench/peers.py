@@ -18,12 +18,23 @@ both frameworks alike) and the ratio tidu / PyTorch (below 1: tidu is faster).
     W6  transformer block forward + backward (batch 8, seq 64, d 128, 4 heads)
     W7  Hessian-vector product by double backward (n = 1000)
     plus ``import`` time and the first training step (W2) on a cold and on a warm Numba cache,
-    each in a fresh process.
+    each in a fresh process, and the peak memory of a W2 and a W6 step.
+
+Peak memory: in a fresh process per framework and workload, after 3 warm-up steps, the peak
+resident set during 5 more steps (``VmHWM``, reset through ``/proc/self/clear_refs``) minus the
+resident set before them. glibc's mmap threshold is pinned at 64 KiB (``MALLOC_MMAP_THRESHOLD_``)
+and numpy's huge pages are off, so every buffer of 64 KiB or more, numpy's and PyTorch's alike,
+is its own mapping, resident while alive and returned when freed: the growth is the peak of the
+bytes alive during a step beyond what lives between steps (parameters, gradients, optimizer
+state, inputs). tracemalloc cannot compare the two (it sees numpy's buffers, not PyTorch's); for
+tidu it measures the same peak from numpy's own reports, printed as a cross-check.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import math
 import os
 import platform
@@ -32,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -313,13 +325,67 @@ def startup_rows(threads: int) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+MEMORY_ENV = {"MALLOC_MMAP_THRESHOLD_": "65536", "NUMPY_MADVISE_HUGEPAGE": "0"}
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":")) / 1024
+
+
+def memory_child(key: str, lib: str, threads: int) -> None:
+    """Runs in a fresh process (``--memory-child``): prints the peak growths as JSON."""
+    torch.set_num_threads(threads)
+    tidu.set_num_threads(threads)
+    step = WORKLOADS[key][1]()[0][lib]
+    for _ in range(3):
+        step()
+    gc.collect()
+    base = _status_mb("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # VmHWM := VmRSS
+    for _ in range(5):
+        step()
+    out = {"rss": _status_mb("VmHWM") - base}
+    if lib == "tidu":
+        tracemalloc.start()
+        step()
+        gc.collect()
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        for _ in range(5):
+            step()
+        out["tracemalloc"] = (tracemalloc.get_traced_memory()[1] - base) / 2**20
+    print(json.dumps(out))
+
+
+def memory_rows(keys: list[str], threads: int) -> list[tuple[str, str, str, str, str]]:
+    env = dict(os.environ, **MEMORY_ENV, OMP_NUM_THREADS=str(threads))
+    rows = []
+    for key in keys:
+        peaks = {}
+        for lib in LIBS:
+            done = subprocess.run([sys.executable, __file__, "--memory-child", key, lib, "--threads", str(threads)],
+                                  check=True, env=env, capture_output=True, text=True)
+            peaks[lib] = json.loads(done.stdout.strip().splitlines()[-1])
+        tidu_mb, torch_mb = peaks["tidu"]["rss"], peaks["torch"]["rss"]
+        rows.append((f"{key} peak memory of a step (RSS growth)", f"{tidu_mb:.1f} MB", f"{torch_mb:.1f} MB",
+                     f"tidu by tracemalloc: {peaks['tidu']['tracemalloc']:.1f} MB", f"{tidu_mb / torch_mb:.2f}"))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter timing budget (noisier)")
     parser.add_argument("--only", default="", help="comma-separated workload names (W1,...,W7)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-startup", action="store_true", help="skip the import / first-step rows")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory rows")
+    parser.add_argument("--memory-child", nargs=2, metavar=("WORKLOAD", "LIB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.memory_child:
+        memory_child(*args.memory_child, args.threads)
+        return
     torch.set_num_threads(args.threads)
     if hasattr(tidu, "set_num_threads"):
         tidu.set_num_threads(args.threads)
@@ -349,6 +415,9 @@ def main() -> None:
             cells = [f"{t[n] * scale:.2f} {unit}" for n in ("tidu", "torch")]
             floor = f"{t[floor_name] * scale:.2f} {unit} ({floor_name})" if floor_name else ""
         print(f"| {key} {title} | {cells[0]} | {cells[1]} | {floor} | {t['tidu'] / t['torch']:.2f} |")
+    if not args.no_memory:
+        for name, a, b, floor, ratio in memory_rows([k for k in ("W2", "W6") if k in chosen], args.threads):
+            print(f"| {name} | {a} | {b} | {floor} | {ratio} |")
     if not args.no_startup and not args.only:
         for name, a, b, ratio in startup_rows(args.threads):
             print(f"| {name} | {a} | {b} | | {ratio} |")

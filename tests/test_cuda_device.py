@@ -141,3 +141,41 @@ def test_rounding_and_conversions_match_cpu() -> None:
         np.testing.assert_array_equal(np.signbit(gpu), np.signbit(cpu))
     finite = x[:9]  # float -> int of values out of range is undefined (in C, numpy and PyTorch)
     np.testing.assert_array_equal(finite.cuda().long().cpu().numpy(), finite.long().numpy())
+
+
+def test_out_of_memory_is_a_clear_error_and_the_process_goes_on() -> None:
+    with pytest.raises(tidu.cuda.OutOfMemoryError, match="out of memory"):
+        tidu.empty(2**46, device="cuda")
+    assert issubclass(tidu.cuda.OutOfMemoryError, RuntimeError)
+    assert (tidu.ones(3, device="cuda") * 2).tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: tidu.optim.SGD(ps, lr=0.1),
+    lambda ps: tidu.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01),
+    lambda ps: tidu.optim.Adam(ps, lr=0.05, amsgrad=True),
+    lambda ps: tidu.optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True),
+    lambda ps: tidu.optim.Adagrad(ps, lr=0.1),
+], ids=["sgd", "sgd-momentum", "adam", "rmsprop", "adagrad"])
+def test_training_steps_match_the_cpu(make) -> None:
+    """An MLP with cross-entropy trained a few steps on each device: same losses and weights."""
+    def train(device: str) -> tuple[list[float], list[np.ndarray]]:
+        tidu.manual_seed(0)
+        model = tidu.nn.Sequential(tidu.nn.Linear(6, 8), tidu.nn.ReLU(), tidu.nn.Linear(8, 3)).to(device)
+        opt = make(model.parameters())
+        rng = np.random.default_rng(0)
+        x = tidu.tensor(rng.standard_normal((5, 6)), dtype=tidu.float32, device=device)
+        y = tidu.tensor(rng.integers(0, 3, 5), device=device)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = tidu.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, [p.detach().cpu().numpy() for p in model.parameters()]
+
+    (l_cpu, w_cpu), (l_gpu, w_gpu) = train("cpu"), train("cuda")
+    np.testing.assert_allclose(l_gpu, l_cpu, rtol=1e-5)
+    for a, b in zip(w_gpu, w_cpu):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

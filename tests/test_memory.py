@@ -82,12 +82,13 @@ def test_training_loop_memory_is_flat() -> None:
     rss1, objects1 = _settle()
     # RSS settles in allocator-sized jumps: after other tests have fragmented the heap a
     # one-time rise of ~2.5 MB (5.6 MB in a full run of the grown suite) was seen early in
-    # the first half, with Python-level allocations flat (tracemalloc) and flat RSS after it.
+    # the first half, with Python-level allocations flat (tracemalloc) and flat RSS after it;
+    # 9.4 MB once in a full run with the compiled backward's and fusion's caches.
     # So the total gets a loose bound and the second half a tight one: a leaked 4x16 array
     # per step adds > 1.5 MB there.
     growth = f"RSS +{(rss_mid - rss0) >> 10} KiB by step {middle}, +{(rss1 - rss0) >> 10} KiB by step {STEPS}"
     assert rss1 - rss_mid < 1 << 20, growth
-    assert rss1 - rss0 < 8 << 20, growth
+    assert rss1 - rss0 < 16 << 20, growth
     assert objects1 - objects0 < 50, (
         f"{objects1 - objects0} more gc-tracked objects after {STEPS - WARMUP} steps"
     )

@@ -14,6 +14,10 @@ True
 from __future__ import annotations
 
 from .backends.cuda import runtime as _runtime
+from .backends.cuda.driver import CudaError, OutOfMemoryError
+
+__all__ = ["CudaError", "OutOfMemoryError", "current_device", "device_count", "empty_cache", "get_device_name",
+           "is_available", "manual_seed", "manual_seed_all", "synchronize"]
 
 
 def is_available() -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -16,8 +18,24 @@ def _logistic(x: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-x))
 
 
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf64(x: np.ndarray) -> np.ndarray:
+    return _erf(x).astype(np.float64)
+
+
 FUNCTIONS = {"tanh": (fastmath.tanh_f32, np.tanh), "exp": (fastmath.exp_f32, np.exp),
-             "logistic": (fastmath.logistic_f32, _logistic)}
+             "logistic": (fastmath.logistic_f32, _logistic), "log": (fastmath.log_f32, np.log),
+             "log1p": (fastmath.log1p_f32, np.log1p), "expm1": (fastmath.expm1_f32, np.expm1),
+             "sin": (fastmath.sin_f32, np.sin), "cos": (fastmath.cos_f32, np.cos),
+             "tan": (fastmath.tan_f32, np.tan), "erf": (fastmath.erf_f32, _erf64)}
+
+# Where each one switches formula, saturates, or loses digits to cancellation.
+BENDS = {"tanh": [(-11, 11)], "exp": [(-104, 89)], "logistic": [(-11, 11), (-104, 89)],
+         "log": [(0.5, 2), (1e-3, 1e3)], "log1p": [(-1, 1), (-1e-6, 1e-6)], "expm1": [(-1, 1), (-20, 89)],
+         "sin": [(-10, 10), (-1e4, 1e4)], "cos": [(-10, 10), (-1e4, 1e4)], "tan": [(-10, 10), (-1e4, 1e4)],
+         "erf": [(-4.5, 4.5)]}
 
 
 def _ulps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -30,7 +48,7 @@ def _ulps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def _check(name: str, x: np.ndarray) -> None:
     fast, exact = FUNCTIONS[name]
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         ref = exact(x.astype(np.float64)).astype(np.float32)
     assert _ulps(cpu.unary_kernel(fast)(x, F32), ref).max() <= 1
 
@@ -43,17 +61,49 @@ def test_within_one_ulp_over_every_exponent(name: str) -> None:
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
 def test_within_one_ulp_where_it_bends(name: str) -> None:
-    _check(name, np.linspace(-11, 11, 2_000_001, dtype=np.float32))  # tanh's switch at 0.625, saturation
-    _check(name, np.linspace(-104, 89, 2_000_001, dtype=np.float32))  # exp's subnormal results and overflow
+    for lo, hi in BENDS[name]:
+        _check(name, np.linspace(lo, hi, 2_000_001, dtype=np.float32))
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_within_one_ulp_next_to_multiples_of_half_pi(name: str) -> None:
+    """The float32 numbers nearest k pi/2 (k < 2^20) and their neighbours: the deepest cancellation."""
+    near = (np.arange(1, 1 << 20) * (np.pi / 2)).astype(np.float32)
+    _check(name, np.concatenate([near, np.nextafter(near, np.float32(0)), np.nextafter(near, np.float32(np.inf)), -near]))
+
+
+def test_reduction_uses_two_over_pi() -> None:
+    import mpmath  # installed with torch (sympy)
+    with mpmath.workprec(300):
+        assert fastmath.TWO_OVER_PI == int(mpmath.floor(2 / mpmath.pi * mpmath.mpf(2) ** 256))
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
 def test_special_values(name: str) -> None:
     fast, exact = FUNCTIONS[name]
-    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-45, 20.0, -20.0, 88.8, -104.0], np.float32)
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-45, 20.0, -20.0, 88.8, -104.0, 1.0, -1.0,
+                  3e38, -3e38], np.float32)
     got = cpu.unary_kernel(fast)(x, F32)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         ref = exact(x.astype(np.float64)).astype(np.float32)
     assert np.isnan(got[0])
     np.testing.assert_array_equal(got[1:], ref[1:])
-    np.testing.assert_array_equal(np.signbit(got[1:]), np.signbit(ref[1:]))
+    number = ~np.isnan(ref[1:])
+    np.testing.assert_array_equal(np.signbit(got[1:])[number], np.signbit(ref[1:])[number])
+
+
+@pytest.mark.parametrize("name", ["sin", "erf", "log1p"])
+def test_vectorizes_inside_a_kernel_loop(name: str) -> None:
+    """The point of these functions: inlined into the loop (alwaysinline), LLVM vectorizes it."""
+    from numba import njit
+
+    f = cpu.scalar(FUNCTIONS[name][0])  # registered again, as the kernel factories do
+
+    @njit(error_model="numpy")
+    def loop(x, out):  # noqa: ANN001, ANN202
+        for i in range(x.shape[0]):
+            out[i] = f(x[i])
+
+    x = np.ones(4, np.float32)
+    loop(x, np.empty_like(x))
+    assert "vector.body" in loop.inspect_llvm(loop.signatures[0])

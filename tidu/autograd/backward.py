@@ -12,6 +12,7 @@ from ..core import grad_mode
 from ..core.dispatch import refresh_view
 from ..eager import topological_traces, try_backward
 from ..tensor import HOOKED, RETAINED, Tensor, placed
+from . import compiled
 from .executor import EXECUTOR
 
 
@@ -40,6 +41,10 @@ class Hooks:
     def apply_hooks(self, keys: Sequence[Any], cotangents: Sequence[Any]) -> list[Any]:
         return [c if c is None else self.run(k, c) for k, c in zip(keys, cotangents)]
 
+    def on_non_leaves(self) -> bool:
+        """Whether a hook waits on a non-leaf (it runs inside the walk; leaves' run after it)."""
+        return any(t._trace is not None for t in self.by_key.values())
+
 
 def _as_list(x: Any) -> list[Any]:
     if isinstance(x, Tensor):
@@ -67,8 +72,10 @@ def _seed(output: Tensor, grad: Any) -> Tensor:
 
 
 def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,
-                 retain_graph: bool | None, create_graph: bool, hooks: Hooks | None = None) -> dict[Any, Tensor]:
-    """Cotangents of the wanted keys, summed over every output (tensor hooks applied on the way)."""
+                 retain_graph: bool | None, create_graph: bool, hooks: Hooks | None = None,
+                 nodes: list | None = None) -> dict[Any, Tensor]:
+    """Cotangents of the wanted keys, summed over every output (tensor hooks applied on the way);
+    ``nodes``: the nodes reachable from the one output, when the caller has walked them."""
     if retain_graph is None:
         retain_graph = create_graph
     for t in [*outputs, *(inputs or ())]:
@@ -96,6 +103,12 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
         if out._trace is None and (wanted is None or out._key in wanted):
             totals = {out._ensure_key(): seed}
         else:
+            totals = None
+            if not create_graph and (hooks is None or not hooks.on_non_leaves()):
+                # it releases every node reachable from the outputs (and the sum node of several)
+                totals = compiled.backward(out._ensure_key(), out._trace, seed, wanted, retain_graph, nodes)
+                if totals is not None:
+                    return totals
             totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
     if not retain_graph:
         for out in outputs:
@@ -104,14 +117,14 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
     return totals
 
 
-def _leaves(outputs: Sequence[Tensor]) -> list[Tensor]:
-    """Leaf tensors that require grad, reachable from ``outputs``."""
+def _leaves(outputs: Sequence[Tensor], walks: list[list]) -> list[Tensor]:
+    """Leaf tensors that require grad, reachable from ``outputs`` (``walks``: each one's nodes)."""
     found: dict[int, Tensor] = {}
-    for out in outputs:
+    for out, nodes in zip(outputs, walks):
         if out._trace is None and out._requires_grad:
             found[id(out)] = out
-        for trace in topological_traces(out._trace):
-            saved = trace.node.saved_data
+        for node in reversed(nodes):
+            saved = node.saved_data
             if saved is None:
                 continue
             for value in saved.values():
@@ -137,10 +150,15 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     targets = _as_list(inputs) if inputs is not None else None
     if targets is not None and not targets:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    retained = [] if targets is not None else _retained()
-    leaves = targets if targets is not None else _leaves(outputs) + retained
+    walks = None
+    if targets is None:
+        walks = [[] if out._trace is None else compiled.walk_nodes(out._trace.node) for out in outputs]
+        leaves = _leaves(outputs, walks) + _retained()
+    else:
+        leaves = targets
     hooks = Hooks()
-    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks)
+    nodes = walks[0] if walks and len(outputs) == 1 else None
+    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks, nodes)
     given: set[int] = set()
     for leaf in leaves:
         ct = totals.get(leaf._key)

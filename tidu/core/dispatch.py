@@ -10,7 +10,7 @@ from typing import Any
 from ..tensor import Tensor, ViewInfo
 from . import grad_mode
 from .device import CPU, CUDA
-from .primitive import DEBUG, Application, Primitive, abstract_eval, freeze
+from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, freeze
 from .programs import TensorRecordedGraph, saved_positions
 from .tape import RECORDER, SavedInput, SavedOutput
 
@@ -38,11 +38,18 @@ _MAX_SIGNATURES = 4096
 
 def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list:
     if params:
-        in_avals = tuple(a.aval for a in args)
-        return [in_avals, abstract_eval(prim, in_avals, params), None]
-    if len(args) == 2:
+        if not args or any(isinstance(v, Literal | Tensor) for v in params.values()):  # keep no tensor alive
+            in_avals = tuple(a.aval for a in args)
+            return [in_avals, abstract_eval(prim, in_avals, params), None]
+        try:
+            key: tuple = (prim, freeze(params), *[(a._data.shape, a._dtype, a._device) for a in args])
+            hash(key)
+        except TypeError:  # an unhashable param value: no caching
+            in_avals = tuple(a.aval for a in args)
+            return [in_avals, abstract_eval(prim, in_avals, params), None]
+    elif len(args) == 2:
         a, b = args
-        key: tuple = (prim, a._data.shape, a._dtype, a._device, b._data.shape, b._dtype, b._device)
+        key = (prim, a._data.shape, a._dtype, a._device, b._data.shape, b._dtype, b._device)
     else:
         key = (prim, *[(a._data.shape, a._dtype, a._device) for a in args])
     entry = _SIGNATURES.get(key)
@@ -105,9 +112,7 @@ def _output(prim: Primitive, array: Any, aval: Any, device: Any) -> Tensor:
 def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
     app = entry[2]
     if app is None:
-        app = Application(prim, freeze(params), entry[0], entry[1])
-        if not params:
-            entry[2] = app
+        app = entry[2] = Application(prim, freeze(params), entry[0], entry[1])
     in_keys = [a._ensure_key() for a in args]
     graph = TensorRecordedGraph.from_primitive(app, in_keys)
     slots = tuple(i for i, t in enumerate(outs) if t._dtype.is_floating_point)

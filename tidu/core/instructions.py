@@ -12,6 +12,7 @@ they are dropped right after it runs, so residuals die as soon as the walk is pa
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 
@@ -27,8 +28,7 @@ class Instr(NamedTuple):
 def impl_instr(app: Any, ins: Sequence[int], outs: Sequence[int], device: str = "cpu") -> Instr:
     """The instruction running ``app``'s kernel for ``device`` with its params bound."""
     impl = app.prim.impls[device]
-    params = dict(app.params)
-    fn = (lambda *arrays: impl(*arrays, **params)) if params else impl
+    fn = partial(impl, **dict(app.params)) if app.params else impl
     return Instr(fn, tuple(ins), tuple(outs), app)
 
 

@@ -26,10 +26,15 @@ DEBUG = os.environ.get("TIDU_DEBUG", "") not in ("", "0")
 
 def freeze(value: Any) -> Any:
     """Params become hashable: lists to tuples, dicts to sorted item tuples."""
-    if isinstance(value, list | tuple):
-        return tuple(freeze(v) for v in value)
     if isinstance(value, dict):
         return tuple(sorted((k, freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, tuple):
+        try:
+            hash(value)
+        except TypeError:  # a list (or dict) inside
+            return tuple(freeze(v) for v in value)
     return value
 
 

@@ -122,7 +122,7 @@ class RecordedGraph:
         ``try_backward`` passes the inputs that require grad, so rules never see a
         tangent for a value nothing asked the gradient of.
         """
-        outputs = [self._output_keys[s] for s in active_slots]
+        outputs = [self.output_keys()[s] for s in active_slots]
         keys = list(dict.fromkeys(self._input_keys if wrt is None else wrt))
         return try_linearize(self, outputs, keys, 0, ctx)
 

@@ -21,11 +21,14 @@ def _causal_mask(q_len: int, k_len: int, device: Any) -> Tensor:
 def _safe_softmax(scores: Any) -> Any:
     """Softmax over the last dim that gives 0 (and gradient 0) on rows masked entirely to
     ``-inf``, where a plain softmax gives NaN (PyTorch's ``_safe_softmax`` of attention)."""
-    data = scores.detach().numpy()
-    dead = data.max(axis=-1, keepdims=True) == -np.inf if data.size else np.zeros(data.shape[:-1] + (1,), bool)
-    if not dead.any():
-        return softmax(scores, dim=-1)
-    rows = Tensor(dead)
+    if scores.device.type == "cpu":
+        data = scores.detach().numpy()
+        dead = data.max(axis=-1, keepdims=True) == -np.inf if data.size else np.zeros(data.shape[:-1] + (1,), bool)
+        if not dead.any():
+            return softmax(scores, dim=-1)
+        rows = Tensor(dead)
+    else:  # on the GPU the rows are found on the device: no host round trip to decide
+        rows = ops.amax(scores.detach(), dim=-1, keepdim=True) == float("-inf")
     return ops.where(rows, 0.0, softmax(ops.where(rows, 0.0, scores), dim=-1))
 
 

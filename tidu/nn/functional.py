@@ -23,7 +23,7 @@ from ..core.primitive import bind
 from ..ops.activation import log_softmax, softmax
 from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d
 from ..primitives.slicing import pad as pad_p
-from ..tensor import Tensor
+from ..tensor import Tensor, placed
 
 __all__ = [
     "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
@@ -333,7 +333,7 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
     if weight.ndim != 2:
         raise RuntimeError(f"embedding: 'weight' must be 2-D, got shape {tuple(weight.shape)}")
     num = weight.shape[0]
-    data = input.numpy()
+    data = input._host()  # validated on the host, also for CUDA (PyTorch asserts on the device)
     if data.size and (data.min() < 0 or data.max() >= num):
         raise IndexError(f"index out of range in self (embedding indices must lie in [0, {num}), got "
                          f"min {data.min()}, max {data.max()})")
@@ -350,12 +350,12 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
 def _renorm_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
     """Scale the ``rows`` of ``weight`` whose norm exceeds ``max_norm`` down to it, in place (PyTorch's
     ``embedding_renorm_``: not recorded)."""
-    w = weight.detach().numpy()
+    w = weight.detach()._host()
     norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
     scale = np.ones(w.shape[0], w.dtype)
     scale[rows] = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
     with no_grad():
-        assign_(weight, weight * Tensor(scale.reshape(-1, 1)), op="embedding_renorm_")
+        assign_(weight, weight * placed(scale.reshape(-1, 1), None, weight.device), op="embedding_renorm_")
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:
@@ -368,7 +368,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
     """
     if not isinstance(tensor, Tensor) or tensor.dtype is not dtypes.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    data = tensor.numpy()
+    data = tensor._host()
     if num_classes == -1:
         if data.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
@@ -465,7 +465,7 @@ def _pad_constant(input: Any, config: list, value: float | None) -> Any:  # noqa
     out = bind(pad_p, input, padding_config=grow)
     if value:
         inside = np.pad(np.ones(tuple(input.shape), bool), [(lo, hi) for lo, hi, _ in grow])
-        out = ops.where(Tensor(inside), out, value)
+        out = ops.where(placed(inside, None, input.device), out, value)
     return out
 
 
@@ -535,7 +535,7 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     if weight is not None and tuple(weight.shape) != (num,):
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {num} classes or no classes "
                            f"but got weight tensor of shape: {list(weight.shape)}")
-    t = target._host()
+    t = target._host()  # validated on the host, also for CUDA (PyTorch asserts on the device)
     bad = t[(t != ignore_index) & ((t < 0) | (t >= num))]
     if bad.size:
         raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
@@ -633,7 +633,7 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_avera
             "deprecated. Please ensure they have the same size."
         )
     if isinstance(input, Tensor):
-        data = input.detach().numpy()
+        data = input.detach()._host()
         if data.size and not ((data >= 0) & (data <= 1)).all():
             raise RuntimeError("all elements of input should be between 0 and 1")
     log_x = ops.clamp(ops.log(input), min=-100.0)

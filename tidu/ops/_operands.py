@@ -38,6 +38,9 @@ def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int
             params["device"] = like.aval.device
         return like.tracer.emit(creation.full, [], params)
     device = CPU if like is None else like._device
+    if device is not CPU and shape:  # one cached element, broadcast as a view: kernels read it in place
+        scalar = constant(value, dtype, like)
+        return bind(structural.broadcast_in_dim, scalar, shape=tuple(shape), broadcast_dimensions=())
     key = (value, type(value), dtype, shape, device)
     cached = _CONSTANTS.get(key)
     if cached is None:

@@ -119,6 +119,8 @@ def _fit(self: Tensor, value: Any, name: str, *, cast: bool = False) -> Tensor:
                 f"{_TORCH_NAMES[self.dtype.name]}"
             )
         value = convert(value, self.dtype)
+    if cast and value.device != self.device:  # copy_ across devices (differentiable)
+        value = _to(value, self.device)
     return value
 
 
@@ -232,6 +234,7 @@ def _data_get(self: Tensor) -> Tensor:
 def _data_set(self: Tensor, value: Tensor) -> None:
     self._data = value._data
     self._dtype = value._dtype
+    self._device = value._device
 
 
 TENSOR_ONLY = {

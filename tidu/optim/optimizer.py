@@ -266,6 +266,19 @@ def copy_state(value: Any) -> Tensor:
     return value.clone() if isinstance(value, Tensor) else Tensor(np.array(value, copy=True))
 
 
+def add_scaled_(y: Any, alpha: float, x: Any) -> None:
+    """``y += alpha * x`` in place, in ``y``'s dtype (one kernel on the GPU)."""
+    if isinstance(y, Tensor):
+        if isinstance(x, Tensor) and y._data.is_c_contiguous and x._data.is_c_contiguous and x.dtype is y.dtype:
+            from ..backends.cuda.elementwise import axpy_
+
+            axpy_(y._data, alpha, x._data)
+        else:
+            y += alpha * x
+    else:
+        y += y.dtype.type(alpha) * x
+
+
 def sqrt(x: Any) -> Any:
     return x.sqrt() if isinstance(x, Tensor) else np.sqrt(x)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .optimizer import Optimizer, buffer, check_lr, check_nonnegative, copy_state
+from .optimizer import Optimizer, add_scaled_, buffer, check_lr, check_nonnegative, copy_state
 
 
 class SGD(Optimizer):
@@ -78,4 +78,4 @@ class SGD(Optimizer):
                 buf_data *= momentum
                 buf_data += (1 - group["dampening"]) * grad
             grad = grad + momentum * buf_data if group["nesterov"] else buf_data
-        param -= lr * grad
+        add_scaled_(param, -lr, grad)

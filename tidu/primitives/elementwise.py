@@ -48,6 +48,8 @@ def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS
     vectorizable one for float32 (tidu/backends/cpu/fastmath.py), ``cuda_fn`` the
     floating-point one for CUDA where ``scalar_fn`` uses numpy (numba-cuda compiles ``math``)."""
     prim = Primitive(name, nondiff=nondiff)
+    prim.scalar_fns = {"float": scalar_fn, "float32": f32_fn or scalar_fn, "int": int_fn or scalar_fn,  # for fusion
+                       "cuda": cuda_fn or scalar_fn}
     kernel = cpu.unary_kernel(scalar_fn)
     int_kernel = kernel if int_fn is None else cpu.unary_kernel(int_fn)
     f32_kernel = kernel if f32_fn is None else cpu.unary_kernel(f32_fn)
@@ -76,6 +78,8 @@ def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple 
     """An elementwise primitive of two same-shape, same-dtype inputs; ``int_fn`` as in
     ``unary``; ``check(x, y)`` validates integer operands' values before the kernel runs."""
     prim = Primitive(name, nondiff=nondiff)
+    prim.scalar_fns = {"float": scalar_fn, "cuda": cuda_fn or scalar_fn,  # for fusion
+                       **({"int": int_fn or scalar_fn} if check is None else {})}
     kernel = cpu.binary_kernel(scalar_fn)
     int_kernel = kernel if int_fn is None else cpu.binary_kernel(int_fn)
 
@@ -99,7 +103,7 @@ def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple 
             check(x.copy_to_host(), y.copy_to_host())
         return cuda_run(x, y, out_dtype=x.dtype if out_dtype is None else out_dtype.np)
 
-    prim.def_impl(cuda_impl, device="cuda")
+    prim.def_impl(cuda_impl, device="cuda", takes_views=True)  # broadcast operands are read in place
     if jvp:
         prim.def_jvp(*jvp)
     prim.def_batch(batch_elementwise(prim))
@@ -365,16 +369,16 @@ def _zero(dx, *primals, **params):  # noqa: ANN001, ANN002, ANN003, ANN202
 neg = unary("neg", _neg, dtypes=NUMERIC)
 neg.def_linear(lambda ct, x: [-ct])
 exp = unary("exp", _exp, lambda dx, x, out: dx * out, f32_fn=fastmath.exp_f32)
-expm1 = unary("expm1", _expm1, lambda dx, x, out: dx * (out + 1.0))
-log = unary("log", _log, lambda dx, x, out: dx / x)
+expm1 = unary("expm1", _expm1, lambda dx, x, out: dx * (out + 1.0), f32_fn=fastmath.expm1_f32)
+log = unary("log", _log, lambda dx, x, out: dx / x, f32_fn=fastmath.log_f32)
 sqrt = unary("sqrt", _sqrt, lambda dx, x, out: dx / (out * 2.0))
-log1p = unary("log1p", _log1p, lambda dx, x, out: dx / (x + 1.0))
+log1p = unary("log1p", _log1p, lambda dx, x, out: dx / (x + 1.0), f32_fn=fastmath.log1p_f32)
 tanh = unary("tanh", _tanh, lambda dx, x, out: dx * (1 - out * out), f32_fn=fastmath.tanh_f32)
 logistic = unary("logistic", _logistic, lambda dx, x, out: dx * (out * (1.0 - out)), f32_fn=fastmath.logistic_f32)
-sin = unary("sin", _sin, lambda dx, x, out: dx * ops.cos(x))
-cos = unary("cos", _cos, lambda dx, x, out: -(dx * ops.sin(x)))
-tan = unary("tan", _tan, lambda dx, x, out: dx * (1.0 + out * out))
-erf = unary("erf", _erf, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(-(x * x))))
+sin = unary("sin", _sin, lambda dx, x, out: dx * ops.cos(x), f32_fn=fastmath.sin_f32)
+cos = unary("cos", _cos, lambda dx, x, out: -(dx * ops.sin(x)), f32_fn=fastmath.cos_f32)
+tan = unary("tan", _tan, lambda dx, x, out: dx * (1.0 + out * out), f32_fn=fastmath.tan_f32)
+erf = unary("erf", _erf, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(-(x * x))), f32_fn=fastmath.erf_f32)
 abs = unary("abs", _abs, lambda dx, x, out: dx * ops.sign(x), dtypes=NUMERIC, int_fn=_abs_int)  # noqa: A001
 sign = unary("sign", _sign, _zero, dtypes=WITH_BOOL)
 floor = unary("floor", _floor, _zero, dtypes=NUMERIC, int_fn=_identity, cuda_fn=_floor_cuda)
@@ -446,7 +450,8 @@ def _select_shape(pred: ShapeDtype, x: ShapeDtype, y: ShapeDtype) -> ShapeDtype:
 
 
 select.def_impl(cpu.select)
-select.def_impl(lazy(lambda: __import__("tidu.backends.cuda.elementwise", fromlist=["select"]).select), device="cuda")
+select.def_impl(lazy(lambda: __import__("tidu.backends.cuda.elementwise", fromlist=["select"]).select), device="cuda",
+               takes_views=True)
 select.def_jvp(None, lambda dx, p, x, y, out: ops.where(p, dx, 0.0), lambda dy, p, x, y, out: ops.where(p, 0.0, dy))
 select.def_transpose(
     lambda ct, p, x, y: [

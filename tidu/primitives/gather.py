@@ -63,7 +63,7 @@ def _gather_transpose(ct, x, index, *, axis):  # noqa: ANN001, ANN202
 
 
 gather.def_impl(cpu.gather)
-gather.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").gather), device="cuda")
+gather.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").gather), device="cuda", takes_views=True)
 gather.def_jvp(lambda dx, x, index, out, *, axis: gather.bind(dx, index, axis=axis), None)
 gather.def_transpose(_gather_transpose, linear_in=(0,))
 
@@ -111,7 +111,8 @@ def _scatter_add_transpose(ct, x, index, src, *, axis):  # noqa: ANN001, ANN202
 
 
 scatter_add.def_impl(cpu.scatter_add)
-scatter_add.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").scatter_add), device="cuda")
+scatter_add.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").scatter_add), device="cuda",
+                     takes_views=True)
 scatter_add.def_jvp(
     lambda dx, x, index, src, out, *, axis: dx,
     None,

@@ -96,7 +96,8 @@ def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
 
 
 dot_general.def_impl(_dot_impl)
-dot_general.def_impl(lazy(lambda: import_module("tidu.backends.cuda.linalg").dot_general), device="cuda")
+dot_general.def_impl(lazy(lambda: import_module("tidu.backends.cuda.linalg").dot_general), device="cuda",
+                     takes_views=True)  # reads transposed, sliced and broadcast operands in place
 dot_general.def_jvp(
     lambda da, a, b, out, *, dimension_numbers: dot_general.bind(da, b, dimension_numbers=dimension_numbers),
     lambda db, a, b, out, *, dimension_numbers: dot_general.bind(a, db, dimension_numbers=dimension_numbers),

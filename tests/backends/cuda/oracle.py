@@ -9,17 +9,13 @@ from typing import Any
 import numpy as np
 
 from tidu.backends.cuda.memory import CudaArray
-from tidu.backends.cuda.strided import reshaped
 from tidu.core.primitive import Primitive
 
 TOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 
 
 def to_device(a: np.ndarray) -> CudaArray:
-    """``CudaArray.from_host``, keeping a 0-d shape (numpy's ascontiguousarray makes it 1-d)."""
-    a = np.asarray(a)
-    out = CudaArray.from_host(a)
-    return out if out.shape == a.shape else reshaped(out, a.shape)
+    return CudaArray.from_host(np.asarray(a))
 
 
 def check(prim: Primitive, *arrays: np.ndarray, **params: Any) -> np.ndarray:

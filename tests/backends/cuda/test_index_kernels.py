@@ -12,7 +12,7 @@ from tidu.primitives.gather import gather, scatter_add
 from tidu.primitives.slicing import pad
 from tidu.primitives.structural import concatenate, rev
 
-from .oracle import check, recorded, to_device
+from .oracle import check, device_view, recorded, to_device
 
 RNG = np.random.default_rng(1)
 DTYPES = ["float32", "float64", "int32", "int64", "bool"]
@@ -54,6 +54,52 @@ def test_scatter_add(case, dtype):
     index = RNG.integers(0, max(shape[axis], 1), ishape)
     src_shape = tuple(m + (d % 2) for d, m in enumerate(ishape))
     check(scatter_add, _array(shape, dtype), index, _array(src_shape, dtype), axis=axis)
+
+
+GATHER_VIEWS = [  # (input shape, its view, index shape, its view, axis)
+    ((4, 3), lambda x: x.T, (3, 5), None, 1),  # a transposed input
+    ((3, 6), lambda x: x[::-1, ::2], (3, 2), None, 1),  # negative and step strides
+    ((5, 4), None, (3,), lambda i: np.broadcast_to(i[:, None], (3, 4)), 0),  # a broadcast index (stride 0)
+    ((2, 3, 4), lambda x: x.transpose(2, 0, 1), (2, 1), lambda i: np.broadcast_to(i[:, None], (2, 2, 3)), 1),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("case", range(len(GATHER_VIEWS)))
+def test_gather_views(case, dtype):
+    """``gather`` reads strided operands in place (it is registered ``takes_views``)."""
+    shape, xv, ishape, iv, axis = GATHER_VIEWS[case]
+    xv, iv = xv or (lambda a: a), iv or (lambda a: a)
+    x = _array(shape, dtype)
+    size = xv(x).shape[axis]
+    index = RNG.integers(0, size, ishape)
+    want = gather.impls["cpu"](np.ascontiguousarray(xv(x)), np.ascontiguousarray(iv(index)), axis=axis)
+    got = gather.impls["cuda"](device_view(x, xv), device_view(index, iv), axis=axis)
+    assert got.is_c_contiguous
+    np.testing.assert_array_equal(got.copy_to_host(), want)
+
+
+SCATTER_VIEWS = [  # (self shape, its view, index shape, its view, src shape, its view, axis)
+    ((4, 3), lambda x: x.T, (3, 2), None, (3, 2), None, 1),  # a transposed self
+    ((5, 4), None, (3,), lambda i: np.broadcast_to(i[:, None], (3, 4)), (3, 4), None, 0),  # a broadcast index
+    ((3, 6), None, (3, 4), lambda i: i[:, ::-2], (4, 5), lambda s: s[::-1, 1:], 1),  # strided index, larger src
+    ((2, 3, 4), None, (2, 1), lambda i: np.broadcast_to(i[:, None], (2, 2, 3)), (3, 2, 2), lambda s: s.T, 2),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+@pytest.mark.parametrize("case", range(len(SCATTER_VIEWS)))
+def test_scatter_add_views(case, dtype):
+    """``scatter_add`` reads strided operands (it is registered ``takes_views``)."""
+    shape, xv, ishape, iv, sshape, sv, axis = SCATTER_VIEWS[case]
+    xv, iv, sv = xv or (lambda a: a), iv or (lambda a: a), sv or (lambda a: a)
+    x, src = _array(shape, dtype), _array(sshape, dtype)
+    index = RNG.integers(0, xv(x).shape[axis], ishape)
+    arrays = [np.ascontiguousarray(v(a)) for v, a in ((xv, x), (iv, index), (sv, src))]
+    want = scatter_add.impls["cpu"](*arrays, axis=axis)
+    got = scatter_add.impls["cuda"](device_view(x, xv), device_view(index, iv), device_view(src, sv), axis=axis)
+    assert got.is_c_contiguous
+    np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-12)
 
 
 def test_out_of_range_indices_are_never_dereferenced():

@@ -100,6 +100,10 @@ CONVS = [  # (input shape, weight shape, params)
                                       rhs_dilation=(1, 1), feature_group_count=6, flip=False)),  # depthwise
     ((2, 3, 9), (4, 3, 3), dict(window_strides=(2,), padding=((2, 1),), lhs_dilation=(3,), rhs_dilation=(2,),
                                 feature_group_count=1, flip=True)),  # 1-d
+    ((2, 4, 3, 5), (6, 2, 1, 1), dict(window_strides=(1, 1), padding=((0, 0), (0, 0)), lhs_dilation=(1, 1),
+                                      rhs_dilation=(2, 1), feature_group_count=2, flip=True)),  # 1x1: no im2col
+    ((2, 4, 3, 5), (3, 4, 1, 1), dict(window_strides=(2, 1), padding=((0, 1), (0, 0)), lhs_dilation=(1, 1),
+                                      rhs_dilation=(1, 1), feature_group_count=1, flip=False)),  # 1x1, strided
     ((0, 3, 4, 4), (2, 3, 2, 2), dict(window_strides=(1, 1), padding=((0, 0), (0, 0)), lhs_dilation=(1, 1),
                                       rhs_dilation=(1, 1), feature_group_count=1, flip=False)),  # empty batch
     ((2, 0, 4, 4), (2, 0, 2, 2), dict(window_strides=(1, 1), padding=((0, 0), (0, 0)), lhs_dilation=(1, 1),
@@ -181,3 +185,12 @@ def test_dot_general_views(case, dtype, monkeypatch):
     np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-5)
     if dtype != "int64":  # the integer kernel reads C-contiguous operands
         assert len(copies) == COPIES[case]
+
+
+def test_pointwise_conv_is_one_gemm(monkeypatch):
+    """A 1x1 convolution with unit strides and no padding multiplies the input itself."""
+    from tidu.backends.cuda import conv
+
+    monkeypatch.setattr(conv, "_im2col_kernel", lambda dtype: pytest.fail("im2col ran"))
+    sx, sw, params = CONVS[4]
+    check(conv_general_dilated, _array(sx, "float64"), _array(sw, "float64"), **params)

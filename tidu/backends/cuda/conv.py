@@ -1,5 +1,5 @@
-"""``conv_general_dilated`` on the device: im2col and one cuBLAS gemm per feature group, or a
-direct kernel for many small groups (depthwise convolutions).
+"""``conv_general_dilated`` on the device: im2col and cuBLAS, or a direct kernel for small
+feature groups (depthwise convolutions).
 
 Per spatial axis (kernel length K, stride s, padding lo, input dilation a, kernel dilation d),
 tap ``k`` of output ``p`` reads position ``u = p*s + k'*d - lo`` of the input spread ``a``
@@ -25,10 +25,12 @@ from numba import cuda
 from .blas import gemm_strided
 from .launch import Kernel
 from .memory import CudaArray
-from .strided import copy, divmod_, flat, reshaped, zeros
+from .strided import copy, divmod_, reshaped, zeros
 
 COLS_LIMIT = 1 << 26  # elements of im2col scratch per chunk (256 MiB of float32)
-DIRECT_GROUPS = 4  # more groups than this: the direct kernel (a gemm per group costs a call each)
+# Heuristics (not tuned on a GPU yet; bench/gpu_kernels_ccomp.py times every method):
+SMALL_GROUP = 64  # grouped, with at most this many (out, in) channel pairs per group: the direct kernel
+LOOP_GROUPS = 4  # at most this many groups: a gemm call per group; more: the folded gemm, batched over groups
 FOLD_CELLS = 1024  # fewer output cells per image than this: one wide gemm over all images ("folded")
 
 
@@ -147,37 +149,46 @@ def conv_general(lhs: CudaArray, rhs: CudaArray, *, window_strides: tuple, paddi
     result = CudaArray.empty(shape, lhs.dtype)
     out = reshaped(result, (n, o, ph, pw)) if one_d else result
     geometry = (kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, int(flip))
+    # a 1x1 kernel reading every input cell once: the input is already im2col's matrix
+    pointwise = kh == kw == 1 and (sh, sw, ah, aw) == (1, 1, 1, 1) and (ph, pw) == (h, w) and loh == low == 0
     if method == "auto":
-        method = "direct" if g > DIRECT_GROUPS else "folded" if ph * pw < FOLD_CELLS else "im2col"
+        if g > 1 and (o // g) * cg <= SMALL_GROUP:  # depthwise and the like
+            method = "direct"
+        elif g <= LOOP_GROUPS and (pointwise or ph * pw >= FOLD_CELLS):
+            method = "im2col"
+        else:
+            method = "folded"
     if method == "direct":
         total = out.size
         inverses = [1.0 / v for v in (pw, ph, o, o // g)]
-        _direct_kernel(lhs.dtype)(total, flat(lhs), flat(rhs), flat(out), total, c, h, w, o, cg, o // g, *geometry,
+        _direct_kernel(lhs.dtype)(total, lhs, rhs, out, total, c, h, w, o, cg, o // g, *geometry,
                                   *inverses)
     else:
-        _im2col_gemm(lhs, rhs, out, g, geometry, folded=method == "folded")
+        _im2col_gemm(lhs, rhs, out, g, geometry, folded=method == "folded", pointwise=pointwise)
     return result
 
 
 def _im2col_gemm(lhs: CudaArray, rhs: CudaArray, out: CudaArray, g: int, geometry: tuple[Any, ...],
-                 folded: bool) -> None:
+                 folded: bool, pointwise: bool) -> None:
     """im2col, then per chunk of images either one gemm per group batched over the images
     (``out[n, g] = w[g] @ cols[n, g]``, written in place), or, ``folded``, one gemm batched over
     the groups with the images side by side in its columns (``tmp[g] = w[g] @ cols[g]``, a wide
     product where each image has few output cells, as in weight gradients), then ``tmp``
-    (O, images, cells) is copied into ``out`` (images, O, cells)."""
+    (O, images, cells) is copied into ``out`` (images, O, cells). A ``pointwise`` convolution
+    unfolded is its input: no im2col then, unless ``folded``."""
     n, c, h, w = lhs.shape
     o, cg, kh, kw = rhs.shape
     ph, pw = geometry[2], geometry[3]
     og, kk, pq, isz = o // g, kh * kw, ph * pw, lhs.dtype.itemsize
-    chunk = max(1, COLS_LIMIT // (c * kk * pq))
-    cols = CudaArray.empty((min(chunk, n) * c * kk * pq,), lhs.dtype)
-    kernel = _im2col_kernel(lhs.dtype)
+    pointwise = pointwise and not folded
+    chunk = n if pointwise else max(1, COLS_LIMIT // (c * kk * pq))
+    cols = lhs if pointwise else CudaArray.empty((min(chunk, n) * c * kk * pq,), lhs.dtype)
     for n0 in range(0, n, chunk):
         nc = min(chunk, n - n0)
         total = nc * c * kk * pq
-        inverses = [1.0 / v for v in (nc, c, kh, kw, ph, pw)]
-        kernel(total, flat(lhs), cols, total, n0, nc, c, h, w, *geometry, int(folded), *inverses)
+        if not pointwise:
+            inverses = [1.0 / v for v in (nc, c, kh, kw, ph, pw)]
+            _im2col_kernel(lhs.dtype)(total, lhs, cols, total, n0, nc, c, h, w, *geometry, int(folded), *inverses)
         at = out.ptr + n0 * o * pq * isz
         if not folded:
             for gi in range(g):

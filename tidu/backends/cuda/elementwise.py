@@ -14,17 +14,39 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-from .copy import numba_name
+from .copy import contiguous, numba_name
 from .launch import Kernel
-from .memory import CudaArray
+from .memory import CudaArray, contiguous_strides
 
 
 def device_function(scalar_fn: Callable) -> Callable:
     return cuda.jit(device=True)(scalar_fn)
 
 
-def _sig(*dtypes: Any) -> str:
-    return f"void({', '.join(numba_name(np.dtype(d)) + '[::1]' for d in dtypes)}, int64)"
+def _sig(*dtypes: Any, periods: int = 0) -> str:
+    return f"void({', '.join(numba_name(np.dtype(d)) + '[::1]' for d in dtypes)}, int64{', int64' * periods})"
+
+
+def repeated(x: CudaArray) -> tuple[CudaArray, int]:
+    """``x`` as one contiguous vector and its period: element ``i`` of ``x`` (row-major) is
+    ``vector[i % period]``. A broadcast scalar has period 1, a bias broadcast over rows its
+    length; any other layout is copied to a contiguous array (period: its size). Kernels then
+    read broadcast operands in place instead of materializing them."""
+    n = x.size
+    if x.is_c_contiguous:
+        return x, max(n, 1)
+    shape, strides = x.shape, x.strides
+    k = 0
+    while k < len(shape) and (strides[k] == 0 or shape[k] == 1):
+        k += 1
+    tail = shape[k:]
+    dense = contiguous_strides(tail, x.dtype.itemsize)
+    if all(m == 1 or st == d for m, st, d in zip(tail, strides[k:], dense)):
+        period = 1
+        for m in tail:
+            period *= m
+        return x.view((period,), (x.dtype.itemsize,)), max(period, 1)
+    return contiguous(x), max(n, 1)
 
 
 def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
@@ -37,6 +59,7 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
     kernels: dict[tuple, Kernel] = {}
 
     def run(x: CudaArray, out_dtype: Any) -> CudaArray:
+        x = contiguous(x)
         out_dtype = np.dtype(out_dtype)
         key = (x.dtype, out_dtype)
         kernel = kernels.get(key)
@@ -45,7 +68,7 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
         out = CudaArray.empty(x.shape, out_dtype)
         n = out.size
         if n:
-            kernel(n, x.flat(), out.flat(), n)
+            kernel(n, x, out, n)
         return out
 
     return run
@@ -60,38 +83,52 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
 
     kernels: dict[tuple, Kernel] = {}
 
+    def broadcast_loop(a, b, out, n, na, nb):  # noqa: ANN001, ANN202
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            out[i] = f(a[i % na], b[i % nb])
+
     def run(a: CudaArray, b: CudaArray, out_dtype: Any) -> CudaArray:
         out_dtype = np.dtype(out_dtype)
-        key = (a.dtype, b.dtype, out_dtype)
-        kernel = kernels.get(key)
-        if kernel is None:
-            kernel = kernels[key] = Kernel(loop, _sig(a.dtype, b.dtype, out_dtype))
         out = CudaArray.empty(a.shape, out_dtype)
         n = out.size
-        if n:
-            kernel(n, a.flat(), b.flat(), out.flat(), n)
+        if not n:
+            return out
+        if a.is_c_contiguous and b.is_c_contiguous:
+            key = (a.dtype, b.dtype, out_dtype)
+            kernel = kernels.get(key)
+            if kernel is None:
+                kernel = kernels[key] = Kernel(loop, _sig(a.dtype, b.dtype, out_dtype))
+            kernel(n, a, b, out, n)
+            return out
+        (va, na), (vb, nb) = repeated(a), repeated(b)
+        key = (a.dtype, b.dtype, out_dtype, "repeated")
+        kernel = kernels.get(key)
+        if kernel is None:
+            kernel = kernels[key] = Kernel(broadcast_loop, _sig(a.dtype, b.dtype, out_dtype, periods=2))
+        kernel(n, va, vb, out, n, na, nb)
         return out
 
     return run
 
 
-def _select_loop(p, a, b, out, n):  # noqa: ANN001, ANN202
+def _select_loop(p, a, b, out, n, np_, na, nb):  # noqa: ANN001, ANN202
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[i] = a[i] if p[i] else b[i]
+        out[i] = a[i % na] if p[i % np_] else b[i % nb]
 
 
 _select_kernels: dict[Any, Kernel] = {}
 
 
 def select(p: CudaArray, a: CudaArray, b: CudaArray) -> CudaArray:
-    """``where(p, a, b)`` for arrays of one shape."""
+    """``where(p, a, b)`` for arrays of one shape (broadcast operands read in place)."""
     kernel = _select_kernels.get(a.dtype)
     if kernel is None:
-        kernel = _select_kernels[a.dtype] = Kernel(_select_loop, _sig(p.dtype, a.dtype, a.dtype, a.dtype))
+        kernel = _select_kernels[a.dtype] = Kernel(_select_loop, _sig(p.dtype, a.dtype, a.dtype, a.dtype, periods=3))
     out = CudaArray.empty(a.shape, a.dtype)
     n = out.size
     if n:
-        kernel(n, p.flat(), a.flat(), b.flat(), out.flat(), n)
+        (vp, n_p), (va, na), (vb, nb) = repeated(p), repeated(a), repeated(b)
+        kernel(n, vp, va, vb, out, n, n_p, na, nb)
     return out
 
 
@@ -130,5 +167,24 @@ def fill(*, shape: tuple[int, ...], value: Any, dtype: Any, device: str = "cuda"
     out = CudaArray.empty(tuple(shape), target)
     n = out.size
     if n:
-        kernel(n, out.flat(), target.type(value).item(), n)
+        kernel(n, out, target.type(value).item(), n)
     return out
+
+
+def _axpy_loop(y, alpha, x, n):  # noqa: ANN001, ANN202
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        y[i] += alpha * x[i]
+
+
+_axpy_kernels: dict[Any, Kernel] = {}
+
+
+def axpy_(y: CudaArray, alpha: float, x: CudaArray) -> None:
+    """``y += alpha * x`` in place for C-contiguous arrays of one dtype (an optimizer's step)."""
+    kernel = _axpy_kernels.get(y.dtype)
+    if kernel is None:
+        t = numba_name(y.dtype)
+        kernel = _axpy_kernels[y.dtype] = Kernel(_axpy_loop, f"void({t}[::1], {t}, {t}[::1], int64)")
+    n = y.size
+    if n:
+        kernel(n, y, alpha, x, n)

@@ -2,7 +2,9 @@
 
 One thread per index element (consecutive threads, consecutive index elements): its
 position in the other dimensions gives the offsets into the operands (strided geometry as
-in ``strided``), the index value the offset along ``axis``. Index values are not checked
+in ``strided``), the index value the offset along ``axis``. Operands may have any
+strides, so a broadcast index (as indexing and ``index_select`` build, and the gradients
+scatter back) is never materialized. Index values are not checked
 on the host (that would copy the index back and synchronize): an index outside
 ``[0, size)`` is never dereferenced; ``gather`` writes 0 there and ``scatter_add`` drops the
 value. ``scatter_add`` accumulates with ``cuda.atomic.add``, so float sums into one
@@ -17,27 +19,38 @@ from numba import cuda
 
 from .launch import Kernel
 from .memory import CudaArray
-from .strided import GEOMETRY, INT, duplicate, element_strides, flat, geometry, numba_name, offsets
+from .strided import (
+    GEOMETRY,
+    INT,
+    copy,
+    duplicate,
+    element_strides,
+    geometry,
+    numba_name,
+    offsets,
+    permuted,
+    span,
+)
 
 
-def _gather(x, index, out, n, size, axis_stride,  # noqa: ANN001, ANN202
+def _gather(x, index, out, n, size, axis_stride, x0, i0,  # noqa: ANN001, ANN202
             s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         ox, oi = offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
-        j = index[oi]  # oi == i: the second stride set is the index's own
+        j = index[i0 + oi]
         if 0 <= j < size:
-            out[i] = x[ox + j * axis_stride]
+            out[i] = x[x0 + ox + j * axis_stride]
         else:
             out[i] = 0
 
 
-def _scatter_add(out, index, src, n, size, axis_stride,  # noqa: ANN001, ANN202
+def _scatter_add(out, index, src, n, size, axis_stride, i0,  # noqa: ANN001, ANN202
                  s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        oo, osrc = offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
-        j = index[i]
+        oo, oi = offsets(i, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+        j = index[i0 + oi]
         if 0 <= j < size:
-            cuda.atomic.add(out, oo + j * axis_stride, src[osrc])
+            cuda.atomic.add(out, oo + j * axis_stride, src[i])
 
 
 _kernels: dict[tuple, Kernel] = {}
@@ -47,7 +60,8 @@ def _kernel(fn, dtype: np.dtype) -> Kernel:  # noqa: ANN001
     kernel = _kernels.get((fn, dtype))
     if kernel is None:
         t = numba_name(dtype)
-        sig = f"void({t}[::1], int64[::1], {t}[::1], {INT}, {INT}, {INT}, {GEOMETRY})"
+        starts = f", {INT}, {INT}" if fn is _gather else f", {INT}"
+        sig = f"void({t}[::1], int64[::1], {t}[::1], {INT}, {INT}, {INT}{starts}, {GEOMETRY})"
         kernel = _kernels[(fn, dtype)] = Kernel(fn, sig)
     return kernel
 
@@ -56,20 +70,41 @@ def _without_axis(strides: tuple[int, ...], axis: int) -> tuple[int, ...]:
     return tuple(0 if d == axis else st for d, st in enumerate(strides))
 
 
+def _operand(a: CudaArray) -> tuple[CudaArray, int, tuple[int, ...]]:
+    """``a`` as the kernels read it: 1-D memory, the offset of its first element, element strides."""
+    if a.is_c_contiguous:
+        return a, 0, element_strides(a.shape)
+    memory, start = span(a)
+    return memory, start, tuple(st // a.dtype.itemsize for st in a.strides)
+
+
 def gather(x: CudaArray, index: CudaArray, *, axis: int) -> CudaArray:
+    """``x`` and ``index`` may have any strides (a broadcast index is read, not materialized)."""
     out = CudaArray.empty(index.shape, x.dtype)
     if out.size:
-        xs = element_strides(x.shape)
-        geo = geometry(index.shape, _without_axis(xs, axis), element_strides(index.shape))
-        _kernel(_gather, x.dtype)(out.size, flat(x), flat(index), flat(out), out.size, x.shape[axis], xs[axis], *geo)
+        (xm, x0, xs), (im, i0, ist) = _operand(x), _operand(index)
+        geo = geometry(index.shape, _without_axis(xs, axis), ist)
+        _kernel(_gather, x.dtype)(out.size, xm, im, out, out.size, x.shape[axis], xs[axis], x0, i0, *geo)
     return out
 
 
 def scatter_add(x: CudaArray, index: CudaArray, src: CudaArray, *, axis: int) -> CudaArray:
-    out = duplicate(x)
+    """Operands of any strides; ``src``'s part that ``index`` covers is made C-contiguous first
+    (no copy when it already is), ``x`` is copied into the output."""
+    out = duplicate(x) if x.is_c_contiguous else permuted(x, range(x.ndim))
     if index.size:
+        if src.shape != index.shape or not src.is_c_contiguous:
+            src = _region(src, index.shape)
+        im, i0, ist = _operand(index)
         xs = element_strides(x.shape)
-        geo = geometry(index.shape, _without_axis(xs, axis), element_strides(src.shape))
-        _kernel(_scatter_add, x.dtype)(index.size, flat(out), flat(index), flat(src), index.size, x.shape[axis],
-                                       xs[axis], *geo)
+        geo = geometry(index.shape, _without_axis(xs, axis), ist)
+        _kernel(_scatter_add, x.dtype)(index.size, out, im, src, index.size, x.shape[axis], xs[axis], i0, *geo)
+    return out
+
+
+def _region(a: CudaArray, shape: tuple[int, ...]) -> CudaArray:
+    """A C-contiguous copy of ``a[:shape[0], :shape[1], ...]``."""
+    memory, start, strides = _operand(a)
+    out = CudaArray.empty(shape, a.dtype)
+    copy(memory, out, shape, strides, element_strides(shape), start)
     return out

@@ -41,6 +41,12 @@ def _slot_codes(argtype: Any) -> tuple[str, int]:
     return code, 1
 
 
+def _sim_arg(a: Any) -> Any:
+    if not isinstance(a, CudaArray):
+        return a
+    return a.host if a.ndim == 1 or not a.is_c_contiguous else a.host.reshape(-1)
+
+
 class Kernel:
     """A ``numba.cuda.jit`` kernel for one signature, launched by tidu.
 
@@ -68,7 +74,8 @@ class Kernel:
             check_version()
             self.handle, argtypes = compile_kernel(self.dispatcher, self.signature)
             codes = [_slot_codes(t) for t in argtypes]
-            self.is_array = [getattr(t, "ndim", None) is not None for t in argtypes]
+            # 0: a scalar; 1: a 1-D array (any C-contiguous array is passed flat); 2: n-D
+            self.kinds = [0 if getattr(t, "ndim", None) is None else (1 if t.ndim == 1 else 2) for t in argtypes]
             nslots = sum(n for _, n in codes)
             self.packer = struct.Struct("=" + "".join(c for c, _ in codes))
             self.buffer = ctypes.create_string_buffer(max(8 * nslots, 8))
@@ -85,15 +92,17 @@ class Kernel:
         if not self._ready:
             self._prepare()
         if self.simulated:
-            self.dispatcher[SIM_BLOCKS, min(threads, self.sim_threads)](
-                *[a.host if isinstance(a, CudaArray) else a for a in args])
+            self.dispatcher[SIM_BLOCKS, min(threads, self.sim_threads)](*[_sim_arg(a) for a in args])
             return
         values: list[Any] = []
-        for a, is_array in zip(args, self.is_array):
-            if is_array:
-                values += (0, 0, a.size, a.dtype.itemsize, a.ptr, *a.shape, *a.strides)
-            else:
+        for a, kind in zip(args, self.kinds):
+            if kind == 0:
                 values.append(a)
+            elif kind == 1:
+                item = a.dtype.itemsize
+                values += (0, 0, a.size, item, a.ptr, a.size, item if a.ndim != 1 else a.strides[0])
+            else:
+                values += (0, 0, a.size, a.dtype.itemsize, a.ptr, *a.shape, *a.strides)
         self.packer.pack_into(self.buffer, 0, *values)
         status = self.launch_fn(self.handle, blocks, 1, 1, threads, 1, 1, shared_bytes, self.stream, self.params, None)
         if status:

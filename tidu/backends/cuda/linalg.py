@@ -12,6 +12,7 @@ The result (batch, lhs free, rhs free) is the gemm's output as it lies.
 
 from __future__ import annotations
 
+import functools
 from math import prod
 
 import numpy as np
@@ -20,7 +21,7 @@ from numba import cuda
 from .blas import gemm_strided
 from .launch import Kernel
 from .memory import CudaArray
-from .strided import flat, permuted, zeros
+from .strided import permuted, span, zeros
 
 Dims = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
 TILE = 16
@@ -30,23 +31,23 @@ def _free(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[
     return [d for d in range(ndim) if d not in contract and d not in batch]
 
 
-def _group(x: CudaArray, dims: list[int]) -> tuple[int, int] | None:
+def _group(shape: tuple, strides: tuple, dims: list[int]) -> tuple[int, int] | None:
     """(size, element stride) of ``dims`` read as one dimension, or None when they do not collapse."""
-    kept = [d for d in dims if x.shape[d] != 1]
-    size = prod(x.shape[d] for d in dims)
+    kept = [d for d in dims if shape[d] != 1]
+    size = prod(shape[d] for d in dims)
     if not kept:
         return size, 0
-    strides = [x.strides[d] // x.dtype.itemsize for d in kept]
-    for i in range(len(kept) - 1):
-        if strides[i] != strides[i + 1] * x.shape[kept[i + 1]]:
+    for d, inner in zip(kept, kept[1:]):
+        if strides[d] != strides[inner] * shape[inner]:
             return None
-    return size, strides[-1]
+    return size, strides[kept[-1]]
 
 
-def _matrix(x: CudaArray, batch: list[int], rows: list[int], cols: list[int]) -> tuple[bool, int, int] | None:
-    """How cuBLAS reads ``x`` as a batch of (rows x cols) matrices: (transposed, leading dim, batch
-    stride), or None when it cannot."""
-    groups = [_group(x, batch), _group(x, rows), _group(x, cols)]
+def _matrix(shape: tuple, strides: tuple, batch: list[int], rows: list[int],
+            cols: list[int]) -> tuple[bool, int, int] | None:
+    """How cuBLAS reads an operand as a batch of (rows x cols) matrices: (transposed, leading dim,
+    batch stride), or None when it cannot."""
+    groups = [_group(shape, strides, batch), _group(shape, strides, rows), _group(shape, strides, cols)]
     if None in groups or any(st < 0 for _, st in groups):
         return None
     (_, sb), (r, sr), (c, sc) = groups
@@ -59,53 +60,60 @@ def _matrix(x: CudaArray, batch: list[int], rows: list[int], cols: list[int]) ->
     return None
 
 
-def _operands(a: CudaArray, b: CudaArray, dims: Dims) -> tuple:
-    """Both operands as cuBLAS reads them, copying those it cannot read in place."""
+@functools.lru_cache(maxsize=4096)
+def _plan(a_shape: tuple, a_strides: tuple, b_shape: tuple, b_strides: tuple, dims: Dims, blas: bool) -> tuple:
+    """(out shape, nb, m, n, k, and per operand: the order to copy it into first or None, and how
+    it is then read: (transposed, leading dim, batch stride)); strides in elements.
+
+    cuBLAS (``blas``) reads either matrix layout; the integer kernel only row-major
+    (batch, rows, cols) with no gaps.
+    """
     (ca, cb), (ba, bb) = dims
-    fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
+    fa, fb = _free(len(a_shape), ca, ba), _free(len(b_shape), cb, bb)
+    shape = tuple([a_shape[i] for i in ba] + [a_shape[i] for i in fa] + [b_shape[i] for i in fb])
+    nb, m, n = prod(a_shape[i] for i in ba), prod(a_shape[i] for i in fa), prod(b_shape[i] for i in fb)
+    k = prod(a_shape[i] for i in ca)
+
+    def usable(read: tuple | None, rows: int, cols: int) -> bool:
+        if read is None or blas:
+            return read is not None
+        transposed, ld, step = read
+        return not transposed and (ld == cols or rows == 1) and (step == rows * cols or nb == 1)
+
     best = None
     for key in (0, 1):
         pairs = sorted(zip(ca, cb), key=lambda p: p[key])
         pa, pb = [p[0] for p in pairs], [p[1] for p in pairs]
-        ra, rb = _matrix(a, list(ba), fa, pa), _matrix(b, list(bb), pb, fb)
-        cost = (a.size if ra is None else 0) + (b.size if rb is None else 0)
+        ra, rb = _matrix(a_shape, a_strides, list(ba), fa, pa), _matrix(b_shape, b_strides, list(bb), pb, fb)
+        ra, rb = (ra if usable(ra, m, k) else None), (rb if usable(rb, k, n) else None)
+        cost = (prod(a_shape) if ra is None else 0) + (prod(b_shape) if rb is None else 0)
         if best is None or cost < best[0]:
             best = (cost, pa, pb, ra, rb)
     _, pa, pb, ra, rb = best
-    if ra is None:
-        a = permuted(a, list(ba) + fa + pa)
-        ra = (False, prod(a.shape[len(ba) + len(fa):]), a.size // max(prod(a.shape[:len(ba)]), 1))
-    if rb is None:
-        b = permuted(b, list(bb) + pb + fb)
-        rb = (False, prod(b.shape[len(bb) + len(pb):]), b.size // max(prod(b.shape[:len(bb)]), 1))
-    return a, ra, b, rb
-
-
-def _canonical(x: CudaArray, order: list[int]) -> CudaArray:
-    """``x`` C-contiguous in dimension ``order`` (no copy when it already is)."""
-    if x.is_c_contiguous and order == sorted(order):
-        return x
-    return permuted(x, order)
+    copy_a = None if ra is not None else tuple(list(ba) + fa + pa)
+    copy_b = None if rb is not None else tuple(list(bb) + pb + fb)
+    return shape, nb, m, n, k, copy_a, ra or (False, k, m * k), copy_b, rb or (False, n, k * n)
 
 
 def dot_general(a: CudaArray, b: CudaArray, *, dimension_numbers: Dims) -> CudaArray:
     """The contraction of ``a`` and ``b`` (any strides) as (batch, lhs free, rhs free), C-contiguous."""
-    (ca, cb), (ba, bb) = dimension_numbers
-    fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
-    shape = tuple([a.shape[i] for i in ba] + [a.shape[i] for i in fa] + [b.shape[i] for i in fb])
-    nb, m, n = prod(a.shape[i] for i in ba), prod(a.shape[i] for i in fa), prod(b.shape[i] for i in fb)
-    k = prod(a.shape[i] for i in ca)
+    item = a.dtype.itemsize
+    blas = a.dtype.kind == "f"
+    shape, nb, m, n, k, copy_a, (ta, lda, sa), copy_b, (tb, ldb, sb) = _plan(
+        a.shape, tuple(st // item for st in a.strides), b.shape, tuple(st // item for st in b.strides),
+        dimension_numbers, blas)
     if nb * m * n == 0 or k == 0:
         return zeros(shape, a.dtype)
+    if copy_a is not None:
+        a = permuted(a, copy_a)
+    if copy_b is not None:
+        b = permuted(b, copy_b)
     out = CudaArray.empty(shape, a.dtype)
-    if a.dtype.kind == "f":
-        a, (ta, lda, sa), b, (tb, ldb, sb) = _operands(a, b, dimension_numbers)
+    if blas:
         gemm_strided(a.dtype, ta, tb, m, n, k, a.ptr, lda, sa, b.ptr, ldb, sb, out.ptr, n, m * n, nb)
-        return out
-    a = _canonical(a, list(ba) + fa + list(ca))
-    b = _canonical(b, list(bb) + list(cb) + fb)
-    tiles = nb * -(-m // TILE) * -(-n // TILE)
-    _int_kernel(a.dtype).launch(min(tiles, 4096), TILE * TILE, flat(a), flat(b), flat(out), nb, m, n, k)
+    else:
+        tiles = nb * -(-m // TILE) * -(-n // TILE)
+        _int_kernel(a.dtype).launch(min(tiles, 4096), TILE * TILE, span(a)[0], span(b)[0], out, nb, m, n, k)
     return out
 
 

@@ -93,11 +93,25 @@ def _trivially_dense(shape: tuple[int, ...], strides: tuple[int, ...], dense: tu
 
 
 def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    strides, step = [], itemsize
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
+    key = (shape, itemsize)
+    found = _STRIDES.get(key)
+    if found is None:
+        strides, step = [], itemsize
+        for size in reversed(shape):
+            strides.append(step)
+            step *= max(size, 1)
+        found = tuple(reversed(strides))
+        if len(_STRIDES) >= 4096:
+            _STRIDES.clear()
+        _STRIDES[key] = found
+    return found
+
+
+_STRIDES: dict[tuple, tuple[int, ...]] = {}
+
+
+def _simulated() -> bool:
+    return runtime().simulated
 
 
 class _Flags:
@@ -115,15 +129,20 @@ class CudaArray:
     A view (``view``) is owned by the array it was made from, as numpy's ``base``.
     """
 
-    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host", "is_c_contiguous")
+    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host", "is_c_contiguous", "size")
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, strides: tuple[int, ...] | None, ptr: int,
                  owner: Any, host: np.ndarray | None = None) -> None:
-        self.shape = tuple(shape)
+        self.shape = shape = tuple(shape)
         self.dtype = np.dtype(dtype)
-        dense = contiguous_strides(self.shape, self.dtype.itemsize)
-        self.strides = dense if strides is None else tuple(strides)
-        self.is_c_contiguous = self.strides == dense or _trivially_dense(self.shape, self.strides, dense)
+        dense = contiguous_strides(shape, self.dtype.itemsize)
+        if strides is None:
+            self.strides = dense
+            self.is_c_contiguous = True
+        else:
+            self.strides = strides = tuple(strides)
+            self.is_c_contiguous = strides == dense or _trivially_dense(shape, strides, dense)
+        self.size = math.prod(shape)
         self.ptr = ptr
         self.owner = owner
         self.host = host  # the simulator's "device" memory
@@ -161,10 +180,6 @@ class CudaArray:
         return contiguous_copy(self)
 
     @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
     def ndim(self) -> int:
         return len(self.shape)
 
@@ -178,8 +193,14 @@ class CudaArray:
     @classmethod
     def empty(cls, shape: tuple[int, ...], dtype: Any) -> CudaArray:
         dtype = np.dtype(dtype)
-        if runtime().simulated:
-            host = np.empty(shape, dtype)
+        if _simulated():
+            try:
+                host = np.empty(shape, dtype)
+            except MemoryError:
+                nbytes = math.prod(shape) * dtype.itemsize
+                raise driver.OutOfMemoryError(
+                    "cuMemAllocAsync", 2, f"CUDA out of memory. Tried to allocate {_fmt_bytes(nbytes)}"
+                ) from None
             return cls(shape, dtype, None, host.ctypes.data, host, host)
         buffer = DeviceBuffer(math.prod(shape) * dtype.itemsize)
         return cls(shape, dtype, None, buffer.ptr, buffer)

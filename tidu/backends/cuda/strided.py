@@ -13,6 +13,7 @@ element.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 from typing import Any
 
@@ -107,7 +108,8 @@ def merge(shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple[list[int],
     return [n for n, _ in merged], [[sts[j] for _, sts in merged] for j in range(len(strides))]
 
 
-def geometry(shape: tuple[int, ...], *strides: tuple[int, ...]) -> list[int]:
+@functools.lru_cache(maxsize=4096)
+def geometry(shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple:
     """The kernel scalars of a merged, front-padded ``MAX_DIMS`` geometry: sizes 1.., their
     inverses, then the strides."""
     sizes, merged = merge(shape, *strides)
@@ -119,12 +121,13 @@ def geometry(shape: tuple[int, ...], *strides: tuple[int, ...]) -> list[int]:
     out += [1.0 / n for n in out]
     for st in merged:
         out += [0] * pad + st
-    return out
+    return tuple(out)
 
 
 def copy(src: CudaArray, dst: CudaArray, shape: tuple[int, ...], src_strides: tuple[int, ...],
          dst_strides: tuple[int, ...], src_start: int = 0, dst_start: int = 0) -> None:
-    """The strided copy described in the module docstring (``src``, ``dst``: C-contiguous)."""
+    """The strided copy described in the module docstring (``src``, ``dst``: C-contiguous, read
+    as 1-D by the kernel)."""
     n = math.prod(shape)
     if not n:
         return
@@ -132,9 +135,10 @@ def copy(src: CudaArray, dst: CudaArray, shape: tuple[int, ...], src_strides: tu
     if kernel is None:
         t = numba_name(src.dtype)
         kernel = _kernels[src.dtype] = Kernel(_copy, f"void({t}[::1], {t}[::1], {INT}, {INT}, {INT}, {GEOMETRY})")
-    kernel(n, flat(src), flat(dst), n, src_start, dst_start, *geometry(shape, src_strides, dst_strides))
+    kernel(n, src, dst, n, src_start, dst_start, *geometry(shape, src_strides, dst_strides))
 
 
+@functools.lru_cache(maxsize=4096)
 def element_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return contiguous_strides(tuple(shape), 1)
 
@@ -143,17 +147,6 @@ def reshaped(x: CudaArray, shape: tuple[int, ...]) -> CudaArray:
     """The C-contiguous ``x`` with a new shape of the same size (no copy; ``x`` is the owner)."""
     host = None if x.host is None else x.host.reshape(shape)
     return CudaArray(tuple(shape), x.dtype, None, x.ptr, x, host)
-
-
-def flat(x: CudaArray) -> CudaArray:
-    return x if x.ndim == 1 else reshaped(x, (x.size,))
-
-
-def at(x: CudaArray, start: int, shape: tuple[int, ...]) -> CudaArray:
-    """The C-contiguous block of ``shape`` starting ``start`` elements into C-contiguous ``x``."""
-    size = math.prod(shape)
-    host = None if x.host is None else x.host.reshape(-1)[start:start + size].reshape(shape)
-    return CudaArray(tuple(shape), x.dtype, None, x.ptr + start * x.dtype.itemsize, x, host)
 
 
 def zeros(shape: tuple[int, ...], dtype: Any) -> CudaArray:

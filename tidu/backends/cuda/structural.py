@@ -7,6 +7,8 @@ spread by the interior padding, and ``concatenate`` writes each operand into its
 
 from __future__ import annotations
 
+import functools
+
 from .memory import CudaArray
 from .strided import copy, element_strides, zeros
 
@@ -20,12 +22,13 @@ def rev(x: CudaArray, *, dimensions: tuple[int, ...]) -> CudaArray:
     return out
 
 
-def pad(x: CudaArray, *, padding_config: tuple) -> CudaArray:
-    shape = tuple(lo + hi + n + max(0, n - 1) * i for n, (lo, hi, i) in zip(x.shape, padding_config))
-    out = zeros(shape, x.dtype)
-    src_strides, out_strides = element_strides(x.shape), element_strides(shape)
+@functools.lru_cache(maxsize=4096)
+def _pad_plan(shape: tuple[int, ...], padding_config: tuple) -> tuple:
+    """(output shape, copied region, its source and destination strides and starts)."""
+    out_shape = tuple(lo + hi + n + max(0, n - 1) * i for n, (lo, hi, i) in zip(shape, padding_config))
+    src_strides, out_strides = element_strides(shape), element_strides(out_shape)
     region, src_start, dst_start, dst_strides = [], 0, 0, []
-    for n, (lo, _, interior), size, s_st, o_st in zip(x.shape, padding_config, shape, src_strides, out_strides):
+    for n, (lo, _, interior), size, s_st, o_st in zip(shape, padding_config, out_shape, src_strides, out_strides):
         step = interior + 1
         first = (-lo + step - 1) // step if lo < 0 else 0  # the first element landing inside the output
         last = min(n, (size - 1 - lo) // step + 1) if size - 1 - lo >= 0 else 0
@@ -33,8 +36,14 @@ def pad(x: CudaArray, *, padding_config: tuple) -> CudaArray:
         src_start += first * s_st
         dst_start += (lo + first * step) * o_st
         dst_strides.append(step * o_st)
+    return out_shape, tuple(region), src_strides, tuple(dst_strides), src_start, dst_start
+
+
+def pad(x: CudaArray, *, padding_config: tuple) -> CudaArray:
+    out_shape, region, src_strides, dst_strides, src_start, dst_start = _pad_plan(x.shape, padding_config)
+    out = zeros(out_shape, x.dtype)
     if all(region):
-        copy(x, out, tuple(region), src_strides, tuple(dst_strides), src_start, dst_start)
+        copy(x, out, region, src_strides, dst_strides, src_start, dst_start)
     return out
 
 

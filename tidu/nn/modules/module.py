@@ -333,8 +333,9 @@ class Module:
                 target = a
             else:
                 device = a
-        if device is not None:
-            as_device(device)
+        where = as_device(device) if device is not None else None
+        if where is not None:
+            self._apply(lambda t: t.to(where))
         if target is None:
             return self
         dt = dtypes.as_dtype(target)
@@ -349,7 +350,12 @@ class Module:
         return self.to(dtypes.float64)
 
     def cpu(self) -> Module:
-        return self
+        """Move parameters and buffers to host memory; in place, returns ``self``."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Module:
+        """Move parameters and buffers to the GPU; in place, returns ``self``."""
+        return self.to("cuda" if device is None or isinstance(device, int) else device)
 
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.to(dtypes.as_dtype(dst_type)))

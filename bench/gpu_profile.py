@@ -1,0 +1,127 @@
+"""Where a small CUDA step's time goes: cProfile of tidu's Python side, and launch-shape probes.
+
+    python bench/gpu_profile.py      # on the device tool's machine
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import time
+
+import numpy as np
+
+import tidu
+from tidu.backends.cuda import launch
+from tidu.backends.cuda.elementwise import unary_kernel
+from tidu.backends.cuda.memory import CudaArray
+from tidu.primitives.elementwise import _exp
+
+
+def small_step() -> None:
+    x = tidu.tensor(np.ones(1024, np.float32), device="cuda", requires_grad=True)
+    w = tidu.tensor(np.ones(1024, np.float32), device="cuda")
+    a, b = tidu.ones(1024, device="cuda"), tidu.ones(1024, device="cuda")
+
+    def step() -> None:
+        x.grad = None
+        (x * w).tanh().sum().backward()
+
+    for fn, n, name in ((lambda: a + b, 3000, "a + b"), (step, 300, "small fwd+bwd")):
+        for _ in range(20):
+            fn()
+        tidu.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        tidu.cuda.synchronize()
+        print(f"{name}: {(time.perf_counter() - t0) / n * 1e6:.1f} us")
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(n):
+            fn()
+        profile.disable()
+        pstats.Stats(profile).sort_stats("tottime").print_stats(18)
+
+
+def launch_shapes() -> None:
+    n = 64 * 2**20
+    x = CudaArray.from_host(np.random.default_rng(0).uniform(-4, 4, n).astype(np.float32))
+    run = unary_kernel(_exp)
+    for blocks in (1024, 4096, 16384, 65535):
+        launch.MAX_BLOCKS = blocks
+        run(x, np.float32)
+        tidu.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(20):
+            run(x, np.float32)
+        tidu.cuda.synchronize()
+        dt = (time.perf_counter() - t0) / 20
+        print(f"exp 64M, at most {blocks} blocks: {dt * 1e3:.3f} ms, {2 * 4 * n / dt / 1e9:.0f} GB/s")
+
+
+def training_steps() -> None:
+    import bench.gpu_tensor as workloads
+
+    for name in ("MLP", "block"):
+        fns, _ = workloads.WORKLOADS[name][0]()
+        step = fns["tidu"]
+        for _ in range(5):
+            step()
+        tidu.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(20):
+            step()
+        tidu.cuda.synchronize()
+        print(f"{name}: {(time.perf_counter() - t0) / 20 * 1e3:.2f} ms per step")
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(20):
+            step()
+        tidu.cuda.synchronize()
+        profile.disable()
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+        per_kernel(step)
+
+
+def per_kernel(step) -> None:  # noqa: ANN001
+    """Each launch timed alone (synchronized): GPU time by kernel, and how often it runs."""
+    from tidu.backends.cuda import blas, linalg
+
+    totals: dict[str, list[float]] = {}
+    original, original_gemm = launch.Kernel.launch, blas.gemm_strided
+
+    def timed(name: str, fn, *args, **kwargs):  # noqa: ANN001, ANN202
+        tidu.cuda.synchronize()
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        tidu.cuda.synchronize()
+        totals.setdefault(name, []).append(time.perf_counter() - t0)
+        return out
+
+    launch.Kernel.launch = lambda self, *a, **k: timed(self.fn.__name__, original, self, *a, **k)
+    blas.gemm_strided = linalg.gemm_strided = lambda *a, **k: timed("gemm", original_gemm, *a, **k)
+    try:
+        for _ in range(3):
+            step()
+        totals.clear()
+        prepares = launch.Kernel._prepare
+        seen = []
+        launch.Kernel._prepare = lambda self: (seen.append(self.fn.__name__), prepares(self))[1]
+        step()
+        launch.Kernel._prepare = prepares
+    finally:
+        launch.Kernel.launch, blas.gemm_strided, linalg.gemm_strided = original, original_gemm, original_gemm
+    print(f"kernels compiled during a warm step: {seen}")
+    for name, times in sorted(totals.items(), key=lambda kv: -sum(kv[1])):
+        print(f"  {name:<28} x{len(times):<4} {sum(times) * 1e6:9.1f} us synchronized")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if "--train" in sys.argv:
+        training_steps()
+    else:
+        small_step()
+        launch_shapes()

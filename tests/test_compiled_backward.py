@@ -1,0 +1,315 @@
+"""Compiled backward steps (tidu/autograd/compiled.py): the same gradients as the general walk,
+served from the cache by structure only, never stale, and the general path where they must not run."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tidu
+from tidu.autograd import compiled
+from tidu.core import programs
+
+F = tidu.nn.functional
+
+
+def _run(fn: Callable[..., Any], arrays: list[np.ndarray], enabled: bool, monkeypatch: Any) -> list[Any]:
+    monkeypatch.setattr(programs, "ENABLED", enabled)
+    leaves = [tidu.tensor(a, requires_grad=True) for a in arrays]
+    fn(*leaves)
+    return [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
+
+
+def check_same(fn: Callable[..., Any], *arrays: np.ndarray, monkeypatch: Any) -> None:
+    """``fn(*leaves)`` runs a backward: the general walk, a built step and a reused step agree exactly."""
+    expected = _run(fn, list(arrays), False, monkeypatch)
+    before = dict(compiled.STATS)
+    first = _run(fn, list(arrays), True, monkeypatch)
+    second = _run(fn, list(arrays), True, monkeypatch)
+    assert compiled.STATS["reused"] > before["reused"], "the repeated step was not served from the cache"
+    for got in (first, second):
+        for i, (g, e) in enumerate(zip(got, expected)):
+            assert (g is None) == (e is None), f"leaf {i}"
+            if g is not None:
+                np.testing.assert_array_equal(g, e, err_msg=f"grad of leaf {i}")
+
+
+def _rand(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed + sum(shape)).standard_normal(shape).astype(np.float32)
+
+
+def test_mlp_step(monkeypatch: Any) -> None:
+    x, labels = tidu.tensor(_rand(8, 6)), tidu.tensor(np.arange(8) % 3)
+
+    def step(w1: Any, b1: Any, w2: Any, b2: Any) -> None:
+        h = F.relu(x @ w1.t() + b1)
+        F.cross_entropy(h @ w2.t() + b2, labels).backward()
+
+    check_same(step, _rand(5, 6), _rand(5), _rand(3, 5), _rand(3), monkeypatch=monkeypatch)
+
+
+def test_transformer_block(monkeypatch: Any) -> None:
+    batch, seq, d, heads = 2, 5, 8, 2
+    x = tidu.tensor(_rand(batch, seq, d))
+    mask = tidu.triu(tidu.ones(seq, seq, dtype=tidu.bool), diagonal=1)
+
+    def step(wqkv: Any, wo: Any, w1: Any, w2: Any, g: Any) -> None:
+        h = F.layer_norm(x, (d,), weight=g)
+        q, k, v = (h @ wqkv.t()).split(d, dim=-1)
+        q, k, v = (t.reshape(batch, seq, heads, d // heads).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // heads)
+        att = F.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
+        y = x + att.transpose(1, 2).reshape(batch, seq, d) @ wo.t()
+        (y + F.gelu(y @ w1.t()) @ w2.t()).pow(2).mean().backward()
+
+    check_same(step, _rand(3 * d, d), _rand(d, d), _rand(2 * d, d), _rand(d, 2 * d), _rand(d),
+               monkeypatch=monkeypatch)
+
+
+def test_shared_inputs_and_fan_out(monkeypatch: Any) -> None:
+    def step(a: Any, b: Any) -> None:
+        h = a * a + tidu.sin(a) * b
+        (h * h + h.exp() - b / (a * a + 1)).sum().backward()
+
+    check_same(step, _rand(4), _rand(4), monkeypatch=monkeypatch)
+
+
+def test_views_and_inplace(monkeypatch: Any) -> None:
+    def step(a: Any, b: Any) -> None:
+        h = a * 2
+        h[1:3] += b[:2] * b[:2]  # in-place write through a view of a non-leaf
+        v = h.view(2, 3).t()
+        v.mul_(v.sigmoid())
+        (v.reshape(-1)[::2] * 3).sum().backward()
+
+    check_same(step, _rand(6), _rand(3), monkeypatch=monkeypatch)
+
+
+def test_inplace_modified_saved_value_still_raises(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    for _ in range(2):  # built, then reused: both check the saved versions
+        x = tidu.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp()
+        z = (y * y).sum()
+        y.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.backward()
+
+
+def test_multiple_outputs_inputs_and_grad(monkeypatch: Any) -> None:
+    def step(a: Any, b: Any) -> None:
+        u, v = a * b, tidu.tanh(a - b)
+        tidu.autograd.backward([u.sum(), v], [None, tidu.ones(3)])
+
+    check_same(step, _rand(3), _rand(3, seed=1), monkeypatch=monkeypatch)
+
+    def only_b(a: Any, b: Any) -> None:
+        (a * b).sum().backward(inputs=[b])
+
+    check_same(only_b, _rand(3), _rand(3, seed=1), monkeypatch=monkeypatch)
+
+    def via_grad(a: Any, b: Any) -> None:
+        ga, gb = tidu.autograd.grad((a.exp() * b).sum(), [a, b])
+        a.grad, b.grad = ga, gb
+
+    check_same(via_grad, _rand(3), _rand(3, seed=1), monkeypatch=monkeypatch)
+
+
+def test_grad_accumulates_and_retain_graph(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    x = tidu.tensor([1.0, -2.0], requires_grad=True)
+    y = (x * x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 3 * np.array([1.0, 4.0]))
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_retain_grad_and_hooks(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3
+    h.retain_grad()
+    (h * h).sum().backward()
+    np.testing.assert_allclose(h.grad.numpy(), [6.0, 12.0])
+    np.testing.assert_allclose(x.grad.numpy(), [18.0, 36.0])
+    x.grad = None
+    h = x * 3
+    h.register_hook(lambda g: g * 10)  # a non-leaf hook: the general walk runs it
+    x.register_hook(lambda g: g + 1)  # a leaf hook runs after either path
+    (h * h).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [181.0, 361.0])
+
+
+def test_autograd_function_falls_back(monkeypatch: Any) -> None:
+    class Double(tidu.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, t: Any) -> Any:
+            return t * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 2
+
+    monkeypatch.setattr(programs, "ENABLED", True)
+    before = compiled.STATS["general"]
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    (Double.apply(x.sin()) * 3).sum().backward()
+    assert compiled.STATS["general"] == before + 1
+    np.testing.assert_allclose(x.grad.numpy(), 6 * np.cos([1.0, 2.0]), rtol=1e-6)
+
+
+def _step_count(fn: Callable[[], Any]) -> int:
+    before = compiled.size()
+    fn()
+    return compiled.size() - before
+
+
+def test_changed_structure_gets_its_own_program(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    a0, b0 = np.array([0.5, 1.5, -1.0], np.float32), np.array([2.0, -0.5, 0.25], np.float32)
+
+    def grads(expr: Callable[[Any, Any], Any], rg: tuple[bool, bool] = (True, True), inputs: Any = None,
+              n: int = 3) -> tuple[Any, Any, int]:
+        a, b = tidu.tensor(a0[:n], requires_grad=rg[0]), tidu.tensor(b0[:n], requires_grad=rg[1])
+        wanted = None if inputs is None else [(a, b)[i] for i in inputs]
+        built = _step_count(lambda: expr(a, b).sum().backward(inputs=wanted))
+        return (None if a.grad is None else a.grad.numpy()), (None if b.grad is None else b.grad.numpy()), built
+
+    ga, gb, built = grads(lambda a, b: a * b)
+    assert built == 1 and np.allclose(ga, b0) and np.allclose(gb, a0)
+    assert grads(lambda a, b: a * b)[2] == 0  # the same structure: reused
+    ga, gb, built = grads(lambda a, b: a * b, n=2)  # a changed shape
+    assert built == 1 and np.allclose(ga, b0[:2]) and np.allclose(gb, a0[:2])
+    ga, gb, built = grads(lambda a, b: a + b)  # another primitive
+    assert built == 1 and np.allclose(ga, 1) and np.allclose(gb, 1)
+    ga, gb, built = grads(lambda a, b: a * a)  # other wiring, same applications
+    assert built == 1 and np.allclose(ga, 2 * a0) and gb is None
+    ga, gb, built = grads(lambda a, b: a * b, rg=(True, False))  # another requires-grad set
+    assert built == 1 and np.allclose(ga, b0) and gb is None
+    ga, gb, built = grads(lambda a, b: a * b, inputs=[1])  # another wanted set
+    assert built == 1 and ga is None and np.allclose(gb, a0)
+    ga, gb, built = grads(lambda a, b: (a * b).double())  # another dtype downstream
+    assert built == 1 and np.allclose(ga, b0) and ga.dtype == np.float32
+
+
+def test_cache_is_bounded(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    monkeypatch.setattr(compiled, "MAX_STEPS", 3)
+    compiled.clear()
+    for n in range(1, 7):
+        x = tidu.tensor(np.ones(n), requires_grad=True)
+        (x * x).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), 2 * np.ones(n))
+    assert compiled.size() == 3
+
+
+def test_cache_off_serves_nothing(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", False)
+    before = dict(compiled.STATS)
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    assert compiled.STATS == before and x.grad.tolist() == [2.0, 4.0]
+
+
+def test_slots_are_freed_after_their_last_reader(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    x = tidu.tensor(_rand(4, 4), requires_grad=True)
+    (tidu.tanh(x @ x) * x).exp().sum().backward()
+    (step,) = compiled._steps.values()
+    results = {slot for _, slot, _ in step.results}
+    freed = [s for instr in step.program for s in instr.free]
+    assert len(freed) == len(set(freed)) and not results & set(freed)
+    written = {o for instr in step.program for o in instr.outs}
+    read = {i for instr in step.program for i in instr.ins}
+    assert (written | read) - results - {0} <= set(freed)  # slot 0: the seed, the caller's
+    for n, instr in enumerate(step.program):  # nothing reads a slot after it was freed
+        for later in step.program[n + 1:]:
+            assert not set(instr.free) & set(later.ins)
+
+
+def test_residuals_die_during_the_backward(monkeypatch: Any) -> None:
+    """Without retain_graph the nodes are released once gathered: each saved array dies after
+    its last reader, so the backward's peak stays a few arrays above the forward's residuals."""
+    import tracemalloc
+
+    n, k = 50_000, 6
+    x = tidu.tensor(np.ones(n, np.float32), requires_grad=True)
+    ws = [tidu.tensor(np.full(n, 0.5, np.float32), requires_grad=True) for _ in range(k)]
+
+    def loss() -> Any:
+        h = x
+        for w in ws:
+            h = tidu.sin(h) * w  # saves 2 arrays of n per layer
+        return h.sum()
+
+    def peak(enabled: bool) -> float:
+        monkeypatch.setattr(programs, "ENABLED", enabled)
+        loss().backward()
+        tracemalloc.start()
+        try:
+            out = loss()
+            tracemalloc.reset_peak()
+            start = tracemalloc.get_traced_memory()[0]
+            out.backward()
+            top = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        return (top - start) / (4 * n)  # in arrays of n, above the forward's residuals
+
+    assert peak(True) < 4.5 and peak(True) + 4 < peak(False)
+
+
+_UNARY = [tidu.sin, tidu.tanh, tidu.exp, lambda t: t * t, lambda t: t - t.sum(0, keepdim=True),
+          lambda t: t.t().reshape(t.shape), lambda t: t * t[:, :1], lambda t: t.softmax(-1)]
+_BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b * 0.5, lambda a, b: a @ b.t() @ a,
+           lambda a, b: tidu.where(a > b, a, b)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 7), st.integers(0, 20), st.integers(0, 20)),
+                min_size=1, max_size=12),
+       st.lists(st.booleans(), min_size=3, max_size=3))
+def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None:
+    """Random DAGs over three leaves (some not requiring grad): built and reused steps give the
+    general walk's gradients exactly."""
+    arrays = [_rand(3, 3, seed=i) for i in range(3)]
+
+    def grads(enabled: bool) -> list:
+        programs.ENABLED = enabled
+        leaves = [tidu.tensor(a, requires_grad=r) for a, r in zip(arrays, requires)]
+        values = list(leaves)
+        for binary, f, i, j in ops:
+            a, b = values[i % len(values)], values[j % len(values)]
+            values.append(_BINARY[f % len(_BINARY)](a, b) if binary else _UNARY[f](a))
+        out = sum((v * (k + 1)).sum() for k, v in enumerate(values[3:]))
+        if not out.requires_grad:
+            return []
+        out.backward()
+        return [None if t.grad is None else t.grad.numpy() for t in leaves]
+
+    saved = programs.ENABLED
+    try:
+        expected = grads(False)
+        before = dict(compiled.STATS)
+        for _ in range(2):
+            got = grads(True)
+            assert len(got) == len(expected)
+            for g, e in zip(got, expected):
+                assert (g is None) == (e is None)
+                if g is not None:
+                    np.testing.assert_array_equal(g, e)
+        if expected:  # both passes compiled, the second one reused
+            assert compiled.STATS["built"] + compiled.STATS["reused"] == before["built"] + before["reused"] + 2
+            assert compiled.STATS["reused"] > before["reused"]
+    finally:
+        programs.ENABLED = saved

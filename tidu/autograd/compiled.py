@@ -1,0 +1,369 @@
+"""Compiled backward steps: a whole backward pass as one cached array-level program.
+
+A training loop records the same trace structure every step, so the backward
+pass of a step depends only on that structure: which applications ran (primitive,
+params, input avals), how they are wired (which node output or which leaf feeds
+each input, by position in the walk), which inputs require grad, which keys are
+wanted, and the device. ``backward`` computes that structural key, and on a miss
+builds a ``Step``: the cached per-node programs (``core.programs``) of every node
+reached, flattened into one list of ``Instr`` over numbered slots (saved residual
+arrays, the seed, intermediate cotangents, their sums, the wanted cotangents),
+calling kernels directly on arrays. A hit only gathers the saved arrays (checking
+their versions) and runs the instructions.
+
+It serves the common case only and returns ``None`` (the caller then runs the
+general ``try_backward``) for anything else: nodes that are not one-primitive
+``TensorRecordedGraph`` calls (``autograd.Function``), or a program that cannot
+be built (a missing AD rule: the general path raises the error where it always does).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Collection
+from typing import Any
+
+from ..backends.cpu import fusion
+from ..core import programs
+from ..core.instructions import Instr, impl_instr
+from ..core.primitive import accumulate_add
+from ..core.programs import TensorRecordedGraph
+from ..core.tape import SavedInput, SavedOutput
+from ..eager.trace import FREED_MESSAGE, TraceNode
+from ..tensor import Tensor
+
+MAX_STEPS = 256
+_steps: OrderedDict[tuple, Step] = OrderedDict()
+STATS = {"built": 0, "reused": 0, "general": 0}  # passes served each way (tests, benchmarks)
+_SLOT_BITS = 9  # an output slot in a wiring code (MAX_OUTPUTS = 256)
+
+
+class Step:
+    """A built backward step: what to gather from the nodes, the program, the results."""
+
+    __slots__ = ("program", "gathers", "results", "fn", "source")
+
+    def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str) -> None:
+        self.program = program
+        self.gathers = gathers  # (node position, ((is_output, index), ...), node name), in gathering order
+        self.results = results  # (leaf index or (position, output slot), slot, dtype)
+        self.fn = fn  # [seed, *gathered arrays] -> the results' arrays (the program as Python code)
+        self.source = source  # fn's code, for reading (``print(step.source)``)
+
+
+def clear() -> None:
+    _steps.clear()
+
+
+def size() -> int:
+    return len(_steps)
+
+
+def walk_nodes(root: TraceNode) -> list[TraceNode]:
+    """Nodes reachable from ``root``, consumers first (``topological_traces`` reversed)."""
+    order: list[TraceNode] = []
+    seen: set[int] = set()
+    stack: list[tuple[TraceNode, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for trace, _, _ in node.input_edges:
+            if trace is not None and id(trace.node) not in seen:
+                stack.append((trace.node, False))
+    order.reverse()
+    return order
+
+
+class Walk:
+    """One backward pass's structure: nodes (consumers first), leaf keys, and the cache key."""
+
+    __slots__ = ("nodes", "pos_of", "leaves", "leaf_index", "root_slot", "wanted_leaves", "wanted_outs", "key")
+
+    def __init__(self, nodes: list[TraceNode], root_slot: int) -> None:
+        self.nodes = nodes
+        self.root_slot = root_slot
+        self.pos_of = {id(n): p for p, n in enumerate(nodes)}
+        self.leaves: list[Any] = []
+        self.leaf_index: dict[Any, int] = {}
+
+
+def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], device: Any) -> Walk | None:
+    """The walk and its structural key; ``None`` when a node is not a cacheable one-primitive call."""
+    root = nodes[0]
+    outs = root.primal_out_keys
+    walk = Walk(nodes, 0 if len(outs) == 1 else outs.index(root_key))
+    pos_of, leaves, leaf_index = walk.pos_of, walk.leaves, walk.leaf_index
+    parts: list[Any] = [device, walk.root_slot]
+    append = parts.append
+    for node in nodes:
+        comp = node.computation
+        if comp.__class__ is not TensorRecordedGraph:
+            return None
+        op = comp._op
+        if op.prim.moves_device:  # a graph over two devices takes the general path
+            return None
+        append(op.prim)
+        append(op.params)
+        append(op.in_avals)
+        for trace, key, requires_grad in node.input_edges:
+            if trace is None:
+                raw = key.key
+                index = leaf_index.get(raw)
+                if index is None:
+                    index = leaf_index[raw] = len(leaves)
+                    leaves.append(key)
+                append(~(index * 2 + requires_grad))
+            else:
+                producer = trace.node
+                produced = producer.primal_out_keys
+                slot = 0 if len(produced) == 1 else produced.index(key)
+                append(((pos_of[id(producer)] << _SLOT_BITS | slot) << 1) + requires_grad)
+    wanted_leaves, wanted_outs = [], []
+    out_at = None
+    for key in wanted:
+        index = leaf_index.get(key.key)
+        if index is not None:
+            wanted_leaves.append(index)
+            continue
+        if key is root_key:
+            wanted_outs.append(walk.root_slot)
+            continue
+        if out_at is None:
+            out_at = {k.key: p << _SLOT_BITS | s for p, n in enumerate(nodes) for s, k in enumerate(n.primal_out_keys)}
+        code = out_at.get(key.key)
+        if code is not None:
+            wanted_outs.append(code)
+    wanted_leaves.sort()
+    wanted_outs.sort()
+    walk.wanted_leaves = wanted_leaves
+    walk.wanted_outs = wanted_outs
+    append(tuple(wanted_leaves))
+    append(tuple(wanted_outs))
+    walk.key = tuple(parts)
+    return walk
+
+
+def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[Any] | None,
+             retain_graph: bool, nodes: list[TraceNode] | None = None) -> dict[Any, Tensor] | None:
+    """The wanted cotangents of ``seed`` pushed back from ``root_key``; ``None`` when this pass
+    needs the general ``try_backward``. ``nodes``: ``walk_nodes(root_trace.node)`` when the
+    caller has it. Without ``retain_graph`` the walked nodes are released once their saved
+    values are gathered, so each residual dies after its last reader in the program."""
+    if root_trace is None or wanted is None or not programs.ENABLED:
+        return None
+    if not nodes or nodes[0] is not root_trace.node:
+        nodes = walk_nodes(root_trace.node)
+    device = seed._device
+    walk = _structure(nodes, root_key, wanted, device.type)
+    if walk is None:
+        STATS["general"] += 1
+        return None
+    step = _steps.get(walk.key)
+    if step is None:
+        try:
+            step = _build(walk, device.type)
+        except Exception:  # noqa: BLE001 - the general path raises the same error where it always does
+            STATS["general"] += 1
+            return None
+        STATS["built"] += 1
+        _steps[walk.key] = step
+        if len(_steps) > MAX_STEPS:
+            _steps.popitem(last=False)
+    else:
+        STATS["reused"] += 1
+        _steps.move_to_end(walk.key)
+    return _execute(step, walk, seed._data, device, retain_graph)
+
+
+def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool) -> dict[Any, Tensor]:
+    nodes = walk.nodes
+    arrays = [seed]
+    append = arrays.append
+    for pos, reads, name in step.gathers:
+        node = nodes[pos]
+        saved = node.saved_data
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        for is_output, index in reads:
+            key = node.computation.output_keys()[index] if is_output else node.input_edges[index][1]
+            value = saved.get(key)
+            cls = value.__class__
+            if cls is SavedInput:
+                tensor = value.tensor
+                if tensor._version.value != value.version:
+                    value.unpack(name)  # raises: modified by an in-place operation
+                append(tensor._data)
+            elif cls is SavedOutput:
+                if value.counter.value != value.version:
+                    value.unpack(name)
+                append(value.data)
+            elif value is None:
+                raise RuntimeError(
+                    f"internal error: the backward of {name} reads a value its node did not save ({key!r})"
+                )
+            else:
+                append(value.unpack(name)._data)
+    if not retain_graph:
+        for node in nodes:
+            node.saved_data = None
+    totals = {}
+    for (target, _, dtype), array in zip(step.results, step.fn(arrays)):
+        key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]
+        totals[key] = Tensor(array, dtype, device=device)
+    return totals
+
+
+class _Builder:
+    """Emits a step's instructions over fresh slots (slot 0 is the seed)."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.nslots = 1
+        self.program: list[Instr] = []
+
+    def slot(self) -> int:
+        self.nslots += 1
+        return self.nslots - 1
+
+    def emit(self, graph: Any, node: Any, env: dict[Any, int]) -> None:
+        ins = [env[graph.values[i].key] for i in node.inputs]
+        outs = [self.slot() for _ in node.outputs]
+        for o, s in zip(node.outputs, outs):
+            env[graph.values[o].key] = s
+        self.program.append(impl_instr(node.operation, ins, outs, self.device))
+
+
+def _build(walk: Walk, device: str) -> Step:
+    b = _Builder(device)
+    nodes, pos_of, leaf_index = walk.nodes, walk.pos_of, walk.leaf_index
+    cts: dict[Any, int] = {(0, walk.root_slot): 0}  # leaf index or (position, output slot) -> slot
+    dtypes: dict[Any, Any] = {(0, walk.root_slot): nodes[0].computation._op.out_avals[walk.root_slot].dtype}
+    gathers = []
+    for pos, node in enumerate(nodes):
+        out_cts = [cts.get((pos, s)) for s in range(len(node.primal_out_keys))]
+        active = tuple(s for s, c in enumerate(out_cts) if c is not None)
+        if not active:
+            continue
+        op = node.computation._op
+        edges = node.input_edges
+        distinct, pattern = programs._distinct([k for _, k, _ in edges])
+        first = [pattern.index(i) for i in range(len(distinct))]
+        active_in = tuple(i for i, e in enumerate(first) if edges[e][2])
+        prog = programs._program(op, active, pattern, active_in, None)
+        linear = prog.linear.as_graph()
+        name = linear.operations[0].operation.name if linear.operations else "node"
+        env: dict[Any, int] = {}
+        reads = []
+        for p, canon in enumerate(prog.in_keys):
+            if canon in prog.reads:
+                env[canon] = s = b.slot()
+                reads.append((False, first[p], s))
+        for o, canon in enumerate(prog.out_keys):
+            if canon in prog.reads:
+                env[canon] = s = b.slot()
+                reads.append((True, o, s))
+        gathers.append((pos, reads, name))
+        for operation in linear.operations:
+            if not (operation.role.is_linearized() and any(operation.role.active_mask)):
+                b.emit(linear, operation, env)
+        transposed = prog.transposed.as_graph()
+        for (_, tid), s in zip(prog.transposed.tangent_inputs, active):
+            env[transposed.values[tid].key] = out_cts[s]
+        for operation in transposed.operations:
+            b.emit(transposed, operation, env)
+        in_cts = {raw: None if t is None else env[transposed.values[t].key]
+                  for (raw, _), t in zip(prog.linear.tangent_inputs, prog.transposed.tangent_outputs)}
+        for i in active_in:
+            ct = in_cts.get(prog.in_keys[i].key)
+            if ct is None:
+                continue
+            trace, key, _ = edges[first[i]]
+            if trace is None:
+                target: Any = leaf_index[key.key]
+            else:
+                produced = trace.node.primal_out_keys
+                target = (pos_of[id(trace.node)], 0 if len(produced) == 1 else produced.index(key))
+            existing = cts.get(target)
+            if existing is None:
+                cts[target] = ct
+                dtypes[target] = op.in_avals[first[i]].dtype
+            else:
+                total = b.slot()
+                b.program.append(impl_instr(accumulate_add(), (existing, ct), (total,), device))
+                cts[target] = total
+    targets = [i for i in walk.wanted_leaves if i in cts]
+    targets += [(c >> _SLOT_BITS, c & ((1 << _SLOT_BITS) - 1)) for c in walk.wanted_outs]
+    results = [(t, cts[t], dtypes[t]) for t in targets if t in cts]
+    keep = {slot for _, slot, _ in results}
+    program = _optimize(_dead_code(b.program, keep), keep)
+    program = _with_frees(program, keep)
+    read = {i for instr in program for i in instr.ins} | keep
+    gathers = [(pos, [r for r in reads if r[2] in read], name) for pos, reads, name in gathers]
+    inputs = [0] + [slot for _, reads, _ in gathers for _, _, slot in reads]
+    fn, source = _compile(program, inputs, [slot for _, slot, _ in results])
+    return Step(program, [(pos, tuple(r[:2] for r in reads), name) for pos, reads, name in gathers], results,
+                fn, source)
+
+
+def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:
+    """Drop instructions none of whose outputs reach a result."""
+    live = set(keep)
+    kept = []
+    for instr in reversed(program):
+        if any(o in live for o in instr.outs):
+            kept.append(instr)
+            live.update(instr.ins)
+    kept.reverse()
+    return kept
+
+
+def _optimize(program: list[Instr], keep: set[int]) -> list[Instr]:
+    """The finished program before slots are freed, with its elementwise chains fused into
+    generated kernels (Numba loops on the CPU, numba.cuda kernels on the GPU; ``TIDU_FUSION=0``
+    turns this off); ``keep`` are the result slots, read after the run."""
+    return fusion.fuse(program, keep)
+
+
+def _with_frees(program: list[Instr], keep: set[int]) -> list[Instr]:
+    """Each slot is freed right after its last reader (or its writer, if nothing reads it)."""
+    last: dict[int, int] = {}
+    for n, instr in enumerate(program):
+        for o in instr.outs:
+            last[o] = n
+        for i in instr.ins:
+            last[i] = n
+    frees: list[list[int]] = [[] for _ in program]
+    for slot, n in last.items():
+        if slot not in keep:
+            frees[n].append(slot)
+    return [instr._replace(free=tuple(sorted(f))) if f else instr for instr, f in zip(program, frees)]
+
+
+def _compile(program: list[Instr], inputs: list[int], results: list[int]) -> tuple[Any, str]:
+    """``program`` as one straight-line Python function over local variables (``v<slot>``):
+    no interpreter loop, and ``del`` drops each value after its last reader."""
+    names: dict[str, Any] = {}
+    lines = ["def step(s):", f"    {''.join(f'v{i}, ' for i in inputs)}= s", "    s.clear()"]
+    for n, instr in enumerate(program):
+        names[f"f{n}"] = instr.fn
+        what = instr.app.name if instr.app is not None else "fused"
+        lines.append(f"    # {what}")
+        call = f"f{n}({', '.join(f'v{i}' for i in instr.ins)})"
+        if len(instr.outs) == 1:
+            out = f"v{instr.outs[0]}"
+            lines.append(f"    {out} = {call}")
+            lines.append(f"    if {out}.__class__ is tuple: {out} = {out}[0]")
+        else:
+            lines.append(f"    {''.join(f'v{o}, ' for o in instr.outs)}= {call}")
+        if instr.free:
+            lines.append(f"    del {', '.join(f'v{i}' for i in instr.free)}")
+    lines.append(f"    return ({''.join(f'v{i}, ' for i in results)})")
+    source = "\n".join(lines)
+    exec(compile(source, "<tidu backward step>", "exec"), names)  # noqa: S102 - generated from slots
+    return names["step"], source

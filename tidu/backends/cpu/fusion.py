@@ -1,0 +1,457 @@
+"""Fusion: chains of elementwise instructions become one generated Numba loop.
+
+``fuse(program, keep)`` rewrites an ``Instr`` program (tidu/core/instructions.py). It
+groups the elementwise instructions over arrays of one shape - primitives declared by
+``unary``/``binary`` (their ``scalar_fns``), ``select``, ``convert_element_type``, ``full``
+and ``broadcast_in_dim`` of a one-element value - and replaces each group of two or more
+by one instruction running a generated ``@njit(cache=True, nogil=True)`` loop: every group
+member is computed per element into a local variable, and only the values read outside
+the group or listed in ``keep`` are stored. Each intermediate is rounded to its dtype
+exactly as the unfused kernel's store rounds it, so results are bit-identical.
+
+The generated source is written to ``<numba cache dir or ~/.cache/tidu>/fusion/`` under a
+digest of the source and of the scalar functions' code, and imported from there, so a
+second process loads the compiled loop from Numba's disk cache. Kernels do not depend on
+the shape: one kernel per (group structure, dtypes). ``TIDU_FUSION=0`` turns the pass off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import importlib.util
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numba.core import config as numba_config
+
+from ...core.instructions import Instr
+from .elementwise import JIT, code_token, contiguous
+from .threads import run_chunked
+
+ENABLED = os.environ.get("TIDU_FUSION", "1") != "0"
+INLINED = ("full", "broadcast")  # recomputed in every group that reads them
+
+_kernels: dict[str, Callable[..., None]] = {}  # source digest -> compiled loop
+
+
+def _np_name(dt: Any) -> str:
+    return "np.bool_" if dt.np == np.bool_ else f"np.{dt.np.name}"
+
+
+def _scalar_fn(app: Any) -> Callable | None:
+    fns = app.prim.scalar_fns
+    dt = app.in_avals[0].dtype
+    key = ("float32" if dt.np == np.float32 else "float") if dt.is_floating_point else "int"
+    if key != "int" and app.out_avals[0].device == "cuda":
+        key = "cuda"
+    fn = fns.get(key, fns["float"]) if key in ("float32", "cuda") else fns.get(key)
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    if fn is None or getattr(module, fn.__qualname__, None) is not fn:
+        return None  # a lambda or a local function cannot be imported by the generated module
+    return fn
+
+
+def _kind(instr: Instr) -> str | None:
+    """How a fused loop computes ``instr``, or ``None`` where it cannot."""
+    app = instr.app
+    if app is None or app.out_avals is None or len(app.out_avals) != 1 or len(instr.outs) != 1:
+        return None
+    name = app.prim.name
+    if getattr(app.prim, "scalar_fns", None) is not None:
+        return "fn" if _scalar_fn(app) is not None else None
+    if name in ("select", "convert_element_type", "full"):
+        return name
+    if name == "broadcast_in_dim" and app.in_avals[0].size == 1:
+        return "broadcast"
+    return None
+
+
+def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
+    """``program`` with its groups of elementwise instructions fused; the slots in ``keep``
+    (and every value read by an unfused instruction) are still produced.
+
+    Free lists are recomputed: a slot the original program frees is freed after its last
+    reader in the new one; the others are never freed. Groups whose values nobody reads
+    are dropped. A program that writes a slot twice is returned unchanged.
+
+    >>> import numpy as np, tidu
+    >>> from tidu.core.instructions import impl_instr, run
+    >>> from tidu.core.primitive import Application
+    >>> from tidu.primitives import elementwise as ew
+    >>> f64 = tidu.ShapeDtype((3,), tidu.float64)
+    >>> program = [impl_instr(Application(ew.mul, (), (f64, f64)), [0, 1], [2]),
+    ...            impl_instr(Application(ew.tanh, (), (f64,)), [2], [3])]
+    >>> fused = fuse(program, keep={3})
+    >>> [(instr.ins, instr.outs, [app.prim.name for app in instr.parts]) for instr in fused]
+    [((0, 1), (3,), ['mul', 'tanh'])]
+    >>> slots = [np.array([0.5, 1.0, 2.0]), np.array([1.0, 2.0, 3.0]), None, None]
+    >>> unfused = list(slots)
+    >>> run(fused, slots)
+    >>> run(program, unfused)
+    >>> bool((slots[3] == unfused[3]).all()) and slots[2] is None
+    True
+    """
+    program = list(program)
+    if not ENABLED:
+        return program
+    producer: dict[int, int] = {}
+    for k, instr in enumerate(program):
+        for o in instr.outs:
+            if o in producer:
+                return program
+            producer[o] = k
+    kinds = [_kind(instr) for instr in program]
+    for grouping in (_group_greedy, _group_sealed):
+        groups = [_with_inlined(g, program, kinds, producer) for g in grouping(program, kinds, producer)]
+        groups = [g for g in groups if len(g) > 1]
+        if not groups:
+            return program
+        plan = _plan(program, kinds, groups, keep)
+        if plan is not None:
+            break
+    assert plan is not None, "sealed groups cannot wait on each other"
+    nodes = [node if isinstance(node, Instr) else _fused_instr(*node) for node in plan]
+    freeable = {s for instr in program for s in instr.free} - keep
+    return _free_lists(nodes, freeable)
+
+
+def _union_find(n: int) -> tuple[list[int], list[list[int]], Callable[[int], int]]:
+    root = list(range(n))
+    members: list[list[int]] = [[k] for k in range(n)]
+
+    def find(k: int) -> int:
+        while root[k] != k:
+            root[k] = root[root[k]]
+            k = root[k]
+        return k
+
+    return root, members, find
+
+
+def _group_greedy(program: list[Instr], kinds: list[str | None], producer: dict[int, int]) -> list[list[int]]:
+    """Groups of instruction indices, grown in program order; a merge is refused where a path
+    leads from one group through an outside instruction into the other. Groups can still wait
+    on each other through a third group (``fuse`` checks the order and falls back to
+    ``_group_sealed``). ``full`` and broadcasts are not grouped: ``_plan`` copies them into
+    each group reading them.
+
+    ``dep[s]`` is the bitmask of the grouped instructions slot ``s`` depends on, ``strict[s]``
+    those it depends on through a path that leaves the instruction's group.
+    """
+    n = len(program)
+    root, members, find = _union_find(n)
+    mask = [1 << k for k in range(n)]  # members of each root
+    dep: dict[int, int] = {}
+    strict: dict[int, int] = {}
+
+    def reaches(a: int, b: int) -> bool:
+        return any(strict.get(t, 0) & mask[a] for m in members[b] for t in program[m].ins)
+
+    grouped = [kind is not None and kind not in INLINED for kind in kinds]
+    for k, instr in enumerate(program):
+        if grouped[k]:
+            shape = instr.app.out_avals[0].shape
+            for t in instr.ins:
+                p = producer.get(t)
+                if p is None or not grouped[p] or program[p].app.out_avals[0].shape != shape:
+                    continue
+                g, own = find(p), find(k)
+                if g == own or any(strict.get(u, 0) & mask[g] for u in instr.ins):
+                    continue
+                if len(members[own]) > 1 and (reaches(g, own) or reaches(own, g)):
+                    continue
+                if len(members[g]) < len(members[own]):
+                    g, own = own, g
+                root[own] = g
+                mask[g] |= mask[own]
+                members[g] += members[own]
+        own_mask = mask[find(k)] if grouped[k] else 0
+        d = (1 << k) if grouped[k] else 0
+        s = 0
+        for t in instr.ins:
+            dt = dep.get(t, 0)
+            d |= dt
+            s |= strict.get(t, 0) | (dt & ~own_mask)
+        for o in instr.outs:
+            dep[o], strict[o] = d, s
+    return [sorted(members[k]) for k in range(n) if grouped[k] and find(k) == k]
+
+
+def _group_sealed(program: list[Instr], kinds: list[str | None], producer: dict[int, int]) -> list[list[int]]:
+    """Groups of instruction indices, grown in program order: a group grows until an
+    instruction outside it reads one of its values, then it is sealed. Every value a group
+    reads is then complete before its last member runs, so these groups never make a cycle.
+    """
+    n = len(program)
+    root, members, find = _union_find(n)
+    sealed = [False] * n
+    grouped = [kind is not None and kind not in INLINED for kind in kinds]
+    for k, instr in enumerate(program):
+        if grouped[k]:
+            shape = instr.app.out_avals[0].shape
+            for t in instr.ins:
+                p = producer.get(t)
+                if p is None or not grouped[p] or program[p].app.out_avals[0].shape != shape:
+                    continue
+                g, own = find(p), find(k)
+                if g == own or sealed[g]:
+                    continue
+                if len(members[g]) < len(members[own]):
+                    g, own = own, g
+                root[own] = g
+                members[g] += members[own]
+        own = find(k) if grouped[k] else -1
+        for t in instr.ins:
+            p = producer.get(t)
+            if p is not None and grouped[p] and find(p) != own:
+                sealed[find(p)] = True
+    return [sorted(members[k]) for k in range(n) if grouped[k] and find(k) == k]
+
+
+def _with_inlined(group: list[int], program: list[Instr], kinds: list[str | None],
+                  producer: dict[int, int]) -> list[int]:
+    """``group`` and the ``full``/broadcast instructions its members read (transitively)."""
+    parts = set(group)
+    todo = list(group)
+    while todo:
+        for t in program[todo.pop()].ins:
+            p = producer.get(t)
+            if p is not None and kinds[p] in INLINED and p not in parts:
+                parts.add(p)
+                todo.append(p)
+    return sorted(parts)
+
+
+def _plan(program: list[Instr], kinds: list[str | None], groups: list[list[int]],
+          keep: set[int]) -> list[Instr | tuple[list[Instr], list[int]]] | None:
+    """The new program in a valid order, a fused group as ``(parts, outs)``; ``None`` where
+    the groups wait on each other."""
+    group_of = {m: gi for gi, g in enumerate(groups) for m in g if kinds[m] not in INLINED}
+    readers: dict[int, set[int]] = {}
+    for k, instr in enumerate(program):
+        for t in instr.ins:
+            readers.setdefault(t, set()).add(k)
+    nodes: list[tuple[Any, tuple[int, ...], tuple[int, ...], int]] = []  # (node, ins, outs, position)
+    done = set()
+    for k, instr in enumerate(program):
+        gi = group_of.get(k)
+        if gi is None:
+            nodes.append((instr, instr.ins, instr.outs, k))
+        elif gi not in done:
+            done.add(gi)
+            g = groups[gi]
+            outs = [program[m].outs[0] for m in g if m in group_of and (
+                program[m].outs[0] in keep or any(group_of.get(r) != gi for r in readers.get(program[m].outs[0], ())))]
+            needed = set(outs)
+            for m in reversed(g):  # members nothing needs are left out
+                if program[m].outs[0] in needed:
+                    needed.update(program[m].ins)
+            parts = [program[m] for m in g if program[m].outs[0] in needed]
+            made = {p.outs[0] for p in parts}
+            ins = tuple(dict.fromkeys(t for p in parts for t in p.ins if t not in made))
+            if len(parts) == 1:
+                nodes.append((parts[0], parts[0].ins, parts[0].outs, k))
+            elif outs:
+                nodes.append(((parts, outs), ins, tuple(outs), k))
+    live = set(keep)  # the full/broadcast instructions still read after inlining
+    inlined = {id(program[k]) for k, kind in enumerate(kinds) if kind in INLINED}
+    kept = []
+    for node in reversed(nodes):
+        if id(node[0]) not in inlined or live.intersection(node[2]):
+            live.update(node[1])
+            kept.append(node)
+    kept.reverse()
+    return _schedule(kept)
+
+
+def _schedule(nodes: list[tuple[Any, tuple[int, ...], tuple[int, ...], int]]) -> list[Any] | None:
+    """A topological order of ``nodes``, each as early as its position allows (Kahn, by
+    position); ``None`` if there is a cycle."""
+    made = {o: j for j, node in enumerate(nodes) for o in node[2]}
+    waiting = [0] * len(nodes)
+    users: list[list[int]] = [[] for _ in nodes]
+    for j, node in enumerate(nodes):
+        for p in {made[t] for t in node[1] if t in made}:
+            waiting[j] += 1
+            users[p].append(j)
+    ready = [(nodes[j][3], j) for j in range(len(nodes)) if waiting[j] == 0]
+    heapq.heapify(ready)
+    ordered = []
+    while ready:
+        _, j = heapq.heappop(ready)
+        ordered.append(nodes[j][0])
+        for u in users[j]:
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                heapq.heappush(ready, (nodes[u][3], u))
+    return ordered if len(ordered) == len(nodes) else None
+
+
+def _free_lists(program: list[Instr], freeable: set[int]) -> list[Instr]:
+    last: dict[int, int] = {}
+    for k, instr in enumerate(program):
+        for s in (*instr.ins, *instr.outs):
+            if s in freeable:
+                last[s] = k
+    frees: list[list[int]] = [[] for _ in program]
+    for s, k in last.items():
+        frees[k].append(s)
+    return [instr._replace(free=tuple(sorted(f))) for instr, f in zip(program, frees)]
+
+
+def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
+    """One instruction computing ``parts`` in one loop and returning the slots ``outs``
+    (a CUDA kernel for device values: tidu/backends/cuda/fusion.py)."""
+    if parts[0].app.out_avals[0].device == "cuda":
+        from ..cuda.fusion import fused_instr
+
+        return fused_instr(parts, outs)
+    body = loop_body(parts, outs)
+    out_names = [f"o{k}" for k in range(len(outs))]
+    params = [*out_names, *(f"a{k}" for k in range(len(body.arrays))), *(f"s{k}" for k in range(len(body.scalars))),
+              *(f"c{k}" for k in range(len(body.consts)))]
+    source = "\n".join([
+        "# generated by tidu.backends.cpu.fusion",
+        "import numpy as np",
+        "from numba import njit",
+        *body.imports,
+        "",
+        "",
+        f"@njit({', '.join(f'{k}={v!r}' for k, v in JIT.items())})",
+        f"def loop({', '.join(params)}):  # pragma: no cover - compiled",
+        "    for i in range(o0.shape[0]):",
+        *(f"        x{k} = a{k}[i]" for k in range(len(body.arrays))),
+        *body.lines,
+        *body.stores,
+        "",
+    ])
+    loop = _load(source, body.tokens)
+    consts = body.consts
+    ins = body.ins
+    array_at = [ins.index(s) for s in body.arrays]
+    scalar_at = [ins.index(s) for s in body.scalars]
+    out_avals = body.out_avals
+
+    def run(*values: np.ndarray) -> tuple[np.ndarray, ...]:
+        results = tuple(np.empty(a.shape, a.dtype.np) for a in out_avals)
+        tail = (*(np.asarray(values[k]).reshape(-1)[0] for k in scalar_at), *consts)
+        flat = [r.reshape(-1) for r in results]
+        flat += [contiguous(np.asarray(values[k])).reshape(-1) for k in array_at]
+        if tail:
+            run_chunked(lambda *chunks: loop(*chunks, *tail), *flat)
+        else:
+            run_chunked(loop, *flat)
+        return results
+
+    return Instr(run, tuple(ins), tuple(outs), None, tuple(p.app for p in parts))
+
+
+class LoopBody:
+    """A fused group as the statements of one element's iteration, for either code generator.
+
+    ``arrays``/``scalars`` are the external slots read element by element (``x{k} = a{k}[i]``
+    is the generator's) or once (``s{k}``, a one-element value), ``consts`` the ``full``
+    values (``c{k}``); ``lines`` compute ``v{j}`` per group member; ``stores`` write ``o{k}``.
+    """
+
+    def __init__(self) -> None:
+        self.arrays: list[int] = []
+        self.scalars: list[int] = []
+        self.consts: list[Any] = []
+        self.imports: list[str] = []
+        self.functions: list[str] = []  # the aliases of the imported scalar functions
+        self.tokens: list[int] = []
+        self.lines: list[str] = []
+        self.stores: list[str] = []
+        self.ins: list[int] = []
+        self.out_avals: list[Any] = []
+
+
+def loop_body(parts: list[Instr], outs: list[int], scalar: str = "s{}") -> LoopBody:
+    """The per-element statements of ``parts``; ``scalar`` formats how a one-element operand is read."""
+    body = LoopBody()
+    local = {p.outs[0]: f"v{j}" for j, p in enumerate(parts)}
+
+    def operand(slot: int, once: bool) -> str:
+        if slot in local:
+            return local[slot]
+        seen = body.scalars if once else body.arrays
+        if slot not in seen:
+            seen.append(slot)
+        return scalar.format(seen.index(slot)) if once else f"x{seen.index(slot)}"
+
+    for j, part in enumerate(parts):
+        app, kind = part.app, _kind(part)
+        out_type = _np_name(app.out_avals[0].dtype)
+        if kind == "fn":
+            fn = _scalar_fn(app)
+            alias = f"{fn.__module__.rpartition('.')[2]}_{fn.__qualname__}"
+            line = f"from {fn.__module__} import {fn.__qualname__} as {alias}"
+            if line not in body.imports:
+                body.imports.append(line)
+                body.functions.append(alias)
+                body.tokens.append(code_token(fn))
+            args = ", ".join(operand(t, False) for t in part.ins)
+            expr = f"{out_type}({alias}({args}))"
+        elif kind == "select":
+            p, a, b = (operand(t, False) for t in part.ins)
+            expr = f"{a} if {p} else {b}"
+        elif kind == "convert_element_type":
+            expr = f"{out_type}({operand(part.ins[0], False)})"
+        elif kind == "broadcast":
+            expr = operand(part.ins[0], True)
+        else:  # full
+            body.consts.append(app.out_avals[0].dtype.np.type(dict(app.params)["value"]))
+            expr = f"c{len(body.consts) - 1}"
+        body.lines.append(f"        v{j} = {expr}")
+    body.stores = [f"        o{k}[i] = {local[s]}" for k, s in enumerate(outs)]
+    body.ins = list(dict.fromkeys([*body.arrays, *body.scalars]))
+    body.out_avals = [next(p.app.out_avals[0] for p in parts if p.outs[0] == s) for s in outs]
+    return body
+
+
+def cache_dir() -> str:
+    """Where generated kernel sources live: ``fusion/`` under Numba's cache dir when
+    ``NUMBA_CACHE_DIR`` is set, else under ``$XDG_CACHE_HOME/tidu`` (``~/.cache/tidu``)."""
+    base = numba_config.CACHE_DIR or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tidu")
+    return os.path.join(base, "fusion")
+
+
+def _load(source: str, tokens: list[int]) -> Callable[..., None]:
+    """The compiled loop of ``source``: imported from its file so Numba can cache it on disk."""
+    digest = hashlib.sha256((source + repr(tokens)).encode()).hexdigest()[:20]
+    loop = _kernels.get(digest)
+    if loop is not None:
+        return loop
+    path = _write(f"fused_{digest}.py", source)
+    name = f"tidu_fused_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # Numba's cached code finds its globals by module name
+    spec.loader.exec_module(module)
+    loop = _kernels[digest] = module.loop
+    return loop
+
+
+def _write(filename: str, source: str) -> str:
+    """The path of ``filename`` holding ``source`` in the cache directory (or, where that is
+    not writable, in the temporary directory), written atomically unless already there."""
+    for folder in (cache_dir(), os.path.join(tempfile.gettempdir(), "tidu-fusion")):
+        path = os.path.join(folder, filename)
+        try:
+            if not os.path.exists(path):
+                os.makedirs(folder, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(suffix=".py", dir=folder)
+                with os.fdopen(fd, "w") as f:
+                    f.write(source)
+                os.replace(tmp, path)  # a concurrent process sees the whole file or none
+            return path
+        except OSError as err:
+            error = err
+    raise error
