@@ -31,8 +31,7 @@ def make(shape: tuple[int, ...], dtype: str, seed: int = 0, low: int = -5, high:
 
 def check(prim, a: np.ndarray, atol: float = 0.0, **params) -> None:  # noqa: ANN001
     want = prim.impls["cpu"](a, **params)
-    dev = CudaArray.from_host(a)
-    got = prim.impls["cuda"](kernels.reinterpret(dev, a.shape), **params)  # from_host made 0-d arrays 1-d
+    got = prim.impls["cuda"](CudaArray.from_host(a), **params)
     assert isinstance(got, CudaArray) and got.is_c_contiguous
     got = got.copy_to_host()
     assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
@@ -120,14 +119,26 @@ def test_arg_reductions_take_the_first_nan(prim, shape: tuple[int, ...], axis: i
     check(prim, with_specials(shape, dtype), axis=axis)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+@pytest.mark.parametrize("shape", [(3, 50), (3, 5)])
+def test_extremes_equal_to_the_identity(dtype: str, shape: tuple[int, ...]) -> None:
+    """Rows at the dtype's lowest (highest) value: max is that value, argmax (argmin) the first index."""
+    lo, hi = (-np.inf, np.inf) if dtype.startswith("float") else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    low, high = np.full(shape, lo, dtype), np.full(shape, hi, dtype)
+    check(red.reduce_max, low, axes=(1,))
+    check(red.argmax, low, axis=1)
+    check(red.argmin, high, axis=1)
+
+
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split rows and columns into chunks as a GPU would for large arrays."""
     for module in (kernels, scan, softmax):
         monkeypatch.setattr(module, "ROW_CHUNK", 16)
         monkeypatch.setattr(module, "TARGET_BLOCKS", 8)
-    monkeypatch.setattr(kernels, "COL_CHUNK", 4)
-    monkeypatch.setattr(kernels, "TARGET_THREADS", 16)
+    for module in (kernels, scan, softmax):
+        monkeypatch.setattr(module, "COL_CHUNK", 4)
+        monkeypatch.setattr(module, "TARGET_THREADS", 16)
 
 
 @pytest.mark.usefixtures("small_chunks")
@@ -145,8 +156,9 @@ def test_chunked_reductions(shape: tuple[int, ...], axes: tuple[int, ...], dtype
 @pytest.mark.usefixtures("small_chunks")
 @pytest.mark.parametrize("dtype", ["float64", "int64"])
 @pytest.mark.parametrize("reverse", [False, True])
-def test_chunked_cumsum(dtype: str, reverse: bool) -> None:
-    check(red.cumsum, make((1, 70), dtype), atol=1e-9, axis=1, reverse=reverse)
+@pytest.mark.parametrize(("shape", "axis"), [((1, 70), 1), ((30, 3), 0), ((2, 21, 3), 1)])
+def test_chunked_cumsum(shape: tuple[int, ...], axis: int, dtype: str, reverse: bool) -> None:
+    check(red.cumsum, make(shape, dtype), atol=1e-9, axis=axis, reverse=reverse)
 
 
 SCAN_CASES = [((), 0), ((5,), 0), ((2, 40), 1), ((1, 100), 1), ((4, 3, 5), 1), ((4, 3, 5), 0), ((4, 3, 5), 2),
@@ -196,6 +208,20 @@ def test_chunked_softmax(prim, dtype: str, monkeypatch: pytest.MonkeyPatch) -> N
     a[0, 3] = np.nan
     a[1, :20] = -np.inf
     a[2] = -np.inf
+    check(prim, a, atol=1e-6, axis=1)
+
+
+@QUIET
+@pytest.mark.usefixtures("small_chunks")
+@pytest.mark.parametrize(("prim", "dtype"), [(nn.softmax, "float64"), (nn.log_softmax, "float32")],
+                         ids=["softmax", "log_softmax"])
+def test_chunked_softmax_along_columns(prim, dtype: str) -> None:  # noqa: ANN001
+    """Columns of 20 cut into 3 chunks: one with a NaN, one whose first chunk is all -inf, one all -inf."""
+    a = make((2, 20, 3), dtype)
+    a[0, 3, 0] = np.nan
+    a[0, :8, 1] = -np.inf
+    a[1, :, 2] = -np.inf
+    assert softmax.split(20, 6, softmax.COL_CHUNK, softmax.TARGET_THREADS) == 3
     check(prim, a, atol=1e-6, axis=1)
 
 

@@ -112,11 +112,11 @@ def _max(a, b):  # noqa: ANN001, ANN202
 
 
 def _lowest(dtype: np.dtype) -> Any:
-    return dtype.type(-np.inf) if dtype.kind == "f" else np.iinfo(dtype).min
+    return dtype.type(-np.inf if dtype.kind == "f" else np.iinfo(dtype).min)
 
 
 def _highest(dtype: np.dtype) -> Any:
-    return dtype.type(np.inf) if dtype.kind == "f" else np.iinfo(dtype).max
+    return dtype.type(np.inf if dtype.kind == "f" else np.iinfo(dtype).max)
 
 
 MONOIDS: dict[str, tuple[Callable, Callable[[np.dtype], Any]]] = {

@@ -10,7 +10,7 @@ twice from cache. Along another axis (or for short rows) a thread takes an
 (outer, inner) column and loops over the axis, neighbouring threads on neighbouring columns.
 
 A few long rows (a log_softmax over a vocabulary for a small batch) would leave most of the
-GPU idle with a block per row, so they are cut into chunks: a first launch writes each
+GPU idle with a block per row, so they are cut into chunks (few long columns likewise): a first launch writes each
 chunk's maximum ``m_c`` and ``s_c = sum exp(x - m_c)`` (0 for a chunk of ``-inf``), a
 second combines its row's chunks (``M = max m_c``, ``S = sum s_c exp(m_c - M)``) in every
 block and writes the chunk's outputs.
@@ -28,11 +28,13 @@ from .launch import Kernel
 from .memory import CudaArray
 from .reduce import (
     BLOCK,
+    COL_CHUNK,
     MONOIDS,
     ROW_CHUNK,
     ROW_MIN,
     SIM_THREADS,
     TARGET_BLOCKS,
+    TARGET_THREADS,
     TREES,
     block_threads,
     flat,
@@ -179,6 +181,60 @@ def _chunk_write(log: bool, dtype: np.dtype) -> Callable:
     return write
 
 
+def _column_stats(dtype: np.dtype) -> Callable:
+    lowest, zero = dtype.type(-np.inf), dtype.type(0)
+
+    def stats(x, m_out, s_out, outer, n, inner, chunks):  # noqa: ANN001, ANN202
+        """A thread per (outer, chunk, inner): its chunk's maximum and sum of exponentials."""
+        clen = (n + chunks - 1) // chunks
+        for w in range(cuda.grid(1), outer * chunks * inner, cuda.gridsize(1)):
+            t = w // inner
+            start = t % chunks * clen
+            lo = (t // chunks * n + start) * inner + w % inner
+            hi = lo + lesser(clen, n - start) * inner
+            m = lowest
+            for k in range(lo, hi, inner):
+                m = _max(m, x[k])
+            s = zero
+            if m != lowest:
+                for k in range(lo, hi, inner):
+                    s += math.exp(x[k] - m)
+            m_out[w] = m
+            s_out[w] = s
+
+    return stats
+
+
+def _column_write(log: bool, dtype: np.dtype) -> Callable:
+    lowest, zero = dtype.type(-np.inf), dtype.type(0)
+
+    def write(x, m_in, s_in, out, outer, n, inner, chunks):  # noqa: ANN001, ANN202
+        """A thread per (outer, chunk, inner): combine its column's chunks, write its chunk."""
+        clen = (n + chunks - 1) // chunks
+        for w in range(cuda.grid(1), outer * chunks * inner, cuda.gridsize(1)):
+            t = w // inner
+            first = t // chunks * chunks * inner + w % inner
+            last = first + chunks * inner
+            m = lowest
+            for j in range(first, last, inner):
+                m = _max(m, m_in[j])
+            s = zero
+            for j in range(first, last, inner):
+                s += s_in[j] * math.exp(m_in[j] - m)
+            start = t % chunks * clen
+            lo = (t // chunks * n + start) * inner + w % inner
+            hi = lo + lesser(clen, n - start) * inner
+            if log:
+                ls = math.log(s)
+                for k in range(lo, hi, inner):
+                    out[k] = x[k] - m - ls
+            else:
+                for k in range(lo, hi, inner):
+                    out[k] = math.exp(x[k] - m) / s
+
+    return write
+
+
 _KERNELS: dict[tuple, Kernel] = {}
 _ARRAYS = "{0}[::1], {0}[::1], {0}[::1], {0}[::1], int64, int64, int64"
 
@@ -195,8 +251,13 @@ def _kernel(kind: str, log: bool, dtype: np.dtype) -> Kernel:
         elif kind == "stats":
             kernel = Kernel(_chunk_stats(dtype), f"void({dtype}[::1], {dtype}[::1], {dtype}[::1], int64, int64, int64)",
                             sim_threads=SIM_THREADS)
-        else:
+        elif kind == "write":
             kernel = Kernel(_chunk_write(log, dtype), f"void({_ARRAYS.format(dtype)})", sim_threads=SIM_THREADS)
+        elif kind == "column_stats":
+            kernel = Kernel(_column_stats(dtype),
+                            f"void({dtype}[::1], {dtype}[::1], {dtype}[::1], int64, int64, int64, int64)")
+        else:
+            kernel = Kernel(_column_write(log, dtype), f"void({_ARRAYS.format(dtype)}, int64)")
         _KERNELS[key] = kernel
     return kernel
 
@@ -208,7 +269,14 @@ def _run(log: bool, x: CudaArray, axis: int) -> CudaArray:
     outer, n, inner = math.prod(x.shape[:axis]), math.prod(x.shape[axis:axis + 1]), math.prod(x.shape[axis + 1:])
     x, flat_out = flat(x), flat(out)
     if inner > 1 or n <= ROW_MIN:
-        _kernel("columns", log, x.dtype)(outer * inner, x, flat_out, outer, n, inner)
+        chunks = split(n, outer * inner, COL_CHUNK, TARGET_THREADS)
+        if chunks == 1:
+            _kernel("columns", log, x.dtype)(outer * inner, x, flat_out, outer, n, inner)
+            return out
+        size = outer * chunks * inner
+        m, s = CudaArray.empty((size,), x.dtype), CudaArray.empty((size,), x.dtype)
+        _kernel("column_stats", False, x.dtype)(size, x, m, s, outer, n, inner, chunks)
+        _kernel("column_write", log, x.dtype)(size, x, m, s, flat_out, outer, n, inner, chunks)
         return out
     chunks = split(n, outer, ROW_CHUNK, TARGET_BLOCKS)
     if chunks == 1:
