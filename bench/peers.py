@@ -20,7 +20,7 @@ both frameworks alike) and the ratio tidu / PyTorch (below 1: tidu is faster).
     plus ``import`` time and the first training step (W2) on a cold and on a warm Numba cache,
     each in a fresh process, and the peak memory of a W2 and a W6 step.
 
-Peak memory: in a fresh process per framework and workload, after 3 warm-up steps, the peak
+Peak memory: in a fresh process per framework and workload, after 5 warm-up steps, the peak
 resident set during 5 more steps (``VmHWM``, reset through ``/proc/self/clear_refs``) minus the
 resident set before them. glibc's mmap threshold is pinned at 64 KiB (``MALLOC_MMAP_THRESHOLD_``)
 and numpy's huge pages are off, so every buffer of 64 KiB or more, numpy's and PyTorch's alike,
@@ -338,7 +338,7 @@ def memory_child(key: str, lib: str, threads: int) -> None:
     torch.set_num_threads(threads)
     tidu.set_num_threads(threads)
     step = WORKLOADS[key][1]()[0][lib]
-    for _ in range(3):
+    for _ in range(5):
         step()
     gc.collect()
     base = _status_mb("VmRSS")
