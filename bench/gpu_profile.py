@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import cProfile
 import pstats
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ``bench`` importable as a package
 
 import tidu
 from tidu.backends.cuda import launch

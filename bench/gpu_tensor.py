@@ -11,23 +11,26 @@ figure is what a loop of that work costs in steady state.
     small      3 ops on 1024 floats, forward + backward (``(x * w).tanh().sum().backward()``)
     exp 64M    ``x.exp()`` on 64M float32, GB/s against a device copy (``clone``)
     matmul     4096^3 float32: tidu.matmul, cuBLAS called directly, torch.matmul
-    MLP        784-512-512-10 SGD step, batch 128 (zero_grad, forward, cross-entropy, backward, step)
-    block      transformer block forward + backward (batch 8, seq 64, d 128, 4 heads)
+    MLP        bench/peers.py's W2 on the GPU: 784-512-512-10 SGD step, batch 128
+    block      bench/peers.py's W6 on the GPU: transformer block forward + backward (8, 64, 128, 4 heads)
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ``bench`` importable as a package
 import torch
 
 import tidu
+from bench import peers
 
 LIBS = {"tidu": tidu, "torch": torch}
 
@@ -129,71 +132,14 @@ def matmul(n: int = 4096) -> tuple[dict, Callable[[], None]]:
     return fns, lambda: check(fns["tidu"](), fns["torch"](), rtol=2e-3, atol=2e-2)
 
 
-def mlp(batch: int = 128) -> tuple[dict, Callable[[], None]]:
-    rng = np.random.default_rng(4)
-    data = rng.standard_normal((batch, 784)).astype(np.float32)
-    labels = rng.integers(0, 10, batch)
-    torch.manual_seed(0)
-    ref = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
-                              torch.nn.ReLU(), torch.nn.Linear(512, 10))
-    state = {k: v.detach().numpy().copy() for k, v in ref.state_dict().items()}
-
-    def make(lib: Any) -> Callable[[], Any]:
-        nn = lib.nn
-        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
-        model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
-        model.to("cuda")
-        opt = lib.optim.SGD(model.parameters(), lr=0.01)
-        x, y = lib.tensor(data, device="cuda"), lib.tensor(labels, device="cuda")
-        loss_fn = nn.CrossEntropyLoss()
-
-        def step() -> Any:
-            opt.zero_grad()
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-
-        return step
-
-    fns = {n: make(lib) for n, lib in LIBS.items()}
-    return fns, lambda: check(fns["tidu"](), fns["torch"]())
+def mlp() -> tuple[dict, Callable[[], None]]:
+    steps, verify, *_ = peers.w2_mlp(device="cuda")
+    return steps, verify
 
 
-def block(batch: int = 8, seq: int = 64, d: int = 128, heads: int = 4) -> tuple[dict, Callable[[], None]]:
-    rng = np.random.default_rng(5)
-    xs = rng.standard_normal((batch, seq, d)).astype(np.float32)
-    shapes = {"wqkv": (3 * d, d), "wo": (d, d), "w1": (4 * d, d), "w2": (d, 4 * d)}
-    weights = {k: (rng.standard_normal(s) / math.sqrt(s[1])).astype(np.float32) for k, s in shapes.items()}
-
-    def make(lib: Any) -> Callable[[], Any]:
-        F = lib.nn.functional
-        w = {k: lib.tensor(v, device="cuda", requires_grad=True) for k, v in weights.items()}
-        ln1, ln2 = lib.nn.LayerNorm(d).to("cuda"), lib.nn.LayerNorm(d).to("cuda")
-        x = lib.tensor(xs, device="cuda")
-        mask = lib.triu(lib.ones(seq, seq, dtype=lib.bool, device="cuda"), diagonal=1)
-
-        def forward() -> Any:
-            h = ln1(x)
-            q, k, v = (h @ w["wqkv"].t()).split(d, dim=-1)
-            q, k, v = (t.reshape(batch, seq, heads, d // heads).transpose(1, 2) for t in (q, k, v))
-            scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // heads)
-            scores = scores.masked_fill(mask, float("-inf"))
-            att = F.softmax(scores, dim=-1) @ v
-            y = x + att.transpose(1, 2).reshape(batch, seq, d) @ w["wo"].t()
-            return y + F.gelu(ln2(y) @ w["w1"].t()) @ w["w2"].t()
-
-        def step() -> Any:
-            forward().sum().backward()
-            g = w["wqkv"].grad
-            for t in w.values():
-                t.grad = None
-            return g
-
-        return step
-
-    fns = {n: make(lib) for n, lib in LIBS.items()}
-    return fns, lambda: check(fns["tidu"](), fns["torch"](), rtol=2e-3, atol=2e-3)
+def block() -> tuple[dict, Callable[[], None]]:
+    steps, verify, *_ = peers.w6_transformer(device="cuda")
+    return steps, verify
 
 
 WORKLOADS = {"per-op": (per_op, "us", 1e6), "small": (small_fwd_bwd, "us", 1e6), "exp 64M": (large_exp, "ms", 1e3),

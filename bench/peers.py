@@ -79,13 +79,13 @@ def timeit(fns: dict[str, Callable[[], Any]], *, budget: float, min_batches: int
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
-def leaf(lib: Any, array: np.ndarray, grad: bool = True) -> Any:
-    return lib.tensor(array, requires_grad=grad)
+def leaf(lib: Any, array: np.ndarray, grad: bool = True, device: str = "cpu") -> Any:
+    return lib.tensor(array, requires_grad=grad, device=device)
 
 
 def close(a: Any, b: Any, rtol: float = 2e-3, atol: float = 2e-4) -> None:
-    a = a.detach().numpy() if hasattr(a, "detach") else np.asarray(a)
-    b = b.detach().numpy() if hasattr(b, "detach") else np.asarray(b)
+    a = a.detach().cpu().numpy() if hasattr(a, "detach") else np.asarray(a)
+    b = b.detach().cpu().numpy() if hasattr(b, "detach") else np.asarray(b)
     np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
 
 
@@ -115,7 +115,7 @@ def w1_dispatch() -> tuple[dict, Callable[[], None], str, float]:
     return steps, lambda: close(steps["tidu"](), steps["torch"]()), "us/op", 1e6 / 20
 
 
-def w2_mlp(batch: int = 128) -> tuple[dict, Callable[[], None], str, float]:
+def w2_mlp(batch: int = 128, device: str = "cpu") -> tuple[dict, Callable[[], None], str, float]:
     rng = np.random.default_rng(1)
     data = rng.standard_normal((batch, 784)).astype(np.float32)
     labels = rng.integers(0, 10, batch)
@@ -128,8 +128,9 @@ def w2_mlp(batch: int = 128) -> tuple[dict, Callable[[], None], str, float]:
         nn = lib.nn
         model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
         model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+        model.to(device)
         opt = lib.optim.SGD(model.parameters(), lr=0.01)
-        x, y = lib.tensor(data), lib.tensor(labels)
+        x, y = lib.tensor(data, device=device), lib.tensor(labels, device=device)
         loss_fn = nn.CrossEntropyLoss()
 
         def step() -> Any:
@@ -215,7 +216,8 @@ def w5_rnn(steps_n: int = 100, hidden: int = 128, batch: int = 32) -> tuple[dict
     return steps, lambda: close(steps["tidu"](), steps["torch"](), rtol=1e-3, atol=1e-3), "ms", 1e3
 
 
-def w6_transformer(batch: int = 8, seq: int = 64, d: int = 128, heads: int = 4) -> tuple[dict, Callable[[], None], str, float]:
+def w6_transformer(batch: int = 8, seq: int = 64, d: int = 128, heads: int = 4,
+                   device: str = "cpu") -> tuple[dict, Callable[[], None], str, float]:
     rng = np.random.default_rng(5)
     xs = rng.standard_normal((batch, seq, d)).astype(np.float32)
     torch.manual_seed(0)
@@ -224,10 +226,10 @@ def w6_transformer(batch: int = 8, seq: int = 64, d: int = 128, heads: int = 4) 
 
     def make(lib: Any) -> Callable[[], Any]:
         F = lib.nn.functional
-        w = {k: leaf(lib, v) for k, v in weights.items()}
-        ln1, ln2 = lib.nn.LayerNorm(d), lib.nn.LayerNorm(d)
-        x = lib.tensor(xs)
-        mask = lib.triu(lib.ones(seq, seq, dtype=lib.bool), diagonal=1)
+        w = {k: leaf(lib, v, device=device) for k, v in weights.items()}
+        ln1, ln2 = lib.nn.LayerNorm(d).to(device), lib.nn.LayerNorm(d).to(device)
+        x = lib.tensor(xs, device=device)
+        mask = lib.triu(lib.ones(seq, seq, dtype=lib.bool, device=device), diagonal=1)
 
         def block() -> Any:
             h = ln1(x)
