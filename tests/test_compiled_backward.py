@@ -313,3 +313,22 @@ def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None
             assert compiled.STATS["reused"] > before["reused"]
     finally:
         programs.ENABLED = saved
+
+
+def test_every_instruction_carries_consistent_avals(monkeypatch: Any) -> None:
+    """Passes (fusion) read shapes and dtypes from ``instr.app``: every instruction has them,
+    accumulation adds included, and each input's aval is the one its producer declared."""
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    w = tidu.tensor(_rand(4, 4), requires_grad=True)
+    x = tidu.tensor(_rand(3, 4))
+    h = tidu.tanh(x @ w)
+    (h * h + h.exp() @ w.t()).sum().backward()
+    (step,) = compiled._steps.values()
+    produced = {}
+    for instr in step.program:
+        assert instr.app.in_avals is not None and len(instr.app.in_avals) == len(instr.ins)
+        for slot, aval in zip(instr.ins, instr.app.in_avals):
+            assert produced.get(slot, aval) == aval
+        produced.update(zip(instr.outs, instr.app.out_avals))
+    assert any(instr.app.prim.name == "add" for instr in step.program)  # h's cotangents are summed

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..core import programs
 from ..core.instructions import Instr, impl_instr
-from ..core.primitive import accumulate_add
+from ..core.primitive import Application, accumulate_add
 from ..core.programs import TensorRecordedGraph
 from ..core.tape import SavedInput, SavedOutput
 from ..eager.trace import FREED_MESSAGE, TraceNode
@@ -217,30 +217,45 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
 
 
 class _Builder:
-    """Emits a step's instructions over fresh slots (slot 0 is the seed)."""
+    """Emits a step's instructions over fresh slots (slot 0 is the seed), each with an
+    ``Application`` that carries its avals (passes such as fusion read them)."""
 
-    def __init__(self, device: str) -> None:
+    def __init__(self, device: str, seed: Any) -> None:
         self.device = device
-        self.nslots = 1
+        self.avals = [seed]  # slot -> ShapeDtype
         self.program: list[Instr] = []
 
-    def slot(self) -> int:
-        self.nslots += 1
-        return self.nslots - 1
+    def slot(self, aval: Any) -> int:
+        self.avals.append(aval)
+        return len(self.avals) - 1
 
     def emit(self, graph: Any, node: Any, env: dict[Any, int]) -> None:
         ins = [env[graph.values[i].key] for i in node.inputs]
-        outs = [self.slot() for _ in node.outputs]
+        app = node.operation
+        if app.in_avals is None:  # the engine's accumulation add: both operands have one aval
+            app = self.accumulation(self.avals[ins[0]])
+        outs = [self.slot(a) for a in app.out_avals]
         for o, s in zip(node.outputs, outs):
             env[graph.values[o].key] = s
-        self.program.append(impl_instr(node.operation, ins, outs, self.device))
+        self.program.append(impl_instr(app, ins, outs, self.device))
+
+    def add(self, a: int, b: int) -> int:
+        """A slot holding ``a + b`` (two cotangents of one value)."""
+        total = self.slot(self.avals[a])
+        self.program.append(impl_instr(self.accumulation(self.avals[a]), (a, b), (total,), self.device))
+        return total
+
+    @staticmethod
+    def accumulation(aval: Any) -> Application:
+        return Application(accumulate_add().prim, (), (aval, aval), (aval,))
 
 
 def _build(walk: Walk, device: str) -> Step:
-    b = _Builder(device)
     nodes, pos_of, leaf_index = walk.nodes, walk.pos_of, walk.leaf_index
+    root_aval = nodes[0].computation._op.out_avals[walk.root_slot]
+    b = _Builder(device, root_aval)
     cts: dict[Any, int] = {(0, walk.root_slot): 0}  # leaf index or (position, output slot) -> slot
-    dtypes: dict[Any, Any] = {(0, walk.root_slot): nodes[0].computation._op.out_avals[walk.root_slot].dtype}
+    dtypes: dict[Any, Any] = {(0, walk.root_slot): root_aval.dtype}
     gathers = []
     for pos, node in enumerate(nodes):
         out_cts = [cts.get((pos, s)) for s in range(len(node.primal_out_keys))]
@@ -259,11 +274,11 @@ def _build(walk: Walk, device: str) -> Step:
         reads = []
         for p, canon in enumerate(prog.in_keys):
             if canon in prog.reads:
-                env[canon] = s = b.slot()
+                env[canon] = s = b.slot(op.in_avals[first[p]])
                 reads.append((False, first[p], s))
         for o, canon in enumerate(prog.out_keys):
             if canon in prog.reads:
-                env[canon] = s = b.slot()
+                env[canon] = s = b.slot(op.out_avals[o])
                 reads.append((True, o, s))
         gathers.append((pos, reads, name))
         for operation in linear.operations:
@@ -291,9 +306,7 @@ def _build(walk: Walk, device: str) -> Step:
                 cts[target] = ct
                 dtypes[target] = op.in_avals[first[i]].dtype
             else:
-                total = b.slot()
-                b.program.append(impl_instr(accumulate_add(), (existing, ct), (total,), device))
-                cts[target] = total
+                cts[target] = b.add(existing, ct)
     targets = [i for i in walk.wanted_leaves if i in cts]
     targets += [(c >> _SLOT_BITS, c & ((1 << _SLOT_BITS) - 1)) for c in walk.wanted_outs]
     results = [(t, cts[t], dtypes[t]) for t in targets if t in cts]
