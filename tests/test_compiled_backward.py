@@ -332,3 +332,16 @@ def test_every_instruction_carries_consistent_avals(monkeypatch: Any) -> None:
             assert produced.get(slot, aval) == aval
         produced.update(zip(instr.outs, instr.app.out_avals))
     assert any(instr.app.prim.name == "add" for instr in step.program)  # h's cotangents are summed
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_inplace_check_covers_values_no_wanted_gradient_reads(enabled: bool, monkeypatch: Any) -> None:
+    """The general walk checks every saved value of a node it passes; the compiled step too,
+    even where the value only feeds a gradient nobody asked for (dropped as dead code)."""
+    monkeypatch.setattr(programs, "ENABLED", enabled)
+    a, b = tidu.tensor([1.0, 2.0], requires_grad=True), tidu.tensor([3.0, 4.0], requires_grad=True)
+    c = tidu.tensor([5.0, 6.0])
+    loss = (a * c).sum() + (b * 2).sum()
+    c.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward(inputs=[b])

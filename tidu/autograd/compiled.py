@@ -44,7 +44,7 @@ class Step:
 
     def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str) -> None:
         self.program = program
-        self.gathers = gathers  # (node position, ((is_output, index), ...), node name), in gathering order
+        self.gathers = gathers  # (node position, ((is_output, index, passed to fn), ...), node name)
         self.results = results  # (leaf index or (position, output slot), slot, dtype)
         self.fn = fn  # [seed, *gathered arrays] -> the results' arrays (the program as Python code)
         self.source = source  # fn's code, for reading (``print(step.source)``)
@@ -187,7 +187,7 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
         saved = node.saved_data
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        for is_output, index in reads:
+        for is_output, index, used in reads:
             key = node.computation._output_keys[index] if is_output else node.input_edges[index][1]
             value = saved.get(key)
             cls = value.__class__
@@ -195,17 +195,19 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
                 tensor = value.tensor
                 if tensor._version.value != value.version:
                     value.unpack(name)  # raises: modified by an in-place operation
-                append(tensor._data)
+                array = tensor._data
             elif cls is SavedOutput:
                 if value.counter.value != value.version:
                     value.unpack(name)
-                append(value.data)
+                array = value.data
             elif value is None:
                 raise RuntimeError(
                     f"internal error: the backward of {name} reads a value its node did not save ({key!r})"
                 )
             else:
-                append(value.unpack(name)._data)
+                array = value.unpack(name)._data
+            if used:
+                append(array)
     if not retain_graph:
         for node in nodes:
             node.saved_data = None
@@ -307,18 +309,19 @@ def _build(walk: Walk, device: str) -> Step:
                 dtypes[target] = op.in_avals[first[i]].dtype
             else:
                 cts[target] = b.add(existing, ct)
-    targets = [i for i in walk.wanted_leaves if i in cts]
+    targets: list[Any] = list(walk.wanted_leaves)
     targets += [(c >> _SLOT_BITS, c & ((1 << _SLOT_BITS) - 1)) for c in walk.wanted_outs]
     results = [(t, cts[t], dtypes[t]) for t in targets if t in cts]
     keep = {slot for _, slot, _ in results}
     program = _optimize(_dead_code(b.program, keep), keep)
     program = _with_frees(program, keep)
-    read = {i for instr in program for i in instr.ins} | keep
-    gathers = [(pos, [r for r in reads if r[2] in read], name) for pos, reads, name in gathers]
-    inputs = [0] + [slot for _, reads, _ in gathers for _, _, slot in reads]
+    # a value no instruction reads is not passed in, but still version-checked as the general walk does
+    read = {i for instr in program for i in instr.ins}
+    inputs = [0] + [slot for _, reads, _ in gathers for _, _, slot in reads if slot in read]
     fn, source = _compile(program, inputs, [slot for _, slot, _ in results])
-    return Step(program, [(pos, tuple(r[:2] for r in reads), name) for pos, reads, name in gathers], results,
-                fn, source)
+    gathers = [(pos, tuple((is_output, index, slot in read) for is_output, index, slot in reads), name)
+               for pos, reads, name in gathers]
+    return Step(program, gathers, results, fn, source)
 
 
 def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:
