@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import tidu
 from tidu.autograd import compiled
+from tidu.backends.cpu import fusion
 from tidu.core import programs
 
 F = tidu.nn.functional
@@ -266,7 +267,15 @@ def test_residuals_die_during_the_backward(monkeypatch: Any) -> None:
             tracemalloc.stop()
         return (top - start) / (4 * n)  # in arrays of n, above the forward's residuals
 
+    # one instruction at a time (fusion off): each residual dies right after its last reader
+    monkeypatch.setattr(fusion, "ENABLED", False)
+    compiled.clear()
     assert peak(True) < 4.5 and peak(True) + 4 < peak(False)
+    # fused groups free their inputs once the whole group has run: a little higher, still far
+    # below the general walk's
+    monkeypatch.setattr(fusion, "ENABLED", True)
+    compiled.clear()
+    assert peak(True) + 2 < peak(False)
 
 
 _UNARY = [tidu.sin, tidu.tanh, tidu.exp, lambda t: t * t, lambda t: t - t.sum(0, keepdim=True),
@@ -313,3 +322,36 @@ def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None
             assert compiled.STATS["reused"] > before["reused"]
     finally:
         programs.ENABLED = saved
+
+
+def test_every_instruction_carries_consistent_avals(monkeypatch: Any) -> None:
+    """Passes (fusion) read shapes and dtypes from ``instr.app``: every instruction has them,
+    accumulation adds included, and each input's aval is the one its producer declared."""
+    monkeypatch.setattr(programs, "ENABLED", True)
+    monkeypatch.setattr(fusion, "ENABLED", False)  # the program as passes receive it
+    compiled.clear()
+    w = tidu.tensor(_rand(4, 4), requires_grad=True)
+    x = tidu.tensor(_rand(3, 4))
+    h = tidu.tanh(x @ w)
+    (h * h + h.exp() @ w.t()).sum().backward()
+    (step,) = compiled._steps.values()
+    produced = {}
+    for instr in step.program:
+        assert instr.app.in_avals is not None and len(instr.app.in_avals) == len(instr.ins)
+        for slot, aval in zip(instr.ins, instr.app.in_avals):
+            assert produced.get(slot, aval) == aval
+        produced.update(zip(instr.outs, instr.app.out_avals))
+    assert any(instr.app.prim.name == "add" for instr in step.program)  # h's cotangents are summed
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_inplace_check_covers_values_no_wanted_gradient_reads(enabled: bool, monkeypatch: Any) -> None:
+    """The general walk checks every saved value of a node it passes; the compiled step too,
+    even where the value only feeds a gradient nobody asked for (dropped as dead code)."""
+    monkeypatch.setattr(programs, "ENABLED", enabled)
+    a, b = tidu.tensor([1.0, 2.0], requires_grad=True), tidu.tensor([3.0, 4.0], requires_grad=True)
+    c = tidu.tensor([5.0, 6.0])
+    loss = (a * c).sum() + (b * 2).sum()
+    c.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward(inputs=[b])

@@ -26,7 +26,7 @@ from typing import Any
 from ..backends.cpu import fusion
 from ..core import programs
 from ..core.instructions import Instr, impl_instr
-from ..core.primitive import accumulate_add
+from ..core.primitive import Application, accumulate_add
 from ..core.programs import TensorRecordedGraph
 from ..core.tape import SavedInput, SavedOutput
 from ..eager.trace import FREED_MESSAGE, TraceNode
@@ -45,7 +45,7 @@ class Step:
 
     def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str) -> None:
         self.program = program
-        self.gathers = gathers  # (node position, ((is_output, index), ...), node name), in gathering order
+        self.gathers = gathers  # (node position, ((is_output, index, passed to fn), ...), node name)
         self.results = results  # (leaf index or (position, output slot), slot, dtype)
         self.fn = fn  # [seed, *gathered arrays] -> the results' arrays (the program as Python code)
         self.source = source  # fn's code, for reading (``print(step.source)``)
@@ -190,7 +190,7 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
         saved = node.saved_data
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        for is_output, index in reads:
+        for is_output, index, used in reads:
             key = node.computation.output_keys()[index] if is_output else node.input_edges[index][1]
             value = saved.get(key)
             cls = value.__class__
@@ -198,17 +198,19 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
                 tensor = value.tensor
                 if tensor._version.value != value.version:
                     value.unpack(name)  # raises: modified by an in-place operation
-                append(tensor._data)
+                array = tensor._data
             elif cls is SavedOutput:
                 if value.counter.value != value.version:
                     value.unpack(name)
-                append(value.data)
+                array = value.data
             elif value is None:
                 raise RuntimeError(
                     f"internal error: the backward of {name} reads a value its node did not save ({key!r})"
                 )
             else:
-                append(value.unpack(name)._data)
+                array = value.unpack(name)._data
+            if used:
+                append(array)
     if not retain_graph:
         for node in nodes:
             node.saved_data = None
@@ -220,30 +222,45 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
 
 
 class _Builder:
-    """Emits a step's instructions over fresh slots (slot 0 is the seed)."""
+    """Emits a step's instructions over fresh slots (slot 0 is the seed), each with an
+    ``Application`` that carries its avals (passes such as fusion read them)."""
 
-    def __init__(self, device: str) -> None:
+    def __init__(self, device: str, seed: Any) -> None:
         self.device = device
-        self.nslots = 1
+        self.avals = [seed]  # slot -> ShapeDtype
         self.program: list[Instr] = []
 
-    def slot(self) -> int:
-        self.nslots += 1
-        return self.nslots - 1
+    def slot(self, aval: Any) -> int:
+        self.avals.append(aval)
+        return len(self.avals) - 1
 
     def emit(self, graph: Any, node: Any, env: dict[Any, int]) -> None:
         ins = [env[graph.values[i].key] for i in node.inputs]
-        outs = [self.slot() for _ in node.outputs]
+        app = node.operation
+        if app.in_avals is None:  # the engine's accumulation add: both operands have one aval
+            app = self.accumulation(self.avals[ins[0]])
+        outs = [self.slot(a) for a in app.out_avals]
         for o, s in zip(node.outputs, outs):
             env[graph.values[o].key] = s
-        self.program.append(impl_instr(node.operation, ins, outs, self.device))
+        self.program.append(impl_instr(app, ins, outs, self.device))
+
+    def add(self, a: int, b: int) -> int:
+        """A slot holding ``a + b`` (two cotangents of one value)."""
+        total = self.slot(self.avals[a])
+        self.program.append(impl_instr(self.accumulation(self.avals[a]), (a, b), (total,), self.device))
+        return total
+
+    @staticmethod
+    def accumulation(aval: Any) -> Application:
+        return Application(accumulate_add().prim, (), (aval, aval), (aval,))
 
 
 def _build(walk: Walk, device: str) -> Step:
-    b = _Builder(device)
     nodes, pos_of, leaf_index = walk.nodes, walk.pos_of, walk.leaf_index
+    root_aval = nodes[0].computation._op.out_avals[walk.root_slot]
+    b = _Builder(device, root_aval)
     cts: dict[Any, int] = {(0, walk.root_slot): 0}  # leaf index or (position, output slot) -> slot
-    dtypes: dict[Any, Any] = {(0, walk.root_slot): nodes[0].computation._op.out_avals[walk.root_slot].dtype}
+    dtypes: dict[Any, Any] = {(0, walk.root_slot): root_aval.dtype}
     gathers = []
     for pos, node in enumerate(nodes):
         out_cts = [cts.get((pos, s)) for s in range(len(node.primal_out_keys))]
@@ -262,11 +279,11 @@ def _build(walk: Walk, device: str) -> Step:
         reads = []
         for p, canon in enumerate(prog.in_keys):
             if canon in prog.reads:
-                env[canon] = s = b.slot()
+                env[canon] = s = b.slot(op.in_avals[first[p]])
                 reads.append((False, first[p], s))
         for o, canon in enumerate(prog.out_keys):
             if canon in prog.reads:
-                env[canon] = s = b.slot()
+                env[canon] = s = b.slot(op.out_avals[o])
                 reads.append((True, o, s))
         gathers.append((pos, reads, name))
         for operation in linear.operations:
@@ -294,21 +311,20 @@ def _build(walk: Walk, device: str) -> Step:
                 cts[target] = ct
                 dtypes[target] = op.in_avals[first[i]].dtype
             else:
-                total = b.slot()
-                b.program.append(impl_instr(accumulate_add(), (existing, ct), (total,), device))
-                cts[target] = total
-    targets = [i for i in walk.wanted_leaves if i in cts]
+                cts[target] = b.add(existing, ct)
+    targets: list[Any] = list(walk.wanted_leaves)
     targets += [(c >> _SLOT_BITS, c & ((1 << _SLOT_BITS) - 1)) for c in walk.wanted_outs]
     results = [(t, cts[t], dtypes[t]) for t in targets if t in cts]
     keep = {slot for _, slot, _ in results}
     program = _optimize(_dead_code(b.program, keep), keep)
     program = _with_frees(program, keep)
-    read = {i for instr in program for i in instr.ins} | keep
-    gathers = [(pos, [r for r in reads if r[2] in read], name) for pos, reads, name in gathers]
-    inputs = [0] + [slot for _, reads, _ in gathers for _, _, slot in reads]
+    # a value no instruction reads is not passed in, but still version-checked as the general walk does
+    read = {i for instr in program for i in instr.ins}
+    inputs = [0] + [slot for _, reads, _ in gathers for _, _, slot in reads if slot in read]
     fn, source = _compile(program, inputs, [slot for _, slot, _ in results])
-    return Step(program, [(pos, tuple(r[:2] for r in reads), name) for pos, reads, name in gathers], results,
-                fn, source)
+    gathers = [(pos, tuple((is_output, index, slot in read) for is_output, index, slot in reads), name)
+               for pos, reads, name in gathers]
+    return Step(program, gathers, results, fn, source)
 
 
 def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:
