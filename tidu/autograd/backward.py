@@ -161,7 +161,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks, nodes)
     given: set[int] = set()
     for leaf in leaves:
-        ct = totals.get(leaf._key)
+        ct = totals.pop(leaf._key, None)  # popped: a gradient copied into ``.grad`` dies at once
         if ct is None:
             continue
         ct = hooks.final.get(leaf._key, ct) if leaf._trace is not None else hooks.run(leaf._key, ct)
