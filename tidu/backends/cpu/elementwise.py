@@ -89,14 +89,75 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[np.ndarray, np.ndarray, np.d
         for i in range(a.shape[0]):
             out[i] = f(a[i], b[i])
 
+    @njit(**JIT)
+    def loop_scalar_b(a, s, out):  # pragma: no cover - compiled
+        _ = token
+        for i in range(a.shape[0]):
+            out[i] = f(a[i], s)
+
+    @njit(**JIT)
+    def loop_scalar_a(s, b, out):  # pragma: no cover - compiled
+        _ = token
+        for i in range(b.shape[0]):
+            out[i] = f(s, b[i])
+
+    @njit(**JIT)
+    def loop_rows_b(a, v, out):  # pragma: no cover - compiled; a, out: (rows, period)
+        _ = token
+        for r in range(a.shape[0]):
+            for j in range(a.shape[1]):
+                out[r, j] = f(a[r, j], v[j])
+
+    @njit(**JIT)
+    def loop_rows_a(v, b, out):  # pragma: no cover - compiled
+        _ = token
+        for r in range(b.shape[0]):
+            for j in range(b.shape[1]):
+                out[r, j] = f(v[j], b[r, j])
+
     def run(a: np.ndarray, b: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
-        a = contiguous(a)
-        b = contiguous(b)
         out = np.empty(a.shape, out_dtype)
-        run_chunked(loop, a.reshape(-1), b.reshape(-1), out.reshape(-1))
+        if not out.size:
+            return out
+        flat = out.reshape(-1)
+        if a.flags.c_contiguous and b.flags.c_contiguous:
+            run_chunked(loop, a.reshape(-1), b.reshape(-1), flat)
+            return out
+        # a broadcast operand is read in place: a scalar, or a vector repeated over rows
+        va, pa = repeated(a)
+        vb, pb = repeated(b)
+        n = out.size
+        if pb == 1 and pa == n:
+            s = vb[0]
+            run_chunked(lambda x, o: loop_scalar_b(x, s, o), va, flat)
+        elif pa == 1 and pb == n:
+            s = va[0]
+            run_chunked(lambda x, o: loop_scalar_a(s, x, o), vb, flat)
+        elif pa == n and pb < n:
+            run_chunked(lambda x, o: loop_rows_b(x, vb, o), va.reshape(-1, pb), out.reshape(-1, pb))
+        elif pb == n and pa < n:
+            run_chunked(lambda x, o: loop_rows_a(va, x, o), vb.reshape(-1, pa), out.reshape(-1, pa))
+        else:
+            run_chunked(loop, contiguous(a).reshape(-1), contiguous(b).reshape(-1), flat)
         return out
 
     return run
+
+
+def repeated(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """``x`` (flattened, row-major) as ``vector[i % period]``: a C-contiguous array is its own
+    vector; a broadcast one (zero strides on its leading dims, dense trailing dims) is the
+    repeated vector, read in place; anything else is copied."""
+    n = x.size
+    if x.flags.c_contiguous:
+        return x.reshape(-1), n
+    k = 0
+    while k < x.ndim and (x.strides[k] == 0 or x.shape[k] == 1):
+        k += 1
+    tail = x[(0,) * k] if k else x
+    if tail.flags.c_contiguous:
+        return tail.reshape(-1), tail.size
+    return np.ascontiguousarray(x).reshape(-1), n
 
 
 @njit(**JIT)
