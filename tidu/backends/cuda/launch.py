@@ -23,7 +23,7 @@ _SCALAR_CODES = {
     "float64": "d", "float32": "f4x", "bool": "?7x", "boolean": "?7x",
 }
 THREADS = 256
-MAX_BLOCKS = 4096  # kernels loop grid-stride, so a capped grid still covers any size
+MAX_BLOCKS = 16384  # kernels loop grid-stride, so a capped grid still covers any size
 # The simulator runs every thread as a Python thread: one block of one thread keeps it fast,
 # and kernels written grid-stride (and block-size agnostic) compute the same result.
 SIM_BLOCKS, SIM_THREADS = 1, 1
