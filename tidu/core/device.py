@@ -13,7 +13,7 @@ class device:  # noqa: N801 - PyTorch's name
     device(type='cpu')
     """
 
-    __slots__ = ("type", "index")
+    __slots__ = ("type", "index", "_hash")
 
     def __init__(self, spec: Any = "cpu", index: int | None = None) -> None:
         if isinstance(spec, device):
@@ -28,6 +28,7 @@ class device:  # noqa: N801 - PyTorch's name
             raise RuntimeError(f"Device index must not be negative, got {index}")
         self.type = text
         self.index = index
+        self._hash = hash((text, index))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
@@ -35,7 +36,7 @@ class device:  # noqa: N801 - PyTorch's name
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self) -> int:
-        return hash((self.type, self.index))
+        return self._hash
 
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"

@@ -6,6 +6,7 @@ Output dimensions are (batch..., lhs free..., rhs free...).
 
 from __future__ import annotations
 
+import functools
 from importlib import import_module
 from math import prod
 
@@ -48,18 +49,28 @@ def _dot_shape(a: ShapeDtype, b: ShapeDtype, *, dimension_numbers: Dims) -> Shap
     return ShapeDtype(tuple(shape), a.dtype)
 
 
-def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.ndarray:
+@functools.lru_cache(maxsize=4096)
+def _dot_plan(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_numbers: Dims) -> tuple:
+    """How ``_dot_impl`` lays the operands out as (batch,) m x k @ k x n, per shapes and dims."""
     (ca, cb), (ba, bb) = dimension_numbers
-    fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
-    bshape = [a.shape[i] for i in ba]
-    nbatch, ncontract = prod(bshape), prod(a.shape[i] for i in ca)
-    a3 = np.transpose(a, list(ba) + fa + list(ca)).reshape(nbatch, prod(a.shape[i] for i in fa), ncontract)
-    b3 = np.transpose(b, list(bb) + list(cb) + fb).reshape(nbatch, ncontract, prod(b.shape[i] for i in fb))
-    if a3.shape[2] == 0:
-        out = np.zeros((a3.shape[0], a3.shape[1], b3.shape[2]), a.dtype)
-    else:
-        out = np.matmul(a3, b3)
-    return out.reshape(bshape + [a.shape[i] for i in fa] + [b.shape[i] for i in fb])
+    fa, fb = _free(len(a_shape), ca, ba), _free(len(b_shape), cb, bb)
+    perm_a, perm_b = list(ba) + fa + list(ca), list(bb) + list(cb) + fb
+    bshape = [a_shape[i] for i in ba]
+    nbatch, k = prod(bshape), prod(a_shape[i] for i in ca)
+    m, n = prod(a_shape[i] for i in fa), prod(b_shape[i] for i in fb)
+    lead = (nbatch,) if ba else ()
+    return (None if perm_a == sorted(perm_a) else tuple(perm_a), lead + (m, k),
+            None if perm_b == sorted(perm_b) else tuple(perm_b), lead + (k, n),
+            tuple(bshape + [a_shape[i] for i in fa] + [b_shape[i] for i in fb]))
+
+
+def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.ndarray:
+    perm_a, a_shape, perm_b, b_shape, out_shape = _dot_plan(a.shape, b.shape, dimension_numbers)
+    a2 = (a if perm_a is None else a.transpose(perm_a)).reshape(a_shape)
+    b2 = (b if perm_b is None else b.transpose(perm_b)).reshape(b_shape)
+    if a_shape[-1] == 0:
+        return np.zeros(out_shape, a.dtype)
+    return np.matmul(a2, b2).reshape(out_shape)
 
 
 def _dot_transpose_lhs(ct, a, b, dimension_numbers):  # noqa: ANN001, ANN202
