@@ -21,11 +21,10 @@ PyTorch.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
 
 from ..backends.cpu import conv as cpu
-from ..backends.cuda.lazy import lazy
+from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import FLOATS
 from ..core.primitive import Primitive
@@ -142,7 +141,7 @@ def _conv_transpose(ct: Any, lhs: Any, rhs: Any, **params: Any) -> list:
 
 
 conv_general_dilated.def_impl(cpu.conv_general)
-conv_general_dilated.def_impl(lazy(lambda: import_module("tidu.backends.cuda.conv").conv_general), device="cuda")
+conv_general_dilated.def_impl(kernel("conv", "conv_general"), device="cuda")
 conv_general_dilated.def_jvp(
     lambda dx, x, w, out, **params: _conv(dx, w, **params),
     lambda dw, x, w, out, **params: _conv(x, dw, **params),

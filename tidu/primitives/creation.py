@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends.cuda.lazy import lazy
+from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import dtype
 from ..core.primitive import Literal, Primitive
@@ -18,7 +18,7 @@ def _full_shape(*, shape: tuple[int, ...], value: float, dtype: dtype, device: s
 
 
 full.def_impl(lambda *, shape, value, dtype, device="cpu": np.full(shape, value, dtype.np))
-full.def_impl(lazy(lambda: __import__("tidu.backends.cuda.elementwise", fromlist=["fill"]).fill), device="cuda")
+full.def_impl(kernel("elementwise", "fill"), device="cuda")
 
 literal = Primitive("literal", nondiff=True)
 

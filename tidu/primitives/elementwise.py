@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backends.cpu import elementwise as cpu
 from ..backends.cpu import fastmath
-from ..backends.cuda.lazy import lazy
+from ..backends.cuda.lazy import kernel, lazy
 from ..core.aval import ShapeDtype
 from ..core.dtypes import ALL, FLOATS, bool_, float32, float64, int32, int64
 from ..core.primitive import Primitive
@@ -450,7 +450,7 @@ def _select_shape(pred: ShapeDtype, x: ShapeDtype, y: ShapeDtype) -> ShapeDtype:
 
 
 select.def_impl(cpu.select)
-select.def_impl(lazy(lambda: __import__("tidu.backends.cuda.elementwise", fromlist=["select"]).select), device="cuda",
+select.def_impl(kernel("elementwise", "select"), device="cuda",
                takes_views=True)
 select.def_jvp(None, lambda dx, p, x, y, out: ops.where(p, dx, 0.0), lambda dy, p, x, y, out: ops.where(p, 0.0, dy))
 select.def_transpose(

@@ -8,10 +8,8 @@ its transpose in ``src`` is a gather. Indices are int64 and not differentiable.
 
 from __future__ import annotations
 
-from importlib import import_module
-
 from ..backends.cpu import index as cpu
-from ..backends.cuda.lazy import lazy
+from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.primitive import Primitive
@@ -63,7 +61,7 @@ def _gather_transpose(ct, x, index, *, axis):  # noqa: ANN001, ANN202
 
 
 gather.def_impl(cpu.gather)
-gather.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").gather), device="cuda", takes_views=True)
+gather.def_impl(kernel("index", "gather"), device="cuda", takes_views=True)
 gather.def_jvp(lambda dx, x, index, out, *, axis: gather.bind(dx, index, axis=axis), None)
 gather.def_transpose(_gather_transpose, linear_in=(0,))
 
@@ -111,7 +109,7 @@ def _scatter_add_transpose(ct, x, index, src, *, axis):  # noqa: ANN001, ANN202
 
 
 scatter_add.def_impl(cpu.scatter_add)
-scatter_add.def_impl(lazy(lambda: import_module("tidu.backends.cuda.index").scatter_add), device="cuda",
+scatter_add.def_impl(kernel("index", "scatter_add"), device="cuda",
                      takes_views=True)
 scatter_add.def_jvp(
     lambda dx, x, index, src, out, *, axis: dx,

@@ -7,12 +7,11 @@ Output dimensions are (batch..., lhs free..., rhs free...).
 from __future__ import annotations
 
 import functools
-from importlib import import_module
 from math import prod
 
 import numpy as np
 
-from ..backends.cuda.lazy import lazy
+from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.primitive import Primitive
@@ -107,7 +106,7 @@ def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
 
 
 dot_general.def_impl(_dot_impl)
-dot_general.def_impl(lazy(lambda: import_module("tidu.backends.cuda.linalg").dot_general), device="cuda",
+dot_general.def_impl(kernel("linalg", "dot_general"), device="cuda",
                      takes_views=True)  # reads transposed, sliced and broadcast operands in place
 dot_general.def_jvp(
     lambda da, a, b, out, *, dimension_numbers: dot_general.bind(da, b, dimension_numbers=dimension_numbers),

@@ -11,11 +11,9 @@ rules are the textbook ones, written with tidu ops:
 
 from __future__ import annotations
 
-from importlib import import_module
-
 import numpy as np
 
-from ..backends.cuda.lazy import lazy
+from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import FLOATS
 from ..core.primitive import Primitive
@@ -62,13 +60,13 @@ def _row_sum(v, axis: int):  # noqa: ANN001, ANN202
 softmax = Primitive("softmax")
 softmax.def_abstract_eval(lambda x, *, axis: _check_axis("softmax", x, axis))
 softmax.def_impl(_softmax_impl)
-softmax.def_impl(lazy(lambda: import_module("tidu.backends.cuda.softmax").softmax), device="cuda")
+softmax.def_impl(kernel("softmax", "softmax"), device="cuda")
 softmax.def_jvp(lambda dx, x, out, *, axis: out * (dx - _row_sum(out * dx, axis)))
 
 log_softmax = Primitive("log_softmax")
 log_softmax.def_abstract_eval(lambda x, *, axis: _check_axis("log_softmax", x, axis))
 log_softmax.def_impl(_log_softmax_impl)
-log_softmax.def_impl(lazy(lambda: import_module("tidu.backends.cuda.softmax").log_softmax), device="cuda")
+log_softmax.def_impl(kernel("softmax", "log_softmax"), device="cuda")
 log_softmax.def_jvp(lambda dx, x, out, *, axis: dx - _row_sum(ops.exp(out) * dx, axis))
 
 

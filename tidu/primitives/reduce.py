@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from functools import partial
-from importlib import import_module
-
 from ..backends.cpu import reduce as cpu
 from ..backends.cpu import scan
-from ..backends.cuda.lazy import lazy
+from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.primitive import Primitive
@@ -15,12 +12,6 @@ from ._batching import shifted
 from ._batching import unary as batch_unary
 from ._util import check_axes, check_dtype, ops
 from .structural import broadcast_in_dim
-
-
-def _cuda(module: str):  # noqa: ANN202
-    """A CUDA kernel module, imported on a kernel's first call (``lazy``)."""
-    return import_module(f"tidu.backends.cuda.{module}")
-
 
 reduce_sum = Primitive("reduce_sum")
 
@@ -37,7 +28,7 @@ def kept_dims(ndim: int, axes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 reduce_sum.def_impl(cpu.sum_axes)
-reduce_sum.def_impl(lazy(lambda: _cuda("reduce").sum_axes), device="cuda")
+reduce_sum.def_impl(kernel("reduce", "sum_axes"), device="cuda")
 reduce_sum.def_linear(
     lambda ct, x, *, axes: [
         broadcast_in_dim.bind(ct, shape=tuple(x.shape), broadcast_dimensions=kept_dims(x.ndim, axes))
@@ -74,7 +65,7 @@ def _reduce_max_jvp(dx, x, out, *, axes):  # noqa: ANN001, ANN202
 
 
 reduce_max.def_impl(cpu.max_axes)
-reduce_max.def_impl(lazy(lambda: _cuda("reduce").max_axes), device="cuda")
+reduce_max.def_impl(kernel("reduce", "max_axes"), device="cuda")
 reduce_max.def_jvp(_reduce_max_jvp)
 reduce_max.def_batch(batch_unary(lambda x, *, axes: reduce_max.bind(x, axes=shifted(axes))))
 
@@ -103,7 +94,7 @@ def _prod_of_others(x, out, axes):  # noqa: ANN001, ANN202
 
 
 reduce_prod.def_impl(cpu.prod_axes)
-reduce_prod.def_impl(lazy(lambda: _cuda("reduce").prod_axes), device="cuda")
+reduce_prod.def_impl(kernel("reduce", "prod_axes"), device="cuda")
 reduce_prod.def_jvp(lambda dx, x, out, *, axes: reduce_sum.bind(dx * _prod_of_others(x, out, axes), axes=axes))
 reduce_prod.def_batch(batch_unary(lambda x, *, axes: reduce_prod.bind(x, axes=shifted(axes))))
 
@@ -121,7 +112,7 @@ def _arg_reduce(name: str, largest: bool) -> Primitive:
         return ShapeDtype(tuple(s for d, s in enumerate(x.shape) if d != axis), int64)
 
     prim.def_impl(lambda x, *, axis: cpu.arg_axis(x, axis, largest))
-    prim.def_impl(lazy(lambda: partial(_cuda("reduce").arg_axis, largest=largest)), device="cuda")
+    prim.def_impl(kernel("reduce", "arg_axis", largest=largest), device="cuda")
     prim.def_batch(batch_unary(lambda x, *, axis: prim.bind(x, axis=axis + 1)))
     return prim
 
@@ -140,7 +131,7 @@ def _cumsum_shape(x: ShapeDtype, *, axis: int, reverse: bool) -> ShapeDtype:
 
 
 cumsum.def_impl(scan.cumsum_axis)
-cumsum.def_impl(lazy(lambda: _cuda("scan").cumsum_axis), device="cuda")
+cumsum.def_impl(kernel("scan", "cumsum_axis"), device="cuda")
 cumsum.def_linear(lambda ct, x, *, axis, reverse: [cumsum.bind(ct, axis=axis, reverse=not reverse)])
 cumsum.def_batch(batch_unary(
     lambda x, *, axis, reverse: x if x.ndim == 1 else cumsum.bind(x, axis=axis + 1, reverse=reverse)))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-
 import numpy as np
 
-from ..backends.cuda.lazy import lazy
+from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.primitive import Primitive
 from ._batching import unary as batch_unary
@@ -42,7 +40,7 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):  # noqa: 
 
 
 slice_p.def_impl(_slice_impl)
-slice_p.def_impl(lazy(lambda: __import__("tidu.backends.cuda.views", fromlist=["views"]).slice_view), device="cuda",
+slice_p.def_impl(kernel("views", "slice_view"), device="cuda",
                  takes_views=True)
 slice_p.def_linear(_slice_transpose)
 slice_p.def_batch(batch_unary(lambda x, *, start_indices, limit_indices, strides: slice_p.bind(
@@ -83,6 +81,6 @@ def _pad_transpose(ct, x, *, padding_config):  # noqa: ANN001, ANN202
 
 
 pad.def_impl(_pad_impl)
-pad.def_impl(lazy(lambda: import_module("tidu.backends.cuda.structural").pad), device="cuda")
+pad.def_impl(kernel("structural", "pad"), device="cuda")
 pad.def_linear(_pad_transpose)
 pad.def_batch(batch_unary(lambda x, *, padding_config: pad.bind(x, padding_config=((0, 0, 0), *padding_config))))

@@ -5,13 +5,12 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterator
-from importlib import import_module
 from math import prod
 from typing import Any
 
 import numpy as np
 
-from ..backends.cuda.lazy import lazy
+from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import dtype
 from ..core.primitive import Primitive
@@ -20,19 +19,6 @@ from ._batching import elementwise as batch_elementwise
 from ._batching import unary as batch_unary
 from ._util import ops
 from .slicing import pad, slice_p
-
-
-def _cuda_views():  # noqa: ANN202
-    from ..backends.cuda import views
-
-    return views
-
-
-def _cuda_elementwise():  # noqa: ANN202
-    from ..backends.cuda import elementwise
-
-    return elementwise
-
 
 broadcast_in_dim = Primitive("broadcast_in_dim")
 
@@ -69,7 +55,7 @@ def _broadcast_transpose(ct, x, *, shape, broadcast_dimensions):  # noqa: ANN001
 
 
 broadcast_in_dim.def_impl(_broadcast_impl)
-broadcast_in_dim.def_impl(lazy(lambda: _cuda_views().broadcast_in_dim), device="cuda", takes_views=True)
+broadcast_in_dim.def_impl(kernel("views", "broadcast_in_dim"), device="cuda", takes_views=True)
 broadcast_in_dim.def_linear(_broadcast_transpose)
 broadcast_in_dim.def_batch(batch_unary(lambda x, *, shape, broadcast_dimensions: broadcast_in_dim.bind(
     x, shape=(x.shape[0], *shape), broadcast_dimensions=(0, *[d + 1 for d in broadcast_dimensions]))))
@@ -85,7 +71,7 @@ def _reshape_shape(x: ShapeDtype, *, new_sizes: tuple[int, ...]) -> ShapeDtype:
 
 
 reshape.def_impl(lambda x, *, new_sizes: x.reshape(new_sizes))
-reshape.def_impl(lazy(lambda: _cuda_views().reshape), device="cuda", takes_views=True)
+reshape.def_impl(kernel("views", "reshape"), device="cuda", takes_views=True)
 reshape.def_linear(lambda ct, x, *, new_sizes: [reshape.bind(ct, new_sizes=tuple(x.shape))])
 reshape.def_batch(batch_unary(lambda x, *, new_sizes: reshape.bind(x, new_sizes=(x.shape[0], *new_sizes))))
 
@@ -110,7 +96,7 @@ def _transpose_transpose(ct, x, *, permutation):  # noqa: ANN001, ANN202
 
 
 transpose.def_impl(lambda x, *, permutation: np.transpose(x, permutation))
-transpose.def_impl(lazy(lambda: _cuda_views().transpose), device="cuda", takes_views=True)
+transpose.def_impl(kernel("views", "transpose"), device="cuda", takes_views=True)
 transpose.def_linear(_transpose_transpose)
 transpose.def_batch(batch_unary(
     lambda x, *, permutation: transpose.bind(x, permutation=(0, *[p + 1 for p in permutation]))))
@@ -128,7 +114,7 @@ def _convert_jvp(dx, x, out, *, new_dtype):  # noqa: ANN001, ANN202
 
 
 convert_element_type.def_impl(lambda x, *, new_dtype: x.astype(new_dtype.np))
-convert_element_type.def_impl(lazy(lambda: _cuda_elementwise().convert), device="cuda")
+convert_element_type.def_impl(kernel("elementwise", "convert"), device="cuda")
 convert_element_type.def_jvp(_convert_jvp)
 convert_element_type.def_transpose(lambda ct, x, *, new_dtype: [convert_element_type.bind(ct, new_dtype=x.dtype)])
 convert_element_type.def_batch(batch_elementwise(convert_element_type))
@@ -197,7 +183,7 @@ def _concatenate_transpose(ct, *xs, dimension):  # noqa: ANN001, ANN202
 
 
 concatenate.def_impl(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
-concatenate.def_impl(lazy(lambda: import_module("tidu.backends.cuda.structural").concatenate), device="cuda")
+concatenate.def_impl(kernel("structural", "concatenate"), device="cuda")
 concatenate.jvp_rules = _PerPosition(_concatenate_jvp)  # type: ignore[assignment]
 concatenate.def_transpose(_concatenate_transpose)
 
@@ -223,7 +209,7 @@ def _rev_shape(x: ShapeDtype, *, dimensions: tuple[int, ...]) -> ShapeDtype:
 
 
 rev.def_impl(lambda x, *, dimensions: np.flip(x, dimensions).copy())
-rev.def_impl(lazy(lambda: import_module("tidu.backends.cuda.structural").rev), device="cuda")
+rev.def_impl(kernel("structural", "rev"), device="cuda")
 rev.def_linear(lambda ct, x, *, dimensions: [rev.bind(ct, dimensions=dimensions)])
 rev.def_batch(batch_unary(lambda x, *, dimensions: rev.bind(x, dimensions=shifted(dimensions))))
 

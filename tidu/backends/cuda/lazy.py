@@ -7,7 +7,9 @@ that builds the real function the first time it runs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 
@@ -20,3 +22,13 @@ def lazy(factory: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
         return built[0](*args, **params)
 
     return impl
+
+
+def kernel(module: str, name: str, **bound: Any) -> Callable[..., Any]:
+    """``tidu.backends.cuda.<module>.<name>`` (with ``bound`` keywords), imported on first call."""
+
+    def build() -> Callable[..., Any]:
+        fn = getattr(import_module(f"tidu.backends.cuda.{module}"), name)
+        return functools.partial(fn, **bound) if bound else fn
+
+    return lazy(build)
