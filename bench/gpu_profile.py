@@ -22,6 +22,29 @@ from tidu.backends.cuda.memory import CudaArray
 from tidu.primitives.elementwise import _exp
 
 
+def per_call(fn, n: int, warmup: int = 20) -> float:  # noqa: ANN001
+    """Seconds per call of ``fn`` in a loop of ``n``, synchronized, after ``warmup`` calls."""
+    for _ in range(warmup):
+        fn()
+    tidu.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    tidu.cuda.synchronize()
+    return (time.perf_counter() - t0) / n
+
+
+def profiled(fn, n: int, order: str, rows: int) -> None:  # noqa: ANN001
+    """cProfile of ``n`` calls of ``fn``, the top ``rows`` by ``order``."""
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(n):
+        fn()
+    tidu.cuda.synchronize()
+    profile.disable()
+    pstats.Stats(profile).sort_stats(order).print_stats(rows)
+
+
 def small_step() -> None:
     x = tidu.tensor(np.ones(1024, np.float32), device="cuda", requires_grad=True)
     w = tidu.tensor(np.ones(1024, np.float32), device="cuda")
@@ -32,20 +55,8 @@ def small_step() -> None:
         (x * w).tanh().sum().backward()
 
     for fn, n, name in ((lambda: a + b, 3000, "a + b"), (step, 300, "small fwd+bwd")):
-        for _ in range(20):
-            fn()
-        tidu.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        tidu.cuda.synchronize()
-        print(f"{name}: {(time.perf_counter() - t0) / n * 1e6:.1f} us")
-        profile = cProfile.Profile()
-        profile.enable()
-        for _ in range(n):
-            fn()
-        profile.disable()
-        pstats.Stats(profile).sort_stats("tottime").print_stats(18)
+        print(f"{name}: {per_call(fn, n) * 1e6:.1f} us")
+        profiled(fn, n, "tottime", 18)
 
 
 def launch_shapes() -> None:
@@ -54,13 +65,7 @@ def launch_shapes() -> None:
     run = unary_kernel(_exp)
     for blocks in (1024, 4096, 16384, 65535):
         launch.MAX_BLOCKS = blocks
-        run(x, np.float32)
-        tidu.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(20):
-            run(x, np.float32)
-        tidu.cuda.synchronize()
-        dt = (time.perf_counter() - t0) / 20
+        dt = per_call(lambda: run(x, np.float32), 20, warmup=1)
         print(f"exp 64M, at most {blocks} blocks: {dt * 1e3:.3f} ms, {2 * 4 * n / dt / 1e9:.0f} GB/s")
 
 
@@ -70,21 +75,8 @@ def training_steps() -> None:
     for name in ("MLP", "block"):
         fns, _ = workloads.WORKLOADS[name][0]()
         step = fns["tidu"]
-        for _ in range(5):
-            step()
-        tidu.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(20):
-            step()
-        tidu.cuda.synchronize()
-        print(f"{name}: {(time.perf_counter() - t0) / 20 * 1e3:.2f} ms per step")
-        profile = cProfile.Profile()
-        profile.enable()
-        for _ in range(20):
-            step()
-        tidu.cuda.synchronize()
-        profile.disable()
-        pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+        print(f"{name}: {per_call(step, 20, warmup=5) * 1e3:.2f} ms per step")
+        profiled(step, 20, "cumulative", 30)
         per_kernel(step)
 
 
@@ -138,14 +130,7 @@ def micro() -> None:
         "Tensor() around an array": lambda: tidu.Tensor(out, tidu.float32),
     }
     for name, fn in cases.items():
-        for _ in range(200):
-            fn()
-        tidu.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(5000):
-            fn()
-        tidu.cuda.synchronize()
-        print(f"{name:<40} {(time.perf_counter() - t0) / 5000 * 1e6:7.2f} us")
+        print(f"{name:<40} {per_call(fn, 5000, warmup=200) * 1e6:7.2f} us")
 
 
 if __name__ == "__main__":
