@@ -13,11 +13,10 @@ torch.mm; a 64M-float elementwise op against a device copy's bandwidth.
 from __future__ import annotations
 
 import math
-import statistics
 import sys
-import time
 
 import numpy as np
+from gputiming import median_per_call
 from numba import cuda
 
 from tidu.backends.cuda import blas, driver, synchronize
@@ -45,17 +44,7 @@ def sync_all() -> None:
 
 def per_call_us(fn, repeat: int = 2000, rounds: int = 7) -> float:  # noqa: ANN001
     """Median over rounds of the mean time per call, synchronized at the end of each round."""
-    for _ in range(min(200, repeat)):
-        fn()
-    sync_all()
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(repeat):
-            fn()
-        sync_all()
-        times.append((time.perf_counter() - t0) / repeat * 1e6)
-    return statistics.median(times)
+    return median_per_call(fn, sync_all, repeat=repeat, rounds=rounds, warmup=min(200, repeat)) * 1e6
 
 
 class ew:  # noqa: N801 - scalar functions as tidu's primitives declare them (math.*: both targets compile it)

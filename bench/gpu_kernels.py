@@ -15,7 +15,6 @@ mean nothing: that is a smoke test of this script.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 import traceback
@@ -23,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from gputiming import median_per_call
 
 from tidu.backends.cuda import synchronize
 from tidu.backends.cuda.memory import CudaArray
@@ -172,14 +172,7 @@ def per_call_us(fn: Callable[[], Any], budget_s: float = 0.25, rounds: int = 5) 
     sync_all()
     once = max(time.perf_counter() - t0, 1e-6)
     repeat = max(1, min(1000, int(budget_s / rounds / once)))
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(repeat):
-            fn()
-        sync_all()
-        times.append((time.perf_counter() - t0) / repeat * 1e6)
-    return statistics.median(times)
+    return median_per_call(fn, sync_all, repeat=repeat, rounds=rounds, warmup=0) * 1e6
 
 
 def label(op: str, shape: tuple[int, ...], dtype: str, params: dict[str, Any]) -> str:

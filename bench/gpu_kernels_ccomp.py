@@ -17,14 +17,13 @@ for the simulator.
 from __future__ import annotations
 
 import os
-import statistics
 import sys
-import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from gputiming import median_per_call
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -60,16 +59,7 @@ def sync() -> None:
 
 
 def median_ms(fn: Callable[[], Any], repeat: int = 10, rounds: int = 5) -> float:
-    fn()
-    sync()
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(repeat):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / repeat * 1e3)
-    return statistics.median(times)
+    return median_per_call(fn, sync, repeat=repeat, rounds=rounds) * 1e3
 
 
 def tt(a: CudaArray) -> Any:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from gputiming import median_per_call
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ``bench`` importable as a package
 
@@ -23,15 +24,8 @@ from tidu.primitives.elementwise import _exp
 
 
 def per_call(fn, n: int, warmup: int = 20) -> float:  # noqa: ANN001
-    """Seconds per call of ``fn`` in a loop of ``n``, synchronized, after ``warmup`` calls."""
-    for _ in range(warmup):
-        fn()
-    tidu.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    tidu.cuda.synchronize()
-    return (time.perf_counter() - t0) / n
+    """Seconds per call of ``fn`` in one synchronized loop of ``n``, after ``warmup`` calls."""
+    return median_per_call(fn, tidu.cuda.synchronize, repeat=n, rounds=1, warmup=warmup)
 
 
 def profiled(fn, n: int, order: str, rows: int) -> None:  # noqa: ANN001
