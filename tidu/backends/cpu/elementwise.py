@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
+from ..layout import repeat_period
 from .threads import run_chunked
 
 JIT = {"cache": True, "error_model": "numpy", "nogil": True}
@@ -151,13 +152,10 @@ def repeated(x: np.ndarray) -> tuple[np.ndarray, int]:
     n = x.size
     if x.flags.c_contiguous:
         return x.reshape(-1), n
-    k = 0
-    while k < x.ndim and (x.strides[k] == 0 or x.shape[k] == 1):
-        k += 1
-    tail = x[(0,) * k] if k else x
-    if tail.flags.c_contiguous:
-        return tail.reshape(-1), tail.size
-    return np.ascontiguousarray(x).reshape(-1), n
+    period = repeat_period(x.shape, x.strides, x.itemsize)
+    if period is None:
+        return np.ascontiguousarray(x).reshape(-1), n
+    return np.lib.stride_tricks.as_strided(x, (period,), (x.itemsize,), writeable=False), period
 
 
 @njit(**JIT)

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from ..layout import repeat_period
 from .copy import contiguous, numba_name
 from .launch import Kernel
-from .memory import CudaArray, contiguous_strides
+from .memory import CudaArray
 
 
 def device_function(scalar_fn: Callable) -> Callable:
@@ -35,18 +36,10 @@ def repeated(x: CudaArray) -> tuple[CudaArray, int]:
     n = x.size
     if x.is_c_contiguous:
         return x, max(n, 1)
-    shape, strides = x.shape, x.strides
-    k = 0
-    while k < len(shape) and (strides[k] == 0 or shape[k] == 1):
-        k += 1
-    tail = shape[k:]
-    dense = contiguous_strides(tail, x.dtype.itemsize)
-    if all(m == 1 or st == d for m, st, d in zip(tail, strides[k:], dense)):
-        period = 1
-        for m in tail:
-            period *= m
-        return x.view((period,), (x.dtype.itemsize,)), max(period, 1)
-    return contiguous(x), max(n, 1)
+    period = repeat_period(x.shape, x.strides, x.dtype.itemsize)
+    if period is None:
+        return contiguous(x), max(n, 1)
+    return x.view((period,), (x.dtype.itemsize,)), max(period, 1)
 
 
 def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:

@@ -1,0 +1,22 @@
+"""Array layouts the kernels of both backends read in place."""
+
+from __future__ import annotations
+
+
+def repeat_period(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> int | None:
+    """``p`` when a layout's row-major element ``i`` is ``vector[i % p]`` for a dense vector at its
+    start (zero strides or size-1 dims first, then dims laid out densely), else ``None``.
+
+    >>> repeat_period((4, 3), (0, 8), 8), repeat_period((4, 3), (24, 8), 8), repeat_period((3, 4), (8, 24), 8)
+    (3, 12, None)
+    """
+    k = 0
+    while k < len(shape) and (strides[k] == 0 or shape[k] == 1):
+        k += 1
+    step = period = 1
+    for n, st in zip(reversed(shape[k:]), reversed(strides[k:])):
+        if n != 1 and st != step * itemsize:
+            return None
+        step *= n
+        period *= n
+    return period
