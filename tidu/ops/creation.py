@@ -15,7 +15,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.device import CPU, as_device
 from ..core.printing import set_printoptions
-from ..tensor import Tensor
+from ..tensor import Tensor, placed
 
 __all__ = [
     "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace",
@@ -179,11 +179,7 @@ def _make(array: np.ndarray, dt: dtypes.dtype, device: Any, requires_grad: bool)
     """A tensor on ``device`` with the values of the host ``array``."""
     where = as_device(device)
     _check_grad_dtype(dt, requires_grad)
-    if where is not CPU:
-        from ..backends.cuda.memory import CudaArray
-
-        array = CudaArray.from_host(array)
-    return Tensor(array, dt, requires_grad=requires_grad, device=where)
+    return placed(array, dt, where).requires_grad_(requires_grad)
 
 
 def _filled(shape: tuple[int, ...], value: Any, dt: dtypes.dtype, device: Any, requires_grad: bool) -> Tensor:

@@ -110,10 +110,6 @@ def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]
 _STRIDES: dict[tuple, tuple[int, ...]] = {}
 
 
-def _simulated() -> bool:
-    return runtime().simulated
-
-
 class _Flags:
     __slots__ = ("c_contiguous", "writeable", "owndata")
 
@@ -166,13 +162,6 @@ class CudaArray:
             host = np.ndarray(shape, self.dtype, buffer=root.host, offset=ptr - root.ptr, strides=strides)
         return CudaArray(shape, self.dtype, strides, ptr, self, host)
 
-    def flat(self) -> CudaArray:
-        """This C-contiguous array as 1-D (what elementwise kernels take)."""
-        if not self.is_c_contiguous:
-            raise ValueError("flat(): the array is not C-contiguous")
-        if self.ndim == 1 and self.strides == (self.dtype.itemsize,):
-            return self
-        return self.view((self.size,), (self.dtype.itemsize,))
 
     def copy(self) -> CudaArray:
         from .copy import contiguous_copy
@@ -193,7 +182,7 @@ class CudaArray:
     @classmethod
     def empty(cls, shape: tuple[int, ...], dtype: Any) -> CudaArray:
         dtype = np.dtype(dtype)
-        if _simulated():
+        if runtime().simulated:
             try:
                 host = np.empty(shape, dtype)
             except MemoryError:
