@@ -71,14 +71,22 @@ def forward_no_grad(lib) -> Callable[[], object]:
 
     def run():
         with lib.no_grad():
-            return chain(lib, x, y)
+            return computed(lib, chain(lib, x, y))
 
     return run
 
 
 def forward_recording(lib) -> Callable[[], object]:
     x, y = inputs(lib, requires_grad=True)
-    return lambda: chain(lib, x, y)
+    return lambda: computed(lib, chain(lib, x, y))
+
+
+def computed(lib, out):
+    """``out`` with its value computed: tidu defers elementwise work until a value is needed
+    (tidu/core/deferred.py), and a result nobody reads would never be computed at all."""
+    if lib is tidu:
+        tidu.core.deferred.flush()
+    return out
 
 
 def forward_backward(lib) -> Callable[[], object]:

@@ -53,7 +53,11 @@ manual_seed_all = manual_seed
 
 
 def synchronize(device: object = None) -> None:
-    """Wait for all work tidu queued on the GPU (returns at once when there is no GPU)."""
+    """Wait for all work tidu queued on the GPU (returns at once when there is no GPU);
+    deferred elementwise work (tidu/core/deferred.py) is launched first."""
+    from .core import deferred
+
+    deferred.flush()
     if is_available():
         _runtime.synchronize()
 

@@ -16,6 +16,9 @@ import numpy as np
 
 from .core import dtypes
 from .core.aval import ShapeDtype, wrap_dim
+from .core.deferred import PENDING as _PENDING
+from .core.deferred import expose as _expose
+from .core.deferred import flush as _flush
 from .core.device import CPU
 from .core.device import device as Device
 
@@ -81,7 +84,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "_data", "_dtype", "_requires_grad", "_grad", "_key", "_trace", "_version",
+        "_buf", "_dtype", "_requires_grad", "_grad", "_key", "_trace", "_version",
         "_retains_grad", "_device", "_view", "_hooks", "__weakref__",
     )
     __array_priority__ = 1000
@@ -90,7 +93,7 @@ class Tensor:
                  device: Device = CPU, _version: VersionCounter | None = None) -> None:
         if dtype is None:
             dtype = dtypes.from_numpy_dtype(data.dtype)
-        self._data = data
+        self._buf = data
         self._dtype = dtype
         self._requires_grad = False
         self._grad: Tensor | None = None
@@ -104,10 +107,24 @@ class Tensor:
         if requires_grad:
             self.requires_grad = True
 
+    @property
+    def _data(self) -> Any:
+        """The storage array, with any deferred work that writes it done (tidu/core/deferred.py);
+        ``_buf`` is the same array for code that reads only its metadata."""
+        if _PENDING:
+            _flush()
+        return self._buf
+
+    @_data.setter
+    def _data(self, array: Any) -> None:
+        if _PENDING:
+            _flush()
+        self._buf = array
+
     # --- metadata -------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return Size(self._buf.shape)
 
     @property
     def dtype(self) -> dtypes.dtype:
@@ -119,33 +136,33 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
-        return self._data.ndim
+        return self._buf.ndim
 
     @property
     def aval(self) -> ShapeDtype:
         if self._device is CPU:
-            return ShapeDtype(self._data.shape, self._dtype)
-        return ShapeDtype(self._data.shape, self._dtype, self._device.type)
+            return ShapeDtype(self._buf.shape, self._dtype)
+        return ShapeDtype(self._buf.shape, self._dtype, self._device.type)
 
     @property
     def is_cuda(self) -> bool:
         return self._device.type == "cuda"
 
     def dim(self) -> int:
-        return self._data.ndim
+        return self._buf.ndim
 
     def size(self, dim: int | None = None) -> Any:
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[wrap_dim(dim, self._data.ndim)]
+            return Size(self._buf.shape)
+        return self._buf.shape[wrap_dim(dim, self._buf.ndim)]
 
     def numel(self) -> int:
-        return int(self._data.size)
+        return int(self._buf.size)
 
     def __len__(self) -> int:
-        if self._data.ndim == 0:
+        if self._buf.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
+        return self._buf.shape[0]
 
     @property
     def is_leaf(self) -> bool:
@@ -165,7 +182,7 @@ class Tensor:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of {type(value).__name__}")
-            if value._data.shape != self._data.shape:
+            if value._buf.shape != self._buf.shape:
                 raise RuntimeError(
                     f"assigned grad has data of a different size: {tuple(value.shape)} vs {tuple(self.shape)}"
                 )
@@ -253,7 +270,9 @@ class Tensor:
             )
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return self._data
+        data = self._data
+        _expose(data)
+        return data
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
@@ -262,16 +281,18 @@ class Tensor:
             raise AttributeError("a CPU tensor has no __cuda_array_interface__; use numpy() or .cuda()")
         if self._requires_grad:
             raise RuntimeError("Can't export a Tensor that requires grad; use tensor.detach() first")
-        return self._data.__cuda_array_interface__
+        data = self._data
+        _expose(data)
+        return data.__cuda_array_interface__
 
     def _host(self) -> np.ndarray:
         """The data as a numpy array (a copy from the device for a CUDA tensor)."""
         return self._data if self._device is CPU else self._data.copy_to_host()
 
     def item(self) -> Any:
-        if self._data.size != 1:
+        if self._buf.size != 1:
             raise RuntimeError(
-                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+                f"a Tensor with {self._buf.size} elements cannot be converted to Scalar"
             )
         return self._host().reshape(()).item()
 
@@ -280,7 +301,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor sharing this one's storage, cut from the graph."""
-        return Tensor(self._data, self._dtype, device=self._device, _version=self._version)
+        return Tensor(self._buf, self._dtype, device=self._device, _version=self._version)
 
     def __float__(self) -> float:
         return float(self.item())
@@ -289,19 +310,23 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self) -> bool:
-        if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
+        if self._buf.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._buf.size} values is ambiguous")
         return bool(self._host().reshape(()).item())
 
     def __index__(self) -> int:
-        if self._dtype.is_floating_point or self._data.size != 1:
+        if self._dtype.is_floating_point or self._buf.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._host().reshape(()).item())
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if self._device is not CPU:
             self.numpy()  # PyTorch's TypeError
-        return self._data if dtype is None else self._data.astype(dtype)
+        data = self._data
+        if dtype is None:
+            _expose(data)
+            return data
+        return data.astype(dtype)
 
     def __hash__(self) -> int:
         return id(self)
@@ -312,9 +337,9 @@ class Tensor:
         return tensor_repr(self)
 
     def __iter__(self) -> Any:
-        if self._data.ndim == 0:
+        if self._buf.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))  # type: ignore[index]
+        return (self[i] for i in range(self._buf.shape[0]))  # type: ignore[index]
 
 
 def placed(array: np.ndarray, dtype: dtypes.dtype | None, device: Device) -> Tensor:

@@ -56,7 +56,7 @@ def _analytical(fn: Callable[..., Any], inputs: Sequence[Any], diff: list[int]) 
         for r in range(out.numel()):
             seed = np.zeros(out.numel(), out.dtype.np)
             seed[r] = 1
-            gs = grad(out, [inputs[i] for i in diff], Tensor(seed.reshape(out._data.shape), out.dtype),
+            gs = grad(out, [inputs[i] for i in diff], Tensor(seed.reshape(out._buf.shape), out.dtype),
                       retain_graph=True, allow_unused=True)
             for a, g in enumerate(gs):
                 if g is not None:
@@ -76,7 +76,7 @@ def _forward(fn: Callable[..., Any], inputs: Sequence[Any], diff: list[int]) -> 
                 t = np.zeros(x.numel(), x.dtype.np)
                 if m == i:
                     t[k] = 1
-                tangents.append(Tensor(t.reshape(x._data.shape), x.dtype))
+                tangents.append(Tensor(t.reshape(x._buf.shape), x.dtype))
             _, tout = jvp(lambda *a: tuple(_outputs(fn, a)), tuple(inputs), tuple(tangents))
             per_out.append([t._data.astype(np.float64).reshape(-1) for t in tout])
         n_out = len(per_out[0]) if per_out else 0
@@ -142,7 +142,7 @@ def gradgradcheck(fn: Callable[..., Any], inputs: Any, grad_outputs: Any = None,
         outs = _outputs(fn, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
-        grad_outputs = [Tensor(rng.standard_normal(o._data.shape).astype(o.dtype.np), o.dtype,
+        grad_outputs = [Tensor(rng.standard_normal(o._buf.shape).astype(o.dtype.np), o.dtype,
                                requires_grad=True) for o in outs]
     grad_outputs = list(grad_outputs)
     n = len(inputs)

@@ -7,8 +7,10 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..tensor import Tensor, ViewInfo
-from . import grad_mode
+from . import deferred, grad_mode
 from .device import CPU, CUDA
 from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, freeze
 from .programs import TensorRecordedGraph, saved_positions
@@ -20,7 +22,7 @@ def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
     on two devices is an error naming both."""
     devices = {a._device for a in args}
     if devices == {CPU, CUDA}:
-        if all(a._device is CUDA or a._data.ndim == 0 for a in args):
+        if all(a._device is CUDA or a._buf.ndim == 0 for a in args):
             return [a if a._device is CUDA else device_put.bind(a, device="cuda") for a in args]
     first = args[0]._device
     other = next(a._device for a in args if a._device != first)
@@ -30,7 +32,8 @@ def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
     )
 
 
-# (prim, shape, dtype, device per argument) -> [in_avals, out_avals, Application or None], for
+# (prim, shape, dtype, device per argument) -> [in_avals, out_avals, Application or None, deferrable
+# or None (not yet known)], for
 # parameterless calls: a repeated call skips the shape rule (it has passed for these inputs).
 _SIGNATURES: dict[tuple, list] = {}
 _MAX_SIGNATURES = 4096
@@ -40,22 +43,22 @@ def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if params:
         if not args or any(isinstance(v, Literal | Tensor) for v in params.values()):  # keep no tensor alive
             in_avals = tuple(a.aval for a in args)
-            return [in_avals, abstract_eval(prim, in_avals, params), None]
+            return [in_avals, abstract_eval(prim, in_avals, params), None, False]
         try:
-            key: tuple = (prim, freeze(params), *[(a._data.shape, a._dtype, a._device) for a in args])
+            key: tuple = (prim, freeze(params), *[(a._buf.shape, a._dtype, a._device) for a in args])
             hash(key)
         except TypeError:  # an unhashable param value: no caching
             in_avals = tuple(a.aval for a in args)
-            return [in_avals, abstract_eval(prim, in_avals, params), None]
+            return [in_avals, abstract_eval(prim, in_avals, params), None, False]
     elif len(args) == 2:
         a, b = args
-        key = (prim, a._data.shape, a._dtype, a._device, b._data.shape, b._dtype, b._device)
+        key = (prim, a._buf.shape, a._dtype, a._device, b._buf.shape, b._dtype, b._device)
     else:
-        key = (prim, *[(a._data.shape, a._dtype, a._device) for a in args])
+        key = (prim, *[(a._buf.shape, a._dtype, a._device) for a in args])
     entry = _SIGNATURES.get(key)
     if entry is None:
         in_avals = tuple(a.aval for a in args)
-        entry = [in_avals, abstract_eval(prim, in_avals, params), None]
+        entry = [in_avals, abstract_eval(prim, in_avals, params), None, None]
         if len(_SIGNATURES) >= _MAX_SIGNATURES:
             _SIGNATURES.clear()
         _SIGNATURES[key] = entry
@@ -84,14 +87,26 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if impl is None:
         raise NotImplementedError(f"primitive {prim.name} has no kernel for device {device!r}")
     out_device = CPU if out_avals[0].device == "cpu" else CUDA
-    result = impl(*[a._data for a in args], **params)
-    if type(result) is tuple:
-        outs = [_output(prim, array, aval, out_device) for array, aval in zip(result, out_avals)]
+    defer = entry[3]
+    if defer is None:
+        defer = entry[3] = deferred.queueable(_application(prim, params, entry))
+    if defer and deferred.ENABLED and not any(deferred.exposed(a._buf) for a in args):
+        aval = out_avals[0]
+        out = np.empty(aval.shape, aval.dtype.np) if out_device is CPU else CudaArray.empty(aval.shape, aval.dtype.np)
+        deferred.enqueue(entry[2], impl, params, [a._buf for a in args], out)
+        outs = [Tensor(out, aval.dtype, device=out_device)]
     else:
-        outs = [_output(prim, result, out_avals[0], out_device)]
-    for slot, t in enumerate(outs):
-        if t._data.base is not None or any(t._data is a._data for a in args):  # cheap pre-check
-            _link_view(prim, args, params, t, slot, len(outs))
+        arrays = [a._buf for a in args]
+        if deferred.PENDING and deferred.reads_pending(arrays):
+            deferred.flush()
+        result = impl(*arrays, **params)
+        if type(result) is tuple:
+            outs = [_output(prim, array, aval, out_device) for array, aval in zip(result, out_avals)]
+        else:
+            outs = [_output(prim, result, out_avals[0], out_device)]
+        for slot, t in enumerate(outs):
+            if t._buf.base is not None or any(t._buf is a._buf for a in args):  # cheap pre-check
+                _link_view(prim, args, params, t, slot, len(outs))
     if grad_on and not prim.nondiff:
         for a in args:
             if a._requires_grad:
@@ -109,10 +124,15 @@ def _output(prim: Primitive, array: Any, aval: Any, device: Any) -> Tensor:
     return Tensor(array, aval.dtype, device=device)
 
 
-def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
+def _application(prim: Primitive, params: dict[str, Any], entry: list) -> Application:
     app = entry[2]
     if app is None:
         app = entry[2] = Application(prim, freeze(params), entry[0], entry[1])
+    return app
+
+
+def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
+    app = _application(prim, params, entry)
     in_keys = [a._ensure_key() for a in args]
     graph = TensorRecordedGraph.from_primitive(app, in_keys)
     slots = tuple(i for i, t in enumerate(outs) if t._dtype.is_floating_point)
@@ -149,9 +169,9 @@ def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out
                n_outs: int) -> None:
     """An output that is a numpy view of an input's storage shares its version counter and
     remembers how to replay itself from the root base (for writes through the view)."""
-    owner = _storage(out._data)
+    owner = _storage(out._buf)
     for i, a in enumerate(args):
-        if _storage(a._data) is owner:
+        if _storage(a._buf) is owner:
             out._version = a._version
             if not prim.nondiff:
                 root = a if a._view is None else a._view.base
@@ -195,4 +215,5 @@ def refresh_view(view: Any) -> None:
     view._trace = fresh._trace
 
 
+from ..backends.cuda.memory import CudaArray  # noqa: E402
 from ..primitives.transfer import device_put  # noqa: E402 - primitives import this module's users

@@ -114,7 +114,7 @@ def _constant_in_graph(value: Any, target: Any) -> Any:
     from ..ops.math import where
     from ..tensor import placed
 
-    return where(placed(np.ones(target._data.shape, np.bool_), None, target._device), value, target)
+    return where(placed(np.ones(target._buf.shape, np.bool_), None, target._device), value, target)
 
 
 def _assign_through_view(target: Any, value: Any, op: str) -> Any:
@@ -135,7 +135,7 @@ def _assign_through_view(target: Any, value: Any, op: str) -> Any:
     probe = Tensor(base._data, base._dtype, requires_grad=True, device=base._device)
     placed_view = info.fn(probe)
     (spread,) = grad(placed_view, probe, value, create_graph=True)
-    ones = placed(np.ones(target._data.shape, target._dtype.np), target._dtype, target._device)
+    ones = placed(np.ones(target._buf.shape, target._dtype.np), target._dtype, target._device)
     (mask,) = grad(placed_view, probe, ones)
     assign_(base, where(mask != 0, spread, base), op=op)
     fresh = info.fn(base)

@@ -29,7 +29,7 @@ def fresh_key() -> ValueKey:
 
 
 def _modified(tensor: Any, expected: int, role: str) -> RuntimeError:
-    shape = list(tensor._data.shape)
+    shape = list(tensor._buf.shape)
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{tensor.dtype.name} tensor of shape {shape}], which is {role}, is at version "
@@ -70,7 +70,7 @@ class SavedOutput:
     __slots__ = ("data", "dtype", "device", "key", "counter", "version", "node")
 
     def __init__(self, tensor: Any) -> None:
-        self.data = tensor._data
+        self.data = tensor._buf  # deferred work may still be writing it: read at unpack
         self.dtype = tensor._dtype
         self.device = tensor._device
         self.key = None

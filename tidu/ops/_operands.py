@@ -44,7 +44,9 @@ def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int
     key = (value, type(value), dtype, shape, device)
     cached = _CONSTANTS.get(key)
     if cached is None:
-        if device is CPU:
+        if device is CPU and math.prod(shape) > 4096:  # one element, broadcast: kernels read it in place
+            cached = Tensor(np.broadcast_to(np.array(value, dtype.np), shape), dtype)
+        elif device is CPU:
             cached = Tensor(np.full(shape, value, dtype.np), dtype)
         else:
             cached = creation.full.bind(shape=tuple(shape), value=value, dtype=dtype, device=device.type)
@@ -153,11 +155,11 @@ def _same_or_scalar(a: Any, b: Any, float_only: bool) -> list[Any] | None:
         return None
     kind = type(other)
     if kind is Tensor:
-        if other._dtype is t._dtype and other._device is t._device and other._data.shape == t._data.shape:
+        if other._dtype is t._dtype and other._device is t._device and other._buf.shape == t._buf.shape:
             return [a, b]
         return None
     if kind is float and floating or kind is int and t._dtype.category == 1:
-        c = constant(other, t._dtype, t, t._data.shape)
+        c = constant(other, t._dtype, t, t._buf.shape)
         return [t, c] if first else [c, t]
     return None
 

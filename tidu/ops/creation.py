@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import dtypes
+from ..core import deferred, dtypes
 from ..core.device import CPU, as_device
 from ..core.printing import set_printoptions
 from ..tensor import Tensor, placed
@@ -127,6 +127,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ..backends.cuda.memory import CudaArray
 
         array = CudaArray.from_interface(data)
+        deferred.expose(array)
         out = Tensor(array, dtypes.from_numpy_dtype(array.dtype), device=as_device("cuda"))
         if device is not None and where is CPU:
             out = out.cpu()
@@ -148,6 +149,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     """
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    deferred.expose(ndarray)  # the caller may write it at any time
     return Tensor(ndarray, dtypes.from_numpy_dtype(ndarray.dtype))
 
 

@@ -156,7 +156,7 @@ def _fill(self: Tensor, value: Any) -> Any:
 def _random(self: Tensor, draw: Any, name: str) -> Any:
     if not self.dtype.is_floating_point:
         raise NotImplementedError(f'"{name}" not implemented for \'{_TORCH_NAMES[self.dtype.name]}\'')
-    return placed(draw(creation.generator(), self._data.shape).astype(self.dtype.np), self.dtype, self._device)
+    return placed(draw(creation.generator(), self._buf.shape).astype(self.dtype.np), self.dtype, self._device)
 
 
 def _detach_(self: Tensor) -> Tensor:

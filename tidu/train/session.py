@@ -130,7 +130,7 @@ class Session:
         """Overwrite a parameter's values in place (same shape)."""
         p = self._param(name)
         array = np.asarray(value.detach().numpy() if isinstance(value, Tensor) else value)
-        if array.shape != p._data.shape:
+        if array.shape != p._buf.shape:
             raise RuntimeError(
                 f"set_parameter: size mismatch for {name}: got {tuple(array.shape)}, the parameter is {tuple(p.shape)}"
             )

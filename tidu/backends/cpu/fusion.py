@@ -23,7 +23,7 @@ import importlib.util
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -311,10 +311,36 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
     """One instruction computing ``parts`` in one loop and returning the slots ``outs``
     (a CUDA kernel for device values: tidu/backends/cuda/fusion.py)."""
     if parts[0].app.out_avals[0].device == "cuda":
-        from ..cuda.fusion import fused_instr
+        from ..cuda.fusion import fused_into
+    else:
+        fused_into = fused_loop
+    into, body = fused_into(parts, outs)
+    out_avals = body.out_avals
+    empty = _empty_cuda if parts[0].app.out_avals[0].device == "cuda" else _empty
 
-        return fused_instr(parts, outs)
-    body = loop_body(parts, outs)
+    def run(*values: Any) -> tuple[Any, ...]:
+        results = tuple(empty(a.shape, a.dtype.np) for a in out_avals)
+        into(results, values)
+        return results
+
+    return Instr(run, tuple(body.ins), tuple(outs), None, tuple(p.app for p in parts))
+
+
+def _empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    return np.empty(shape, dtype)
+
+
+def _empty_cuda(shape: tuple[int, ...], dtype: Any) -> Any:
+    from ..cuda.memory import CudaArray
+
+    return CudaArray.empty(shape, dtype)
+
+
+def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = ()) -> tuple[Callable[..., None], LoopBody]:
+    """``(into, body)``: ``into(results, values)`` computes ``parts`` in one generated loop,
+    storing the slots ``outs`` into the preallocated C-contiguous ``results``; ``values`` are
+    the arrays of the slots ``body.ins``. Slots in ``once`` are read once (zero-stride arrays)."""
+    body = loop_body(parts, outs, once=once)
     out_names = [f"o{k}" for k in range(len(outs))]
     params = [*out_names, *(f"a{k}" for k in range(len(body.arrays))), *(f"s{k}" for k in range(len(body.scalars))),
               *(f"c{k}" for k in range(len(body.consts)))]
@@ -338,20 +364,17 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
     ins = body.ins
     array_at = [ins.index(s) for s in body.arrays]
     scalar_at = [ins.index(s) for s in body.scalars]
-    out_avals = body.out_avals
 
-    def run(*values: np.ndarray) -> tuple[np.ndarray, ...]:
-        results = tuple(np.empty(a.shape, a.dtype.np) for a in out_avals)
-        tail = (*(np.asarray(values[k]).reshape(-1)[0] for k in scalar_at), *consts)
+    def into(results: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:
+        tail = (*(np.asarray(values[k]).flat[0] for k in scalar_at), *consts)
         flat = [r.reshape(-1) for r in results]
         flat += [contiguous(np.asarray(values[k])).reshape(-1) for k in array_at]
         if tail:
             run_chunked(lambda *chunks: loop(*chunks, *tail), *flat)
         else:
             run_chunked(loop, *flat)
-        return results
 
-    return Instr(run, tuple(ins), tuple(outs), None, tuple(p.app for p in parts))
+    return into, body
 
 
 class LoopBody:
@@ -375,18 +398,20 @@ class LoopBody:
         self.out_avals: list[Any] = []
 
 
-def loop_body(parts: list[Instr], outs: list[int], scalar: str = "s{}") -> LoopBody:
-    """The per-element statements of ``parts``; ``scalar`` formats how a one-element operand is read."""
+def loop_body(parts: list[Instr], outs: list[int], scalar: str = "s{}", once: Collection[int] = ()) -> LoopBody:
+    """The per-element statements of ``parts``; ``scalar`` formats how a one-element operand
+    (a broadcast's, or a slot in ``once``) is read."""
     body = LoopBody()
     local = {p.outs[0]: f"v{j}" for j, p in enumerate(parts)}
 
-    def operand(slot: int, once: bool) -> str:
+    def operand(slot: int, single: bool) -> str:
         if slot in local:
             return local[slot]
-        seen = body.scalars if once else body.arrays
+        single = single or slot in once
+        seen = body.scalars if single else body.arrays
         if slot not in seen:
             seen.append(slot)
-        return scalar.format(seen.index(slot)) if once else f"x{seen.index(slot)}"
+        return scalar.format(seen.index(slot)) if single else f"x{seen.index(slot)}"
 
     for j, part in enumerate(parts):
         app, kind = part.app, _kind(part)

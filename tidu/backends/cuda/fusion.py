@@ -10,7 +10,7 @@ to the host). One launch replaces a launch per member.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...core.instructions import Instr
@@ -23,7 +23,10 @@ _loops: dict[str, Callable[..., None]] = {}  # source digest -> the kernel's Pyt
 _kernels: dict[tuple, Kernel] = {}  # (digest, dtypes) -> the compiled kernel
 
 
-def fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
+def fused_into(parts: list[Instr], outs: list[int]) -> tuple[Callable[..., None], Any]:
+    """``(into, body)``: ``into(results, values)`` launches one kernel computing ``parts`` and
+    storing the slots ``outs`` into the preallocated ``results``; ``values`` are the device
+    arrays of the slots ``body.ins`` (the CPU generator's contract, ``fused_loop``)."""
     from ..cpu.fusion import loop_body
 
     body = loop_body(parts, outs, scalar="s{}[0]")
@@ -54,12 +57,10 @@ def fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
     ins = body.ins
     array_at = [ins.index(s) for s in body.arrays]
     scalar_at = [ins.index(s) for s in body.scalars]
-    out_avals = body.out_avals
     consts = [c.item() for c in body.consts]
     const_types = [numba_name(c.dtype) for c in body.consts]
 
-    def run(*values: CudaArray) -> tuple[CudaArray, ...]:
-        results = tuple(CudaArray.empty(a.shape, a.dtype.np) for a in out_avals)
+    def into(results: Sequence[CudaArray], values: Sequence[CudaArray]) -> None:
         arrays, periods = [], []
         for k in array_at:  # broadcast operands are read in place, element i at i % period
             vector, period = repeated(values[k])
@@ -77,6 +78,5 @@ def fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
                                  *(["int64"] * len(arrays))])
                 kernel = _kernels[key] = Kernel(loop, f"void({sig})")
             kernel(n, n, *results, *arrays, *scalars, *consts, *periods)
-        return results
 
-    return Instr(run, tuple(ins), tuple(outs), None, tuple(p.app for p in parts))
+    return into, body

@@ -125,7 +125,7 @@ class CudaArray:
     A view (``view``) is owned by the array it was made from, as numpy's ``base``.
     """
 
-    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host", "is_c_contiguous", "size")
+    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host", "is_c_contiguous", "size", "__weakref__")
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, strides: tuple[int, ...] | None, ptr: int,
                  owner: Any, host: np.ndarray | None = None) -> None:

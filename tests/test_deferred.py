@@ -1,0 +1,159 @@
+"""Deferred elementwise work (tidu/core/deferred.py): results never depend on when the queue runs."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+from tidu.core import deferred
+
+
+@pytest.fixture(autouse=True)
+def _deferral_on(monkeypatch):
+    """These tests are about deferral: on even in a ``TIDU_FUSION=0`` run."""
+    monkeypatch.setattr(deferred, "ENABLED", True)
+
+DEVICES = ["cpu", "cuda"]
+
+
+def _chain(lib, x, w):
+    a = x * w + 0.5
+    return lib.tanh(a) * w + x * x, a
+
+
+def _inputs(device: str, n: int = 37, requires_grad: bool = False):
+    rng = np.random.default_rng(0)
+    xs, ws = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
+    x = tidu.tensor(xs, device=device, requires_grad=requires_grad)
+    w = tidu.tensor(ws, device=device)
+    return x, w, xs, ws
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fused_runs_equal_the_op_by_op_run_bit_for_bit(device):
+    x, w, xs, ws = _inputs(device)
+    runs = []
+    for _ in range(deferred.FUSE_AFTER + 2):  # the first runs go op by op, the later ones fused
+        y, a = _chain(tidu, x, w)
+        runs.append((y.cpu().numpy().copy(), a.cpu().numpy().copy()))
+    for y, a in runs[1:]:
+        np.testing.assert_array_equal(y, runs[0][0])
+        np.testing.assert_array_equal(a, runs[0][1])
+    np.testing.assert_allclose(runs[0][0], np.tanh(xs * ws + 0.5) * ws + xs * xs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_queue_holds_work_until_a_value_is_read(device):
+    x, w, xs, ws = _inputs(device)
+    deferred.flush()
+    y, _ = _chain(tidu, x, w)
+    assert len(deferred.PENDING) == 6
+    assert float(y.sum()) == pytest.approx(float((np.tanh(xs * ws + 0.5) * ws + xs * xs).sum()))
+    assert not deferred.PENDING
+
+
+def test_a_repeated_structure_gets_a_plan_and_a_changed_one_does_not_reuse_it():
+    deferred._plans.clear()
+    x, w, xs, ws = _inputs("cpu")
+    for _ in range(deferred.FUSE_AFTER):
+        y, a = _chain(tidu, x, w)
+        y.numpy()
+    assert len(deferred._plans) == 1
+    # another shape, another held set, another wiring: each is a new structure, with right values
+    x2, w2, xs2, ws2 = _inputs("cpu", n=5)
+    for _ in range(deferred.FUSE_AFTER):
+        y2, _ = _chain(tidu, x2, w2)  # the intermediate ``a`` is dropped: not stored
+        np.testing.assert_allclose(y2.numpy(), np.tanh(xs2 * ws2 + 0.5) * ws2 + xs2 * xs2, rtol=1e-12)
+    for _ in range(deferred.FUSE_AFTER):
+        y3, _ = _chain(tidu, x, x)  # one array read as both operands: other wiring
+        np.testing.assert_allclose(y3.numpy(), np.tanh(xs * xs + 0.5) * xs + xs * xs, rtol=1e-12)
+    assert len(deferred._plans) == 3
+    np.testing.assert_allclose(a.numpy(), xs * ws + 0.5, rtol=1e-12)
+
+
+def test_groups_of_different_shapes_in_one_queue():
+    for _ in range(deferred.FUSE_AFTER + 1):
+        u = tidu.tensor([1.0, 2.0, 3.0])
+        v = tidu.tensor([[0.5, -1.0], [2.0, 4.0]])
+        p, q = (u * 2).exp(), (v + 1) * v
+        np.testing.assert_allclose(p.numpy(), np.exp(np.array([2.0, 4.0, 6.0])))
+        np.testing.assert_allclose(q.numpy(), [[0.75, 0.0], [6.0, 20.0]])
+
+
+def test_writes_after_queueing_do_not_reach_queued_work():
+    x = tidu.tensor([1.0, 2.0, 3.0])
+    y = x * 2
+    x.add_(1)  # an in-place write runs the queue first
+    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0, 6.0])
+    z = x * 10
+    x.data[0] = 0.0  # not an op: ``data`` shares the storage, the write goes through ``_data``
+    assert z.tolist() == [20.0, 30.0, 40.0]
+
+
+def test_arrays_the_user_holds_are_never_read_late():
+    held = np.array([1.0, 2.0, 3.0])
+    t = tidu.from_numpy(held)
+    y = t * 2
+    held[0] = 100.0  # numpy writes are invisible to tidu: work on this storage is not deferred
+    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0, 6.0])
+    s = tidu.tensor([1.0, 2.0])
+    view = s.numpy()
+    y = s + 1
+    view[1] = -5.0
+    np.testing.assert_array_equal(y.numpy(), [2.0, 3.0])
+
+
+def test_zero_stride_operands_are_read_in_place():
+    for _ in range(deferred.FUSE_AFTER + 1):
+        x = tidu.arange(12.0, dtype=tidu.float64).reshape(3, 4)
+        row = tidu.tensor([1.0, 2.0, 3.0, 4.0], dtype=tidu.float64)
+        one = tidu.tensor(3.0, dtype=tidu.float64)
+        y = (x * one.expand(3, 4) + row.expand(3, 4)).sin()
+        expected = np.sin(np.arange(12.0).reshape(3, 4) * 3.0 + np.array([1.0, 2.0, 3.0, 4.0]))
+        np.testing.assert_allclose(y.numpy(), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradients_through_deferred_work_match_pytorch(device):
+    x, w, xs, ws = _inputs(device, requires_grad=True)
+    tx = torch.tensor(xs, requires_grad=True)
+    y, _ = _chain(torch, tx, torch.tensor(ws))
+    y.sum().backward()
+    for _ in range(deferred.FUSE_AFTER + 1):
+        x.grad = None
+        y, _ = _chain(tidu, x, w)
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_another_thread_reading_a_queued_value_gets_it():
+    x = tidu.tensor([1.0, 2.0, 3.0])
+    y = (x * 3).exp()
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(y.tolist()))
+    thread.start()
+    thread.join()
+    np.testing.assert_allclose(seen[0], np.exp([3.0, 6.0, 9.0]))
+
+
+def test_switched_off_nothing_waits(monkeypatch):
+    monkeypatch.setattr(deferred, "ENABLED", False)
+    x = tidu.tensor([1.0, 2.0])
+    y = (x * 2).exp()
+    assert not deferred.PENDING
+    np.testing.assert_allclose(y.numpy(), np.exp([2.0, 4.0]))
+
+
+def test_float32_chain_matches_pytorch_after_fusing():
+    rng = np.random.default_rng(1)
+    xs = rng.standard_normal((4, 5)).astype(np.float32)
+    expected = (torch.sigmoid(torch.tensor(xs) * 1.5) - torch.tensor(xs).abs()).numpy()
+    for _ in range(deferred.FUSE_AFTER + 1):
+        x = tidu.tensor(xs)
+        y = tidu.sigmoid(x * 1.5) - x.abs()
+        assert y.dtype is tidu.float32
+        np.testing.assert_allclose(y.numpy(), expected, rtol=1e-6, atol=1e-6)

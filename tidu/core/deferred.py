@@ -1,0 +1,211 @@
+"""Deferred elementwise work: the forward's fusion.
+
+An elementwise primitive (one with scalar functions) on floating-point tensors of one shape
+does not run when it is bound: ``bind`` allocates its output and queues the work. The queue
+runs ("flushes") as soon as a value may be needed: any other primitive's bind, any read of a
+tensor's ``_data`` (``numpy()``, ``item()``, printing, an in-place write, the backward, the
+optimizers), or a full queue. A flush runs the queued work of each shape and device as one
+generated loop (``fused_loop`` in tidu/backends/cpu/fusion.py, ``fused_into`` on the GPU)
+and stores only the outputs something still holds; intermediates nobody holds stay in
+registers. So ``tanh(x * w + 0.5) * w`` reads ``x`` and ``w`` once and writes one array.
+
+A queue whose structure (primitives, avals, wiring, which outputs are held) has been seen
+fewer than ``FUSE_AFTER`` times runs op by op with the ordinary kernels instead: code that
+runs once pays no compilation, a training loop fuses from its third step. Plans are cached
+per structure, never per value; ``TIDU_FUSION=0`` turns deferral off with the other fusion.
+
+Arrays handed to the user (``numpy()``, ``from_numpy``, ``__cuda_array_interface__``) are
+*exposed*: the user may write them at any time, so work reading them is never deferred.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..backends.cpu import fusion
+from .instructions import Instr
+
+ENABLED = fusion.ENABLED  # read at every bind: a test or a benchmark may switch it
+FUSE_AFTER = 3  # a structure fuses on its third flush
+MAX_QUEUE = 128
+MAX_PLANS = 512
+
+PENDING: list[tuple] = []  # (app, impl, params, in_slots, out_slot); a list object never rebound
+_slots: list[Any] = []  # the arrays the queue reads and writes
+_index: dict[int, int] = {}  # id(array) -> slot
+_structure: list[Any] = []  # the cache key: (app, in_slots) per entry, a zero-stride flag per outside array
+_outs: list[int] = []
+_pending_ids: set[int] = set()  # ids of the queued outputs
+_lock = threading.RLock()
+_flushing = threading.local()
+_plans: dict[tuple, Callable[[list[Any]], None] | None] = {}  # None: the structure cannot be fused
+_seen: dict[tuple, int] = {}
+_exposed: dict[int, weakref.ref] = {}
+
+
+def queueable(app: Any) -> bool:
+    """Whether ``app`` (an ``Application``) can be deferred: a fusable elementwise primitive
+    with one output, floating-point inputs of the output's shape."""
+    if app.out_avals is None or len(app.out_avals) != 1:
+        return False
+    out = app.out_avals[0]
+    if not app.in_avals or any(a.shape != out.shape or not a.dtype.is_floating_point for a in app.in_avals):
+        return False
+    return getattr(app.prim, "scalar_fns", None) is not None and fusion._kind(Instr(None, (), (0,), app)) == "fn"
+
+
+def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: Sequence[Any], out: Any) -> None:
+    """Queue ``impl(*arrays, **params)`` to be written into the preallocated array ``out``."""
+    with _lock:
+        ins = []
+        for a in arrays:
+            slot = _index.get(id(a))
+            if slot is None:
+                slot = _index[id(a)] = len(_slots)
+                _slots.append(a)
+                _structure.append(_zero_strided(a))
+            ins.append(slot)
+        slot = _index[id(out)] = len(_slots)
+        _slots.append(out)
+        _outs.append(slot)
+        _pending_ids.add(id(out))
+        in_slots = tuple(ins)
+        _structure.append((app, in_slots))
+        PENDING.append((app, impl, params, in_slots, slot))
+        if len(PENDING) >= MAX_QUEUE:
+            flush()
+
+
+def _zero_strided(a: Any) -> bool:
+    """A broadcast scalar on the CPU (read once; the GPU kernels read broadcasts in place)."""
+    return a.size > 1 and type(a).__module__ == "numpy" and not any(a.strides)
+
+
+def flush() -> None:
+    """Run everything queued (a no-op when nothing is, or inside a flush)."""
+    if not PENDING or getattr(_flushing, "on", False):
+        return
+    with _lock:
+        if not PENDING:
+            return
+        _flushing.on = True
+        try:
+            # held: referenced beyond the queue's list and getrefcount's own argument
+            held = tuple(s for s in _outs if sys.getrefcount(_slots[s]) > 2)
+            key = (tuple(_structure), held)
+            plan = _plans.get(key, _plan_later)
+            if plan is _plan_later:
+                seen = _seen[key] = _seen.get(key, 0) + 1
+                if seen >= FUSE_AFTER:
+                    _seen.pop(key)
+                    plan = _build(PENDING, held)
+                    if len(_plans) >= MAX_PLANS:
+                        _plans.clear()
+                    _plans[key] = plan
+            if plan is None or plan is _plan_later:
+                _run_each(held)
+            else:
+                plan(_slots)
+        finally:
+            PENDING.clear()
+            _slots.clear()
+            _index.clear()
+            _structure.clear()
+            _outs.clear()
+            _pending_ids.clear()
+            _flushing.on = False
+
+
+def reads_pending(arrays: Sequence[Any]) -> bool:
+    """Whether any of ``arrays`` is (a view of) a queued output: work reading it must flush first."""
+    return any(id(_root(a)) in _pending_ids for a in arrays)
+
+
+def _plan_later(slots: list[Any]) -> None:  # the marker of a structure not yet planned
+    raise AssertionError("unreachable")
+
+
+def _run_each(held: tuple[int, ...]) -> None:
+    """The queue op by op with the ordinary kernels, each result copied into its held output."""
+    keep = set(held)
+    for _app, impl, params, ins, out in PENDING:
+        result = impl(*[_slots[i] for i in ins], **params)
+        if out in keep:
+            _copy_into(_slots[out], result)
+        else:
+            _slots[out] = result
+
+
+def _copy_into(target: Any, value: Any) -> None:
+    if type(target).__module__ == "numpy":
+        target[...] = value
+    else:
+        from ..backends.cuda.copy import copy_into
+
+        copy_into(target, value)
+
+
+def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[Any]], None] | None:
+    """One fused loop per (shape, device) group of ``entries``; ``None`` if one cannot be built."""
+    groups: dict[Any, list[tuple]] = {}
+    for entry in entries:
+        out = entry[0].out_avals[0]
+        groups.setdefault((out.shape, out.device), []).append(entry)
+    keep = set(held)
+    steps = []
+    try:
+        for (_shape, device), group in groups.items():
+            outs = [e[4] for e in group if e[4] in keep]
+            if not outs:
+                continue  # nothing holds any of its values
+            parts = [Instr(None, ins, (out,), app) for app, _impl, _params, ins, out in group]
+            if device == "cuda":
+                from ..backends.cuda.fusion import fused_into
+
+                into, body = fused_into(parts, outs)
+            else:
+                once = {s for _a, _i, _p, ins, _o in group for s in ins if _zero_strided(_slots[s])}
+                into, body = fusion.fused_loop(parts, outs, once)
+            steps.append((into, tuple(outs), tuple(body.ins)))
+    except Exception:  # noqa: BLE001 - a loop that does not compile runs op by op instead
+        return None
+
+    def run(slots: list[Any]) -> None:
+        for into, outs, ins in steps:
+            into([slots[o] for o in outs], [slots[i] for i in ins])
+
+    return run
+
+
+def expose(array: Any) -> None:
+    """Mark ``array``'s storage as writable by the user: work reading it runs at once."""
+    root = _root(array)
+    key = id(root)
+
+    def forget(ref: weakref.ref, key: int = key) -> None:
+        if _exposed.get(key) is ref:
+            del _exposed[key]
+
+    try:
+        _exposed[key] = weakref.ref(root, forget)
+    except TypeError:  # a numpy scalar: nobody can write it
+        pass
+
+
+def exposed(array: Any) -> bool:
+    if not _exposed:
+        return False
+    root = _root(array)
+    ref = _exposed.get(id(root))
+    return ref is not None and ref() is root
+
+
+def _root(array: Any) -> Any:
+    kind = type(array)
+    while type(array.base) is kind:
+        array = array.base
+    return array
