@@ -26,6 +26,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..backends.cpu import fusion
 from .instructions import Instr
 
@@ -58,8 +60,13 @@ def queueable(app: Any) -> bool:
     return getattr(app.prim, "scalar_fns", None) is not None and fusion._kind(Instr(None, (), (0,), app)) == "fn"
 
 
-def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: Sequence[Any], out: Any) -> None:
-    """Queue ``impl(*arrays, **params)`` to be written into the preallocated array ``out``."""
+def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: Sequence[Any], out: Any) -> bool:
+    """Queue ``impl(*arrays, **params)`` to be written into the preallocated array ``out``;
+    ``False`` (nothing queued) when an input is exposed."""
+    if _exposed:
+        for a in arrays:
+            if exposed(a):
+                return False
     with _lock:
         ins = []
         for a in arrays:
@@ -67,7 +74,7 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
             if slot is None:
                 slot = _index[id(a)] = len(_slots)
                 _slots.append(a)
-                _structure.append(_zero_strided(a))
+                _structure.append(type(a) is np.ndarray and a.size > 1 and not any(a.strides))
             ins.append(slot)
         slot = _index[id(out)] = len(_slots)
         _slots.append(out)
@@ -76,13 +83,14 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
         in_slots = tuple(ins)
         _structure.append((app, in_slots))
         PENDING.append((app, impl, params, in_slots, slot))
-        if len(PENDING) >= MAX_QUEUE:
-            flush()
+    if len(PENDING) >= MAX_QUEUE:
+        flush()
+    return True
 
 
 def _zero_strided(a: Any) -> bool:
     """A broadcast scalar on the CPU (read once; the GPU kernels read broadcasts in place)."""
-    return a.size > 1 and type(a).__module__ == "numpy" and not any(a.strides)
+    return type(a) is np.ndarray and a.size > 1 and not any(a.strides)
 
 
 def flush() -> None:

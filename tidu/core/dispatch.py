@@ -90,13 +90,15 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     defer = entry[3]
     if defer is None:
         defer = entry[3] = deferred.queueable(_application(prim, params, entry))
-    if defer and deferred.ENABLED and not any(deferred.exposed(a._buf) for a in args):
+    arrays = [a._buf for a in args]
+    queued = False
+    if defer and deferred.ENABLED:
         aval = out_avals[0]
         out = np.empty(aval.shape, aval.dtype.np) if out_device is CPU else CudaArray.empty(aval.shape, aval.dtype.np)
-        deferred.enqueue(entry[2], impl, params, [a._buf for a in args], out)
+        queued = deferred.enqueue(entry[2], impl, params, arrays, out)
+    if queued:
         outs = [Tensor(out, aval.dtype, device=out_device)]
     else:
-        arrays = [a._buf for a in args]
         if deferred.PENDING and deferred.reads_pending(arrays):
             deferred.flush()
         result = impl(*arrays, **params)
