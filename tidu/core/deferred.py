@@ -33,7 +33,7 @@ from .instructions import Instr
 
 ENABLED = fusion.ENABLED  # read at every bind: a test or a benchmark may switch it
 FUSE_AFTER = 3  # a structure fuses on its third flush
-MAX_QUEUE = 128
+MAX_QUEUE = 32  # a longer queue fuses more per flush, at a longer compile per new structure
 MAX_PLANS = 512
 
 PENDING: list[tuple] = []  # (app, impl, params, in_slots, out_slot); a list object never rebound

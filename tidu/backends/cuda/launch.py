@@ -74,15 +74,16 @@ class Kernel:
             check_version()
             self.handle, argtypes = compile_kernel(self.dispatcher, self.signature)
             codes = [_slot_codes(t) for t in argtypes]
-            # 0: a scalar; 1: a 1-D array (any C-contiguous array is passed flat); 2: n-D
-            self.kinds = [0 if getattr(t, "ndim", None) is None else (1 if t.ndim == 1 else 2) for t in argtypes]
             nslots = sum(n for _, n in codes)
-            self.packer = struct.Struct("=" + "".join(c for c, _ in codes))
             self.buffer = ctypes.create_string_buffer(max(8 * nslots, 8))
             base = ctypes.addressof(self.buffer)
             self.params = (ctypes.c_void_p * max(nslots, 1))(*[base + 8 * i for i in range(nslots)])
-            self.launch_fn = driver.library().cuLaunchKernel
-            self.stream = runtime().stream
+            self.pack = _packer(argtypes, "=" + "".join(c for c, _ in codes), self.buffer)
+            # a function object of its own, without argtypes: arguments go as prepared ctypes values
+            self.launch_fn = driver.library()["cuLaunchKernel"]
+            self.launch_fn.restype = ctypes.c_int
+            self.handle_arg = ctypes.c_void_p(self.handle)
+            self.stream_arg = ctypes.c_void_p(runtime().stream)
         self._ready = True
 
     def __call__(self, n: int, *args: Any) -> None:
@@ -94,16 +95,36 @@ class Kernel:
         if self.simulated:
             self.dispatcher[SIM_BLOCKS, min(threads, self.sim_threads)](*[_sim_arg(a) for a in args])
             return
-        values: list[Any] = []
-        for a, kind in zip(args, self.kinds):
-            if kind == 0:
-                values.append(a)
-            elif kind == 1:
-                item = a.dtype.itemsize
-                values += (0, 0, a.size, item, a.ptr, a.size, item if a.ndim != 1 else a.strides[0])
-            else:
-                values += (0, 0, a.size, a.dtype.itemsize, a.ptr, *a.shape, *a.strides)
-        self.packer.pack_into(self.buffer, 0, *values)
-        status = self.launch_fn(self.handle, blocks, 1, 1, threads, 1, 1, shared_bytes, self.stream, self.params, None)
+        self.pack(*args)
+        status = self.launch_fn(self.handle_arg, blocks, 1, 1, threads, 1, 1, shared_bytes, self.stream_arg,
+                                self.params, None)
         if status:
             driver.check("cuLaunchKernel", status)
+
+
+def _packer(argtypes: list[Any], layout: str, buffer: Any) -> Callable[..., None]:
+    """``pack(*args)`` writing the kernel's parameters into ``buffer``: one generated function
+    per kernel, so a launch packs without a loop over its arguments. A scalar is its value; an
+    array is meminfo, parent, size, itemsize, data pointer, shape and strides (numba's ABI),
+    a 1-D parameter taking any C-contiguous array flat."""
+    from numba.np.numpy_support import as_dtype
+
+    names, fields = [], []
+    for k, t in enumerate(argtypes):
+        a = f"a{k}"
+        names.append(a)
+        ndim = getattr(t, "ndim", None)
+        if ndim is None:
+            fields.append(a)
+            continue
+        item = as_dtype(t.dtype).itemsize
+        if ndim == 1:  # any C-contiguous array, flat; a 1-D one with its own stride
+            fields += ["0", "0", f"{a}.size", str(item), f"{a}.ptr", f"{a}.size",
+                       f"({a}.strides[0] if len({a}.shape) == 1 else {item})"]
+        else:
+            fields += ["0", "0", f"{a}.size", str(item), f"{a}.ptr", *(f"{a}.shape[{d}]" for d in range(ndim)),
+                       *(f"{a}.strides[{d}]" for d in range(ndim))]
+    source = f"def pack({', '.join(names)}):\n    pack_into(buffer, 0, {', '.join(fields)})\n"
+    namespace: dict[str, Any] = {"pack_into": struct.Struct(layout).pack_into, "buffer": buffer}
+    exec(compile(source, "<tidu kernel parameters>", "exec"), namespace)  # noqa: S102 - our own source
+    return namespace["pack"]

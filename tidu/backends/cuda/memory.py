@@ -191,8 +191,14 @@ class CudaArray:
                     "cuMemAllocAsync", 2, f"CUDA out of memory. Tried to allocate {_fmt_bytes(nbytes)}"
                 ) from None
             return cls(shape, dtype, None, host.ctypes.data, host, host)
-        buffer = DeviceBuffer(math.prod(shape) * dtype.itemsize)
-        return cls(shape, dtype, None, buffer.ptr, buffer)
+        shape = tuple(shape)
+        size = math.prod(shape)
+        buffer = DeviceBuffer(size * dtype.itemsize)
+        self = object.__new__(cls)  # what __init__ makes of a fresh dense array, without its checks
+        self.shape, self.dtype, self.size, self.ptr, self.owner, self.host = shape, dtype, size, buffer.ptr, buffer, None
+        self.strides = contiguous_strides(shape, dtype.itemsize)
+        self.is_c_contiguous = True
+        return self
 
     @classmethod
     def from_host(cls, array: np.ndarray) -> CudaArray:
