@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import register_jitable
 
-POW2_BIAS = 160
-POW2 = np.array([2.0**k for k in range(-POW2_BIAS, 129)])  # 2^n for exp_core's n
+ROUNDER = 6755399441055744.0  # 2^52 + 2^51: adding it leaves a small integer in a float64's low bits
+ROUNDER_BITS = int(np.float64(ROUNDER).view(np.int64))
 
 # The public functions carry LLVM's alwaysinline: a kernel's loop vectorizes only once the scalar
 # function is inlined into it, and LLVM's cost model declines to inline bodies as long as sin's.
@@ -48,6 +48,14 @@ LN2_LO = 1.9082149292705877e-10
 
 
 @register_jitable
+def pow2(n):  # noqa: ANN001, ANN201
+    """``2.0 ** n`` for an integer-valued float64 ``-1022 <= n <= 1023``, built from its exponent
+    bits: no table lookup, so loops calling it vectorize."""
+    k = np.float64(n + (1023.0 + ROUNDER)).view(np.int64) - ROUNDER_BITS
+    return np.int64(k << 52).view(np.float64)
+
+
+@register_jitable
 def exp_core(y):  # noqa: ANN001, ANN201
     """``exp(y)`` in float64, exact to 6e-9 where float32 has a finite nonzero ``exp``."""
     y = y if y == y else 0.0  # a NaN must never reach the table index (callers pick NaN out)
@@ -57,7 +65,7 @@ def exp_core(y):  # noqa: ANN001, ANN201
     q = 0.9999999999718431 + r * (1.0000000281365038 + r * (0.5000000084378842 + r * (
         0.16666455914266934 + r * (0.041666280410334114 + r * (0.008371908718561473
                                                               + r * 0.0013944595670664073)))))
-    return q * POW2[int(n) + POW2_BIAS]
+    return q * pow2(n)
 
 
 @inline
@@ -95,7 +103,7 @@ def expm1_f32(x):  # noqa: ANN001, ANN201
     r = (y - n * LN2_HI) - n * LN2_LO  # exact r = y where n == 0, so small results keep their digits
     p = r + r * r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720 + r * (
         1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (1.0 / 3628800)))))))))
-    t = POW2[int(n) + POW2_BIAS]
+    t = pow2(n)
     out = t * p + (t - 1.0)  # 2^n (expm1(r) + 1) - 1, no cancellation for n != 0
     out = out if x == x else x
     return out if x != 0 else x  # keeps the sign of zero
