@@ -32,7 +32,7 @@ def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
     )
 
 
-# (prim, shape, dtype, device per argument) -> [in_avals, out_avals, Application or None, deferrable
+# (prim, param items, shape, dtype, device per argument) -> [in_avals, out_avals, Application or None, deferrable
 # or None (not yet known)], for
 # parameterless calls: a repeated call skips the shape rule (it has passed for these inputs).
 _SIGNATURES: dict[tuple, list] = {}
@@ -41,21 +41,23 @@ _MAX_SIGNATURES = 4096
 
 def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list:
     if params:
-        if not args or any(isinstance(v, Literal | Tensor) for v in params.values()):  # keep no tensor alive
-            in_avals = tuple(a.aval for a in args)
-            return [in_avals, abstract_eval(prim, in_avals, params), None, False]
+        if not args:
+            return _uncached(prim, args, params)
+        # the params as given (a call site passes them in one order; another order is another key)
+        key: tuple = (prim, *params.items(), *[(a._buf.shape, a._dtype, a._device) for a in args])
         try:
-            key: tuple = (prim, freeze(params), *[(a._buf.shape, a._dtype, a._device) for a in args])
-            hash(key)
+            entry = _SIGNATURES.get(key)
         except TypeError:  # an unhashable param value: no caching
-            in_avals = tuple(a.aval for a in args)
-            return [in_avals, abstract_eval(prim, in_avals, params), None, False]
-    elif len(args) == 2:
-        a, b = args
-        key = (prim, a._buf.shape, a._dtype, a._device, b._buf.shape, b._dtype, b._device)
+            return _uncached(prim, args, params)
+        if entry is None and any(isinstance(v, _HELD) for v in params.values()):  # keep no tensor alive
+            return _uncached(prim, args, params)
     else:
-        key = (prim, *[(a._buf.shape, a._dtype, a._device) for a in args])
-    entry = _SIGNATURES.get(key)
+        if len(args) == 2:
+            a, b = args
+            key = (prim, a._buf.shape, a._dtype, a._device, b._buf.shape, b._dtype, b._device)
+        else:
+            key = (prim, *[(a._buf.shape, a._dtype, a._device) for a in args])
+        entry = _SIGNATURES.get(key)
     if entry is None:
         in_avals = tuple(a.aval for a in args)
         entry = [in_avals, abstract_eval(prim, in_avals, params), None, None]
@@ -63,6 +65,14 @@ def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
             _SIGNATURES.clear()
         _SIGNATURES[key] = entry
     return entry
+
+
+_HELD = (Literal, Tensor)
+
+
+def _uncached(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list:
+    in_avals = tuple(a.aval for a in args)
+    return [in_avals, abstract_eval(prim, in_avals, params), None, False]
 
 
 def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:

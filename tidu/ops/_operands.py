@@ -155,13 +155,35 @@ def _same_or_scalar(a: Any, b: Any, float_only: bool) -> list[Any] | None:
         return None
     kind = type(other)
     if kind is Tensor:
-        if other._dtype is t._dtype and other._device is t._device and other._buf.shape == t._buf.shape:
+        if other._dtype is not t._dtype or other._device is not t._device:
+            return None
+        sa, sb = a._buf.shape, b._buf.shape
+        if sa == sb:
             return [a, b]
-        return None
+        shape = _BROADCASTS.get((sa, sb))
+        if shape is None:
+            try:
+                shape = broadcast_shapes(sa, sb)
+            except RuntimeError:
+                return None  # the general path raises, naming the op
+            if len(_BROADCASTS) >= 1024:
+                _BROADCASTS.clear()
+            _BROADCASTS[(sa, sb)] = shape
+        return [_expanded(a, shape), _expanded(b, shape)]
     if kind is float and floating or kind is int and t._dtype.category == 1:
         c = constant(other, t._dtype, t, t._buf.shape)
         return [t, c] if first else [c, t]
     return None
+
+
+_BROADCASTS: dict[tuple, tuple[int, ...]] = {}  # (shape, shape) -> their broadcast shape
+
+
+def _expanded(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    if x._buf.shape == shape:
+        return x
+    lead = len(shape) - x._buf.ndim
+    return bind(structural.broadcast_in_dim, x, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
 def _on_one_device(args: Sequence[Any]) -> list[Any]:

@@ -326,7 +326,46 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
     >>> w.grad
     tensor([2., 1.])
     """
-    return _read(input, _plan(tuple(input.shape), index))
+    key = _basic_key(index)
+    if key is None:
+        return _read(input, _plan(tuple(input.shape), index))
+    shape = tuple(input.shape)
+    found = _BASIC_PLANS.get((shape, key))
+    if found is None:
+        plan = _plan(shape, index)
+        if plan.positions:
+            return _read(input, plan)
+        sliced = (tuple(plan.starts), tuple(plan.limits), tuple(plan.strides)) if plan.sliced else None
+        found = (sliced, tuple(plan.basic_shape))
+        if len(_BASIC_PLANS) >= 4096:
+            _BASIC_PLANS.clear()
+        _BASIC_PLANS[(shape, key)] = found
+    sliced, basic_shape = found
+    out = input
+    if sliced is not None:
+        out = bind(slice_p, out, start_indices=sliced[0], limit_indices=sliced[1], strides=sliced[2])
+    if tuple(out.shape) != basic_shape:
+        out = bind(reshape_p, out, new_sizes=basic_shape)
+    return out
+
+
+# (input shape, basic index) -> (slice params or None, result shape): ints, slices, None and ``...``
+_BASIC_PLANS: dict[tuple, tuple] = {}
+
+
+def _basic_key(index: Any) -> tuple | None:
+    """A hashable form of an index made only of ints, int slices, ``None`` and ``...``; ``None``
+    for any other index (tensors, lists, bools: planned afresh each time)."""
+    key = []
+    for item in index if type(index) is tuple else (index,):
+        kind = type(item)
+        if kind is int or item is None or item is Ellipsis:
+            key.append(item)
+        elif kind is slice and all(v is None or type(v) is int for v in (item.start, item.stop, item.step)):
+            key.append((item.start, item.stop, item.step))
+        else:
+            return None
+    return tuple(key)
 
 
 # --- writing -----------------------------------------------------------------------------------
