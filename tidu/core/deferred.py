@@ -20,6 +20,7 @@ Arrays handed to the user (``numpy()``, ``from_numpy``, ``__cuda_array_interface
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import weakref
@@ -51,13 +52,18 @@ _exposed: dict[int, weakref.ref] = {}
 
 def queueable(app: Any) -> bool:
     """Whether ``app`` (an ``Application``) can be deferred: a fusable elementwise primitive
-    with one output, floating-point inputs of the output's shape."""
-    if app.out_avals is None or len(app.out_avals) != 1:
+    (scalar functions, ``select``, a float-to-float ``convert_element_type``) with one output
+    and inputs of the output's shape, floating-point ones (and ``select``'s boolean predicate)."""
+    if app.out_avals is None or len(app.out_avals) != 1 or not app.in_avals:
         return False
     out = app.out_avals[0]
-    if not app.in_avals or any(a.shape != out.shape or not a.dtype.is_floating_point for a in app.in_avals):
+    ins = app.in_avals[1:] if app.prim.name == "select" and app.in_avals[0].dtype.np == np.bool_ else app.in_avals
+    if any(a.shape != out.shape for a in app.in_avals) or not all(a.dtype.is_floating_point for a in ins):
         return False
-    return getattr(app.prim, "scalar_fns", None) is not None and fusion._kind(Instr(None, (), (0,), app)) == "fn"
+    kind = fusion._kind(Instr(None, (), (0,), app))
+    if kind == "convert_element_type":
+        return out.dtype.is_floating_point
+    return kind == "select" or kind == "fn" and getattr(app.prim, "scalar_fns", None) is not None
 
 
 def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: Sequence[Any], out: Any) -> bool:
@@ -210,6 +216,15 @@ def exposed(array: Any) -> bool:
     root = _root(array)
     ref = _exposed.get(id(root))
     return ref is not None and ref() is root
+
+
+def _reset_lock() -> None:
+    global _lock
+    _lock = threading.RLock()
+
+
+# a forked child starts with nothing queued (the parent flushes first) and a lock nobody holds
+os.register_at_fork(before=flush, after_in_child=_reset_lock)
 
 
 def _root(array: Any) -> Any:
