@@ -185,3 +185,71 @@ def test_select_and_float_conversions_defer_and_match_pytorch(device):
         assert y.dtype is tidu.float32
         np.testing.assert_allclose(y.detach().cpu().numpy(), ty.detach().numpy(), rtol=1e-6)
         np.testing.assert_allclose(x.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def _random_program(seed: int):
+    """A random mix of deferred elementwise work, other primitives, views, in-place writes and
+    reads, as a list of steps over a pool of tensors (run the same way with deferral on and off)."""
+    rng = np.random.default_rng(seed)
+    steps = []
+    for _ in range(40):
+        steps.append((rng.integers(12), int(rng.integers(1 << 30))))
+    return steps
+
+
+def _run_program(steps, base: np.ndarray, extra: np.ndarray):
+    x = tidu.tensor(base, requires_grad=True)
+    held = tidu.from_numpy(extra.copy())
+    pool = [x * 1.0, tidu.tensor(base[::-1].copy())]
+    reads = []
+    for kind, r in steps:
+        a, b = pool[r % len(pool)], pool[(r // 7) % len(pool)]
+        if kind == 0:
+            pool.append(a * b + 0.25)
+        elif kind == 1:
+            pool.append(tidu.tanh(a) - b.exp() * 0.1)
+        elif kind == 2:
+            pool.append(tidu.where(a > b, a, b * 0.5))
+        elif kind == 3:
+            pool.append(a.sum(dim=-1, keepdim=True) * b)  # a reduction reads pending work
+        elif kind == 4:
+            pool.append(a.t() * 2.0)  # a view of pending work, then more work on it
+        elif kind == 5:
+            pool.append(a[1:, :2].sin().sum() + b)
+        elif kind == 6:
+            c = b.detach().clone()
+            pending = c * 3.0
+            c.mul_(0.5)  # in place on a tensor that pending work reads
+            pool.append(pending + c)
+        elif kind == 7:
+            reads.append(a.detach().numpy().copy())
+        elif kind == 8:
+            pool.append(a + held)  # exposed storage, then written by numpy
+            extra[...] = extra * 0.5
+            held.numpy()[...] = extra
+        elif kind == 9:
+            pool.append(a.to(tidu.float32).to(tidu.float64) * b)
+        elif kind == 10:
+            pool.append(tidu.sigmoid(a) @ b.t() if a.shape[-1] == b.shape[-1] else a.relu())
+        else:
+            pool.append(tidu.sqrt(a * a + 1.0))
+        if len(pool) > 8:
+            del pool[2]  # intermediates die: their outputs need not be stored
+    loss = sum(p.sum() for p in pool if p.requires_grad) + x.sum()
+    loss.backward()
+    return [*reads, *(p.detach().numpy() for p in pool), x.grad.numpy()]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_programs_match_with_deferral_off_bit_for_bit(seed, monkeypatch):
+    rng = np.random.default_rng(100 + seed)
+    base, extra = rng.uniform(-1, 1, (4, 4)), rng.uniform(-1, 1, (4, 4))
+    steps = _random_program(seed)
+    monkeypatch.setattr(deferred, "ENABLED", False)
+    expected = _run_program(steps, base, extra.copy())
+    monkeypatch.setattr(deferred, "ENABLED", True)
+    for _ in range(deferred.FUSE_AFTER + 1):  # op by op first, then fused plans
+        got = _run_program(steps, base, extra.copy())
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
