@@ -253,3 +253,27 @@ def test_random_programs_match_with_deferral_off_bit_for_bit(seed, monkeypatch):
         assert len(got) == len(expected)
         for g, e in zip(got, expected):
             np.testing.assert_array_equal(g, e)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rows_and_columns_broadcast_are_read_in_place(device, monkeypatch):
+    rng = np.random.default_rng(3)
+    xs, ws, bs = rng.standard_normal((2, 3, 5)), rng.standard_normal(5), rng.standard_normal(5)
+
+    def norm(lib, x, w, b):
+        centred = x - x.mean(-1, keepdim=True)  # a column: one value per row
+        return lib.tanh(centred * w + b) * 2.0  # w and b: one row repeated
+
+    tx = torch.tensor(xs, requires_grad=True)
+    ty = norm(torch, tx, torch.tensor(ws), torch.tensor(bs))
+    ty.sum().backward()
+    seen = []
+    layout = deferred._layout
+    monkeypatch.setattr(deferred, "_layout", lambda a: seen.append(layout(a)) or layout(a))
+    for _ in range(deferred.FUSE_AFTER + 1):
+        x = tidu.tensor(xs, device=device, requires_grad=True)
+        y = norm(tidu, x, tidu.tensor(ws, device=device), tidu.tensor(bs, device=device))
+        y.sum().backward()
+        np.testing.assert_allclose(y.detach().cpu().numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(x.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert {deferred.ROW, deferred.COL} <= set(seen)

@@ -80,7 +80,7 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
             if slot is None:
                 slot = _index[id(a)] = len(_slots)
                 _slots.append(a)
-                _structure.append(type(a) is np.ndarray and a.size > 1 and not any(a.strides))
+                _structure.append(_layout(a))
             ins.append(slot)
         slot = _index[id(out)] = len(_slots)
         _slots.append(out)
@@ -94,9 +94,33 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
     return True
 
 
-def _zero_strided(a: Any) -> bool:
-    """A broadcast scalar on the CPU (read once; the GPU kernels read broadcasts in place)."""
-    return type(a) is np.ndarray and a.size > 1 and not any(a.strides)
+SCALAR, ROW, COL = 1, 2, 3  # how a fused loop reads an operand in place (0: element by element)
+
+
+def _layout(a: Any) -> int:
+    """How a fused loop reads ``a`` (an operand of the output's shape) without copying it: a
+    broadcast scalar (``SCALAR``), one row repeated (``ROW``), one value per row (``COL``), or
+    element by element (0; a layout none of these fits is copied first)."""
+    strides = a.strides
+    if a.size <= 1 or not strides or (a.flags.c_contiguous if type(a) is np.ndarray else a.is_c_contiguous):
+        return 0
+    item = a.dtype.itemsize
+    if not any(strides):
+        return SCALAR
+    if strides[-1] == item and not any(strides[:-1]):
+        return ROW
+    if strides[-1] == 0 and all(n == 1 or st == d for n, st, d in zip(
+            a.shape[:-1], strides[:-1], _dense(a.shape[:-1], item))):
+        return COL
+    return 0
+
+
+def _dense(shape: tuple[int, ...], item: int) -> list[int]:
+    strides, step = [], item
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return strides[::-1]
 
 
 def flush() -> None:
@@ -170,6 +194,7 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
         out = entry[0].out_avals[0]
         groups.setdefault((out.shape, out.device), []).append(entry)
     keep = set(held)
+    produced = {e[4] for e in entries}
     steps = []
     try:
         for (_shape, device), group in groups.items():
@@ -177,13 +202,15 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
             if not outs:
                 continue  # nothing holds any of its values
             parts = [Instr(None, ins, (out,), app) for app, _impl, _params, ins, out in group]
-            if device == "cuda":
+            layouts = {s: _layout(_slots[s]) for _a, _i, _p, ins, _o in group for s in ins if s not in produced}
+            along = {s: ("row" if k == ROW else "col") for s, k in layouts.items() if k in (ROW, COL)}
+            if device == "cuda":  # a broadcast scalar is read at i % 1 there
                 from ..backends.cuda.fusion import fused_into
 
-                into, body = fused_into(parts, outs)
+                into, body = fused_into(parts, outs, along)
             else:
-                once = {s for _a, _i, _p, ins, _o in group for s in ins if _zero_strided(_slots[s])}
-                into, body = fusion.fused_loop(parts, outs, once)
+                once = {s for s, k in layouts.items() if k == SCALAR}
+                into, body = fusion.fused_loop(parts, outs, once, along)
             steps.append((into, tuple(outs), tuple(body.ins)))
     except Exception:  # noqa: BLE001 - a loop that does not compile runs op by op instead
         return None

@@ -23,11 +23,15 @@ _loops: dict[str, Callable[..., None]] = {}  # source digest -> the kernel's Pyt
 _kernels: dict[tuple, Kernel] = {}  # (digest, dtypes) -> the compiled kernel
 
 
-def fused_into(parts: list[Instr], outs: list[int]) -> tuple[Callable[..., None], Any]:
+def fused_into(parts: list[Instr], outs: list[int],
+               along: dict[int, str] | None = None) -> tuple[Callable[..., None], Any]:
     """``(into, body)``: ``into(results, values)`` launches one kernel computing ``parts`` and
     storing the slots ``outs`` into the preallocated ``results``; ``values`` are the device
-    arrays of the slots ``body.ins`` (the CPU generator's contract, ``fused_loop``)."""
+    arrays of the slots ``body.ins`` (the CPU generator's contract, ``fused_loop``, ``along``
+    included: a ``"row"`` slot is read at the column, a ``"col"`` slot at the row)."""
     from ..cpu.fusion import loop_body
+
+    along = along or {}
 
     body = loop_body(parts, outs, scalar="s{}[0]")
     n_out, n_arr, n_sc, n_c = len(outs), len(body.arrays), len(body.scalars), len(body.consts)
@@ -41,9 +45,10 @@ def fused_into(parts: list[Instr], outs: list[int]) -> tuple[Callable[..., None]
         *(f"{alias} = cuda.jit(device=True)({alias})" for alias in body.functions),
         "",
         "",
-        f"def loop(n, {', '.join([*params, *(f'p{k}' for k in range(n_arr))])}):",
+        f"def loop(n, cols, {', '.join([*params, *(f'p{k}' for k in range(n_arr))])}):",
         "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
-        *(f"        x{k} = a{k}[i % p{k}]" for k in range(n_arr)),
+        *(["        r = i // cols", "        c = i - r * cols"] if along else []),
+        *(f"        x{k} = a{k}[{_INDEX.get(along.get(slot, ''), f'i % p{k}')}]" for k, slot in enumerate(body.arrays)),
         *body.lines,
         *body.stores,
         "",
@@ -61,22 +66,31 @@ def fused_into(parts: list[Instr], outs: list[int]) -> tuple[Callable[..., None]
     const_types = [numba_name(c.dtype) for c in body.consts]
 
     def into(results: Sequence[CudaArray], values: Sequence[CudaArray]) -> None:
-        arrays, periods = [], []
-        for k in array_at:  # broadcast operands are read in place, element i at i % period
-            vector, period = repeated(values[k])
-            arrays.append(vector)
-            periods.append(period)
-        scalars = [values[k] for k in scalar_at]
         n = results[0].size
+        cols = results[0].shape[-1] if results[0].shape else 1
+        arrays, periods = [], []
+        for slot, k in zip(body.arrays, array_at):  # broadcast operands are read in place
+            v, kind = values[k], along.get(slot)
+            if kind is None:
+                vector, period = repeated(v)  # element i at i % period
+            else:
+                period = cols if kind == "row" else (n // cols if cols else 0)
+                vector = v.view((period,), (v.dtype.itemsize,))
+            arrays.append(vector)
+            periods.append(max(period, 1))
+        scalars = [values[k] for k in scalar_at]
         if n:
             key = (digest, *(a.dtype for a in arrays), *(s.dtype for s in scalars))
             kernel = _kernels.get(key)
             if kernel is None:
-                sig = ", ".join(["int64", *(f"{numba_name(r.dtype)}[::1]" for r in results),
+                sig = ", ".join(["int64", "int64", *(f"{numba_name(r.dtype)}[::1]" for r in results),
                                  *(f"{numba_name(a.dtype)}[::1]" for a in arrays),
                                  *(f"{numba_name(s.dtype)}[::1]" for s in scalars), *const_types,
                                  *(["int64"] * len(arrays))])
                 kernel = _kernels[key] = Kernel(loop, f"void({sig})")
-            kernel(n, n, *results, *arrays, *scalars, *consts, *periods)
+            kernel(n, n, max(cols, 1), *results, *arrays, *scalars, *consts, *periods)
 
     return into, body
+
+
+_INDEX = {"row": "c", "col": "r"}
