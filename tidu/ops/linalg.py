@@ -70,12 +70,14 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
                 f"{a.shape[0]} and {b.shape[0]} elements respectively"
             )
         return bind(dot_general, a, b, dimension_numbers=(((0,), (0,)), ((), ())))
-    if a.ndim == 1:
-        return squeeze(matmul(unsqueeze(a, 0), b), -2)
+    if a.ndim == 1:  # (k,) @ (..., k, n): one product over k, the vector's dimension gone
+        if a.shape[0] != b.shape[-2]:
+            return squeeze(matmul(unsqueeze(a, 0), b), -2)  # raises PyTorch's message
+        return bind(dot_general, a, b, dimension_numbers=(((0,), (b.ndim - 2,)), ((), ())))
     if b.ndim == 1:
         if a.shape[-1] != b.shape[0]:
             raise RuntimeError(f"size mismatch, got input ({a.shape[-2]}), mat ({_fmt(a)}), vec ({b.shape[0]})")
-        return squeeze(matmul(a, unsqueeze(b, -1)), -1)
+        return bind(dot_general, a, b, dimension_numbers=(((a.ndim - 1,), (0,)), ((), ())))
     if a.shape[-1] != b.shape[-2]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_fmt(a)} and {_fmt(b)})")
     if b.ndim == 2:
