@@ -56,6 +56,18 @@ def _read(saved: dict[Any, Any], key: Any, name: str) -> Any:
     return unpack(value, name)
 
 
+class _Name:
+    """An operation's name for error messages, formatted only when one is raised."""
+
+    __slots__ = ("operation",)
+
+    def __init__(self, operation: Any) -> None:
+        self.operation = operation
+
+    def __str__(self) -> str:
+        return self.operation.name
+
+
 def evaluate(graph: Any, env: dict[Any, Any], *, primal_only: bool) -> dict[Any, Any]:
     """Run a graph's operations on tensors; with ``primal_only``, skip linear ones."""
     values = dict(env)
@@ -71,7 +83,7 @@ def evaluate(graph: Any, env: dict[Any, Any], *, primal_only: bool) -> dict[Any,
 class TensorExecutor(BackwardExecutor):
     def execute_forward(self, graph: PrimitiveGraph, initial_data: dict[Any, Any]) -> dict[Any, Any]:
         g = graph.as_graph()
-        name = g.operations[0].operation.name if g.operations else "node"
+        name = _Name(g.operations[0].operation) if g.operations else "node"
         if isinstance(g, BoundGraph):  # a cached program: its keys are canonical
             env = {canon: _read(initial_data, key, name) for canon, key in g.env_map.items()}
             return evaluate(g.program.linear.as_graph(), env, primal_only=True)
