@@ -137,6 +137,8 @@ def flush() -> None:
             key = (tuple(_structure), held)
             plan = _plans.get(key, _plan_later)
             if plan is _plan_later:
+                if len(_seen) >= MAX_PLANS * 8:  # structures that never repeated
+                    _seen.clear()
                 seen = _seen[key] = _seen.get(key, 0) + 1
                 if seen >= FUSE_AFTER:
                     _seen.pop(key)
