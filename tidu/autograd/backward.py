@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..core import grad_mode
+from ..core.device import CPU
 from ..core.dispatch import refresh_view
 from ..eager import topological_traces, try_backward
 from ..tensor import HOOKED, RETAINED, Tensor, placed
@@ -58,6 +59,8 @@ def _seed(output: Tensor, grad: Any) -> Tensor:
     if grad is None:
         if output.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if output._device is CPU:
+            return Tensor(np.ones(output._data.shape, output._dtype.np), output._dtype)
         from ..ops.creation import ones_like
 
         return ones_like(output)
@@ -165,8 +168,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         if ct is None:
             continue
         ct = hooks.final.get(leaf._key, ct) if leaf._trace is not None else hooks.run(leaf._key, ct)
-        if leaf.grad is not None:
-            ct = leaf.grad + ct
+        old = leaf.grad
+        if old is not None:
+            ct = _accumulate(old, ct, create_graph)
         if not create_graph:
             data = ct._data
             # .grad owns writable memory: no broadcast view, no storage shared with another .grad
@@ -175,6 +179,15 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
             given.add(id(data))
             ct = Tensor(data, ct.dtype, device=ct.device)
         leaf.grad = ct
+
+
+def _accumulate(old: Tensor, ct: Tensor, create_graph: bool) -> Tensor:
+    """``old + ct``; two host arrays of one dtype and shape are added by numpy, not dispatched."""
+    a, b = old._data, ct._data
+    if (create_graph or a.__class__ is not np.ndarray or b.__class__ is not np.ndarray
+            or a.dtype != b.dtype or a.shape != b.shape or old._dtype is not ct._dtype):
+        return old + ct
+    return Tensor(np.add(a, b), ct._dtype)
 
 
 def _retained() -> list[Tensor]:
