@@ -30,7 +30,7 @@ import numpy as np
 from numba.core import config as numba_config
 
 from ...core.instructions import Instr
-from .elementwise import JIT, code_token, contiguous
+from .elementwise import JIT, code_token
 from .threads import run_chunked
 
 ENABLED = os.environ.get("TIDU_FUSION", "1") != "0"
@@ -338,13 +338,14 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
     ins = body.ins
     array_at = [ins.index(s) for s in body.arrays]
     scalar_at = [ins.index(s) for s in body.scalars]
-    out_avals = body.out_avals
+    out_types = [(a.shape, a.dtype.np) for a in body.out_avals]
+    asarray, dense = np.asarray, np.ascontiguousarray
 
     def run(*values: np.ndarray) -> tuple[np.ndarray, ...]:
-        results = tuple(np.empty(a.shape, a.dtype.np) for a in out_avals)
-        tail = (*(np.asarray(values[k]).reshape(-1)[0] for k in scalar_at), *consts)
+        results = tuple([np.empty(shape, dtype) for shape, dtype in out_types])
+        tail = (*(asarray(values[k]).reshape(-1)[0] for k in scalar_at), *consts)
         flat = [r.reshape(-1) for r in results]
-        flat += [contiguous(np.asarray(values[k])).reshape(-1) for k in array_at]
+        flat += [dense(values[k]).reshape(-1) for k in array_at]
         if tail:
             run_chunked(lambda *chunks: loop(*chunks, *tail), *flat)
         else:
