@@ -25,7 +25,7 @@ class Hooks:
     """
 
     def __init__(self) -> None:
-        self.by_key = {t._key: t for t in list(HOOKED.values()) if t._hooks and t._key is not None}
+        self.by_key = {t._key: t for t in list(HOOKED.values()) if t._hooks and t._key is not None} if HOOKED else {}
         self.final: dict[Any, Tensor] = {}
 
     def run(self, key: Any, grad: Tensor) -> Tensor:
@@ -192,6 +192,8 @@ def _accumulate(old: Tensor, ct: Tensor, create_graph: bool) -> Tensor:
 
 def _retained() -> list[Tensor]:
     """Non-leaf tensors that asked for ``retain_grad`` (those the pass reaches get ``.grad``)."""
+    if not RETAINED:
+        return []
     return [t for t in list(RETAINED.values()) if t._retains_grad and t._trace is not None]
 
 
