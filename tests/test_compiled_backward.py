@@ -355,3 +355,21 @@ def test_inplace_check_covers_values_no_wanted_gradient_reads(enabled: bool, mon
     c.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward(inputs=[b])
+
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_grad_accumulates_like_torch(dtype: str) -> None:
+    import torch
+
+    a = np.linspace(-1, 1, 6, dtype=dtype).reshape(2, 3)
+    x, xt = tidu.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    for _ in range(3):
+        (x.sin() * x).sum().backward()
+        (xt.sin() * xt).sum().backward()
+    first = x.grad
+    (x * 2).sum().reshape(1, 1).backward()  # an implicit seed of shape (1, 1)
+    (xt * 2).sum().reshape(1, 1).backward()
+    assert x.grad is not first and str(x.grad.dtype)[5:] == str(xt.grad.dtype)[6:]
+    assert x.grad.grad_fn is None and not x.grad.requires_grad
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)

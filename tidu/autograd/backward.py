@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..core import grad_mode
+from ..core.device import CPU
 from ..core.dispatch import refresh_view
 from ..eager import topological_traces, try_backward
 from ..tensor import HOOKED, RETAINED, Tensor, placed
@@ -24,7 +25,7 @@ class Hooks:
     """
 
     def __init__(self) -> None:
-        self.by_key = {t._key: t for t in list(HOOKED.values()) if t._hooks and t._key is not None}
+        self.by_key = {t._key: t for t in list(HOOKED.values()) if t._hooks and t._key is not None} if HOOKED else {}
         self.final: dict[Any, Tensor] = {}
 
     def run(self, key: Any, grad: Tensor) -> Tensor:
@@ -58,6 +59,8 @@ def _seed(output: Tensor, grad: Any) -> Tensor:
     if grad is None:
         if output.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if output._device is CPU:
+            return Tensor(np.ones(output._data.shape, output._dtype.np), output._dtype)
         from ..ops.creation import ones_like
 
         return ones_like(output)
@@ -165,8 +168,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         if ct is None:
             continue
         ct = hooks.final.get(leaf._key, ct) if leaf._trace is not None else hooks.run(leaf._key, ct)
-        if leaf.grad is not None:
-            ct = leaf.grad + ct
+        old = leaf.grad
+        if old is not None:
+            ct = _accumulate(old, ct, create_graph)
         if not create_graph:
             data = ct._data
             # .grad owns writable memory: no broadcast view, no storage shared with another .grad
@@ -177,8 +181,19 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         leaf.grad = ct
 
 
+def _accumulate(old: Tensor, ct: Tensor, create_graph: bool) -> Tensor:
+    """``old + ct``; two host arrays of one dtype and shape are added by numpy, not dispatched."""
+    a, b = old._data, ct._data
+    if (create_graph or a.__class__ is not np.ndarray or b.__class__ is not np.ndarray
+            or a.dtype != b.dtype or a.shape != b.shape or old._dtype is not ct._dtype):
+        return old + ct
+    return Tensor(np.add(a, b), ct._dtype)
+
+
 def _retained() -> list[Tensor]:
     """Non-leaf tensors that asked for ``retain_grad`` (those the pass reaches get ``.grad``)."""
+    if not RETAINED:
+        return []
     return [t for t in list(RETAINED.values()) if t._retains_grad and t._trace is not None]
 
 

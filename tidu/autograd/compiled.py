@@ -108,9 +108,7 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
         op = comp._op
         if op.prim.moves_device:  # a graph over two devices takes the general path
             return None
-        append(op.prim)
-        append(op.params)
-        append(op.in_avals)
+        append(op)  # equal when prim, params and input avals are (its hash is cached)
         for trace, key, requires_grad in node.input_edges:
             if trace is None:
                 raw = key.key

@@ -30,7 +30,7 @@ import numpy as np
 from numba.core import config as numba_config
 
 from ...core.instructions import Instr
-from .elementwise import JIT, code_token, contiguous
+from .elementwise import JIT, code_token
 from .threads import run_chunked, run_tasks
 
 ENABLED = os.environ.get("TIDU_FUSION", "1") != "0"
@@ -386,6 +386,7 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
     array_at = [ins.index(s) for s in body.arrays]
     scalar_at = [ins.index(s) for s in body.scalars]
     kinds = [along.get(s) for s in body.arrays]
+    dense = np.ascontiguousarray  # one C call per operand (a 0-d one comes back 1-d)
 
     def into(results: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:
         tail = (*(np.asarray(values[k]).flat[0] for k in scalar_at), *consts)
@@ -401,11 +402,11 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
                 elif kind == "col":
                     flat.append(v[..., 0].reshape(-1))  # one value per row
                 else:
-                    flat.append(contiguous(np.asarray(v)).reshape(-1))
+                    flat.append(dense(v).reshape(-1))
             if rows:
                 run_tasks(loop, rows, flat[0].shape[0], *flat, *tail, cols)
             return
-        flat += [contiguous(np.asarray(values[k])).reshape(-1) for k in array_at]
+        flat += [dense(values[k]).reshape(-1) for k in array_at]
         if tail:
             run_chunked(lambda *chunks: loop(*chunks, *tail), *flat)
         else:
