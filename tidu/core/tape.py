@@ -24,8 +24,12 @@ def current_recorder() -> Recorder:
     return RECORDER
 
 
+_next_key = _keys.fresh_input_key
+_Input = ValueKey.Input
+
+
 def fresh_key() -> ValueKey:
-    return ValueKey.Input(_keys.fresh_input_key())
+    return _Input(_next_key())
 
 
 def _modified(tensor: Any, expected: int, role: str) -> RuntimeError:
@@ -69,14 +73,14 @@ class SavedOutput:
 
     __slots__ = ("data", "dtype", "device", "key", "counter", "version", "node")
 
-    def __init__(self, tensor: Any) -> None:
+    def __init__(self, tensor: Any, key: Any = None, node: weakref.ref | None = None) -> None:
         self.data = tensor._data
         self.dtype = tensor._dtype
         self.device = tensor._device
-        self.key = None
-        self.counter = tensor._version
-        self.version = tensor._version.value
-        self.node: weakref.ref | None = None
+        self.key = key
+        self.counter = counter = tensor._version
+        self.version = counter.value
+        self.node = node
 
     def unpack(self, node_name: str) -> Any:
         from ..tensor import Tensor
