@@ -100,3 +100,26 @@ def test_a_saved_output_is_version_checked_after_a_cached_plan():
     (gg,) = tidu.autograd.grad(g.sum(), x)
     t = np.tanh(2.0 * np.array([0.5, 1.0]))
     np.testing.assert_allclose(gg.numpy(), -8.0 * t * (1.0 - t * t), rtol=1e-12)
+
+
+def test_the_recorder_lists_live_nodes_of_both_kinds_in_recording_order():
+    class Double(tidu.autograd.Function):  # recorded through Recorder.record_graph
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2.0
+
+    recorder = tidu.autograd.current_recorder()
+    x = tidu.tensor([1.0], requires_grad=True)
+    a = tidu.sin(x)
+    b = Double.apply(a)
+    c = tidu.exp(b)
+    mine = [n for n in recorder.live_nodes() if n in (a.grad_fn.node, b.grad_fn.node, c.grad_fn.node)]
+    assert mine == [a.grad_fn.node, b.grad_fn.node, c.grad_fn.node]
+    lines = str(recorder).splitlines()
+    assert f"%{a._key.key} = sin %{x._key.key}" in lines and f"%{c._key.key} = exp %{b._key.key}" in lines
+    del a, b, c, mine
+    assert not [n for n in recorder.live_nodes() if x._key in [k for _, k, _ in n.input_edges]]

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from ..eager import Trace, TraceNode
+from ..eager import Trace
 from ..tensor import Tensor, ViewInfo
 from . import grad_mode
 from .device import CPU, CUDA
 from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, freeze
 from .programs import TensorRecordedGraph, distinct_pattern, saved_positions
-from .tape import RECORDER, SavedInput, SavedOutput, fresh_key
+from .tape import SavedInput, SavedOutput, TapeNode, fresh_key
 
 
 def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
@@ -143,9 +144,9 @@ def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry:
         saved[in_keys[i]] = SavedInput(args[i])
     keys = [fresh_key()] if len(outs) == 1 else [fresh_key() for _ in outs]
     graph = TensorRecordedGraph.of_call(app, in_keys, keys)
-    node = TraceNode(graph, keys, saved, edges)
-    ref = RECORDER.track(node)
+    node = TapeNode(graph, keys, saved, edges)
     if save_out:
+        ref = weakref.ref(node)
         out_keys = graph.output_keys()
         for s in save_out:
             saved[out_keys[s]] = SavedOutput(outs[s], keys[s], ref)

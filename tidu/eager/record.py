@@ -176,19 +176,13 @@ class Recorder:
             edges = [(inp.trace, inp.key, inp.requires_grad) for inp in inputs]
             node = TraceNode(graph, keys, saved, edges)
             trace = Trace(node)
-            self.track(node)
+            self._track(node)
         return [EagerOutput(k, trace, requires_grad, slot) for slot, k in enumerate(keys)]
 
-    def track(self, node: TraceNode) -> weakref.ref[TraceNode]:
-        """List a node built by the caller (the tensor layer's hot path, which makes the node
-        itself); returns the weak reference to it, which the caller may share."""
-        ref = weakref.ref(node)
-        live = self._live
-        live.append(ref)
-        n = len(live)
-        if n >= 4096 and n & (n - 1) == 0:
-            self._live = [r for r in live if r() is not None]
-        return ref
+    def _track(self, node: TraceNode) -> None:
+        self._live.append(weakref.ref(node))
+        if len(self._live) >= 4096 and len(self._live) & (len(self._live) - 1) == 0:
+            self._live = [r for r in self._live if r() is not None]
 
     def live_nodes(self) -> list[TraceNode]:
         nodes = [r() for r in self._live]
