@@ -9,12 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from ..eager import Trace
 from ..tensor import Tensor, ViewInfo
 from . import deferred, grad_mode
 from .device import CPU, CUDA
 from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, freeze
-from .programs import TensorRecordedGraph, saved_positions
-from .tape import RECORDER, SavedInput, SavedOutput
+from .programs import TensorRecordedGraph, distinct_pattern, saved_positions
+from .tape import SavedInput, SavedOutput, TapeNode, fresh_key
 
 
 def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
@@ -145,36 +146,64 @@ def _application(prim: Primitive, params: dict[str, Any], entry: list) -> Applic
 
 def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
     app = _application(prim, params, entry)
-    in_keys = [a._ensure_key() for a in args]
-    graph = TensorRecordedGraph.from_primitive(app, in_keys)
-    slots = tuple(i for i, t in enumerate(outs) if t._dtype.is_floating_point)
-    needed = saved_positions(app, in_keys, [a._requires_grad for a in args], slots)
-    saved_data: dict = {}
-    edges = []
-    for i, (k, a) in enumerate(zip(in_keys, args)):
-        edges.append((a._trace, k, a._requires_grad))
-        # an input nothing reads is not saved; a leaf that requires grad is, to receive ``.grad``
-        if needed is None or i in needed[0] or (a._trace is None and a._requires_grad):
-            saved_data[k] = SavedInput(a)
-    saved = [SavedOutput(t) for t in outs]
-    keys, trace = RECORDER.record_node(graph, saved_data, edges, len(outs))
-    if needed is None or needed[1]:
-        read_out = range(len(outs)) if needed is None else needed[1]
-        for i, k in enumerate(graph.output_keys()):
-            if i in read_out:
-                saved_data[k] = saved[i]
-    graph.eager_out_keys = keys
-    node = weakref.ref(trace.node)
-    for t, s, k in zip(outs, saved, keys):
-        s.key = k
-        s.node = node
-        if t._dtype.is_floating_point:
-            t._requires_grad = True
-            t._key = k
-            t._trace = trace
+    if len(entry) < 5:  # the signature's saving plans by input pattern
+        entry.append({})
+    if len(args) == 2:
+        a, b = args
+        ka = a._key or a._ensure_key()
+        kb = b._key or b._ensure_key()
+        ta, tb, ra, rb = a._trace, b._trace, a._requires_grad, b._requires_grad
+        in_keys = [ka, kb]
+        edges = [(ta, ka, ra), (tb, kb, rb)]
+        pattern: Any = (ra, ta is None, rb, tb is None, ka is kb)
+    elif len(args) == 1:
+        a = args[0]
+        ka = a._key or a._ensure_key()
+        ta, ra = a._trace, a._requires_grad
+        in_keys = [ka]
+        edges = [(ta, ka, ra)]
+        pattern = (ra, ta is None)
+    else:
+        in_keys = [a._key or a._ensure_key() for a in args]
+        edges = [(a._trace, k, a._requires_grad) for a, k in zip(args, in_keys)]
+        pattern = (*[(r, t is None) for t, _, r in edges], distinct_pattern(in_keys))
+    plan = entry[4].get(pattern)
+    if plan is None:
+        plan = entry[4][pattern] = _saving_plan(app, in_keys, edges)
+    save_in, save_out, float_slots = plan
+    saved = {}
+    for i in save_in:
+        saved[in_keys[i]] = SavedInput(args[i])
+    keys = [fresh_key()] if len(outs) == 1 else [fresh_key() for _ in outs]
+    graph = TensorRecordedGraph.of_call(app, in_keys, keys)
+    node = TapeNode(graph, keys, saved, edges)
+    if save_out:
+        ref = weakref.ref(node)
+        out_keys = graph.output_keys()
+        for s in save_out:
+            saved[out_keys[s]] = SavedOutput(outs[s], keys[s], ref)
+    trace = Trace(node)
+    for s in float_slots:
+        t = outs[s]
+        t._requires_grad = True
+        t._key = keys[s]
+        t._trace = trace
     if DEBUG:
-        print(f"tidu: {', '.join(f'%{o._key.key}' for o in outs)} = {app.name} "
+        print(f"tidu: {', '.join(f'%{k.key}' for k in keys)} = {app.name} "
               f"{' '.join(f'%{k.key}' for k in in_keys)}", file=sys.stderr)
+
+
+def _saving_plan(app: Application, in_keys: list, edges: list) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """What a call of ``app`` saves, for one pattern of its inputs (which require grad, which are
+    leaves, which are the same tensor): the input positions and output slots its backward reads,
+    and the output slots that join the graph (the floating ones)."""
+    slots = tuple(i for i, aval in enumerate(app.out_avals) if aval.dtype.is_floating_point)
+    needed = saved_positions(app, in_keys, [r for _, _, r in edges], slots)
+    if needed is None:
+        return tuple(range(len(edges))), tuple(range(len(app.out_avals))), slots
+    # a leaf that requires grad is saved even when unread, to receive ``.grad``
+    leaves = {i for i, (t, _, r) in enumerate(edges) if t is None and r}
+    return tuple(sorted(needed[0] | leaves)), tuple(sorted(needed[1])), slots
 
 
 def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out: Any, slot: int,

@@ -17,6 +17,7 @@ from typing import Any
 from ..ad import LinearizedGraph, OperationKey, OperationRole, ValueKey, try_linear_transpose
 from ..eager import RecordedGraph
 
+_Derived = ValueKey.Derived
 ENABLED = os.environ.get("TIDU_CACHE", "1") != "0"
 MAX_PROGRAMS = 4096
 _programs: OrderedDict[Any, Program] = OrderedDict()
@@ -107,11 +108,25 @@ class TensorRecordedGraph(RecordedGraph):
         self.eager_out_keys: list = []  # the keys the recorder gave the outputs (set after recording)
         return self
 
+    @classmethod
+    def of_call(cls, op: Any, input_keys: list[ValueKey], eager_out_keys: list) -> TensorRecordedGraph:
+        """``from_primitive`` for the recording hot path: ``input_keys`` is the caller's own list
+        and the recorder's output keys are known."""
+        self = object.__new__(cls)
+        self._op = op
+        self._graph = None
+        self._input_keys = input_keys
+        self._output_keys = None
+        self.eager_out_keys = eager_out_keys
+        return self
+
     def output_keys(self) -> list[ValueKey]:
-        if self._output_keys is None:
+        keys = self._output_keys
+        if keys is None:
             opkey = OperationKey(self._op, tuple(self._input_keys), OperationRole.Primary)
-            self._output_keys = [ValueKey.Derived(opkey, s) for s in range(self._op.output_count())]
-        return self._output_keys
+            n = self._op.output_count()
+            keys = self._output_keys = [_Derived(opkey, 0)] if n == 1 else [_Derived(opkey, s) for s in range(n)]
+        return keys
 
     def as_graph(self) -> Any:
         if self._graph is None:
@@ -155,6 +170,11 @@ class NodeLinearizedGraph(LinearizedGraph):
 def _distinct(inputs: Sequence[ValueKey]) -> tuple[list, tuple[int, ...]]:
     distinct = list(dict.fromkeys(inputs))
     return distinct, tuple(distinct.index(k) for k in inputs)
+
+
+def distinct_pattern(inputs: Sequence[ValueKey]) -> tuple[int, ...]:
+    """Which inputs are the same value: each one's index among the distinct inputs."""
+    return _distinct(inputs)[1]
 
 
 def _build(op: Any, active_slots: tuple, pattern: tuple, active_in: tuple, ctx: Any) -> Program:

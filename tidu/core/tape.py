@@ -1,4 +1,4 @@
-"""The tensor layer's tape: one engine ``Recorder`` and what a node saves.
+"""The tensor layer's tape: its ``Recorder`` (``TensorRecorder``) and what a node saves.
 
 Inputs are saved as the tensors themselves (their data, key and trace give
 higher-order gradients); outputs as their array plus a weak reference to the
@@ -9,14 +9,38 @@ in-place operation has changed it.
 
 from __future__ import annotations
 
+import gc
 import weakref
 from typing import Any
 
 from ..ad import ValueKey
-from ..eager import CountingKeySource, Recorder, Trace
+from ..eager import CountingKeySource, Recorder, Trace, TraceNode
+
+
+class TapeNode(TraceNode):
+    """A node the tensor layer builds itself (``core.dispatch._record``), with no weak reference
+    from the recorder: ``TensorRecorder.live_nodes`` finds these through the garbage collector."""
+
+    __slots__ = ()
+
+
+class TensorRecorder(Recorder):
+    """The tensor layer's recorder: its live nodes are those it recorded (``record_graph``,
+    listed through weak references) and the ``TapeNode``s still alive, in recording order."""
+
+    def live_nodes(self) -> list[TraceNode]:
+        nodes = super().live_nodes()
+        nodes += [o for o in gc.get_objects() if type(o) is TapeNode]
+        nodes.sort(key=_recorded_at)
+        return nodes
+
+
+def _recorded_at(node: TraceNode) -> int:
+    return node.primal_out_keys[0].key if node.primal_out_keys else -1  # keys count up
+
 
 _keys = CountingKeySource()
-RECORDER = Recorder(_keys)
+RECORDER = TensorRecorder(_keys)
 
 
 def current_recorder() -> Recorder:
@@ -24,8 +48,12 @@ def current_recorder() -> Recorder:
     return RECORDER
 
 
+_next_key = _keys.fresh_input_key
+_Input = ValueKey.Input
+
+
 def fresh_key() -> ValueKey:
-    return ValueKey.Input(_keys.fresh_input_key())
+    return _Input(_next_key())
 
 
 def _modified(tensor: Any, expected: int, role: str) -> RuntimeError:
@@ -69,14 +97,14 @@ class SavedOutput:
 
     __slots__ = ("data", "dtype", "device", "key", "counter", "version", "node")
 
-    def __init__(self, tensor: Any) -> None:
+    def __init__(self, tensor: Any, key: Any = None, node: weakref.ref | None = None) -> None:
         self.data = tensor._buf  # deferred work may still be writing it: read at unpack
         self.dtype = tensor._dtype
         self.device = tensor._device
-        self.key = None
-        self.counter = tensor._version
-        self.version = tensor._version.value
-        self.node: weakref.ref | None = None
+        self.key = key
+        self.counter = counter = tensor._version
+        self.version = counter.value
+        self.node = node
 
     def unpack(self, node_name: str) -> Any:
         from ..tensor import Tensor

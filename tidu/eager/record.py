@@ -179,14 +179,6 @@ class Recorder:
             self._track(node)
         return [EagerOutput(k, trace, requires_grad, slot) for slot, k in enumerate(keys)]
 
-    def record_node(self, graph: RecordedGraph, saved: dict, edges: list, n_outputs: int) -> tuple[list, Trace]:
-        """``record_graph`` for a caller that built the node's parts itself (the tensor layer's
-        hot path; no validation): fresh output keys and the trace."""
-        keys = [ValueKey.Input(self.key_source.fresh_input_key()) for _ in range(n_outputs)]
-        node = TraceNode(graph, keys, saved, edges)
-        self._track(node)
-        return keys, Trace(node)
-
     def _track(self, node: TraceNode) -> None:
         self._live.append(weakref.ref(node))
         if len(self._live) >= 4096 and len(self._live) & (len(self._live) - 1) == 0:
