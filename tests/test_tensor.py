@@ -255,3 +255,39 @@ def test_detach_shares_storage_and_version() -> None:
     d.add_(1)
     assert x.detach().tolist() == [2.0, 3.0]
     assert x._version.value == d._version.value == 1
+
+
+def test_deepcopy_copies_leaves_and_parameters_like_torch():
+    import copy
+
+    for lib in (tidu, torch):
+        x = lib.ones(2, requires_grad=True)
+        (x * x).sum().backward()
+        y = copy.deepcopy(x)
+        assert y is not x and y.requires_grad and y.is_leaf
+        np.testing.assert_array_equal(y.detach().numpy(), [1.0, 1.0])
+        np.testing.assert_array_equal(y.grad.numpy(), [2.0, 2.0])
+        p = copy.deepcopy(lib.nn.Parameter(lib.ones(3)))
+        assert type(p).__name__ == "Parameter" and p.requires_grad
+        with pytest.raises(RuntimeError, match="graph leaves"):
+            copy.deepcopy(x * 2)
+    layer = tidu.nn.Linear(2, 3)
+    twin = copy.deepcopy(layer)
+    assert twin.weight is not layer.weight
+    np.testing.assert_array_equal(twin(tidu.ones(1, 2)).detach().numpy(), layer(tidu.ones(1, 2)).detach().numpy())
+    pending = (tidu.tensor([1.0, 2.0]) * 3).exp()  # deferred work: the copy holds its computed values
+    np.testing.assert_allclose(copy.deepcopy(pending).numpy(), np.exp([3.0, 6.0]))
+
+
+def test_pickle_round_trips_values_dtype_device_and_requires_grad():
+    import pickle
+
+    for lib in (tidu, torch):
+        x = lib.tensor([1.5, -2.0], dtype=lib.float64, requires_grad=True)
+        for t in (x, x * 2):  # a computed tensor unpickles as a leaf
+            back = pickle.loads(pickle.dumps(t))
+            assert back.dtype == t.dtype and back.requires_grad and back.is_leaf
+            np.testing.assert_array_equal(back.detach().numpy(), t.detach().numpy())
+    assert pickle.loads(pickle.dumps(tidu.tensor(1.0).device)) is tidu.tensor(1.0).device
+    pending = (tidu.tensor([1.0, 2.0]) * 2).exp()
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(pending)).numpy(), np.exp([2.0, 4.0]))

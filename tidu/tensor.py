@@ -331,6 +331,27 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """A copy of a leaf's data, ``requires_grad`` and ``.grad`` (PyTorch copies leaves only)."""
+        if self._trace is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
+                "moment.  If you were attempting to deepcopy a module, this may be because of a computed tensor "
+                "stored on it."
+            )
+        data = Tensor(self._data.copy(), self._dtype, device=self._device)
+        new = data if type(self) is Tensor else type(self)(data, self._requires_grad)  # a Parameter
+        new._requires_grad = self._requires_grad
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        return new
+
+    def __reduce__(self) -> Any:
+        """Pickled as host data, dtype, device and ``requires_grad``; it unpickles as a leaf (as
+        PyTorch's does)."""
+        return (_rebuild, (self._host().copy(), self._dtype, str(self._device), self._requires_grad))
+
     def __repr__(self) -> str:
         from .core.printing import tensor_repr
 
@@ -340,6 +361,14 @@ class Tensor:
         if self._buf.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._buf.shape[0]))  # type: ignore[index]
+
+
+def _rebuild(array: np.ndarray, dtype: dtypes.dtype, device: str, requires_grad: bool) -> Tensor:
+    from .core.device import as_device
+
+    out = placed(array, dtype, as_device(device))
+    out.requires_grad = requires_grad
+    return out
 
 
 def placed(array: np.ndarray, dtype: dtypes.dtype | None, device: Device) -> Tensor:

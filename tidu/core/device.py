@@ -41,6 +41,15 @@ class device:  # noqa: N801 - PyTorch's name
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
+    def __reduce__(self) -> Any:
+        return (_named, (str(self),))
+
+    def __copy__(self) -> device:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> device:
+        return self  # immutable; tensors test their device by identity (``is CPU``)
+
     def __repr__(self) -> str:
         if self.index is None:
             return f"device(type={self.type!r})"
@@ -49,6 +58,11 @@ class device:  # noqa: N801 - PyTorch's name
 
 CPU = device("cpu")
 CUDA = device("cuda", 0)
+
+
+def _named(text: str) -> device:
+    """The device ``text`` names, the shared ``CPU``/``CUDA`` objects for theirs (unpickling)."""
+    return CPU if text == "cpu" else CUDA if text in ("cuda", "cuda:0") else device(text)
 
 
 def as_device(spec: Any) -> device:
