@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from math import prod
+
 
 def repeat_period(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> int | None:
     """``p`` when a layout's row-major element ``i`` is ``vector[i % p]`` for a dense vector at its
@@ -20,3 +22,20 @@ def repeat_period(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: in
         step *= n
         period *= n
     return period
+
+
+def in_place_layout(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> str | None:
+    """How a fused loop reads a non-contiguous operand in place: ``"scalar"`` (zero strides),
+    ``"row"`` (one dense row repeated: element ``c`` of every row), ``"col"`` (the last dimension
+    broadcast over dense rows: one value per row), else ``None`` (copied first).
+
+    >>> in_place_layout((4, 3), (0, 0), 8), in_place_layout((4, 3), (0, 8), 8), in_place_layout((4, 3), (8, 0), 8)
+    ('scalar', 'row', 'col')
+    """
+    if not any(strides):
+        return "scalar"
+    if repeat_period(shape, strides, itemsize) == shape[-1]:
+        return "row"
+    if strides[-1] == 0 and repeat_period(shape[:-1], strides[:-1], itemsize) == prod(shape[:-1]):
+        return "col"
+    return None

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.cpu import fusion
+from ..backends.layout import in_place_layout
 from .instructions import Instr
 
 ENABLED = fusion.ENABLED  # read at every bind: a test or a benchmark may switch it
@@ -40,13 +41,13 @@ MAX_PLANS = 512
 PENDING: list[tuple] = []  # (app, impl, params, in_slots, out_slot); a list object never rebound
 _slots: list[Any] = []  # the arrays the queue reads and writes
 _index: dict[int, int] = {}  # id(array) -> slot
-_structure: list[Any] = []  # the cache key: (app, in_slots) per entry, a zero-stride flag per outside array
-_outs: list[int] = []
+_structure: list[Any] = []  # the cache key: (app, in_slots) per entry, the layout of each outside array
 _pending_ids: set[int] = set()  # ids of the queued outputs
 _lock = threading.RLock()
 _flushing = threading.local()
 _plans: dict[tuple, Callable[[list[Any]], None] | None] = {}  # None: the structure cannot be fused
 _seen: dict[tuple, int] = {}
+_UNPLANNED = object()  # a structure not yet seen often enough to be planned
 _exposed: dict[int, weakref.ref] = {}
 
 
@@ -63,7 +64,7 @@ def queueable(app: Any) -> bool:
     kind = fusion._kind(Instr(None, (), (0,), app))
     if kind == "convert_element_type":
         return out.dtype.is_floating_point
-    return kind == "select" or kind == "fn" and getattr(app.prim, "scalar_fns", None) is not None
+    return kind in ("select", "fn")
 
 
 def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: Sequence[Any], out: Any) -> bool:
@@ -84,7 +85,6 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
             ins.append(slot)
         slot = _index[id(out)] = len(_slots)
         _slots.append(out)
-        _outs.append(slot)
         _pending_ids.add(id(out))
         in_slots = tuple(ins)
         _structure.append((app, in_slots))
@@ -94,33 +94,15 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
     return True
 
 
-SCALAR, ROW, COL = 1, 2, 3  # how a fused loop reads an operand in place (0: element by element)
+SCALAR, ROW, COL = "scalar", "row", "col"  # operands a fused loop reads in place (in_place_layout)
 
 
-def _layout(a: Any) -> int:
-    """How a fused loop reads ``a`` (an operand of the output's shape) without copying it: a
-    broadcast scalar (``SCALAR``), one row repeated (``ROW``), one value per row (``COL``), or
-    element by element (0; a layout none of these fits is copied first)."""
-    strides = a.strides
-    if a.size <= 1 or not strides or (a.flags.c_contiguous if type(a) is np.ndarray else a.is_c_contiguous):
-        return 0
-    item = a.dtype.itemsize
-    if not any(strides):
-        return SCALAR
-    if strides[-1] == item and not any(strides[:-1]):
-        return ROW
-    if strides[-1] == 0 and all(n == 1 or st == d for n, st, d in zip(
-            a.shape[:-1], strides[:-1], _dense(a.shape[:-1], item))):
-        return COL
-    return 0
-
-
-def _dense(shape: tuple[int, ...], item: int) -> list[int]:
-    strides, step = [], item
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return strides[::-1]
+def _layout(a: Any) -> str | None:
+    """How a fused loop reads ``a`` (an operand of the output's shape): element by element
+    (``None``; a layout other than ``in_place_layout``'s is copied first) or in place."""
+    if a.size <= 1 or (a.flags.c_contiguous if type(a) is np.ndarray else a.is_c_contiguous):
+        return None
+    return in_place_layout(a.shape, a.strides, a.dtype.itemsize)
 
 
 def flush() -> None:
@@ -133,10 +115,10 @@ def flush() -> None:
         _flushing.on = True
         try:
             # held: referenced beyond the queue's list and getrefcount's own argument
-            held = tuple(s for s in _outs if sys.getrefcount(_slots[s]) > 2)
+            held = tuple(e[4] for e in PENDING if sys.getrefcount(_slots[e[4]]) > 2)
             key = (tuple(_structure), held)
-            plan = _plans.get(key, _plan_later)
-            if plan is _plan_later:
+            plan = _plans.get(key, _UNPLANNED)
+            if plan is _UNPLANNED:
                 if len(_seen) >= MAX_PLANS * 8:  # structures that never repeated
                     _seen.clear()
                 seen = _seen[key] = _seen.get(key, 0) + 1
@@ -146,7 +128,7 @@ def flush() -> None:
                     if len(_plans) >= MAX_PLANS:
                         _plans.clear()
                     _plans[key] = plan
-            if plan is None or plan is _plan_later:
+            if plan is None or plan is _UNPLANNED:
                 _run_each(held)
             else:
                 plan(_slots)
@@ -155,7 +137,6 @@ def flush() -> None:
             _slots.clear()
             _index.clear()
             _structure.clear()
-            _outs.clear()
             _pending_ids.clear()
             _flushing.on = False
 
@@ -163,10 +144,6 @@ def flush() -> None:
 def reads_pending(arrays: Sequence[Any]) -> bool:
     """Whether any of ``arrays`` is (a view of) a queued output: work reading it must flush first."""
     return any(id(_root(a)) in _pending_ids for a in arrays)
-
-
-def _plan_later(slots: list[Any]) -> None:  # the marker of a structure not yet planned
-    raise AssertionError("unreachable")
 
 
 def _run_each(held: tuple[int, ...]) -> None:
@@ -205,7 +182,7 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
                 continue  # nothing holds any of its values
             parts = [Instr(None, ins, (out,), app) for app, _impl, _params, ins, out in group]
             layouts = {s: _layout(_slots[s]) for _a, _i, _p, ins, _o in group for s in ins if s not in produced}
-            along = {s: ("row" if k == ROW else "col") for s, k in layouts.items() if k in (ROW, COL)}
+            along = {s: k for s, k in layouts.items() if k in (ROW, COL)}
             if device == "cuda":  # a broadcast scalar is read at i % 1 there
                 from ..backends.cuda.fusion import fused_into
 
