@@ -3,6 +3,16 @@
 from __future__ import annotations
 
 from math import prod
+from typing import Any
+
+
+def storage(array: Any) -> Any:
+    """The array that owns ``array``'s memory (numpy's and ``CudaArray``'s views chain to it
+    through ``.base``)."""
+    kind = type(array)
+    while type(array.base) is kind:
+        array = array.base
+    return array
 
 
 def repeat_period(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> int | None:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.cpu import fusion
-from ..backends.layout import in_place_layout
+from ..backends.layout import in_place_layout, storage
 from .instructions import Instr
 
 ENABLED = fusion.ENABLED  # read at every bind: a test or a benchmark may switch it
@@ -67,13 +67,9 @@ def queueable(app: Any) -> bool:
     return kind in ("select", "fn")
 
 
-def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: Sequence[Any], out: Any) -> bool:
-    """Queue ``impl(*arrays, **params)`` to be written into the preallocated array ``out``;
-    ``False`` (nothing queued) when an input is exposed."""
-    if _exposed:
-        for a in arrays:
-            if exposed(a):
-                return False
+def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: Sequence[Any], out: Any) -> None:
+    """Queue ``impl(*arrays, **params)`` to be written into the preallocated array ``out``
+    (``arrays`` must not be exposed: ``reads_exposed``)."""
     with _lock:
         ins = []
         for a in arrays:
@@ -91,7 +87,6 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
         PENDING.append((app, impl, params, in_slots, slot))
     if len(PENDING) >= MAX_QUEUE:
         flush()
-    return True
 
 
 SCALAR, ROW, COL = "scalar", "row", "col"  # operands a fused loop reads in place (in_place_layout)
@@ -143,7 +138,7 @@ def flush() -> None:
 
 def reads_pending(arrays: Sequence[Any]) -> bool:
     """Whether any of ``arrays`` is (a view of) a queued output: work reading it must flush first."""
-    return any(id(_root(a)) in _pending_ids for a in arrays)
+    return any(id(storage(a)) in _pending_ids for a in arrays)
 
 
 def _run_each(held: tuple[int, ...]) -> None:
@@ -203,7 +198,7 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
 
 def expose(array: Any) -> None:
     """Mark ``array``'s storage as writable by the user: work reading it runs at once."""
-    root = _root(array)
+    root = storage(array)
     key = id(root)
 
     def forget(ref: weakref.ref, key: int = key) -> None:
@@ -216,12 +211,16 @@ def expose(array: Any) -> None:
         pass
 
 
-def exposed(array: Any) -> bool:
+def reads_exposed(arrays: Sequence[Any]) -> bool:
+    """Whether any of ``arrays`` shares storage the user may write (``expose``)."""
     if not _exposed:
         return False
-    root = _root(array)
-    ref = _exposed.get(id(root))
-    return ref is not None and ref() is root
+    for a in arrays:
+        root = storage(a)
+        ref = _exposed.get(id(root))
+        if ref is not None and ref() is root:
+            return True
+    return False
 
 
 def _reset_lock() -> None:
@@ -231,10 +230,3 @@ def _reset_lock() -> None:
 
 # a forked child starts with nothing queued (the parent flushes first) and a lock nobody holds
 os.register_at_fork(before=flush, after_in_child=_reset_lock)
-
-
-def _root(array: Any) -> Any:
-    kind = type(array)
-    while type(array.base) is kind:
-        array = array.base
-    return array

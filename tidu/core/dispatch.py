@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backends.layout import storage
 from ..eager import Trace
 from ..tensor import Tensor, ViewInfo
 from . import deferred, grad_mode
@@ -33,9 +34,9 @@ def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
     )
 
 
-# (prim, param items, shape, dtype, device per argument) -> [in_avals, out_avals, Application or None, deferrable
-# or None (not yet known)], for
-# parameterless calls: a repeated call skips the shape rule (it has passed for these inputs).
+# (prim, param items, shape, dtype, device per argument) -> [in_avals, out_avals, Application or None,
+# deferrable or None (not yet known), saving plans (appended by _record)]: a repeated call skips the
+# shape rule (it has passed for these inputs).
 _SIGNATURES: dict[tuple, list] = {}
 _MAX_SIGNATURES = 4096
 
@@ -102,12 +103,10 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if defer is None:
         defer = entry[3] = deferred.queueable(_application(prim, params, entry))
     arrays = [a._buf for a in args]
-    queued = False
-    if defer and deferred.ENABLED:
+    if defer and deferred.ENABLED and not deferred.reads_exposed(arrays):
         aval = out_avals[0]
         out = np.empty(aval.shape, aval.dtype.np) if out_device is CPU else CudaArray.empty(aval.shape, aval.dtype.np)
-        queued = deferred.enqueue(entry[2], impl, params, arrays, out)
-    if queued:
+        deferred.enqueue(entry[2], impl, params, arrays, out)
         outs = [Tensor(out, aval.dtype, device=out_device)]
     else:
         if deferred.PENDING and deferred.reads_pending(arrays):
@@ -210,22 +209,14 @@ def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out
                n_outs: int) -> None:
     """An output that is a numpy view of an input's storage shares its version counter and
     remembers how to replay itself from the root base (for writes through the view)."""
-    owner = _storage(out._buf)
+    owner = storage(out._buf)
     for i, a in enumerate(args):
-        if _storage(a._buf) is owner:
+        if storage(a._buf) is owner:
             out._version = a._version
             if not prim.nondiff:
                 root = a if a._view is None else a._view.base
                 out._view = ViewInfo(root, _replay(prim, args, params, i, slot, n_outs, a._view), a._version.value)
             return
-
-
-def _storage(array: Any) -> Any:
-    """The array that owns ``array``'s memory (views chain to it through ``.base``)."""
-    kind = type(array)
-    while type(array.base) is kind:
-        array = array.base
-    return array
 
 
 def _replay(prim: Primitive, args: Sequence[Any], params: dict[str, Any], i: int, slot: int, n_outs: int,
