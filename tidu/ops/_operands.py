@@ -81,14 +81,15 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast") -> tuple[int
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
     shape = tuple(shape)
-    if tuple(x.shape) == shape:
+    current = x._buf.shape if type(x) is Tensor else tuple(x.shape)
+    if current == shape:
         return x
-    if x.ndim > len(shape):
+    if len(current) > len(shape):
         raise RuntimeError(
             f"The number of sizes provided ({len(shape)}) must be greater or equal to the number of "
-            f"dimensions in the tensor ({x.ndim})"
+            f"dimensions in the tensor ({len(current)})"
         )
-    lead = len(shape) - x.ndim
+    lead = len(shape) - len(current)
     return bind(structural.broadcast_in_dim, x, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
@@ -169,7 +170,7 @@ def _same_or_scalar(a: Any, b: Any, float_only: bool) -> list[Any] | None:
             if len(_BROADCASTS) >= 1024:
                 _BROADCASTS.clear()
             _BROADCASTS[(sa, sb)] = shape
-        return [_expanded(a, shape), _expanded(b, shape)]
+        return [broadcast_to(a, shape), broadcast_to(b, shape)]
     if kind is float and floating or kind is int and t._dtype.category == 1:
         c = constant(other, t._dtype, t, t._buf.shape)
         return [t, c] if first else [c, t]
@@ -177,13 +178,6 @@ def _same_or_scalar(a: Any, b: Any, float_only: bool) -> list[Any] | None:
 
 
 _BROADCASTS: dict[tuple, tuple[int, ...]] = {}  # (shape, shape) -> their broadcast shape
-
-
-def _expanded(x: Tensor, shape: tuple[int, ...]) -> Tensor:
-    if x._buf.shape == shape:
-        return x
-    lead = len(shape) - x._buf.ndim
-    return bind(structural.broadcast_in_dim, x, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
 def _on_one_device(args: Sequence[Any]) -> list[Any]:
