@@ -257,13 +257,23 @@ def _index_operand(flat: np.ndarray, lead: tuple, trail: tuple, like: Any) -> Te
     return broadcast_to(column, lead + (k,) + trail)
 
 
-def _read(x: Any, plan: _Plan) -> Any:
+def _basic(plan: _Plan) -> tuple[tuple | None, tuple[int, ...]]:
+    """A plan's basic part: the ``slice`` params (``None``: nothing sliced) and the shape after it."""
+    sliced = (tuple(plan.starts), tuple(plan.limits), tuple(plan.strides)) if plan.sliced else None
+    return sliced, tuple(plan.basic_shape)
+
+
+def _read_basic(x: Any, sliced: tuple | None, basic_shape: tuple[int, ...]) -> Any:
     out = x
-    if plan.sliced:
-        out = bind(slice_p, out, start_indices=tuple(plan.starts), limit_indices=tuple(plan.limits),
-                   strides=tuple(plan.strides))
-    if tuple(out.shape) != tuple(plan.basic_shape):
-        out = bind(reshape_p, out, new_sizes=tuple(plan.basic_shape))
+    if sliced is not None:
+        out = bind(slice_p, out, start_indices=sliced[0], limit_indices=sliced[1], strides=sliced[2])
+    if tuple(out.shape) != basic_shape:
+        out = bind(reshape_p, out, new_sizes=basic_shape)
+    return out
+
+
+def _read(x: Any, plan: _Plan) -> Any:
+    out = _read_basic(x, *_basic(plan))
     if not plan.positions:
         return out
     flat, sizes, at = _flat_index(plan)
@@ -338,18 +348,11 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
         plan = _plan(shape, index)
         if plan.positions:
             return _read(input, plan)
-        sliced = (tuple(plan.starts), tuple(plan.limits), tuple(plan.strides)) if plan.sliced else None
-        found = (sliced, tuple(plan.basic_shape))
+        found = _basic(plan)
         if len(_BASIC_PLANS) >= 4096:
             _BASIC_PLANS.clear()
         _BASIC_PLANS[(shape, key)] = found
-    sliced, basic_shape = found
-    out = input
-    if sliced is not None:
-        out = bind(slice_p, out, start_indices=sliced[0], limit_indices=sliced[1], strides=sliced[2])
-    if tuple(out.shape) != basic_shape:
-        out = bind(reshape_p, out, new_sizes=basic_shape)
-    return out
+    return _read_basic(input, *found)
 
 
 # (input shape, basic index) -> (slice params or None, result shape): ints, slices, None and ``...``
