@@ -34,6 +34,7 @@ from .elementwise import JIT, code_token
 from .threads import run_chunked, run_tasks
 
 ENABLED = os.environ.get("TIDU_FUSION", "1") != "0"
+ALONG_INDEX = {"row": "c", "col": "r"}  # a row operand is read at the column, a column one at the row
 INLINED = ("full", "broadcast")  # recomputed in every group that reads them
 
 _kernels: dict[str, Callable[..., None]] = {}  # source digest -> compiled loop
@@ -352,13 +353,12 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
               *(f"c{k}" for k in range(len(body.consts)))]
     jit = f"@njit({', '.join(f'{k}={v!r}' for k, v in JIT.items())})"
     if along:
-        index = {"row": "c", "col": "r"}
         loop_lines = [
             f"def loop({', '.join([*params, 'cols', 'lo', 'hi'])}):  # pragma: no cover - compiled",
             "    for r in range(lo, hi):",
             "        for c in range(cols):",
             "            i = r * cols + c",
-            *(f"            x{k} = a{k}[{index.get(along.get(slot, ''), 'i')}]" for k, slot in enumerate(body.arrays)),
+            *(f"            x{k} = a{k}[{ALONG_INDEX.get(along.get(slot, ''), 'i')}]" for k, slot in enumerate(body.arrays)),
             *("    " + line for line in (*body.lines, *body.stores)),
         ]
     else:

@@ -29,7 +29,7 @@ def fused_into(parts: list[Instr], outs: list[int],
     storing the slots ``outs`` into the preallocated ``results``; ``values`` are the device
     arrays of the slots ``body.ins`` (the CPU generator's contract, ``fused_loop``, ``along``
     included: a ``"row"`` slot is read at the column, a ``"col"`` slot at the row)."""
-    from ..cpu.fusion import loop_body
+    from ..cpu.fusion import ALONG_INDEX, loop_body
 
     along = along or {}
 
@@ -48,7 +48,7 @@ def fused_into(parts: list[Instr], outs: list[int],
         f"def loop(n, cols, {', '.join([*params, *(f'p{k}' for k in range(n_arr))])}):",
         "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
         *(["        r = i // cols", "        c = i - r * cols"] if along else []),
-        *(f"        x{k} = a{k}[{_INDEX.get(along.get(slot, ''), f'i % p{k}')}]" for k, slot in enumerate(body.arrays)),
+        *(f"        x{k} = a{k}[{ALONG_INDEX.get(along.get(slot, ''), f'i % p{k}')}]" for k, slot in enumerate(body.arrays)),
         *body.lines,
         *body.stores,
         "",
@@ -92,5 +92,3 @@ def fused_into(parts: list[Instr], outs: list[int],
 
     return into, body
 
-
-_INDEX = {"row": "c", "col": "r"}
