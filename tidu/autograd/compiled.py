@@ -25,6 +25,7 @@ from typing import Any
 
 from ..backends.cpu import fusion
 from ..core import programs
+from ..core.groups import GroupNode, GroupTrace, raw_node
 from ..core.instructions import Instr, impl_instr
 from ..core.primitive import Application, accumulate_add
 from ..core.programs import TensorRecordedGraph
@@ -74,8 +75,10 @@ def walk_nodes(root: TraceNode) -> list[TraceNode]:
         seen.add(id(node))
         stack.append((node, True))
         for trace, _, _ in node.input_edges:
-            if trace is not None and id(trace.node) not in seen:
-                stack.append((trace.node, False))
+            if trace is not None:
+                producer = trace.node if trace.__class__ is not GroupTrace else trace.group.raw(trace.index)
+                if id(producer) not in seen:
+                    stack.append((producer, False))
     order.reverse()
     return order
 
@@ -103,12 +106,17 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
     append = parts.append
     for node in nodes:
         comp = node.computation
-        if comp.__class__ is not TensorRecordedGraph:
+        if comp.__class__ is TensorRecordedGraph:
+            op = comp._op
+            if op.prim.moves_device:  # a graph over two devices takes the general path
+                return None
+            append(op)  # equal when prim, params and input avals are (its hash is cached)
+        elif node.__class__ is GroupNode:
+            if node.structure is None:
+                node.close()
+            append(node.structure)
+        else:
             return None
-        op = comp._op
-        if op.prim.moves_device:  # a graph over two devices takes the general path
-            return None
-        append(op)  # equal when prim, params and input avals are (its hash is cached)
         for trace, key, requires_grad in node.input_edges:
             if trace is None:
                 raw = key.key
@@ -118,10 +126,7 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
                     leaves.append(key)
                 append(~(index * 2 + requires_grad))
             else:
-                producer = trace.node
-                produced = producer.primal_out_keys
-                slot = 0 if len(produced) == 1 else produced.index(key)
-                append(((pos_of[id(producer)] << _SLOT_BITS | slot) << 1) + requires_grad)
+                append((_producer(trace, key, pos_of) << 1) + requires_grad)
     wanted_leaves, wanted_outs = [], []
     out_at = None
     for key in wanted:
@@ -147,6 +152,18 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
     return walk
 
 
+def _producer(trace: Any, key: Any, pos_of: dict[int, int]) -> int:
+    """Where the value ``key`` (made by ``trace``'s call) comes from: position << _SLOT_BITS | slot."""
+    if trace.__class__ is GroupTrace:
+        group = trace.group
+        if group.split_nodes is None:
+            return pos_of[id(group)] << _SLOT_BITS | trace.index
+        return pos_of[id(group.split_nodes[trace.index])] << _SLOT_BITS
+    producer = trace.node
+    produced = producer.primal_out_keys
+    return pos_of[id(producer)] << _SLOT_BITS | (0 if len(produced) == 1 else produced.index(key))
+
+
 def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[Any] | None,
              retain_graph: bool, nodes: list[TraceNode] | None = None) -> dict[Any, Tensor] | None:
     """The wanted cotangents of ``seed`` pushed back from ``root_key``; ``None`` when this pass
@@ -155,8 +172,9 @@ def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[An
     values are gathered, so each residual dies after its last reader in the program."""
     if root_trace is None or wanted is None or not programs.ENABLED:
         return None
-    if not nodes or nodes[0] is not root_trace.node:
-        nodes = walk_nodes(root_trace.node)
+    root = raw_node(root_trace)
+    if not nodes or nodes[0] is not root:
+        nodes = walk_nodes(root)
     device = seed._device
     walk = _structure(nodes, root_key, wanted, device.type)
     if walk is None:
@@ -188,8 +206,12 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
         saved = node.saved_data
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
+        comp = node.computation
         for is_output, index, used in reads:
-            key = node.computation.output_keys()[index] if is_output else node.input_edges[index][1]
+            if is_output:
+                key = comp.output_keys()[index] if comp is not None else node.primal_out_keys[index]
+            else:
+                key = node.input_edges[index][1]
             value = saved.get(key)
             cls = value.__class__
             if cls is SavedInput:
@@ -209,6 +231,7 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
                 array = value.unpack(name)._data
             if used:
                 append(array)
+    saved = value = array = None  # the run frees each residual after its last reader: hold none here
     if not retain_graph:
         for node in nodes:
             node.saved_data = None
@@ -254,62 +277,52 @@ class _Builder:
 
 
 def _build(walk: Walk, device: str) -> Step:
-    nodes, pos_of, leaf_index = walk.nodes, walk.pos_of, walk.leaf_index
-    root_aval = nodes[0].computation._op.out_avals[walk.root_slot]
+    nodes = walk.nodes
+    root = nodes[0]
+    root_app = root.records[walk.root_slot][0] if root.__class__ is GroupNode else root.computation._op
+    root_aval = root_app.out_avals[0 if root.__class__ is GroupNode else walk.root_slot]
     b = _Builder(device, root_aval)
     cts: dict[Any, int] = {(0, walk.root_slot): 0}  # leaf index or (position, output slot) -> slot
     dtypes: dict[Any, Any] = {(0, walk.root_slot): root_aval.dtype}
-    gathers = []
-    for pos, node in enumerate(nodes):
+    gathers: list = []
+
+    def send(target: Any, ct: int, dtype: Any) -> None:
+        """Add the cotangent slot ``ct`` to ``target`` (a leaf index or (position, output slot))."""
+        existing = cts.get(target)
+        if existing is None:
+            cts[target] = ct
+            dtypes[target] = dtype
+        else:
+            cts[target] = b.add(existing, ct)
+
+    group_slots: dict[int, dict] = {}  # position -> (a call's output?, call or edge index) -> residual slot
+    for pos, call in _call_order(walk):
+        node = nodes[pos]
+        if call >= 0:
+            slots = group_slots.get(pos)
+            if slots is None:
+                slots = group_slots[pos] = {}
+            _group_call_backward(b, pos, node, call, cts, dtypes, gathers, slots, send, walk)
+            continue
         out_cts = [cts.get((pos, s)) for s in range(len(node.primal_out_keys))]
         active = tuple(s for s, c in enumerate(out_cts) if c is not None)
         if not active:
             continue
         op = node.computation._op
         edges = node.input_edges
-        distinct, pattern = programs._distinct([k for _, k, _ in edges])
-        first = [pattern.index(i) for i in range(len(distinct))]
-        active_in = tuple(i for i, e in enumerate(first) if edges[e][2])
-        prog = programs._program(op, active, pattern, active_in, None)
-        linear = prog.linear.as_graph()
-        name = linear.operations[0].operation.name if linear.operations else "node"
-        env: dict[Any, int] = {}
-        reads = []
-        for p, canon in enumerate(prog.in_keys):
-            if canon in prog.reads:
-                env[canon] = s = b.slot(op.in_avals[first[p]])
-                reads.append((False, first[p], s))
-        for o, canon in enumerate(prog.out_keys):
-            if canon in prog.reads:
-                env[canon] = s = b.slot(op.out_avals[o])
-                reads.append((True, o, s))
+        reads: list = []
+
+        def read(is_output: bool, index: int, op: Any = op, reads: list = reads) -> int:
+            s = b.slot(op.out_avals[index] if is_output else op.in_avals[index])
+            reads.append((is_output, index, s))
+            return s
+
+        name, in_cts = _call_backward(b, op, [k for _, k, _ in edges], [e[2] for e in edges], active,
+                                      [out_cts[s] for s in active], read)
         gathers.append((pos, reads, name))
-        for operation in linear.operations:
-            if not (operation.role.is_linearized() and any(operation.role.active_mask)):
-                b.emit(linear, operation, env)
-        transposed = prog.transposed.as_graph()
-        for (_, tid), s in zip(prog.transposed.tangent_inputs, active):
-            env[transposed.values[tid].key] = out_cts[s]
-        for operation in transposed.operations:
-            b.emit(transposed, operation, env)
-        in_cts = {raw: None if t is None else env[transposed.values[t].key]
-                  for (raw, _), t in zip(prog.linear.tangent_inputs, prog.transposed.tangent_outputs)}
-        for i in active_in:
-            ct = in_cts.get(prog.in_keys[i].key)
-            if ct is None:
-                continue
-            trace, key, _ = edges[first[i]]
-            if trace is None:
-                target: Any = leaf_index[key.key]
-            else:
-                produced = trace.node.primal_out_keys
-                target = (pos_of[id(trace.node)], 0 if len(produced) == 1 else produced.index(key))
-            existing = cts.get(target)
-            if existing is None:
-                cts[target] = ct
-                dtypes[target] = op.in_avals[first[i]].dtype
-            else:
-                cts[target] = b.add(existing, ct)
+        for i, ct in in_cts:
+            trace, key, _ = edges[i]
+            send(_target(trace, key, walk), ct, op.in_avals[i].dtype)
     targets: list[Any] = list(walk.wanted_leaves)
     targets += [(c >> _SLOT_BITS, c & ((1 << _SLOT_BITS) - 1)) for c in walk.wanted_outs]
     results = [(t, cts[t], dtypes[t]) for t in targets if t in cts]
@@ -323,6 +336,128 @@ def _build(walk: Walk, device: str) -> Step:
     gathers = [(pos, tuple((is_output, index, slot in read) for is_output, index, slot in reads), name)
                for pos, reads, name in gathers]
     return Step(program, gathers, results, fn, source)
+
+
+def _call_backward(b: _Builder, op: Any, in_keys: list, requires_grad: list, active: tuple, out_cts: list,
+                   read: Any) -> tuple[str, list[tuple[int, int]]]:
+    """Emit the backward of one call of ``op`` (its cached program): ``out_cts`` are the slots of
+    the cotangents of its ``active`` outputs; ``read(is_output, index)`` gives the slot of a
+    residual it reads. Returns its name and (input position, cotangent slot) per input reached."""
+    distinct, pattern = programs._distinct(in_keys)
+    first = [pattern.index(i) for i in range(len(distinct))]
+    active_in = tuple(i for i, e in enumerate(first) if requires_grad[e])
+    prog = programs._program(op, active, pattern, active_in, None)
+    linear = prog.linear.as_graph()
+    name = linear.operations[0].operation.name if linear.operations else "node"
+    env: dict[Any, int] = {}
+    for p, canon in enumerate(prog.in_keys):
+        if canon in prog.reads:
+            env[canon] = read(False, first[p])
+    for o, canon in enumerate(prog.out_keys):
+        if canon in prog.reads:
+            env[canon] = read(True, o)
+    for operation in linear.operations:
+        if not (operation.role.is_linearized() and any(operation.role.active_mask)):
+            b.emit(linear, operation, env)
+    transposed = prog.transposed.as_graph()
+    for (_, tid), ct in zip(prog.transposed.tangent_inputs, out_cts):
+        env[transposed.values[tid].key] = ct
+    for operation in transposed.operations:
+        b.emit(transposed, operation, env)
+    in_cts = {raw: None if t is None else env[transposed.values[t].key]
+              for (raw, _), t in zip(prog.linear.tangent_inputs, prog.transposed.tangent_outputs)}
+    reached = []
+    for i in active_in:
+        ct = in_cts.get(prog.in_keys[i].key)
+        if ct is not None:
+            reached.append((first[i], ct))
+    return name, reached
+
+
+def _target(trace: Any, key: Any, walk: Walk) -> Any:
+    """Where a cotangent for the value ``key`` (made by ``trace``'s call) accumulates."""
+    if trace is None:
+        return walk.leaf_index[key.key]
+    code = _producer(trace, key, walk.pos_of)
+    return (code >> _SLOT_BITS, code & ((1 << _SLOT_BITS) - 1))
+
+
+def _call_order(walk: Walk) -> list[tuple[int, int]]:
+    """Every call of the walk, consumers first, as ``(position, call)``: call ``-1`` is a whole
+    node, ``j >= 0`` a group's call ``j``. The order is the general walk's over the groups'
+    calls (``topological_traces`` of the split graph), so cotangents are summed in its order
+    and results agree bit for bit."""
+    nodes, pos_of = walk.nodes, walk.pos_of
+
+    def unit(trace: Any) -> tuple[int, int]:
+        if trace.__class__ is GroupTrace and trace.group.split_nodes is None:
+            return pos_of[id(trace.group)], trace.index
+        return pos_of[id(raw_node(trace))], -1
+
+    def producers(u: tuple[int, int]) -> list[tuple[int, int]]:
+        pos, call = u
+        node = nodes[pos]
+        if call < 0:
+            return [unit(t) for t, _, _ in node.input_edges if t is not None]
+        edges = node.input_edges
+        found = []
+        for c in node.records[call][2]:
+            if c >= 0:
+                found.append((pos, c))
+            elif edges[~c][0] is not None:
+                found.append(unit(edges[~c][0]))
+        return found
+
+    root = (0, walk.root_slot if nodes[0].__class__ is GroupNode else -1)
+    order: list[tuple[int, int]] = []
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[tuple[int, int], bool]] = [(root, False)]
+    while stack:
+        u, expanded = stack.pop()
+        if expanded:
+            order.append(u)
+            continue
+        if u in seen:
+            continue
+        seen.add(u)
+        stack.append((u, True))
+        for p in producers(u):
+            if p not in seen:
+                stack.append((p, False))
+    order.reverse()
+    return order
+
+
+def _group_call_backward(b: _Builder, pos: int, group: GroupNode, j: int, cts: dict, dtypes: dict,
+                         gathers: list, slots: dict, send: Any, walk: Walk) -> None:
+    """Emit the backward of a group's call ``j``: its cotangent is ``cts[(pos, j)]``, what its
+    consumers inside and outside the group sent it; ``slots`` are the group's residuals read so far."""
+    ct = cts.get((pos, j))
+    if ct is None:
+        return
+    records, edges = group.records, group.input_edges
+    app, in_keys, codes, _, _ = records[j]
+    reads: list = []
+
+    def read(is_output: bool, index: int) -> int:
+        code = j if is_output else codes[index]
+        where = (True, code) if code >= 0 else (False, ~code)
+        s = slots.get(where)
+        if s is None:
+            s = slots[where] = b.slot(records[code][0].out_avals[0] if code >= 0 else app.in_avals[index])
+            reads.append((*where, s))
+        return s
+
+    name, in_cts = _call_backward(b, app, in_keys, [c >= 0 or edges[~c][2] for c in codes], (0,), [ct], read)
+    if reads:
+        gathers.append((pos, reads, name))
+    for i, ct_in in in_cts:
+        code = codes[i]
+        if code >= 0:
+            send((pos, code), ct_in, app.in_avals[i].dtype)
+        else:
+            trace, key, _ = edges[~code]
+            send(_target(trace, key, walk), ct_in, app.in_avals[i].dtype)
 
 
 def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:

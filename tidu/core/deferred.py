@@ -31,6 +31,7 @@ import numpy as np
 
 from ..backends.cpu import fusion
 from ..backends.layout import in_place_layout, storage
+from . import groups
 from .instructions import Instr
 
 ENABLED = fusion.ENABLED  # read at every bind: a test or a benchmark may switch it
@@ -128,6 +129,8 @@ def flush() -> None:
             else:
                 plan(_slots)
         finally:
+            if groups._open is not None:
+                groups.close()
             PENDING.clear()
             _slots.clear()
             _index.clear()

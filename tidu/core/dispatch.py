@@ -12,7 +12,7 @@ import numpy as np
 from ..backends.layout import storage
 from ..eager import Trace
 from ..tensor import Tensor, ViewInfo
-from . import deferred, grad_mode
+from . import deferred, grad_mode, groups, programs
 from .device import CPU, CUDA
 from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, freeze
 from .programs import TensorRecordedGraph, distinct_pattern, saved_positions
@@ -70,6 +70,9 @@ def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
 
 
 _HELD = (Literal, Tensor)
+# deferred calls are recorded in groups (core/groups.py), read as one node by the compiled
+# backward, which TIDU_CACHE=0 turns off (and so this); TIDU_DEBUG prints each node
+GROUPED = programs.ENABLED and not DEBUG
 
 
 def _uncached(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list:
@@ -103,7 +106,9 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if defer is None:
         defer = entry[3] = deferred.queueable(_application(prim, params, entry))
     arrays = [a._buf for a in args]
+    grouped = False
     if defer and deferred.ENABLED and not deferred.reads_exposed(arrays):
+        grouped = GROUPED
         aval = out_avals[0]
         out = np.empty(aval.shape, aval.dtype.np) if out_device is CPU else CudaArray.empty(aval.shape, aval.dtype.np)
         deferred.enqueue(entry[2], impl, params, arrays, out)
@@ -122,7 +127,7 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if grad_on and not prim.nondiff:
         for a in args:
             if a._requires_grad:
-                _record(prim, args, params, entry, outs)
+                _record(prim, args, params, entry, outs, grouped)
                 break
     return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -143,7 +148,8 @@ def _application(prim: Primitive, params: dict[str, Any], entry: list) -> Applic
     return app
 
 
-def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
+def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any],
+            grouped: bool = False) -> None:
     app = _application(prim, params, entry)
     if len(entry) < 5:  # the signature's saving plans by input pattern
         entry.append({})
@@ -169,6 +175,12 @@ def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry:
     plan = entry[4].get(pattern)
     if plan is None:
         plan = entry[4][pattern] = _saving_plan(app, in_keys, edges)
+    if grouped:
+        with deferred._lock:
+            groups.record(app, args, in_keys, edges, plan, outs[0])
+        return
+    if groups._open is not None:
+        groups.close()  # a node reading the group's outputs: the group never reads this one's
     save_in, save_out, float_slots = plan
     saved = {}
     for i in save_in:

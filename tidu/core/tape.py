@@ -26,9 +26,19 @@ class TapeNode(TraceNode):
 
 class TensorRecorder(Recorder):
     """The tensor layer's recorder: its live nodes are those it recorded (``record_graph``,
-    listed through weak references) and the ``TapeNode``s still alive, in recording order."""
+    listed through weak references) and the ``TapeNode``s still alive, in recording order
+    (grouped calls split into theirs)."""
+
+    def record_graph(self, *args: Any, **kwargs: Any) -> Any:
+        from .groups import close
+
+        close()  # a group never reads what this node produces
+        return super().record_graph(*args, **kwargs)
 
     def live_nodes(self) -> list[TraceNode]:
+        from .groups import split_all
+
+        split_all()
         nodes = super().live_nodes()
         nodes += [o for o in gc.get_objects() if type(o) is TapeNode]
         nodes.sort(key=_recorded_at)

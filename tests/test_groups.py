@@ -1,0 +1,195 @@
+"""Grouped recording (tidu/core/groups.py): deferred calls recorded as one node give the same
+gradients, bit for bit, as one node per call, and split into those nodes wherever a walk
+needs them (hooks, create_graph, printing, in-place bookkeeping)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+from tidu.autograd import compiled
+from tidu.core import deferred, dispatch, groups, programs
+from tidu.core.groups import GroupTrace
+
+
+@pytest.fixture(autouse=True)
+def _grouping_on(monkeypatch):
+    """These tests are about groups: on even in a ``TIDU_FUSION=0`` or ``TIDU_CACHE=0`` run."""
+    monkeypatch.setattr(deferred, "ENABLED", True)
+    monkeypatch.setattr(programs, "ENABLED", True)
+    monkeypatch.setattr(dispatch, "GROUPED", True)
+
+
+def _rand(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-1, 1, n)
+
+
+def _chain(lib: Any, x: Any, y: Any) -> Any:
+    h = lib.tanh(x * 0.5 + y) * y
+    h = lib.exp(lib.sin(h)) + 1.0
+    return lib.tanh(h * y) + x
+
+
+def _grads(lib: Any, fn: Any, *arrays: np.ndarray) -> list[np.ndarray]:
+    leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+    fn(lib, *leaves).sum().backward()
+    return [t.grad.numpy().copy() for t in leaves]
+
+
+@pytest.mark.smoke
+def test_a_chain_is_one_node_with_each_calls_grad_fn():
+    x, y = tidu.tensor(_rand(6), requires_grad=True), tidu.tensor(_rand(6, 1))
+    out = _chain(tidu, x, y)
+    assert type(out.grad_fn) is GroupTrace
+    group = out.grad_fn.group
+    assert [r[0].name for r in group.records] == ["mul", "add", "tanh", "mul", "sin", "exp", "add", "mul", "tanh", "add"]
+    assert repr(out).endswith("grad_fn=<add>)")
+    assert (x * 3).grad_fn.name() == "mul"
+    before = dict(compiled.STATS)
+    out.sum().backward()
+    assert compiled.STATS["general"] == before["general"], "a group must not need the general walk"
+    assert group.split_nodes is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gradients_match_pytorch_and_ungrouped_recording_bit_for_bit(dtype, monkeypatch):
+    arrays = [_rand(16).astype(dtype), _rand(16, 1).astype(dtype)]
+    grouped = [_grads(tidu, _chain, *arrays) for _ in range(deferred.FUSE_AFTER + 1)]  # op by op, then fused
+    monkeypatch.setattr(dispatch, "GROUPED", False)
+    single = _grads(tidu, _chain, *arrays)
+    reference = _grads(torch, _chain, *[torch.from_numpy(a).numpy() for a in arrays])
+    for got in grouped:
+        for g, s, r in zip(got, single, reference):
+            np.testing.assert_array_equal(g, s)
+            np.testing.assert_allclose(g, r, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_groups_between_other_nodes_never_form_a_cycle():
+    """A node reading a group's value closes the group: later calls start another."""
+    def fn(lib, x, y):
+        a = x * y + 1.0
+        s = a.sum()  # not grouped
+        return (a * s).sin() * a
+
+    for got, ref in zip(_grads(tidu, fn, _rand(5), _rand(5, 1)), _grads(torch, fn, _rand(5), _rand(5, 1))):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
+    x = tidu.tensor(_rand(5), requires_grad=True)
+    a = x * 2.0
+    s = a.sum()
+    b = a * s
+    assert a.grad_fn.group is not b.grad_fn.group
+
+
+def test_retained_and_hooked_values_inside_a_group(monkeypatch):
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    (y * y).exp().sum().backward()
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    ty = tx * 3
+    ty.retain_grad()
+    (ty * ty).exp().sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+
+    x.grad = None
+    y = x * 3
+    z = y * y
+    y.register_hook(lambda g: g * 10)  # on a non-leaf: the general walk, which splits the group
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [180.0, 360.0])
+    assert y.grad_fn.group.split_nodes is not None
+
+
+def test_higher_order_gradients_through_a_group():
+    def f(lib, x):
+        (g,) = lib.autograd.grad((lib.sin(x * x) * x).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), x, create_graph=True)
+        return lib.autograd.grad(h.sum(), x)[0]
+
+    got = f(tidu, tidu.tensor(_rand(4), requires_grad=True))
+    ref = f(torch, torch.tensor(_rand(4), requires_grad=True))
+    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-10)
+
+
+def test_an_in_place_write_to_a_saved_value_raises_pytorchs_error():
+    x = tidu.tensor(_rand(3), requires_grad=True)
+    y = x.exp()  # exp's backward reads its output
+    z = y * 2
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    x = tidu.tensor(_rand(3), requires_grad=True)
+    y = x * 2
+    z = y * y  # saves y, a value made inside the group
+    y.mul_(3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_an_in_place_op_on_a_grouped_value_keeps_the_gradient():
+    def fn(lib, x):
+        y = x * 2
+        y.mul_(y.sigmoid())  # the value computed for the write is grouped; its input is y
+        return y * x
+
+    for got, ref in zip(_grads(tidu, fn, _rand(4)), _grads(torch, fn, _rand(4))):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def test_the_recorder_lists_each_call_and_a_group_dies_with_its_tensors():
+    x = tidu.tensor(_rand(3), requires_grad=True)
+    out = (x * 2).tanh()
+    group = weakref.ref(out.grad_fn.group)
+    listing = str(tidu.autograd.current_recorder())
+    assert "mul" in listing and "tanh" in listing
+    del out
+    assert group() is None, "a group (split or not) is freed by reference counting alone"
+    out = (x * 2).tanh()
+    group = weakref.ref(out.grad_fn.group)
+    del out
+    assert group() is None
+    gc.collect()
+
+
+def test_a_changed_structure_is_not_served_a_stale_step():
+    x, y = _rand(8), _rand(8, 1)
+
+    def one(lib, a, b):
+        return lib.tanh(a * b) + a
+
+    def other(lib, a, b):
+        return lib.tanh(a + b) * a  # the same primitives in another wiring
+
+    for fn in (one, other, one, other):
+        for got, ref in zip(_grads(tidu, fn, x, y), _grads(torch, fn, x, y)):
+            np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def test_a_long_chain_closes_groups_at_their_limit(monkeypatch):
+    monkeypatch.setattr(groups, "MAX_CALLS", 5)
+    monkeypatch.setattr(deferred, "MAX_QUEUE", 1000)
+
+    def fn(lib, x):
+        for _ in range(12):
+            x = x * 0.9 + 0.1
+        return x
+
+    out = fn(tidu, tidu.tensor(_rand(4), requires_grad=True))
+    assert len(out.grad_fn.group.records) == 4  # 24 calls: groups of 5, 5, 5, 5, 4
+    for got, ref in zip(_grads(tidu, fn, _rand(4)), _grads(torch, fn, _rand(4))):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def test_a_released_group_refuses_a_second_backward():
+    x = tidu.tensor(_rand(3), requires_grad=True)
+    out = (x.sin() * x).sum()
+    out.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.backward()

@@ -1,0 +1,188 @@
+"""Grouped recording: the recorded calls of deferred elementwise work as one tape node.
+
+A deferred bind (``core.deferred``) whose inputs require grad is not recorded as a node of
+its own: it is appended to the open ``GroupNode``, a compact list of the calls recorded
+since the last node that is not grouped. Each output gets its own ``GroupTrace`` (its
+``grad_fn``), a handle to (group, index). The compiled backward (``autograd.compiled``)
+reads a group as one unit: one structural key part per group, built while recording, and
+one pass over its calls; so a chain of elementwise ops costs one node, not one per op.
+
+Everything else that walks the tape (the general ``try_backward``, ``create_graph``,
+``tidu.func``, hooks on non-leaves, in-place bookkeeping, printing the recorder) reads
+``trace.node``, which *splits* the group first: one ordinary ``TapeNode`` per call, with the
+values each call saved. Nothing is recomputed: a group saves what its calls' backward
+programs read, exactly as their own nodes would.
+
+A group closes when a node that is not grouped is recorded (so groups and nodes never form
+a cycle), when the deferral queue flushes, and before it is walked.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from typing import Any
+
+from ..eager import Trace, TraceNode
+from .programs import TensorRecordedGraph
+from .tape import SavedInput, SavedOutput, TapeNode, fresh_key
+
+_open: weakref.ref | None = None  # the open group, weakly: a group lives as long as its tensors
+MAX_CALLS = 256  # a longer group closes (its structure is a compiled step's key)
+
+
+class GroupNode(TraceNode):
+    """Calls recorded as one node.
+
+    ``primal_out_keys`` lists every call's output key (call ``j`` produced key ``j``);
+    ``input_edges`` the distinct values from outside the group; ``saved_data`` what the calls'
+    backward programs read, by value key. ``records[j]`` is ``(app, in_keys, codes, save_in,
+    save_out)``, where an input code ``c >= 0`` is call ``c``'s output and ``~c`` is
+    ``input_edges[c]``. ``structure`` is the tuple of applications and codes: the group's part
+    of a compiled step's key.
+    """
+
+    __slots__ = ("records", "parts", "structure", "external", "split_nodes")
+
+    def __init__(self) -> None:
+        self.computation = None
+        self.primal_out_keys: list = []
+        self.saved_data: dict | None = {}
+        self.input_edges: list = []
+        self.records: list[tuple] = []
+        self.parts: list | None = []  # the structure while open
+        self.structure: tuple | None = None
+        self.external: dict | None = {}  # key -> index in input_edges, while open
+        self.split_nodes: list[TapeNode] | None = None
+
+    def close(self) -> None:
+        global _open
+        if self.structure is None:
+            self.structure = tuple(self.parts)
+            self.parts = self.external = None
+        if _open is not None and _open() is self:
+            _open = None
+
+    def split(self) -> list[TapeNode]:
+        """One ``TapeNode`` per call (built once), sharing the group's saved values."""
+        nodes = self.split_nodes
+        if nodes is not None:
+            return nodes
+        self.close()
+        saved_all = self.saved_data
+        out_keys = self.primal_out_keys
+        nodes = []
+        for j, (app, in_keys, codes, save_in, save_out) in enumerate(self.records):
+            # a call reads an earlier call's node directly: no reference back to the group
+            edges = [(Trace(nodes[c]), k, True) if c >= 0 else self.input_edges[~c] for c, k in zip(codes, in_keys)]
+            graph = TensorRecordedGraph.of_call(app, in_keys, [out_keys[j]])
+            saved = None
+            if saved_all is not None:
+                saved = {in_keys[i]: saved_all[in_keys[i]] for i in save_in}
+                if save_out:
+                    saved[graph.output_keys()[0]] = saved_all[out_keys[j]]
+            nodes.append(TapeNode(graph, [out_keys[j]], saved, edges))
+        if saved_all is not None:  # a saved call output unpacks with its call's node as grad_fn
+            index = {k: j for j, k in enumerate(out_keys)}
+            for key, value in saved_all.items():
+                j = index.get(key)
+                if j is not None:
+                    value.node = weakref.ref(nodes[j])
+        self.split_nodes = nodes
+        self.saved_data = None  # the calls' nodes own the saved values now
+        return nodes
+
+    def raw(self, index: int) -> TraceNode:
+        """What a walk that reads groups sees at call ``index``: the group, or its call's node
+        once split."""
+        return self if self.split_nodes is None else self.split_nodes[index]
+
+    def name(self, index: int) -> str:
+        app = self.records[index][0]
+        return str(getattr(app, "short_name", None) or app.name)
+
+
+class GroupTrace(Trace):
+    """The ``grad_fn`` of a grouped call's output: reading ``node`` splits the group."""
+
+    __slots__ = ("group", "index")
+
+    def __init__(self, group: GroupNode, index: int) -> None:  # noqa: D107 - Trace's slot stays unset
+        self.group = group
+        self.index = index
+
+    @property
+    def node(self) -> TraceNode:  # type: ignore[override]
+        return self.group.split()[self.index]
+
+    def name(self) -> str:
+        return self.group.name(self.index)
+
+
+def raw_node(trace: Trace) -> TraceNode:
+    """``trace``'s node for walks that read groups (``autograd.compiled``): no split."""
+    if trace.__class__ is GroupTrace:
+        return trace.group.raw(trace.index)
+    return trace.node
+
+
+def record(app: Any, args: Any, in_keys: list, edges: list, plan: tuple, out: Any) -> None:
+    """Record a deferred call of ``app`` (one output ``out``) in the open group."""
+    group = None if _open is None else _open()
+    if group is None:
+        group = _start()
+    save_in, save_out, _ = plan
+    saved = group.saved_data
+    parts = group.parts
+    parts.append(app)
+    codes = []
+    for i, (trace, key, requires_grad) in enumerate(edges):
+        if trace is not None and trace.__class__ is GroupTrace and trace.group is group:
+            code = trace.index
+            if i in save_in and key not in saved:
+                saved[key] = SavedOutput(args[i], key)  # not the tensor: it would hold the group
+        else:
+            external = group.external
+            e = external.get(key)
+            if e is None:
+                e = external[key] = len(group.input_edges)
+                group.input_edges.append((trace, key, requires_grad))
+            code = ~e
+            if i in save_in and key not in saved:
+                saved[key] = SavedInput(args[i])
+        codes.append(code)
+        parts.append(code)
+    index = len(group.records)
+    key = fresh_key()
+    if save_out:
+        saved[key] = SavedOutput(out, key)
+    group.records.append((app, in_keys, codes, save_in, save_out))
+    group.primal_out_keys.append(key)
+    out._requires_grad = True
+    out._key = key
+    out._trace = GroupTrace(group, index)
+    if index + 1 >= MAX_CALLS:
+        group.close()
+
+
+def _start() -> GroupNode:
+    global _open
+    group = GroupNode()
+    _open = weakref.ref(group)
+    return group
+
+
+def close() -> None:
+    """Close the open group (the next grouped call starts a new one)."""
+    global _open
+    group = None if _open is None else _open()
+    if group is not None:
+        group.close()
+    _open = None
+
+
+def split_all() -> None:
+    """Split every live group (for listings of the recorder's nodes)."""
+    for o in gc.get_objects():
+        if type(o) is GroupNode:
+            o.split()
