@@ -34,9 +34,9 @@ def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
     )
 
 
-# (prim, param items, shape, dtype, device per argument) -> [in_avals, out_avals, Application or None,
-# deferrable or None (not yet known), saving plans (appended by _record)]: a repeated call skips the
-# shape rule (it has passed for these inputs).
+# (prim, param items, shape, dtype, device type per argument) -> [in_avals, out_avals, Application or
+# None, deferral (``_deferral``; None: not yet known), saving plans (appended by _record)]: a repeated
+# call skips the shape rule (it has passed for these inputs).
 _SIGNATURES: dict[tuple, list] = {}
 _MAX_SIGNATURES = 4096
 
@@ -46,7 +46,7 @@ def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
         if not args:
             return _uncached(prim, args, params)
         # the params as given (a call site passes them in one order; another order is another key)
-        key: tuple = (prim, *params.items(), *[(a._buf.shape, a._dtype, a._device) for a in args])
+        key: tuple = (prim, *params.items(), *[(a._buf.shape, a._dtype, a._device.type) for a in args])
         try:
             entry = _SIGNATURES.get(key)
         except TypeError:  # an unhashable param value: no caching
@@ -56,9 +56,9 @@ def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     else:
         if len(args) == 2:
             a, b = args
-            key = (prim, a._buf.shape, a._dtype, a._device, b._buf.shape, b._dtype, b._device)
+            key = (prim, a._buf.shape, a._dtype, a._device.type, b._buf.shape, b._dtype, b._device.type)
         else:
-            key = (prim, *[(a._buf.shape, a._dtype, a._device) for a in args])
+            key = (prim, *[(a._buf.shape, a._dtype, a._device.type) for a in args])
         entry = _SIGNATURES.get(key)
     if entry is None:
         in_avals = tuple(a.aval for a in args)
@@ -81,15 +81,17 @@ def _uncached(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> l
 
 
 def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    for i, a in enumerate(args):
+    first = mixed = None
+    for a in args:
         if type(a) is not Tensor and not isinstance(a, Tensor):
+            i = next(i for i, b in enumerate(args) if b is a)
             raise TypeError(f"{prim.name}(): argument {i} must be a Tensor, not {type(a).__name__}")
-    if args:
-        first = args[0]._device
-        for a in args:
-            if a._device is not first:
-                args = _same_device(prim, args)
-                break
+        if first is None:
+            first = a._device
+        elif a._device is not first:
+            mixed = True
+    if mixed:
+        args = _same_device(prim, args)
     grad_on = grad_mode._state.enabled
     if grad_on:
         for a in args:
@@ -97,23 +99,23 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
                 refresh_view(a)
     entry = _signature(prim, args, params)
     out_avals = entry[1]
-    device = args[0]._device.type if args else out_avals[0].device
-    impl = prim.impls.get(device)
-    if impl is None:
-        raise NotImplementedError(f"primitive {prim.name} has no kernel for device {device!r}")
-    out_device = CPU if out_avals[0].device == "cpu" else CUDA
     defer = entry[3]
     if defer is None:
-        defer = entry[3] = deferred.queueable(_application(prim, params, entry))
+        defer = entry[3] = _deferral(prim, params, entry)
     arrays = [a._buf for a in args]
     grouped = False
-    if defer and deferred.ENABLED and not deferred.reads_exposed(arrays):
+    if defer and deferred.ENABLED and not (deferred._exposed and deferred.reads_exposed(arrays)):
         grouped = GROUPED
-        aval = out_avals[0]
-        out = np.empty(aval.shape, aval.dtype.np) if out_device is CPU else CudaArray.empty(aval.shape, aval.dtype.np)
+        impl, shape, np_dtype, dtype, out_device = defer
+        out = np.empty(shape, np_dtype) if out_device is CPU else CudaArray.empty(shape, np_dtype)
         deferred.enqueue(entry[2], impl, params, arrays, out)
-        outs = [Tensor(out, aval.dtype, device=out_device)]
+        outs = [Tensor(out, dtype, device=out_device)]
     else:
+        device = args[0]._device.type if args else out_avals[0].device
+        impl = prim.impls.get(device)
+        if impl is None:
+            raise NotImplementedError(f"primitive {prim.name} has no kernel for device {device!r}")
+        out_device = CPU if out_avals[0].device == "cpu" else CUDA
         if deferred.PENDING and deferred.reads_pending(arrays):
             deferred.flush()
         result = impl(*arrays, **params)
@@ -130,6 +132,17 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
                 _record(prim, args, params, entry, outs, grouped)
                 break
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _deferral(prim: Primitive, params: dict[str, Any], entry: list) -> tuple | bool:
+    """What a deferred call of this signature needs (its kernel and output), or ``False``."""
+    out_avals = entry[1]
+    device = out_avals[0].device if out_avals else None
+    impl = prim.impls.get(device)
+    if impl is None or not deferred.queueable(_application(prim, params, entry)):
+        return False
+    aval = out_avals[0]
+    return impl, aval.shape, aval.dtype.np, aval.dtype, CPU if device == "cpu" else CUDA
 
 
 def _output(prim: Primitive, array: Any, aval: Any, device: Any) -> Tensor:
