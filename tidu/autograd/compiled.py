@@ -208,8 +208,10 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
             raise RuntimeError(FREED_MESSAGE)
         comp = node.computation
         for is_output, index, used in reads:
-            if is_output:
-                key = comp.output_keys()[index] if comp is not None else node.primal_out_keys[index]
+            if comp is None:  # a group: saved by raw key
+                key = (node.primal_out_keys[index] if is_output else node.input_edges[index][1]).key
+            elif is_output:
+                key = comp.output_keys()[index]
             else:
                 key = node.input_edges[index][1]
             value = saved.get(key)

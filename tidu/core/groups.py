@@ -36,7 +36,7 @@ class GroupNode(TraceNode):
 
     ``primal_out_keys`` lists every call's output key (call ``j`` produced key ``j``);
     ``input_edges`` the distinct values from outside the group; ``saved_data`` what the calls'
-    backward programs read, by value key. ``records[j]`` is ``(app, in_keys, codes, save_in,
+    backward programs read, by the raw key of each value (``key.key``, an int). ``records[j]`` is ``(app, in_keys, codes, save_in,
     save_out)``, where an input code ``c >= 0`` is call ``c``'s output and ``~c`` is
     ``input_edges[c]``. ``structure`` is the tuple of applications and codes: the group's part
     of a compiled step's key.
@@ -52,7 +52,7 @@ class GroupNode(TraceNode):
         self.records: list[tuple] = []
         self.parts: list | None = []  # the structure while open
         self.structure: tuple | None = None
-        self.external: dict | None = {}  # key -> index in input_edges, while open
+        self.external: dict | None = {}  # raw key -> index in input_edges, while open
         self.split_nodes: list[TapeNode] | None = None
 
     def close(self) -> None:
@@ -78,12 +78,12 @@ class GroupNode(TraceNode):
             graph = TensorRecordedGraph.of_call(app, in_keys, [out_keys[j]])
             saved = None
             if saved_all is not None:
-                saved = {in_keys[i]: saved_all[in_keys[i]] for i in save_in}
+                saved = {in_keys[i]: saved_all[in_keys[i].key] for i in save_in}
                 if save_out:
-                    saved[graph.output_keys()[0]] = saved_all[out_keys[j]]
+                    saved[graph.output_keys()[0]] = saved_all[out_keys[j].key]
             nodes.append(TapeNode(graph, [out_keys[j]], saved, edges))
         if saved_all is not None:  # a saved call output unpacks with its call's node as grad_fn
-            index = {k: j for j, k in enumerate(out_keys)}
+            index = {k.key: j for j, k in enumerate(out_keys)}
             for key, value in saved_all.items():
                 j = index.get(key)
                 if j is not None:
@@ -131,31 +131,33 @@ def record(app: Any, args: Any, in_keys: list, edges: list, plan: tuple, out: An
     group = None if _open is None else _open()
     if group is None:
         group = _start()
-    save_in, save_out, _ = plan
-    saved = group.saved_data
     parts = group.parts
     parts.append(app)
     codes = []
-    for i, (trace, key, requires_grad) in enumerate(edges):
+    for trace, key, requires_grad in edges:
         if trace is not None and trace.__class__ is GroupTrace and trace.group is group:
             code = trace.index
-            if i in save_in and key not in saved:
-                saved[key] = SavedOutput(args[i], key)  # not the tensor: it would hold the group
         else:
             external = group.external
-            e = external.get(key)
+            raw = key.key
+            e = external.get(raw)
             if e is None:
-                e = external[key] = len(group.input_edges)
+                e = external[raw] = len(group.input_edges)
                 group.input_edges.append((trace, key, requires_grad))
             code = ~e
-            if i in save_in and key not in saved:
-                saved[key] = SavedInput(args[i])
         codes.append(code)
         parts.append(code)
+    save_in, save_out, _ = plan
+    saved = group.saved_data
+    for i in save_in:
+        raw = in_keys[i].key
+        if raw not in saved:
+            # a value made in the group is saved as its array: its tensor would hold the group
+            saved[raw] = SavedOutput(args[i], in_keys[i]) if codes[i] >= 0 else SavedInput(args[i])
     index = len(group.records)
     key = fresh_key()
     if save_out:
-        saved[key] = SavedOutput(out, key)
+        saved[key.key] = SavedOutput(out, key)
     group.records.append((app, in_keys, codes, save_in, save_out))
     group.primal_out_keys.append(key)
     out._requires_grad = True
