@@ -70,24 +70,22 @@ def queueable(app: Any) -> bool:
 
 def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: Sequence[Any], out: Any) -> None:
     """Queue ``impl(*arrays, **params)`` to be written into the preallocated array ``out``
-    (``arrays`` must not be exposed: ``reads_exposed``)."""
-    with _lock:
-        ins = []
-        for a in arrays:
-            slot = _index.get(id(a))
-            if slot is None:
-                slot = _index[id(a)] = len(_slots)
-                _slots.append(a)
-                _structure.append(_layout(a))
-            ins.append(slot)
-        slot = _index[id(out)] = len(_slots)
-        _slots.append(out)
-        _pending_ids.add(id(out))
-        in_slots = tuple(ins)
-        _structure.append((app, in_slots))
-        PENDING.append((app, impl, params, in_slots, slot))
-    if len(PENDING) >= MAX_QUEUE:
-        flush()
+    (``arrays`` must not be exposed: ``reads_exposed``). The caller holds ``_lock`` and flushes
+    once the queue holds ``MAX_QUEUE`` entries."""
+    ins = []
+    for a in arrays:
+        slot = _index.get(id(a))
+        if slot is None:
+            slot = _index[id(a)] = len(_slots)
+            _slots.append(a)
+            _structure.append(_layout(a))
+        ins.append(slot)
+    slot = _index[id(out)] = len(_slots)
+    _slots.append(out)
+    _pending_ids.add(id(out))
+    in_slots = tuple(ins)
+    _structure.append((app, in_slots))
+    PENDING.append((app, impl, params, in_slots, slot))
 
 
 SCALAR, ROW, COL = "scalar", "row", "col"  # operands a fused loop reads in place (in_place_layout)

@@ -103,13 +103,20 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if defer is None:
         defer = entry[3] = _deferral(prim, params, entry)
     arrays = [a._buf for a in args]
-    grouped = False
     if defer and deferred.ENABLED and not (deferred._exposed and deferred.reads_exposed(arrays)):
-        grouped = GROUPED
         impl, shape, np_dtype, dtype, out_device = defer
         out = np.empty(shape, np_dtype) if out_device is CPU else CudaArray.empty(shape, np_dtype)
-        deferred.enqueue(entry[2], impl, params, arrays, out)
-        outs = [Tensor(out, dtype, device=out_device)]
+        t = Tensor(out, dtype, device=out_device)
+        with deferred._lock:  # one hold for queueing and recording (a group is per queue)
+            deferred.enqueue(entry[2], impl, params, arrays, out)
+            if grad_on and not prim.nondiff:
+                for a in args:
+                    if a._requires_grad:
+                        _record(prim, args, params, entry, [t], GROUPED)
+                        break
+        if len(deferred.PENDING) >= deferred.MAX_QUEUE:
+            deferred.flush()
+        return t
     else:
         device = args[0]._device.type if args else out_avals[0].device
         impl = prim.impls.get(device)
@@ -129,7 +136,7 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if grad_on and not prim.nondiff:
         for a in args:
             if a._requires_grad:
-                _record(prim, args, params, entry, outs, grouped)
+                _record(prim, args, params, entry, outs)
                 break
     return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -188,9 +195,8 @@ def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry:
     plan = entry[4].get(pattern)
     if plan is None:
         plan = entry[4][pattern] = _saving_plan(app, in_keys, edges)
-    if grouped:
-        with deferred._lock:
-            groups.record(app, args, in_keys, edges, plan, outs[0])
+    if grouped:  # deferred: the caller holds deferred's lock
+        groups.record(app, args, in_keys, edges, plan, outs[0])
         return
     if groups._open is not None:
         groups.close()  # a node reading the group's outputs: the group never reads this one's

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..eager import Trace, TraceNode
 from .programs import TensorRecordedGraph
-from .tape import SavedInput, SavedOutput, TapeNode, fresh_key
+from .tape import SavedInput, SavedOutput, TapeNode, _Input, _next_key
 
 _open: weakref.ref | None = None  # the open group, weakly: a group lives as long as its tensors
 MAX_CALLS = 256  # a longer group closes (its structure is a compiled step's key)
@@ -155,7 +155,7 @@ def record(app: Any, args: Any, in_keys: list, edges: list, plan: tuple, out: An
             # a value made in the group is saved as its array: its tensor would hold the group
             saved[raw] = SavedOutput(args[i], in_keys[i]) if codes[i] >= 0 else SavedInput(args[i])
     index = len(group.records)
-    key = fresh_key()
+    key = _Input(_next_key())  # fresh_key(), inline
     if save_out:
         saved[key.key] = SavedOutput(out, key)
     group.records.append((app, in_keys, codes, save_in, save_out))
