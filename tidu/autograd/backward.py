@@ -107,9 +107,10 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
             totals = {out._ensure_key(): seed}
         else:
             totals = None
-            if not create_graph and (hooks is None or not hooks.on_non_leaves()):
+            if hooks is None or not hooks.on_non_leaves():
                 # it releases every node reachable from the outputs (and the sum node of several)
-                totals = compiled.backward(out._ensure_key(), out._trace, seed, wanted, retain_graph, nodes)
+                totals = compiled.backward(out._ensure_key(), out._trace, seed, wanted, retain_graph, nodes,
+                                           create_graph)
                 if totals is not None:
                     return totals
             totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)

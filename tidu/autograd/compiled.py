@@ -1,15 +1,21 @@
-"""Compiled backward steps: a whole backward pass as one cached array-level program.
+"""Compiled backward steps: a whole backward pass as one cached straight-line program.
 
 A training loop records the same trace structure every step, so the backward
 pass of a step depends only on that structure: which applications ran (primitive,
 params, input avals), how they are wired (which node output or which leaf feeds
 each input, by position in the walk), which inputs require grad, which keys are
-wanted, and the device. ``backward`` computes that structural key, and on a miss
-builds a ``Step``: the cached per-node programs (``core.programs``) of every node
-reached, flattened into one list of ``Instr`` over numbered slots (saved residual
-arrays, the seed, intermediate cotangents, their sums, the wanted cotangents),
-calling kernels directly on arrays. A hit only gathers the saved arrays (checking
-their versions) and runs the instructions.
+wanted, the device, and whether the graph is created. ``backward`` computes that
+structural key, and on a miss builds a ``Step``: the cached per-node programs
+(``core.programs``) of every node reached, flattened into one list of ``Instr`` over
+numbered slots (saved residuals, the seed, intermediate cotangents, their sums, the
+wanted cotangents). A hit only gathers the saved values (checking their versions)
+and runs the instructions.
+
+Without ``create_graph`` the instructions call kernels directly on arrays (and
+elementwise chains are fused). With it they bind each primitive on tensors, as the
+general walk's executor does, so the backward is itself recorded on the tape and
+differentiable again: the gathered values are then the saved tensors with their
+graph positions, and the seed and the results are tensors.
 
 It serves the common case only and returns ``None`` (the caller then runs the
 general ``try_backward``) for anything else: nodes that are not one-primitive
@@ -19,12 +25,14 @@ be built (a missing AD rule: the general path raises the error where it always d
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from collections.abc import Collection
 from typing import Any
 
 from ..backends.cpu import fusion
 from ..core import programs
+from ..core.dispatch import bind_eager
 from ..core.instructions import Instr, impl_instr
 from ..core.primitive import Application, accumulate_add
 from ..core.programs import TensorRecordedGraph
@@ -41,14 +49,16 @@ _SLOT_BITS = 9  # an output slot in a wiring code (MAX_OUTPUTS = 256)
 class Step:
     """A built backward step: what to gather from the nodes, the program, the results."""
 
-    __slots__ = ("program", "gathers", "results", "fn", "source")
+    __slots__ = ("program", "gathers", "results", "fn", "source", "on_tensors")
 
-    def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str) -> None:
+    def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str,
+                 on_tensors: bool = False) -> None:
         self.program = program
         self.gathers = gathers  # (node position, ((is_output, index, passed to fn), ...), node name)
         self.results = results  # (leaf index or (position, output slot), slot, dtype)
-        self.fn = fn  # [seed, *gathered arrays] -> the results' arrays (the program as Python code)
+        self.fn = fn  # [seed, *gathered values] -> the results (the program as Python code)
         self.source = source  # fn's code, for reading (``print(step.source)``)
+        self.on_tensors = on_tensors  # binds on tensors (``create_graph``), else kernels on arrays
 
 
 def clear() -> None:
@@ -93,13 +103,14 @@ class Walk:
         self.leaf_index: dict[Any, int] = {}
 
 
-def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], device: Any) -> Walk | None:
+def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], device: Any,
+               create_graph: bool = False) -> Walk | None:
     """The walk and its structural key; ``None`` when a node is not a cacheable one-primitive call."""
     root = nodes[0]
     outs = root.primal_out_keys
     walk = Walk(nodes, 0 if len(outs) == 1 else outs.index(root_key))
     pos_of, leaves, leaf_index = walk.pos_of, walk.leaves, walk.leaf_index
-    parts: list[Any] = [device, walk.root_slot]
+    parts: list[Any] = [device, create_graph, walk.root_slot]
     append = parts.append
     for node in nodes:
         comp = node.computation
@@ -148,24 +159,26 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
 
 
 def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[Any] | None,
-             retain_graph: bool, nodes: list[TraceNode] | None = None) -> dict[Any, Tensor] | None:
+             retain_graph: bool, nodes: list[TraceNode] | None = None,
+             create_graph: bool = False) -> dict[Any, Tensor] | None:
     """The wanted cotangents of ``seed`` pushed back from ``root_key``; ``None`` when this pass
     needs the general ``try_backward``. ``nodes``: ``walk_nodes(root_trace.node)`` when the
     caller has it. Without ``retain_graph`` the walked nodes are released once their saved
-    values are gathered, so each residual dies after its last reader in the program."""
+    values are gathered, so each residual dies after its last reader in the program. With
+    ``create_graph`` (grad mode on) the program binds on tensors and records the backward."""
     if root_trace is None or wanted is None or not programs.ENABLED:
         return None
     if not nodes or nodes[0] is not root_trace.node:
         nodes = walk_nodes(root_trace.node)
     device = seed._device
-    walk = _structure(nodes, root_key, wanted, device.type)
+    walk = _structure(nodes, root_key, wanted, device.type, create_graph)
     if walk is None:
         STATS["general"] += 1
         return None
     step = _steps.get(walk.key)
     if step is None:
         try:
-            step = _build(walk, device.type)
+            step = _build(walk, device.type, create_graph)
         except Exception:  # noqa: BLE001 - the general path raises the same error where it always does
             STATS["general"] += 1
             return None
@@ -176,13 +189,30 @@ def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[An
     else:
         STATS["reused"] += 1
         _steps.move_to_end(walk.key)
-    return _execute(step, walk, seed._data, device, retain_graph)
+    return _execute(step, walk, seed, device, retain_graph)
 
 
-def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool) -> dict[Any, Tensor]:
+def _execute(step: Step, walk: Walk, seed: Tensor, device: Any, retain_graph: bool) -> dict[Any, Tensor]:
     nodes = walk.nodes
-    arrays = [seed]
-    append = arrays.append
+    on_tensors = step.on_tensors
+    values = _gather(step, nodes, seed if on_tensors else seed._data, on_tensors)
+    if not retain_graph:
+        for node in nodes:
+            node.saved_data = None
+    totals = {}
+    for (target, _, dtype), value in zip(step.results, step.fn(values)):
+        key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]
+        totals[key] = value if on_tensors else Tensor(value, dtype, device=device)
+    return totals
+
+
+def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> list[Any]:
+    """The program's inputs: the seed, then the saved values it reads, each version-checked (and
+    so is every saved value it gathers but does not read): arrays, or with ``on_tensors`` the saved
+    tensors themselves (a saved output unpacked with its key and trace), so that the bound
+    backward joins the graph."""
+    values = [seed]
+    append = values.append
     for pos, reads, name in step.gathers:
         node = nodes[pos]
         saved = node.saved_data
@@ -196,37 +226,37 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
                 tensor = value.tensor
                 if tensor._version.value != value.version:
                     value.unpack(name)  # raises: modified by an in-place operation
-                array = tensor._data
-            elif cls is SavedOutput:
+                value = tensor if on_tensors else tensor._data
+            elif cls is SavedOutput and not on_tensors:
                 if value.counter.value != value.version:
                     value.unpack(name)
-                array = value.data
+                value = value.data
             elif value is None:
                 raise RuntimeError(
                     f"internal error: the backward of {name} reads a value its node did not save ({key!r})"
                 )
             else:
-                array = value.unpack(name)._data
+                value = value.unpack(name) if on_tensors else value.unpack(name)._data
             if used:
-                append(array)
-    if not retain_graph:
-        for node in nodes:
-            node.saved_data = None
-    totals = {}
-    for (target, _, dtype), array in zip(step.results, step.fn(arrays)):
-        key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]
-        totals[key] = Tensor(array, dtype, device=device)
-    return totals
+                append(value)
+    return values
 
 
 class _Builder:
     """Emits a step's instructions over fresh slots (slot 0 is the seed), each with an
-    ``Application`` that carries its avals (passes such as fusion read them)."""
+    ``Application`` that carries its avals (passes such as fusion read them); ``on_tensors``:
+    each binds its primitive on tensors instead of calling the kernel."""
 
-    def __init__(self, device: str, seed: Any) -> None:
+    def __init__(self, device: str, seed: Any, on_tensors: bool = False) -> None:
         self.device = device
         self.avals = [seed]  # slot -> ShapeDtype
         self.program: list[Instr] = []
+        self.on_tensors = on_tensors
+
+    def instr(self, app: Application, ins: Any, outs: Any) -> Instr:
+        if self.on_tensors:
+            return bind_instr(app, ins, outs)
+        return impl_instr(app, ins, outs, self.device)
 
     def slot(self, aval: Any) -> int:
         self.avals.append(aval)
@@ -240,12 +270,16 @@ class _Builder:
         outs = [self.slot(a) for a in app.out_avals]
         for o, s in zip(node.outputs, outs):
             env[graph.values[o].key] = s
-        self.program.append(impl_instr(app, ins, outs, self.device))
+        self.program.append(self.instr(app, ins, outs))
 
     def add(self, a: int, b: int) -> int:
         """A slot holding ``a + b`` (two cotangents of one value)."""
         total = self.slot(self.avals[a])
-        self.program.append(impl_instr(self.accumulation(self.avals[a]), (a, b), (total,), self.device))
+        app = self.accumulation(self.avals[a])
+        if self.on_tensors:  # the general walk's ``add_operands``: ``+`` (promotes, broadcasts)
+            self.program.append(Instr(operator.add, (a, b), (total,), app))
+        else:
+            self.program.append(impl_instr(app, (a, b), (total,), self.device))
         return total
 
     @staticmethod
@@ -253,10 +287,20 @@ class _Builder:
         return Application(accumulate_add().prim, (), (aval, aval), (aval,))
 
 
-def _build(walk: Walk, device: str) -> Step:
+def bind_instr(app: Application, ins: Any, outs: Any) -> Instr:
+    """The instruction binding ``app``'s primitive on tensors (recorded when grad mode is on)."""
+    prim, params = app.prim, dict(app.params)
+
+    def fn(*args: Tensor) -> Any:
+        return bind_eager(prim, args, params)
+
+    return Instr(fn, tuple(ins), tuple(outs), app)
+
+
+def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
     nodes, pos_of, leaf_index = walk.nodes, walk.pos_of, walk.leaf_index
     root_aval = nodes[0].computation._op.out_avals[walk.root_slot]
-    b = _Builder(device, root_aval)
+    b = _Builder(device, root_aval, on_tensors)
     cts: dict[Any, int] = {(0, walk.root_slot): 0}  # leaf index or (position, output slot) -> slot
     dtypes: dict[Any, Any] = {(0, walk.root_slot): root_aval.dtype}
     gathers = []
@@ -314,7 +358,9 @@ def _build(walk: Walk, device: str) -> Step:
     targets += [(c >> _SLOT_BITS, c & ((1 << _SLOT_BITS) - 1)) for c in walk.wanted_outs]
     results = [(t, cts[t], dtypes[t]) for t in targets if t in cts]
     keep = {slot for _, slot, _ in results}
-    program = _optimize(_dead_code(b.program, keep), keep)
+    program = _dead_code(b.program, keep)
+    if not on_tensors:  # binds on tensors are fused by the forward's deferral instead
+        program = _optimize(program, keep)
     program = _with_frees(program, keep)
     # a value no instruction reads is not passed in, but still version-checked as the general walk does
     read = {i for instr in program for i in instr.ins}
@@ -322,7 +368,7 @@ def _build(walk: Walk, device: str) -> Step:
     fn, source = _compile(program, inputs, [slot for _, slot, _ in results])
     gathers = [(pos, tuple((is_output, index, slot in read) for is_output, index, slot in reads), name)
                for pos, reads, name in gathers]
-    return Step(program, gathers, results, fn, source)
+    return Step(program, gathers, results, fn, source, on_tensors)
 
 
 def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:
