@@ -93,26 +93,44 @@ def walk_nodes(root: TraceNode) -> list[TraceNode]:
 class Walk:
     """One backward pass's structure: nodes (consumers first), leaf keys, and the cache key."""
 
-    __slots__ = ("nodes", "pos_of", "leaves", "leaf_index", "root_slot", "wanted_leaves", "wanted_outs", "key")
+    __slots__ = ("nodes", "leaves", "leaf_index", "grad_leaves", "root_slot", "parts", "wanted_leaves",
+                 "wanted_outs", "key")
 
-    def __init__(self, nodes: list[TraceNode], root_slot: int) -> None:
-        self.nodes = nodes
+    def __init__(self, root_slot: int) -> None:
+        self.nodes: list[TraceNode] = []
         self.root_slot = root_slot
-        self.pos_of = {id(n): p for p, n in enumerate(nodes)}
-        self.leaves: list[Any] = []
+        self.leaves: list[Any] = []  # leaf keys, in the order the walk met them
         self.leaf_index: dict[Any, int] = {}
+        self.grad_leaves: list[tuple[TraceNode, Any]] = []  # (node, key of a leaf it reads that requires grad)
 
 
-def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], device: Any,
-               create_graph: bool = False) -> Walk | None:
-    """The walk and its structural key; ``None`` when a node is not a cacheable one-primitive call."""
-    root = nodes[0]
+def structure(root: TraceNode, root_key: Any, device: Any, create_graph: bool = False) -> Walk | None:
+    """One depth-first pass over the nodes reachable from ``root`` (which outputs ``root_key``):
+    their order, the leaves they read, and the structural key but for the wanted keys (added
+    by ``with_wanted``); ``None`` when a node is not a cacheable one-primitive call.
+
+    A node is keyed when it is finished, after all its producers: the wiring codes number
+    producers in that (post-)order."""
     outs = root.primal_out_keys
-    walk = Walk(nodes, 0 if len(outs) == 1 else outs.index(root_key))
-    pos_of, leaves, leaf_index = walk.pos_of, walk.leaves, walk.leaf_index
+    walk = Walk(0 if len(outs) == 1 else outs.index(root_key))
+    leaves, leaf_index, grad_leaves = walk.leaves, walk.leaf_index, walk.grad_leaves
     parts: list[Any] = [device, create_graph, walk.root_slot]
     append = parts.append
-    for node in nodes:
+    post: dict[TraceNode, int] = {}  # node -> its position among the finished nodes, -1 while open
+    order = walk.nodes
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        state = post.get(node)
+        if state is None:  # opened: finished when popped again, after every producer pushed now
+            post[node] = -1
+            stack.append(node)
+            for trace, _, _ in node.input_edges:
+                if trace is not None and trace.node not in post:
+                    stack.append(trace.node)
+            continue
+        if state >= 0:  # reached again through another consumer
+            continue
         comp = node.computation
         if comp.__class__ is not TensorRecordedGraph:
             return None
@@ -127,12 +145,24 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
                 if index is None:
                     index = leaf_index[raw] = len(leaves)
                     leaves.append(key)
+                if requires_grad:
+                    grad_leaves.append((node, key))
                 append(~(index * 2 + requires_grad))
             else:
                 producer = trace.node
                 produced = producer.primal_out_keys
                 slot = 0 if len(produced) == 1 else produced.index(key)
-                append(((pos_of[id(producer)] << _SLOT_BITS | slot) << 1) + requires_grad)
+                append(((post[producer] << _SLOT_BITS | slot) << 1) + requires_grad)
+        post[node] = len(order)
+        order.append(node)
+    order.reverse()
+    walk.parts = parts
+    return walk
+
+
+def with_wanted(walk: Walk, root_key: Any, wanted: Collection[Any]) -> None:
+    """Complete ``walk.key`` with the wanted keys: leaves by index, node outputs by position."""
+    leaf_index = walk.leaf_index
     wanted_leaves, wanted_outs = [], []
     out_at = None
     for key in wanted:
@@ -144,7 +174,8 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
             wanted_outs.append(walk.root_slot)
             continue
         if out_at is None:
-            out_at = {k.key: p << _SLOT_BITS | s for p, n in enumerate(nodes) for s, k in enumerate(n.primal_out_keys)}
+            out_at = {k.key: p << _SLOT_BITS | s
+                      for p, n in enumerate(walk.nodes) for s, k in enumerate(n.primal_out_keys)}
         code = out_at.get(key.key)
         if code is not None:
             wanted_outs.append(code)
@@ -152,29 +183,30 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
     wanted_outs.sort()
     walk.wanted_leaves = wanted_leaves
     walk.wanted_outs = wanted_outs
-    append(tuple(wanted_leaves))
-    append(tuple(wanted_outs))
-    walk.key = tuple(parts)
-    return walk
+    walk.key = (*walk.parts, tuple(wanted_leaves), tuple(wanted_outs))
 
 
 def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[Any] | None,
-             retain_graph: bool, nodes: list[TraceNode] | None = None,
-             create_graph: bool = False) -> dict[Any, Tensor] | None:
+             retain_graph: bool, create_graph: bool = False, walked: Walk | None = None) -> dict[Any, Tensor] | None:
     """The wanted cotangents of ``seed`` pushed back from ``root_key``; ``None`` when this pass
-    needs the general ``try_backward``. ``nodes``: ``walk_nodes(root_trace.node)`` when the
+    needs the general ``try_backward``. ``walked``: ``structure(root_trace.node, ...)`` when the
     caller has it. Without ``retain_graph`` the walked nodes are released once their saved
     values are gathered, so each residual dies after its last reader in the program. With
     ``create_graph`` (grad mode on) the program binds on tensors and records the backward."""
     if root_trace is None or wanted is None or not programs.ENABLED:
         return None
-    if not nodes or nodes[0] is not root_trace.node:
-        nodes = walk_nodes(root_trace.node)
     device = seed._device
-    walk = _structure(nodes, root_key, wanted, device.type, create_graph)
-    if walk is None:
-        STATS["general"] += 1
-        return None
+    if walked is None or walked.nodes[0] is not root_trace.node:
+        walked = structure(root_trace.node, root_key, device.type, create_graph)
+        if walked is None:
+            STATS["general"] += 1
+            return None
+    with_wanted(walked, root_key, wanted)
+    return _run(walked, seed, device, retain_graph, create_graph)
+
+
+def _run(walk: Walk, seed: Tensor, device: Any, retain_graph: bool, create_graph: bool) -> dict[Any, Tensor] | None:
+    """The step of ``walk``'s key (built on a miss) run on this pass's saved values."""
     step = _steps.get(walk.key)
     if step is None:
         try:
@@ -298,7 +330,8 @@ def bind_instr(app: Application, ins: Any, outs: Any) -> Instr:
 
 
 def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
-    nodes, pos_of, leaf_index = walk.nodes, walk.pos_of, walk.leaf_index
+    nodes, leaf_index = walk.nodes, walk.leaf_index
+    pos_of = {id(n): p for p, n in enumerate(nodes)}
     root_aval = nodes[0].computation._op.out_avals[walk.root_slot]
     b = _Builder(device, root_aval, on_tensors)
     cts: dict[Any, int] = {(0, walk.root_slot): 0}  # leaf index or (position, output slot) -> slot
