@@ -373,3 +373,216 @@ def test_grad_accumulates_like_torch(dtype: str) -> None:
     assert x.grad is not first and str(x.grad.dtype)[5:] == str(xt.grad.dtype)[6:]
     assert x.grad.grad_fn is None and not x.grad.requires_grad
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+# --- create_graph: the step binds on tensors, so its backward is differentiable again ---
+
+
+def _higher(fn: Callable[..., list], lib: Any, arrays: list[np.ndarray]) -> list[Any]:
+    leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+    return [None if t is None else t.detach().numpy().copy() for t in fn(lib, *leaves)]
+
+
+def check_higher(fn: Callable[..., list], *arrays: np.ndarray, monkeypatch: Any) -> None:
+    """``fn(lib, *leaves)`` returns tensors computed through ``create_graph`` passes: the general
+    walk, a built and a reused compiled step give the same values, and PyTorch's."""
+    import torch
+
+    arrays64 = [a.astype(np.float64) for a in arrays]
+    monkeypatch.setattr(programs, "ENABLED", False)
+    expected = _higher(fn, tidu, arrays64)
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    before = dict(compiled.STATS)
+    got = [_higher(fn, tidu, arrays64) for _ in range(2)]
+    assert any(step.on_tensors for step in compiled._steps.values()), "no create_graph step was built"
+    assert compiled.STATS["reused"] > before["reused"], "the repeated pass was not served from the cache"
+    oracle = _higher(fn, torch, arrays64)
+    for values in got:
+        assert len(values) == len(expected) == len(oracle)
+        for i, (g, e, o) in enumerate(zip(values, expected, oracle)):
+            assert (g is None) == (e is None) == (o is None), f"result {i}"
+            if g is not None:
+                np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12, err_msg=f"result {i}: general walk")
+                np.testing.assert_allclose(g, o, rtol=1e-9, atol=1e-12, err_msg=f"result {i}: PyTorch")
+
+
+def test_hessian_vector_product(monkeypatch: Any) -> None:
+    def hvp(lib: Any, a: Any, x: Any, v: Any) -> list:
+        (g,) = lib.autograd.grad(lib.tanh(a @ x).sum(), x, create_graph=True)
+        assert g.requires_grad and g.grad_fn is not None
+        hv, ha = lib.autograd.grad((g * v).sum(), [x, a])
+        return [g, hv, ha]
+
+    check_higher(hvp, _rand(5, 5), _rand(5), _rand(5, seed=1), monkeypatch=monkeypatch)
+
+
+def test_third_order(monkeypatch: Any) -> None:
+    def third(lib: Any, x: Any, y: Any) -> list:
+        f = (lib.sin(x) * y * x).sum() + (x.exp() * y).sum()
+        g1x, g1y = lib.autograd.grad(f, [x, y], create_graph=True)
+        (g2,) = lib.autograd.grad((g1x * g1y).sum(), x, create_graph=True)
+        g3 = lib.autograd.grad(g2.sum(), [x, y])
+        return [g1x, g1y, g2, *g3]
+
+    check_higher(third, _rand(4), _rand(4, seed=1), monkeypatch=monkeypatch)
+
+
+def test_several_outputs_and_grad_outputs(monkeypatch: Any) -> None:
+    def several(lib: Any, a: Any, b: Any, s: Any) -> list:
+        u, w = a * b, lib.tanh(a - b)
+        ga, gb = lib.autograd.grad([u.sum(), w], [a, b], grad_outputs=[None, s], create_graph=True)
+        return [ga, gb, *lib.autograd.grad((ga * gb).sum(), [a, b, s])]  # s: the seed is on the graph
+
+    check_higher(several, _rand(3), _rand(3, seed=1), _rand(3, seed=2), monkeypatch=monkeypatch)
+
+
+def test_views_and_leaves_used_twice(monkeypatch: Any) -> None:
+    def views(lib: Any, a: Any, b: Any) -> list:
+        m = a.reshape(2, 3)
+        h = (m @ m.t()).reshape(-1)[1:3] * a[:2] * a[:2] + b[::2].sum() * b
+        (g,) = lib.autograd.grad((h.sigmoid() * h).sum(), a, create_graph=True)
+        return [g, *lib.autograd.grad((g * g).sum(), [a, b], allow_unused=True)]
+
+    check_higher(views, _rand(6), _rand(2), monkeypatch=monkeypatch)
+
+
+def test_backward_with_create_graph(monkeypatch: Any) -> None:
+    def via_backward(lib: Any, x: Any, w: Any) -> list:
+        (lib.tanh(x * w) * x).sum().backward(create_graph=True)
+        gx, gw = x.grad, w.grad
+        x.grad = w.grad = None
+        (gx * gw).sum().backward()
+        return [gx, gw, x.grad, w.grad]
+
+    check_higher(via_backward, _rand(3), _rand(3, seed=1), monkeypatch=monkeypatch)
+
+
+def test_create_graph_and_plain_steps_are_cached_apart(monkeypatch: Any) -> None:
+    """The same structure with and without create_graph: neither is served the other's step."""
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    x = tidu.tensor([0.5, -1.0], requires_grad=True)
+    for create_graph in (False, True, False, True):
+        (g,) = tidu.autograd.grad((x * x * x).sum(), x, create_graph=create_graph)
+        assert g.requires_grad is create_graph
+        np.testing.assert_allclose(g.detach().numpy(), [0.75, 3.0])
+    assert sorted(step.on_tensors for step in compiled._steps.values()) == [False, True]
+    (g,) = tidu.autograd.grad((x * x * x).sum(), x, create_graph=True)
+    (h,) = tidu.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), [3.0, -6.0])
+
+
+def test_create_graph_changed_structure_is_rebuilt(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    x = tidu.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    def second(f: Callable[[Any], Any]) -> Any:
+        (g,) = tidu.autograd.grad(f(x).sum(), x, create_graph=True)
+        return tidu.autograd.grad(g.sum(), x)[0].numpy()
+
+    np.testing.assert_allclose(second(lambda t: t * t * t), 6 * x.detach().numpy())
+    built = compiled.STATS["built"]
+    np.testing.assert_allclose(second(lambda t: t.sin() * t), 2 * np.cos([0.5, -1.0, 2.0])
+                               - np.array([0.5, -1.0, 2.0]) * np.sin([0.5, -1.0, 2.0]), rtol=1e-6)
+    assert compiled.STATS["built"] >= built + 1  # a new first-pass step, not the cube's
+    np.testing.assert_allclose(second(lambda t: t.exp()), np.exp([0.5, -1.0, 2.0]), rtol=1e-6)
+
+
+def test_create_graph_inplace_modified_saved_value_raises(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    for _ in range(2):  # built, then reused: both check the saved versions
+        x = tidu.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp()
+        z = (y * y).sum()
+        y.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            tidu.autograd.grad(z, x, create_graph=True)
+    assert any(step.on_tensors for step in compiled._steps.values())
+    # a tensor the first pass read is written before the second pass differentiates it (PyTorch raises too)
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    (g,) = tidu.autograd.grad((y * y * y).sum(), x, create_graph=True)
+    y.mul_(3.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        tidu.autograd.grad(g.sum(), x)
+
+
+def test_create_graph_falls_back_for_hooks_and_functions(monkeypatch: Any) -> None:
+    class Cube(tidu.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, t: Any) -> Any:
+            ctx.save_for_backward(t)
+            return t * t * t
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (t,) = ctx.saved_tensors
+            return g * 3 * t * t
+
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    before = compiled.STATS["general"]
+    (g,) = tidu.autograd.grad(Cube.apply(x.sin()).sum(), x, create_graph=True)
+    assert compiled.STATS["general"] == before + 1 and not compiled._steps
+    np.testing.assert_allclose(g.detach().numpy(), 3 * np.sin([1.0, 2.0]) ** 2 * np.cos([1.0, 2.0]), rtol=1e-6)
+    h = x * 3
+    h.register_hook(lambda grad: grad * 10)  # a non-leaf hook: the general walk runs it
+    (g,) = tidu.autograd.grad((h * h).sum(), x, create_graph=True)
+    assert not compiled._steps
+    np.testing.assert_allclose(g.detach().numpy(), [180.0, 360.0])
+    np.testing.assert_allclose(tidu.autograd.grad(g.sum(), x)[0].numpy(), [1800.0, 1800.0])  # as PyTorch
+
+
+def test_create_graph_retain_graph_false_releases(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    for _ in range(2):
+        x = tidu.tensor([1.0, 2.0], requires_grad=True)
+        y = (x.exp() * x).sum()
+        (g,) = tidu.autograd.grad(y, x, create_graph=True, retain_graph=False)
+        np.testing.assert_allclose(g.detach().numpy(), np.exp([1.0, 2.0]) * np.array([2.0, 3.0]))
+        for again in (y, g.sum()):  # g's graph reaches the released forward nodes too, as in PyTorch
+            with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+                tidu.autograd.grad(again, x)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 7), st.integers(0, 20), st.integers(0, 20)),
+                min_size=1, max_size=8),
+       st.lists(st.booleans(), min_size=3, max_size=3))
+def test_random_graphs_second_order_match_the_general_walk(ops: list, requires: list) -> None:
+    """Random DAGs over three leaves: gradients and gradients of gradients through built and
+    reused create_graph steps equal the general walk's."""
+    arrays = [_rand(3, 3, seed=i).astype(np.float64) for i in range(3)]
+
+    def grads(enabled: bool) -> list:
+        programs.ENABLED = enabled
+        leaves = [tidu.tensor(a, requires_grad=r) for a, r in zip(arrays, requires)]
+        values = list(leaves)
+        for binary, f, i, j in ops:
+            a, b = values[i % len(values)], values[j % len(values)]
+            values.append(_BINARY[f % len(_BINARY)](a, b) if binary else _UNARY[f](a))
+        out = sum((v * (k + 1)).sum() for k, v in enumerate(values[3:]))
+        wrt = [t for t in leaves if t.requires_grad]
+        if not out.requires_grad or not wrt:
+            return []
+        first = tidu.autograd.grad(out, wrt, create_graph=True, allow_unused=True)
+        total = sum((g * g).sum() for g in first if g is not None and g.requires_grad)
+        second = [] if isinstance(total, int) else tidu.autograd.grad(total, wrt, allow_unused=True)
+        return [None if g is None else g.detach().numpy() for g in (*first, *second)]
+
+    saved = programs.ENABLED
+    try:
+        expected = grads(False)
+        for _ in range(2):
+            got = grads(True)
+            assert len(got) == len(expected)
+            for g, e in zip(got, expected):
+                assert (g is None) == (e is None)
+                if g is not None:
+                    np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+    finally:
+        programs.ENABLED = saved

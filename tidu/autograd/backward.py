@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core import grad_mode
+from ..core import grad_mode, programs
 from ..core.device import CPU
 from ..core.dispatch import refresh_view
+from ..core.groups import raw_node
 from ..eager import topological_traces, try_backward
 from ..tensor import HOOKED, RETAINED, Tensor, placed
 from . import compiled
@@ -76,9 +77,9 @@ def _seed(output: Tensor, grad: Any) -> Tensor:
 
 def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,
                  retain_graph: bool | None, create_graph: bool, hooks: Hooks | None = None,
-                 nodes: list | None = None) -> dict[Any, Tensor]:
+                 walked: compiled.Walk | None = None) -> dict[Any, Tensor]:
     """Cotangents of the wanted keys, summed over every output (tensor hooks applied on the way);
-    ``nodes``: the nodes reachable from the one output, when the caller has walked them."""
+    ``walked``: the one output's ``compiled.structure``, when the caller has walked it."""
     if retain_graph is None:
         retain_graph = create_graph
     for t in [*outputs, *(inputs or ())]:
@@ -107,9 +108,10 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
             totals = {out._ensure_key(): seed}
         else:
             totals = None
-            if not create_graph and (hooks is None or not hooks.on_non_leaves()):
+            if hooks is None or not hooks.on_non_leaves():
                 # it releases every node reachable from the outputs (and the sum node of several)
-                totals = compiled.backward(out._ensure_key(), out._trace, seed, wanted, retain_graph, nodes)
+                totals = compiled.backward(out._ensure_key(), out._trace, seed, wanted, retain_graph, create_graph,
+                                           walked)
                 if totals is not None:
                     return totals
             totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
@@ -118,6 +120,19 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
             for trace in topological_traces(out._trace):
                 trace.release()
     return totals
+
+
+def _walked_leaves(walked: compiled.Walk) -> list[Tensor]:
+    """``_leaves`` of one output from its compiled walk: the leaves that require grad, as saved."""
+    found: dict[int, Tensor] = {}
+    for node, key in walked.grad_leaves:
+        saved = node.saved_data
+        # a group keeps its saved values by raw key
+        t = None if saved is None else getattr(saved.get(key if node.computation is not None else key.key),
+                                               "tensor", None)
+        if t is not None and t._trace is None and t._requires_grad:
+            found[id(t)] = t
+    return list(found.values())
 
 
 def _leaves(outputs: Sequence[Tensor], walks: list[list]) -> list[Tensor]:
@@ -153,15 +168,18 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     targets = _as_list(inputs) if inputs is not None else None
     if targets is not None and not targets:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    walks = None
+    walked = None
     if targets is None:
-        walks = [[] if out._trace is None else compiled.walk_nodes(out._trace.node) for out in outputs]
-        leaves = _leaves(outputs, walks) + _retained()
+        walked = _walk(outputs, create_graph)
+        if walked is not None:
+            leaves = _walked_leaves(walked) + _retained()
+        else:
+            walks = [[] if out._trace is None else compiled.walk_nodes(raw_node(out._trace)) for out in outputs]
+            leaves = _leaves(outputs, walks) + _retained()
     else:
         leaves = targets
     hooks = Hooks()
-    nodes = walks[0] if walks and len(outputs) == 1 else None
-    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks, nodes)
+    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks, walked)
     given: set[int] = set()
     for leaf in leaves:
         ct = totals.pop(leaf._key, None)  # popped: a gradient copied into ``.grad`` dies at once
@@ -179,6 +197,16 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
             given.add(id(data))
             ct = Tensor(data, ct.dtype, device=ct.device)
         leaf.grad = ct
+
+
+def _walk(outputs: Sequence[Tensor], create_graph: bool) -> compiled.Walk | None:
+    """The one output's compiled walk (its leaves and the step's key in one pass), if it has one."""
+    if len(outputs) != 1 or not programs.ENABLED:
+        return None
+    out = outputs[0]
+    if out._trace is None:
+        return None
+    return compiled.structure(raw_node(out._trace), out._ensure_key(), out._device.type, create_graph)
 
 
 def _accumulate(old: Tensor, ct: Tensor, create_graph: bool) -> Tensor:

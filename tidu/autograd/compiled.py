@@ -1,15 +1,21 @@
-"""Compiled backward steps: a whole backward pass as one cached array-level program.
+"""Compiled backward steps: a whole backward pass as one cached straight-line program.
 
 A training loop records the same trace structure every step, so the backward
 pass of a step depends only on that structure: which applications ran (primitive,
 params, input avals), how they are wired (which node output or which leaf feeds
 each input, by position in the walk), which inputs require grad, which keys are
-wanted, and the device. ``backward`` computes that structural key, and on a miss
-builds a ``Step``: the cached per-node programs (``core.programs``) of every node
-reached, flattened into one list of ``Instr`` over numbered slots (saved residual
-arrays, the seed, intermediate cotangents, their sums, the wanted cotangents),
-calling kernels directly on arrays. A hit only gathers the saved arrays (checking
-their versions) and runs the instructions.
+wanted, the device, and whether the graph is created. ``backward`` computes that
+structural key, and on a miss builds a ``Step``: the cached per-node programs
+(``core.programs``) of every node reached, flattened into one list of ``Instr`` over
+numbered slots (saved residuals, the seed, intermediate cotangents, their sums, the
+wanted cotangents). A hit only gathers the saved values (checking their versions)
+and runs the instructions.
+
+Without ``create_graph`` the instructions call kernels directly on arrays (and
+elementwise chains are fused). With it they bind each primitive on tensors, as the
+general walk's executor does, so the backward is itself recorded on the tape and
+differentiable again: the gathered values are then the saved tensors with their
+graph positions, and the seed and the results are tensors.
 
 It serves the common case only and returns ``None`` (the caller then runs the
 general ``try_backward``) for anything else: nodes that are not one-primitive
@@ -19,12 +25,14 @@ be built (a missing AD rule: the general path raises the error where it always d
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from collections.abc import Collection
 from typing import Any
 
 from ..backends.cpu import fusion
 from ..core import programs
+from ..core.dispatch import bind_eager
 from ..core.groups import GroupNode, GroupTrace, raw_node
 from ..core.instructions import Instr, impl_instr
 from ..core.primitive import Application, accumulate_add
@@ -42,14 +50,16 @@ _SLOT_BITS = 9  # an output slot in a wiring code (MAX_OUTPUTS = 256)
 class Step:
     """A built backward step: what to gather from the nodes, the program, the results."""
 
-    __slots__ = ("program", "gathers", "results", "fn", "source")
+    __slots__ = ("program", "gathers", "results", "fn", "source", "on_tensors")
 
-    def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str) -> None:
+    def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str,
+                 on_tensors: bool = False) -> None:
         self.program = program
         self.gathers = gathers  # (node position, ((is_output, index, passed to fn), ...), node name)
         self.results = results  # (leaf index or (position, output slot), slot, dtype)
-        self.fn = fn  # [seed, *gathered arrays] -> the results' arrays (the program as Python code)
+        self.fn = fn  # [seed, *gathered values] -> the results (the program as Python code)
         self.source = source  # fn's code, for reading (``print(step.source)``)
+        self.on_tensors = on_tensors  # binds on tensors (``create_graph``), else kernels on arrays
 
 
 def clear() -> None:
@@ -86,25 +96,46 @@ def walk_nodes(root: TraceNode) -> list[TraceNode]:
 class Walk:
     """One backward pass's structure: nodes (consumers first), leaf keys, and the cache key."""
 
-    __slots__ = ("nodes", "pos_of", "leaves", "leaf_index", "root_slot", "wanted_leaves", "wanted_outs", "key")
+    __slots__ = ("nodes", "leaves", "leaf_index", "grad_leaves", "root_slot", "parts", "wanted_leaves",
+                 "wanted_outs", "key")
 
-    def __init__(self, nodes: list[TraceNode], root_slot: int) -> None:
-        self.nodes = nodes
+    def __init__(self, root_slot: int) -> None:
+        self.nodes: list[TraceNode] = []
         self.root_slot = root_slot
-        self.pos_of = {id(n): p for p, n in enumerate(nodes)}
-        self.leaves: list[Any] = []
+        self.leaves: list[Any] = []  # leaf keys, in the order the walk met them
         self.leaf_index: dict[Any, int] = {}
+        self.grad_leaves: list[tuple[TraceNode, Any]] = []  # (node, key of a leaf it reads that requires grad)
 
 
-def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], device: Any) -> Walk | None:
-    """The walk and its structural key; ``None`` when a node is not a cacheable one-primitive call."""
-    root = nodes[0]
+def structure(root: TraceNode, root_key: Any, device: Any, create_graph: bool = False) -> Walk | None:
+    """One depth-first pass over the nodes reachable from ``root`` (which outputs ``root_key``):
+    their order, the leaves they read, and the structural key but for the wanted keys (added
+    by ``with_wanted``); ``None`` when a node is not a cacheable one-primitive call.
+
+    A node is keyed when it is finished, after all its producers: the wiring codes number
+    producers in that (post-)order."""
     outs = root.primal_out_keys
-    walk = Walk(nodes, 0 if len(outs) == 1 else outs.index(root_key))
-    pos_of, leaves, leaf_index = walk.pos_of, walk.leaves, walk.leaf_index
-    parts: list[Any] = [device, walk.root_slot]
+    walk = Walk(0 if len(outs) == 1 else outs.index(root_key))
+    leaves, leaf_index, grad_leaves = walk.leaves, walk.leaf_index, walk.grad_leaves
+    parts: list[Any] = [device, create_graph, walk.root_slot]
     append = parts.append
-    for node in nodes:
+    post: dict[TraceNode, int] = {}  # node -> its position among the finished nodes, -1 while open
+    order = walk.nodes
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        state = post.get(node)
+        if state is None:  # opened: finished when popped again, after every producer pushed now
+            post[node] = -1
+            stack.append(node)
+            for trace, _, _ in node.input_edges:
+                if trace is not None:
+                    producer = trace.node if trace.__class__ is not GroupTrace else trace.group.raw(trace.index)
+                    if producer not in post:
+                        stack.append(producer)
+            continue
+        if state >= 0:  # reached again through another consumer
+            continue
         comp = node.computation
         if comp.__class__ is TensorRecordedGraph:
             op = comp._op
@@ -124,9 +155,21 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
                 if index is None:
                     index = leaf_index[raw] = len(leaves)
                     leaves.append(key)
+                if requires_grad:
+                    grad_leaves.append((node, key))
                 append(~(index * 2 + requires_grad))
             else:
-                append((_producer(trace, key, pos_of) << 1) + requires_grad)
+                append((_producer(trace, key, post) << 1) + requires_grad)
+        post[node] = len(order)
+        order.append(node)
+    order.reverse()
+    walk.parts = parts
+    return walk
+
+
+def with_wanted(walk: Walk, root_key: Any, wanted: Collection[Any]) -> None:
+    """Complete ``walk.key`` with the wanted keys: leaves by index, node outputs by position."""
+    leaf_index = walk.leaf_index
     wanted_leaves, wanted_outs = [], []
     out_at = None
     for key in wanted:
@@ -138,7 +181,8 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
             wanted_outs.append(walk.root_slot)
             continue
         if out_at is None:
-            out_at = {k.key: p << _SLOT_BITS | s for p, n in enumerate(nodes) for s, k in enumerate(n.primal_out_keys)}
+            out_at = {k.key: p << _SLOT_BITS | s
+                      for p, n in enumerate(walk.nodes) for s, k in enumerate(n.primal_out_keys)}
         code = out_at.get(key.key)
         if code is not None:
             wanted_outs.append(code)
@@ -146,44 +190,48 @@ def _structure(nodes: list[TraceNode], root_key: Any, wanted: Collection[Any], d
     wanted_outs.sort()
     walk.wanted_leaves = wanted_leaves
     walk.wanted_outs = wanted_outs
-    append(tuple(wanted_leaves))
-    append(tuple(wanted_outs))
-    walk.key = tuple(parts)
-    return walk
+    walk.key = (*walk.parts, tuple(wanted_leaves), tuple(wanted_outs))
 
 
-def _producer(trace: Any, key: Any, pos_of: dict[int, int]) -> int:
-    """Where the value ``key`` (made by ``trace``'s call) comes from: position << _SLOT_BITS | slot."""
+def _producer(trace: Any, key: Any, position: dict[Any, int]) -> int:
+    """Where the value ``key`` (made by ``trace``'s call) comes from: position << _SLOT_BITS | slot,
+    ``position`` giving each node's."""
     if trace.__class__ is GroupTrace:
         group = trace.group
         if group.split_nodes is None:
-            return pos_of[id(group)] << _SLOT_BITS | trace.index
-        return pos_of[id(group.split_nodes[trace.index])] << _SLOT_BITS
+            return position[group] << _SLOT_BITS | trace.index
+        return position[group.split_nodes[trace.index]] << _SLOT_BITS
     producer = trace.node
     produced = producer.primal_out_keys
-    return pos_of[id(producer)] << _SLOT_BITS | (0 if len(produced) == 1 else produced.index(key))
+    return position[producer] << _SLOT_BITS | (0 if len(produced) == 1 else produced.index(key))
 
 
 def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[Any] | None,
-             retain_graph: bool, nodes: list[TraceNode] | None = None) -> dict[Any, Tensor] | None:
+             retain_graph: bool, create_graph: bool = False, walked: Walk | None = None) -> dict[Any, Tensor] | None:
     """The wanted cotangents of ``seed`` pushed back from ``root_key``; ``None`` when this pass
-    needs the general ``try_backward``. ``nodes``: ``walk_nodes(root_trace.node)`` when the
+    needs the general ``try_backward``. ``walked``: ``structure(root_trace.node, ...)`` when the
     caller has it. Without ``retain_graph`` the walked nodes are released once their saved
-    values are gathered, so each residual dies after its last reader in the program."""
+    values are gathered, so each residual dies after its last reader in the program. With
+    ``create_graph`` (grad mode on) the program binds on tensors and records the backward."""
     if root_trace is None or wanted is None or not programs.ENABLED:
         return None
-    root = raw_node(root_trace)
-    if not nodes or nodes[0] is not root:
-        nodes = walk_nodes(root)
     device = seed._device
-    walk = _structure(nodes, root_key, wanted, device.type)
-    if walk is None:
-        STATS["general"] += 1
-        return None
+    root = raw_node(root_trace)
+    if walked is None or walked.nodes[0] is not root:
+        walked = structure(root, root_key, device.type, create_graph)
+        if walked is None:
+            STATS["general"] += 1
+            return None
+    with_wanted(walked, root_key, wanted)
+    return _run(walked, seed, device, retain_graph, create_graph)
+
+
+def _run(walk: Walk, seed: Tensor, device: Any, retain_graph: bool, create_graph: bool) -> dict[Any, Tensor] | None:
+    """The step of ``walk``'s key (built on a miss) run on this pass's saved values."""
     step = _steps.get(walk.key)
     if step is None:
         try:
-            step = _build(walk, device.type)
+            step = _build(walk, device.type, create_graph)
         except Exception:  # noqa: BLE001 - the general path raises the same error where it always does
             STATS["general"] += 1
             return None
@@ -194,13 +242,30 @@ def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[An
     else:
         STATS["reused"] += 1
         _steps.move_to_end(walk.key)
-    return _execute(step, walk, seed._data, device, retain_graph)
+    return _execute(step, walk, seed, device, retain_graph)
 
 
-def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool) -> dict[Any, Tensor]:
+def _execute(step: Step, walk: Walk, seed: Tensor, device: Any, retain_graph: bool) -> dict[Any, Tensor]:
     nodes = walk.nodes
-    arrays = [seed]
-    append = arrays.append
+    on_tensors = step.on_tensors
+    values = _gather(step, nodes, seed if on_tensors else seed._data, on_tensors)
+    if not retain_graph:
+        for node in nodes:
+            node.saved_data = None
+    totals = {}
+    for (target, _, dtype), value in zip(step.results, step.fn(values)):
+        key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]
+        totals[key] = value if on_tensors else Tensor(value, dtype, device=device)
+    return totals
+
+
+def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> list[Any]:
+    """The program's inputs: the seed, then the saved values it reads, each version-checked (and
+    so is every saved value it gathers but does not read): arrays, or with ``on_tensors`` the saved
+    tensors themselves (a saved output unpacked with its key and trace), so that the bound
+    backward joins the graph."""
+    values = [seed]
+    append = values.append
     for pos, reads, name in step.gathers:
         node = nodes[pos]
         saved = node.saved_data
@@ -220,38 +285,41 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
                 tensor = value.tensor
                 if tensor._version.value != value.version:
                     value.unpack(name)  # raises: modified by an in-place operation
-                array = tensor._data
-            elif cls is SavedOutput:
+                value = tensor if on_tensors else tensor._data
+            elif cls is SavedOutput and not on_tensors:
                 if value.counter.value != value.version:
                     value.unpack(name)
-                array = value.data
+                value = value.data
             elif value is None:
                 raise RuntimeError(
                     f"internal error: the backward of {name} reads a value its node did not save ({key!r})"
                 )
+            elif on_tensors:
+                value = value.unpack(name)
+                if comp is None and is_output:  # a value made in a group: its place in the graph
+                    value._trace = GroupTrace(node, index)
             else:
-                array = value.unpack(name)._data
+                value = value.unpack(name)._data
             if used:
-                append(array)
-    saved = value = array = None  # the run frees each residual after its last reader: hold none here
-    if not retain_graph:
-        for node in nodes:
-            node.saved_data = None
-    totals = {}
-    for (target, _, dtype), array in zip(step.results, step.fn(arrays)):
-        key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]
-        totals[key] = Tensor(array, dtype, device=device)
-    return totals
+                append(value)
+    return values
 
 
 class _Builder:
     """Emits a step's instructions over fresh slots (slot 0 is the seed), each with an
-    ``Application`` that carries its avals (passes such as fusion read them)."""
+    ``Application`` that carries its avals (passes such as fusion read them); ``on_tensors``:
+    each binds its primitive on tensors instead of calling the kernel."""
 
-    def __init__(self, device: str, seed: Any) -> None:
+    def __init__(self, device: str, seed: Any, on_tensors: bool = False) -> None:
         self.device = device
         self.avals = [seed]  # slot -> ShapeDtype
         self.program: list[Instr] = []
+        self.on_tensors = on_tensors
+
+    def instr(self, app: Application, ins: Any, outs: Any) -> Instr:
+        if self.on_tensors:
+            return bind_instr(app, ins, outs)
+        return impl_instr(app, ins, outs, self.device)
 
     def slot(self, aval: Any) -> int:
         self.avals.append(aval)
@@ -265,12 +333,16 @@ class _Builder:
         outs = [self.slot(a) for a in app.out_avals]
         for o, s in zip(node.outputs, outs):
             env[graph.values[o].key] = s
-        self.program.append(impl_instr(app, ins, outs, self.device))
+        self.program.append(self.instr(app, ins, outs))
 
     def add(self, a: int, b: int) -> int:
         """A slot holding ``a + b`` (two cotangents of one value)."""
         total = self.slot(self.avals[a])
-        self.program.append(impl_instr(self.accumulation(self.avals[a]), (a, b), (total,), self.device))
+        app = self.accumulation(self.avals[a])
+        if self.on_tensors:  # the general walk's ``add_operands``: ``+`` (promotes, broadcasts)
+            self.program.append(Instr(operator.add, (a, b), (total,), app))
+        else:
+            self.program.append(impl_instr(app, (a, b), (total,), self.device))
         return total
 
     @staticmethod
@@ -278,12 +350,23 @@ class _Builder:
         return Application(accumulate_add().prim, (), (aval, aval), (aval,))
 
 
-def _build(walk: Walk, device: str) -> Step:
+def bind_instr(app: Application, ins: Any, outs: Any) -> Instr:
+    """The instruction binding ``app``'s primitive on tensors (recorded when grad mode is on)."""
+    prim, params = app.prim, dict(app.params)
+
+    def fn(*args: Tensor) -> Any:
+        return bind_eager(prim, args, params)
+
+    return Instr(fn, tuple(ins), tuple(outs), app)
+
+
+def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
     nodes = walk.nodes
+    pos_of = {n: p for p, n in enumerate(nodes)}
     root = nodes[0]
     root_app = root.records[walk.root_slot][0] if root.__class__ is GroupNode else root.computation._op
     root_aval = root_app.out_avals[0 if root.__class__ is GroupNode else walk.root_slot]
-    b = _Builder(device, root_aval)
+    b = _Builder(device, root_aval, on_tensors)
     cts: dict[Any, int] = {(0, walk.root_slot): 0}  # leaf index or (position, output slot) -> slot
     dtypes: dict[Any, Any] = {(0, walk.root_slot): root_aval.dtype}
     gathers: list = []
@@ -298,13 +381,13 @@ def _build(walk: Walk, device: str) -> Step:
             cts[target] = b.add(existing, ct)
 
     group_slots: dict[int, dict] = {}  # position -> (a call's output?, call or edge index) -> residual slot
-    for pos, call in _call_order(walk):
+    for pos, call in _call_order(walk, pos_of):
         node = nodes[pos]
         if call >= 0:
             slots = group_slots.get(pos)
             if slots is None:
                 slots = group_slots[pos] = {}
-            _group_call_backward(b, pos, node, call, cts, dtypes, gathers, slots, send, walk)
+            _group_call_backward(b, pos, node, call, cts, dtypes, gathers, slots, send, walk.leaf_index, pos_of)
             continue
         out_cts = [cts.get((pos, s)) for s in range(len(node.primal_out_keys))]
         active = tuple(s for s, c in enumerate(out_cts) if c is not None)
@@ -324,12 +407,14 @@ def _build(walk: Walk, device: str) -> Step:
         gathers.append((pos, reads, name))
         for i, ct in in_cts:
             trace, key, _ = edges[i]
-            send(_target(trace, key, walk), ct, op.in_avals[i].dtype)
+            send(_target(trace, key, walk.leaf_index, pos_of), ct, op.in_avals[i].dtype)
     targets: list[Any] = list(walk.wanted_leaves)
     targets += [(c >> _SLOT_BITS, c & ((1 << _SLOT_BITS) - 1)) for c in walk.wanted_outs]
     results = [(t, cts[t], dtypes[t]) for t in targets if t in cts]
     keep = {slot for _, slot, _ in results}
-    program = _optimize(_dead_code(b.program, keep), keep)
+    program = _dead_code(b.program, keep)
+    if not on_tensors:  # binds on tensors are fused by the forward's deferral instead
+        program = _optimize(program, keep)
     program = _with_frees(program, keep)
     # a value no instruction reads is not passed in, but still version-checked as the general walk does
     read = {i for instr in program for i in instr.ins}
@@ -337,7 +422,7 @@ def _build(walk: Walk, device: str) -> Step:
     fn, source = _compile(program, inputs, [slot for _, slot, _ in results])
     gathers = [(pos, tuple((is_output, index, slot in read) for is_output, index, slot in reads), name)
                for pos, reads, name in gathers]
-    return Step(program, gathers, results, fn, source)
+    return Step(program, gathers, results, fn, source, on_tensors)
 
 
 def _call_backward(b: _Builder, op: Any, in_keys: list, requires_grad: list, active: tuple, out_cts: list,
@@ -376,25 +461,25 @@ def _call_backward(b: _Builder, op: Any, in_keys: list, requires_grad: list, act
     return name, reached
 
 
-def _target(trace: Any, key: Any, walk: Walk) -> Any:
+def _target(trace: Any, key: Any, leaf_index: dict, pos_of: dict) -> Any:
     """Where a cotangent for the value ``key`` (made by ``trace``'s call) accumulates."""
     if trace is None:
-        return walk.leaf_index[key.key]
-    code = _producer(trace, key, walk.pos_of)
+        return leaf_index[key.key]
+    code = _producer(trace, key, pos_of)
     return (code >> _SLOT_BITS, code & ((1 << _SLOT_BITS) - 1))
 
 
-def _call_order(walk: Walk) -> list[tuple[int, int]]:
+def _call_order(walk: Walk, pos_of: dict) -> list[tuple[int, int]]:
     """Every call of the walk, consumers first, as ``(position, call)``: call ``-1`` is a whole
     node, ``j >= 0`` a group's call ``j``. The order is the general walk's over the groups'
     calls (``topological_traces`` of the split graph), so cotangents are summed in its order
     and results agree bit for bit."""
-    nodes, pos_of = walk.nodes, walk.pos_of
+    nodes = walk.nodes
 
     def unit(trace: Any) -> tuple[int, int]:
         if trace.__class__ is GroupTrace and trace.group.split_nodes is None:
-            return pos_of[id(trace.group)], trace.index
-        return pos_of[id(raw_node(trace))], -1
+            return pos_of[trace.group], trace.index
+        return pos_of[raw_node(trace)], -1
 
     def producers(u: tuple[int, int]) -> list[tuple[int, int]]:
         pos, call = u
@@ -431,7 +516,7 @@ def _call_order(walk: Walk) -> list[tuple[int, int]]:
 
 
 def _group_call_backward(b: _Builder, pos: int, group: GroupNode, j: int, cts: dict, dtypes: dict,
-                         gathers: list, slots: dict, send: Any, walk: Walk) -> None:
+                         gathers: list, slots: dict, send: Any, leaf_index: dict, pos_of: dict) -> None:
     """Emit the backward of a group's call ``j``: its cotangent is ``cts[(pos, j)]``, what its
     consumers inside and outside the group sent it; ``slots`` are the group's residuals read so far."""
     ct = cts.get((pos, j))
@@ -459,7 +544,7 @@ def _group_call_backward(b: _Builder, pos: int, group: GroupNode, j: int, cts: d
             send((pos, code), ct_in, app.in_avals[i].dtype)
         else:
             trace, key, _ = edges[~code]
-            send(_target(trace, key, walk), ct_in, app.in_avals[i].dtype)
+            send(_target(trace, key, leaf_index, pos_of), ct_in, app.in_avals[i].dtype)
 
 
 def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:
