@@ -313,3 +313,22 @@ def test_modifying_a_saved_tensor_through_detach_raises() -> None:
         y.detach().mul_(0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.backward()
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grad_outputs_that_depend_on_the_inputs_are_constants_of_the_pass(create_graph) -> None:
+    """Several outputs, one seed computed from the input: the pass computes sum_i J_i^T seed_i
+    (no gradient flows into a seed's own graph); with create_graph the result is differentiable
+    in the seeds, as in PyTorch."""
+
+    def run(lib):
+        b = lib.tensor([0.3, -0.7, 1.1], dtype=lib.float64, requires_grad=True)
+        u, w = lib.sin(b) * 2, b * b
+        (g,) = lib.autograd.grad([u.sum(), w], [b], grad_outputs=[None, b * 1.5], create_graph=create_graph)
+        if not create_graph:
+            return [g.numpy()]
+        (h,) = lib.autograd.grad((g * g).sum(), [b])
+        return [g.detach().numpy(), h.numpy()]
+
+    for got, ref in zip(run(tidu), run(torch)):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)

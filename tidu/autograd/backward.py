@@ -99,9 +99,12 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
     with grad_mode.set_grad_enabled(create_graph):
         seeds = [_seed(out, g) for out, g in zip(outputs, grad_outputs)]
     out, seed = outputs[0], seeds[0]
-    if len(outputs) > 1:  # one pass from sum_i <out_i, seed_i>: each node (and hook) is reached once
+    if len(outputs) > 1:
+        if create_graph and any(s._requires_grad for s in seeds):
+            return _each_output(outputs, seeds, inputs, retain_graph, hooks)
+        # one pass from sum_i <out_i, seed_i>, each seed a constant: each node (and hook) is reached once
         with grad_mode.enable_grad():
-            out = functools.reduce(lambda a, b: a + b, [(o * s).sum() for o, s in zip(outputs, seeds)])
+            out = functools.reduce(lambda a, b: a + b, [(o * s.detach()).sum() for o, s in zip(outputs, seeds)])
         seed = placed(np.ones((), out.dtype.np), out.dtype, out.device)
     with grad_mode.set_grad_enabled(create_graph):
         if out._trace is None and (wanted is None or out._key in wanted):
@@ -119,6 +122,21 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
         for out in outputs:
             for trace in topological_traces(out._trace):
                 trace.release()
+    return totals
+
+
+def _each_output(outputs: Sequence[Tensor], seeds: list[Tensor], inputs: Sequence[Tensor] | None,
+                 retain_graph: bool, hooks: Hooks | None) -> dict[Any, Tensor]:
+    """``create_graph`` with seeds that require grad: one pass per output, summed, so that each
+    result is differentiable in its seed and no gradient flows into a seed's own graph (a
+    tensor hook then runs once per output that reaches it)."""
+    totals: dict[Any, Tensor] = {}
+    last = len(outputs) - 1
+    for i, (out, seed) in enumerate(zip(outputs, seeds)):
+        part = run_backward([out], [seed], inputs, retain_graph or i < last, True, hooks)
+        with grad_mode.enable_grad():
+            for key, ct in part.items():
+                totals[key] = ct if key not in totals else totals[key] + ct
     return totals
 
 

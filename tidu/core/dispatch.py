@@ -43,8 +43,6 @@ _MAX_SIGNATURES = 4096
 
 def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list:
     if params:
-        if not args:
-            return _uncached(prim, args, params)
         # the params as given (a call site passes them in one order; another order is another key)
         key: tuple = (prim, *params.items(), *[(a._buf.shape, a._dtype, a._device.type) for a in args])
         try:
