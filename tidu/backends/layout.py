@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from math import prod
 from typing import Any
 
@@ -34,6 +35,7 @@ def repeat_period(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: in
     return period
 
 
+@lru_cache(maxsize=4096)  # asked per queued operand: a broadcast bias meets it every step
 def in_place_layout(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> str | None:
     """How a fused loop reads a non-contiguous operand in place: ``"scalar"`` (zero strides),
     ``"row"`` (one dense row repeated: element ``c`` of every row), ``"col"`` (the last dimension
