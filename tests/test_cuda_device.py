@@ -179,3 +179,63 @@ def test_training_steps_match_the_cpu(make) -> None:
     np.testing.assert_allclose(l_gpu, l_cpu, rtol=1e-5)
     for a, b in zip(w_gpu, w_cpu):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_cross_entropy_copies_a_target_to_the_host_once_per_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The class-index check is made on a host copy (a synchronization) the first time a target is
+    seen, and again only after the target was written; out-of-range classes still raise."""
+    from tidu.backends.cuda.memory import CudaArray
+
+    copies = []
+    to_host = CudaArray.copy_to_host
+    monkeypatch.setattr(CudaArray, "copy_to_host", lambda self: copies.append(self.shape) or to_host(self))
+    logits = tidu.randn(4, 3, device="cuda")
+    target = tidu.tensor([0, 2, 1, 2], device="cuda")
+    for _ in range(3):
+        tidu.nn.functional.cross_entropy(logits, target)
+    assert copies == [(4,)]
+    target[1] = 3  # written: checked again, and refused
+    with pytest.raises(IndexError, match="Target 3 is out of bounds"):
+        tidu.nn.functional.cross_entropy(logits, target)
+    target[1] = 1
+    tidu.nn.functional.cross_entropy(logits, target)
+    assert len(copies) == 3
+
+
+def test_backward_seed_launches_nothing_and_never_leaks_into_a_grad(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``loss.backward()`` seeds with a cached array of ones (no fill launch per step); a ``.grad``
+    that would be that array gets a copy of its own, so writing into it changes no later seed."""
+    from tidu.backends.cuda import elementwise
+
+    x = tidu.tensor([0.5, -1.0], device="cuda", requires_grad=True)
+    (x * x).sum().backward()
+    fills = []
+    fill = elementwise.fill
+    monkeypatch.setattr(elementwise, "fill", lambda **kw: fills.append(kw) or fill(**kw))
+    x.grad = None
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [1.0, -2.0]
+    leaf = tidu.tensor(2.0, device="cuda", requires_grad=True)
+    leaf.backward()
+    leaf.grad.mul_(5.0)  # its own memory
+    x.grad = None
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [1.0, -2.0] and leaf.grad.item() == 5.0 and not fills
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_linear_weight_gradient_is_the_product_itself(device: str) -> None:
+    """A transpose undoing a transpose in the compiled backward reads the product: the weight's
+    ``.grad`` is the matrix product's own array (no copy), with the right values."""
+    from tidu.autograd import compiled
+
+    tidu.manual_seed(0)
+    layer = tidu.nn.Linear(4, 3).to(device)
+    x = tidu.randn(5, 4, device=device)
+    for _ in range(2):
+        layer.zero_grad()
+        layer(x).square().sum().backward()
+    step = next(reversed(compiled._steps.values()))
+    assert any(instr.fn is compiled._same for instr in step.program)
+    expected = (2 * (x @ layer.weight.t() + layer.bias)).t() @ x
+    np.testing.assert_allclose(layer.weight.grad.cpu().numpy(), expected.detach().cpu().numpy(), rtol=1e-5)

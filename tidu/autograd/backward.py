@@ -56,12 +56,17 @@ def _as_list(x: Any) -> list[Any]:
     return list(x)
 
 
-def _seed(output: Tensor, grad: Any) -> Tensor:
+def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
+    """The output's gradient: ``grad``, or ones for a one-element output. ``shared``: the ones of
+    a device output may be one cached read-only array (no launch), for a caller that copies any
+    gradient it hands out that does not own its memory, as ``backward`` does."""
     if grad is None:
         if output.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         if output._device is CPU:
             return Tensor(np.ones(output._data.shape, output._dtype.np), output._dtype)
+        if shared:
+            return Tensor(_device_ones(output), output._dtype, device=output._device)
         from ..ops.creation import ones_like
 
         return ones_like(output)
@@ -75,11 +80,28 @@ def _seed(output: Tensor, grad: Any) -> Tensor:
     return grad if grad.dtype is output.dtype else grad.to(output.dtype)
 
 
+def _device_ones(output: Tensor) -> Any:
+    """A cached device array of ones shaped as ``output``, as a view: it owns no memory, so
+    ``backward`` copies it before it could become a ``.grad``."""
+    key = (output._buf.shape, output._dtype, output._device)
+    ones = _ONES.get(key)
+    if ones is None:
+        from ..ops.creation import ones_like
+
+        filled = ones_like(output.detach())._data
+        ones = _ONES[key] = filled.view(filled.shape, filled.strides)
+    return ones
+
+
+_ONES: dict[tuple, Any] = {}
+
+
 def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,
                  retain_graph: bool | None, create_graph: bool, hooks: Hooks | None = None,
-                 walked: compiled.Walk | None = None) -> dict[Any, Tensor]:
+                 walked: compiled.Walk | None = None, shared_seed: bool = False) -> dict[Any, Tensor]:
     """Cotangents of the wanted keys, summed over every output (tensor hooks applied on the way);
-    ``walked``: the one output's ``compiled.structure``, when the caller has walked it."""
+    ``walked``: the one output's ``compiled.structure``, when the caller has walked it;
+    ``shared_seed``: implicit ones seeds may be ``_seed``'s shared arrays."""
     if retain_graph is None:
         retain_graph = create_graph
     for t in [*outputs, *(inputs or ())]:
@@ -97,7 +119,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
         for out in outputs:
             wanted.add(out._ensure_key())  # an output may itself be an input
     with grad_mode.set_grad_enabled(create_graph):
-        seeds = [_seed(out, g) for out, g in zip(outputs, grad_outputs)]
+        seeds = [_seed(out, g, shared_seed and not create_graph) for out, g in zip(outputs, grad_outputs)]
     out, seed = outputs[0], seeds[0]
     if len(outputs) > 1:
         if create_graph and any(s._requires_grad for s in seeds):
@@ -197,7 +219,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     else:
         leaves = targets
     hooks = Hooks()
-    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks, walked)
+    # no hook may see (and write into) a shared seed; every .grad below owns its memory
+    totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks, walked,
+                          shared_seed=not hooks.by_key)
     given: set[int] = set()
     for leaf in leaves:
         ct = totals.pop(leaf._key, None)  # popped: a gradient copied into ``.grad`` dies at once

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from .. import ops
 from ..core import dtypes
+from ..core.device import CPU
 from ..core.grad_mode import no_grad
 from ..core.inplace import assign_
 from ..core.primitive import bind
@@ -512,6 +514,28 @@ def _warn_size(input: Any, target: Any) -> None:  # noqa: A002
 _TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}
 
 
+# a CUDA target array -> (its version, classes, ignore_index) when it last passed the check
+_CHECKED_TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _check_targets(target: Tensor, num: int, ignore_index: int) -> None:
+    """Raise PyTorch's error for a class index outside ``[0, num)`` that is not ``ignore_index``.
+
+    Checked on the host, also for CUDA (PyTorch asserts on the device). A CUDA target is copied
+    (a synchronization) only on its first check at each version: a training loop passing the same
+    target tensor every step checks it once."""
+    on_device = target._device is not CPU
+    stamp = (target._version.value, num, ignore_index)
+    if on_device and _CHECKED_TARGETS.get(target._buf) == stamp:
+        return
+    t = target._host()
+    bad = t[(t != ignore_index) & ((t < 0) | (t >= num))]
+    if bad.size:
+        raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
+    if on_device:
+        _CHECKED_TARGETS[target._buf] = stamp
+
+
 def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str, name: str) -> Any:
     """Negative log likelihood of integer ``target`` under ``logp`` of shape ``(N, C, *)`` or ``(C,)``."""
     if not isinstance(target, Tensor):
@@ -535,10 +559,7 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     if weight is not None and tuple(weight.shape) != (num,):
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {num} classes or no classes "
                            f"but got weight tensor of shape: {list(weight.shape)}")
-    t = target._host()  # validated on the host, also for CUDA (PyTorch asserts on the device)
-    bad = t[(t != ignore_index) & ((t < 0) | (t >= num))]
-    if bad.size:
-        raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
+    _check_targets(target, num, ignore_index)
     ignored = target == ignore_index
     safe = ops.where(ignored, 0, target)  # in range for the gather; masked out below
     picked = ops.gather(logp, class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)

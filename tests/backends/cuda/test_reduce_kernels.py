@@ -139,6 +139,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in (kernels, scan, softmax):
         monkeypatch.setattr(module, "COL_CHUNK", 4)
         monkeypatch.setattr(module, "TARGET_THREADS", 16)
+    monkeypatch.setattr(kernels, "SPLIT_MIN", 0)
 
 
 @pytest.mark.usefixtures("small_chunks")
@@ -238,3 +239,15 @@ def test_block_shapes() -> None:
     assert kernels.split(4096, 4096, kernels.ROW_CHUNK, kernels.TARGET_BLOCKS) == 1
     assert kernels.split(10, 1, 4, 100) == 3  # no empty chunk: 4 + 4 + 2
     assert kernels.split(0, 1, 4, 100) == 1
+
+
+def test_small_column_sums_launch_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bias gradient's column sum (128 x 512) is one launch: no chunk partials for small inputs."""
+    from tidu.backends.cuda import launch
+
+    launches = []
+    run = launch.Kernel.launch
+    monkeypatch.setattr(launch.Kernel, "launch", lambda self, *a, **k: launches.append(1) or run(self, *a, **k))
+    a = make((128, 512), "float32", low=0, high=4)
+    check(red.reduce_sum, a, atol=1e-3, axes=(0,))
+    assert len(launches) == 1

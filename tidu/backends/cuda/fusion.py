@@ -65,22 +65,31 @@ def fused_into(parts: list[Instr], outs: list[int],
     consts = [c.item() for c in body.consts]
     const_types = [numba_name(c.dtype) for c in body.consts]
 
+    reads = list(zip(body.arrays, array_at))
+    by_dtypes: dict[tuple, Kernel] = {}  # this group's kernels by operand dtypes
+
     def into(results: Sequence[CudaArray], values: Sequence[CudaArray]) -> None:
-        n = results[0].size
-        cols = results[0].shape[-1] if results[0].shape else 1
+        first = results[0]
+        n = first.size
+        if not n:
+            return
+        cols = first.shape[-1] if first.shape else 1
         arrays, periods = [], []
-        for slot, k in zip(body.arrays, array_at):  # broadcast operands are read in place
-            v, kind = values[k], along.get(slot)
+        for slot, k in reads:  # broadcast operands are read in place
+            v = values[k]
+            kind = along.get(slot) if along else None
             if kind is None:
-                vector, period = repeated(v)  # element i at i % period
+                vector, period = (v, v.size) if v.is_c_contiguous else repeated(v)  # element i at i % period
             else:
                 period = cols if kind == "row" else (n // cols if cols else 0)
                 vector = v.view((period,), (v.dtype.itemsize,))
             arrays.append(vector)
-            periods.append(max(period, 1))
+            periods.append(period or 1)
         scalars = [values[k] for k in scalar_at]
-        if n:
-            key = (digest, *(a.dtype for a in arrays), *(s.dtype for s in scalars))
+        dtypes = (*(a.dtype for a in arrays), *(s.dtype for s in scalars))
+        kernel = by_dtypes.get(dtypes)
+        if kernel is None:
+            key = (digest, *dtypes)
             kernel = _kernels.get(key)
             if kernel is None:
                 sig = ", ".join(["int64", "int64", *(f"{numba_name(r.dtype)}[::1]" for r in results),
@@ -88,7 +97,8 @@ def fused_into(parts: list[Instr], outs: list[int],
                                  *(f"{numba_name(s.dtype)}[::1]" for s in scalars), *const_types,
                                  *(["int64"] * len(arrays))])
                 kernel = _kernels[key] = Kernel(loop, f"void({sig})")
-            kernel(n, n, max(cols, 1), *results, *arrays, *scalars, *consts, *periods)
+            by_dtypes[dtypes] = kernel
+        kernel(n, n, cols or 1, *results, *arrays, *scalars, *consts, *periods)
 
     return into, body
 

@@ -38,6 +38,9 @@ ROW_CHUNK = 8 * BLOCK  # at least this many elements of a row per block when a r
 COL_CHUNK = 64  # at least this many elements of a column per thread when a column is split
 TARGET_BLOCKS = 1024  # split rows until about this many blocks have work
 TARGET_THREADS = 1 << 18  # split columns until about this many threads have work (a full H100)
+# inputs of at most this many elements are reduced in one launch: a second launch (and its
+# partials' allocation) costs the host more than the longer loops cost the GPU
+SPLIT_MIN = 1 << 16
 
 _Kernels = dict[tuple, Kernel]
 
@@ -198,16 +201,17 @@ def _monoid_kernel(op: str, rows: bool, x: np.dtype, out: np.dtype) -> Kernel:
 def layout(outer: int, n: int, inner: int) -> tuple[bool, int, int, int]:
     """How to reduce (outer, n, inner) over n: (rows?, chunks, blocks, threads); blocks and
     threads only for rows (columns launch a thread per (outer, chunk, inner))."""
-    return _layout(outer, n, inner, ROW_CHUNK, TARGET_BLOCKS, COL_CHUNK, TARGET_THREADS)
+    return _layout(outer, n, inner, ROW_CHUNK, TARGET_BLOCKS, COL_CHUNK, TARGET_THREADS, SPLIT_MIN)
 
 
 @functools.lru_cache(maxsize=4096)
 def _layout(outer: int, n: int, inner: int, row_chunk: int, target_blocks: int, col_chunk: int,
-            target_threads: int) -> tuple[bool, int, int, int]:
+            target_threads: int, split_min: int) -> tuple[bool, int, int, int]:
+    whole = outer * n * inner <= split_min
     if inner == 1 and n > ROW_MIN:
-        chunks = split(n, outer, row_chunk, target_blocks)
+        chunks = 1 if whole else split(n, outer, row_chunk, target_blocks)
         return True, chunks, row_blocks(outer * chunks), block_threads(-(-n // chunks))
-    return False, split(n, outer * inner, col_chunk, target_threads), 0, 0
+    return False, 1 if whole else split(n, outer * inner, col_chunk, target_threads), 0, 0
 
 
 def _reduce3(op: str, x: CudaArray, outer: int, n: int, inner: int, out: CudaArray) -> None:
