@@ -200,6 +200,11 @@ def test_cross_entropy_copies_a_target_to_the_host_once_per_version(monkeypatch:
     target[1] = 1
     tidu.nn.functional.cross_entropy(logits, target)
     assert len(copies) == 3
+    shared = tidu.tensor([0, 2, 1, 2], device="cuda")
+    assert shared.__cuda_array_interface__  # handed out: another library may write it, no version
+    for _ in range(2):
+        tidu.nn.functional.cross_entropy(logits, shared)
+    assert len(copies) == 5, "a target shared with another library is checked at every use"
 
 
 def test_backward_seed_launches_nothing_and_never_leaks_into_a_grad(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import ops
 from ..core import dtypes
+from ..core.deferred import reads_exposed
 from ..core.device import CPU
 from ..core.grad_mode import no_grad
 from ..core.inplace import assign_
@@ -523,10 +524,11 @@ def _check_targets(target: Tensor, num: int, ignore_index: int) -> None:
 
     Checked on the host, also for CUDA (PyTorch asserts on the device). A CUDA target is copied
     (a synchronization) only on its first check at each version: a training loop passing the same
-    target tensor every step checks it once."""
+    target tensor every step checks it once. Storage shared with another library
+    (``__cuda_array_interface__``) may change without a version: it is checked every time."""
     on_device = target._device is not CPU
     stamp = (target._version.value, num, ignore_index)
-    if on_device and _CHECKED_TARGETS.get(target._buf) == stamp:
+    if on_device and _CHECKED_TARGETS.get(target._buf) == stamp and not reads_exposed([target._buf]):
         return
     t = target._host()
     bad = t[(t != ignore_index) & ((t < 0) | (t >= num))]
