@@ -72,36 +72,31 @@ def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.nd
     return np.matmul(a2, b2).reshape(out_shape)
 
 
-def _dot_transpose_lhs(ct, a, b, dimension_numbers):  # noqa: ANN001, ANN202
-    """d lhs = ct . rhs over rhs's free dims, then put lhs's dims back in order."""
-    (ca, cb), (ba, bb) = dimension_numbers
-    fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
-    nb = len(ba)
-    ct_free_b = tuple(range(nb + len(fa), nb + len(fa) + len(fb)))
-    dims = ((ct_free_b, tuple(fb)), (tuple(range(nb)), tuple(bb)))
-    out = dot_general.bind(ct, b, dimension_numbers=dims)  # (batch, fa, cb-order dims of b)
-    # out dims: batch (lhs ba order), fa, then b's contracting dims in cb's natural order of b
-    rest_b = [d for d in range(b.ndim) if d not in fb and d not in bb]  # == sorted(cb)
-    order_src = list(ba) + fa + [ca[list(cb).index(d)] for d in rest_b]
-    perm = tuple(order_src.index(d) for d in range(a.ndim))
-    return transpose.bind(out, permutation=perm) if perm != tuple(range(a.ndim)) else out
+def _in_order(out, order_src: list[int]):  # noqa: ANN001, ANN202
+    """``out``, whose dims are the operand's dims ``order_src``, permuted into the operand's order."""
+    perm = tuple(order_src.index(d) for d in range(len(order_src)))
+    return transpose.bind(out, permutation=perm) if perm != tuple(range(len(perm))) else out
 
 
 def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
+    """d lhs = ct . rhs over rhs's free dims; d rhs = lhs . ct over lhs's free dims. Each is one
+    product whose result comes out in its operand's layout (for ``a @ b``: ``ct @ b.T`` and
+    ``a.T @ ct``), so a plain matmul's cotangents need no transposes."""
     from .. import ops
 
     (ca, cb), (ba, bb) = dimension_numbers
-    da = _dot_transpose_lhs(ct, a, b, dimension_numbers) if ops.is_linear(a) else None
-    db = None
-    if ops.is_linear(b):
-        # swap roles: out' = b . a has dims (batch, fb, fa); permute ct to match
-        nb = len(ba)
-        na_free = len(_free(a.ndim, ca, ba))
-        nb_free = len(_free(b.ndim, cb, bb))
-        swap = tuple(range(nb)) + tuple(range(nb + na_free, nb + na_free + nb_free)) + tuple(
-            range(nb, nb + na_free))
-        ct_swapped = transpose.bind(ct, permutation=swap) if swap != tuple(range(ct.ndim)) else ct
-        db = _dot_transpose_lhs(ct_swapped, b, a, ((cb, ca), (bb, ba)))
+    fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
+    nb, na = len(ba), len(fa)
+    ct_batch = tuple(range(nb))
+    da = db = None
+    if ops.is_linear(a):  # dims: batch, fa, then b's contracting dims in b's order
+        ct_fb = tuple(range(nb + na, nb + na + len(fb)))
+        out = dot_general.bind(ct, b, dimension_numbers=((ct_fb, tuple(fb)), (ct_batch, tuple(bb))))
+        da = _in_order(out, list(ba) + fa + [ca[cb.index(d)] for d in sorted(cb)])
+    if ops.is_linear(b):  # dims: batch, a's contracting dims in a's order, then fb
+        ct_fa = tuple(range(nb, nb + na))
+        out = dot_general.bind(a, ct, dimension_numbers=((tuple(fa), ct_fa), (tuple(ba), ct_batch)))
+        db = _in_order(out, list(bb) + [cb[ca.index(d)] for d in sorted(ca)] + fb)
     return [da, db]
 
 
