@@ -11,6 +11,7 @@ from math import prod
 
 import numpy as np
 
+from ..backends.cpu.threads import serial_blas
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import float32, float64, int32, int64
@@ -50,7 +51,8 @@ def _dot_shape(a: ShapeDtype, b: ShapeDtype, *, dimension_numbers: Dims) -> Shap
 
 @functools.lru_cache(maxsize=4096)
 def _dot_plan(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_numbers: Dims) -> tuple:
-    """How ``_dot_impl`` lays the operands out as (batch,) m x k @ k x n, per shapes and dims."""
+    """How ``_dot_impl`` lays the operands out as (batch,) m x k @ k x n, per shapes and dims,
+    and the multiply-adds of one m x k @ k x n product."""
     (ca, cb), (ba, bb) = dimension_numbers
     fa, fb = _free(len(a_shape), ca, ba), _free(len(b_shape), cb, bb)
     perm_a, perm_b = list(ba) + fa + list(ca), list(bb) + list(cb) + fb
@@ -60,16 +62,16 @@ def _dot_plan(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_numb
     lead = (nbatch,) if ba else ()
     return (None if perm_a == sorted(perm_a) else tuple(perm_a), lead + (m, k),
             None if perm_b == sorted(perm_b) else tuple(perm_b), lead + (k, n),
-            tuple(bshape + [a_shape[i] for i in fa] + [b_shape[i] for i in fb]))
+            tuple(bshape + [a_shape[i] for i in fa] + [b_shape[i] for i in fb]), m * k * n)
 
 
 def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.ndarray:
-    perm_a, a_shape, perm_b, b_shape, out_shape = _dot_plan(a.shape, b.shape, dimension_numbers)
+    perm_a, a_shape, perm_b, b_shape, out_shape, size = _dot_plan(a.shape, b.shape, dimension_numbers)
     a2 = (a if perm_a is None else a.transpose(perm_a)).reshape(a_shape)
     b2 = (b if perm_b is None else b.transpose(perm_b)).reshape(b_shape)
     if a_shape[-1] == 0:
         return np.zeros(out_shape, a.dtype)
-    return np.matmul(a2, b2).reshape(out_shape)
+    return serial_blas(size, np.matmul, a2, b2).reshape(out_shape)
 
 
 def _in_order(out, order_src: list[int]):  # noqa: ANN001, ANN202
