@@ -51,8 +51,9 @@ def _dot_shape(a: ShapeDtype, b: ShapeDtype, *, dimension_numbers: Dims) -> Shap
 
 @functools.lru_cache(maxsize=4096)
 def _dot_plan(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_numbers: Dims) -> tuple:
-    """How ``_dot_impl`` lays the operands out as (batch,) m x k @ k x n, per shapes and dims,
-    and the multiply-adds of one m x k @ k x n product."""
+    """How ``_dot_impl`` lays the operands out as (batch,) m x k @ k x n, per shapes and dims:
+    each operand's permutation and shape (``None``: as it is), the output shape (``None``:
+    matmul's), and the multiply-adds of one m x k @ k x n product."""
     (ca, cb), (ba, bb) = dimension_numbers
     fa, fb = _free(len(a_shape), ca, ba), _free(len(b_shape), cb, bb)
     perm_a, perm_b = list(ba) + fa + list(ca), list(bb) + list(cb) + fb
@@ -60,18 +61,29 @@ def _dot_plan(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_numb
     nbatch, k = prod(bshape), prod(a_shape[i] for i in ca)
     m, n = prod(a_shape[i] for i in fa), prod(b_shape[i] for i in fb)
     lead = (nbatch,) if ba else ()
-    return (None if perm_a == sorted(perm_a) else tuple(perm_a), lead + (m, k),
-            None if perm_b == sorted(perm_b) else tuple(perm_b), lead + (k, n),
-            tuple(bshape + [a_shape[i] for i in fa] + [b_shape[i] for i in fb]), m * k * n)
+    a2, b2 = lead + (m, k), lead + (k, n)
+    out = tuple(bshape + [a_shape[i] for i in fa] + [b_shape[i] for i in fb])
+    return (None if perm_a == sorted(perm_a) else tuple(perm_a),
+            None if perm_a == sorted(perm_a) and a2 == a_shape else a2,
+            None if perm_b == sorted(perm_b) else tuple(perm_b),
+            None if perm_b == sorted(perm_b) and b2 == b_shape else b2,
+            None if out == lead + (m, n) else out, m * k * n)
 
 
 def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.ndarray:
     perm_a, a_shape, perm_b, b_shape, out_shape, size = _dot_plan(a.shape, b.shape, dimension_numbers)
-    a2 = (a if perm_a is None else a.transpose(perm_a)).reshape(a_shape)
-    b2 = (b if perm_b is None else b.transpose(perm_b)).reshape(b_shape)
-    if a_shape[-1] == 0:
-        return np.zeros(out_shape, a.dtype)
-    return serial_blas(size, np.matmul, a2, b2).reshape(out_shape)
+    if perm_a is not None:
+        a = a.transpose(perm_a)
+    if a_shape is not None:
+        a = a.reshape(a_shape)
+    if perm_b is not None:
+        b = b.transpose(perm_b)
+    if b_shape is not None:
+        b = b.reshape(b_shape)
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape[:-1] + b.shape[-1:] if out_shape is None else out_shape, a.dtype)
+    out = serial_blas(size, np.matmul, a, b)
+    return out if out_shape is None else out.reshape(out_shape)
 
 
 def _in_order(out, order_src: list[int]):  # noqa: ANN001, ANN202
