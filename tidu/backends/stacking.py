@@ -91,7 +91,7 @@ def stack_sums(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
         return p is not None and _is_add(program[p]) and readers[slot] == 1 and slot not in keep
 
     internal = {producer[i] for instr in program if _is_add(instr) for i in instr.ins if inner(i)}
-    slots = [max((s for instr in program for s in (*instr.ins, *instr.outs)), default=-1) + 1]
+    next_slot = [max((s for instr in program for s in (*instr.ins, *instr.outs)), default=-1) + 1]
     concats: dict[tuple, int] = {}  # (slots, dimension) -> the slot of their concatenation
     removed: set[int] = set()
     replaced: dict[int, list[Instr]] = {}
@@ -111,7 +111,8 @@ def stack_sums(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
         if not groups:
             continue
         new: list[Instr] = []
-        terms = [leaf for leaf in leaves if producer.get(leaf) not in {p for ps in groups.values() for p in ps}]
+        stacked = {p for ps in groups.values() for p in ps}
+        terms = [leaf for leaf in leaves if producer.get(leaf) not in stacked]
         for app, ps in groups.items():
             ps.sort(key=lambda p: program[p].ins[::-1])  # see the note on the order of terms
             removed.update(ps)
@@ -120,19 +121,19 @@ def stack_sums(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
                 parts = tuple(program[p].ins[i] for p in ps)
                 slot = concats.get((parts, dim))
                 if slot is None:
-                    slot = concats[(parts, dim)] = _fresh(slots)
+                    slot = concats[(parts, dim)] = _fresh(next_slot)
                     new.append(_concat(parts, dim, app.in_avals[i], slot))
                 stacks.append(slot)
             avals = tuple(a.update(shape=_stacked_shape(a.shape, d, len(ps))) for a, d in
                           zip(app.in_avals, _stack_dims(app)))
             merged = Application(app.prim, app.params, avals)
-            new.append(impl_instr(merged, stacks, (_fresh(slots),), merged.out_avals[0].device))
+            new.append(impl_instr(merged, stacks, (_fresh(next_slot),), merged.out_avals[0].device))
             terms.append(new[-1].outs[0])
         aval = instr.app.out_avals[0]
         add = Application(instr.app.prim, (), (aval, aval))
         total = terms[0]
         for term in terms[1:]:
-            new.append(impl_instr(add, (total, term), (_fresh(slots),), aval.device))
+            new.append(impl_instr(add, (total, term), (_fresh(next_slot),), aval.device))
             total = new[-1].outs[0]
         new[-1] = new[-1]._replace(outs=instr.outs)  # the sum keeps its slot
         removed.update(adds)
