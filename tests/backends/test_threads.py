@@ -49,3 +49,24 @@ def test_blas_threads_follow(restore_threads) -> None:
     tidu.set_num_threads(1)
     blas = [info for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
     assert blas and all(info["num_threads"] == 1 for info in blas)
+
+
+def test_small_products_run_on_one_blas_thread(restore_threads) -> None:
+    calls = threads._openblas_calls()
+    if not calls:
+        pytest.skip("numpy's BLAS is not OpenBLAS on pthreads")
+    get, _ = calls
+    tidu.set_num_threads(2)
+    assert threads.serial_blas(threads.BLAS_PARALLEL_MIN - 1, get) == 1
+    assert get() == 2  # put back
+    assert threads.serial_blas(threads.BLAS_PARALLEL_MIN, get) == 2
+
+
+def test_dot_general_passes_one_product_size(monkeypatch) -> None:
+    from tidu.primitives import linalg
+
+    sizes = []
+    monkeypatch.setattr(linalg, "serial_blas", lambda size, fn, *args: sizes.append(size) or fn(*args))
+    out = tidu.ones(5, 32, 16) @ tidu.ones(5, 16, 8)  # five 32x16x8 products
+    assert sizes == [32 * 16 * 8]
+    np.testing.assert_array_equal(out.numpy(), np.full((5, 32, 8), 16.0, np.float32))

@@ -129,6 +129,9 @@ BAD_READS: list[tuple[Any, type, str]] = [
     (np.array([True, False]), IndexError, "The shape of the mask \\[2\\] at index 0 does not match"),
     ((slice(None), np.ones((3, 4), bool)), IndexError, "mask \\[3, 4\\] at index 1"),
     ((slice(None), [0, "a"]), TypeError, "str"),
+    # ints and slices are checked in order, before any advanced index
+    ((7, slice(None, None, 0)), IndexError, "index 7 is out of bounds for dimension 0 with size 4"),
+    ((np.array([True, False]), 9), IndexError, "index 9 is out of bounds for dimension 1 with size 3"),
 ]
 
 

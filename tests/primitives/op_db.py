@@ -110,6 +110,8 @@ def _dot(a: Any, b: Any, dims: Any) -> Any:
 
 # dot_general with non-leading batch and contracting dims: (i, a, k) x (k, j, a) -> (a, i, j)
 DOT_ODD = (((2,), (0,)), ((1,), (2,)))
+# two contracting dims listed out of order on both sides: (k, b, l, y) x (k, l, b, z) -> (b, y, z)
+DOT_CROSSED = (((2, 0), (1, 0)), ((1,), (2,)))
 
 OP_DB: list[OpCase] = [
     # --- elementwise, unary ------------------------------------------------------------------
@@ -264,6 +266,13 @@ OP_DB: list[OpCase] = [
         (((2, 2, 3), (3, 2, 2)),),
         ref=lambda a, b: np.einsum("iak,kja->aij", a, b),
         name="odd-dims",
+    ),
+    OpCase(
+        "dot_general",
+        lambda a, b: _dot(a, b, DOT_CROSSED),
+        (((3, 2, 4, 2), (3, 4, 2, 3)),),
+        ref=lambda a, b: np.einsum("kbly,klbz->byz", a, b),
+        name="crossed-dims",
     ),
     OpCase(
         "dot_general",

@@ -154,9 +154,14 @@ def _plan(shape: tuple[int, ...], index: Any) -> _Plan:
     consumed = sum(1 if kind in ("int", "slice", "array") else v.ndim if kind == "mask" else 0 for kind, v in items)
     if consumed > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {consumed} indices)")
-    for kind, value in items:  # PyTorch applies slices before it checks advanced indices (masks)
+    dim = 0
+    for kind, value in items:  # PyTorch applies ints and slices, in order, before advanced indices (masks)
         if kind == "slice" and isinstance(value.step, int | np.integer) and value.step <= 0:
             raise ValueError("step must be greater than zero" if value.step < 0 else "slice step cannot be zero")
+        if kind == "int" and not -shape[dim] <= value < shape[dim]:
+            raise IndexError(f"index {value} is out of bounds for dimension {dim} with size {shape[dim]}")
+        dim += (1 if kind in ("int", "slice", "array") else value.ndim if kind == "mask"
+                else len(shape) - consumed if kind == "ellipsis" else 0)
     fill = [("slice", slice(None))] * (len(shape) - consumed)
     at = next((i for i, (kind, _) in enumerate(items) if kind == "ellipsis"), len(items))
     items[at:at + 1] = fill

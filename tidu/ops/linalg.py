@@ -11,6 +11,7 @@ from ..core.primitive import bind
 from ..primitives.linalg import dot_general
 from ..primitives.reduce import reduce_sum
 from ..primitives.structural import transpose as transpose_p
+from ..tensor import Tensor
 from ._operands import broadcast_shapes, broadcast_to, is_value
 from .shape import reshape, squeeze, unsqueeze
 
@@ -41,6 +42,9 @@ def _same_dtype(a: Any, b: Any) -> None:
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
+_MM = (((1,), (0,)), ((), ()))  # (m, k) @ (k, n)
+
+
 def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dimensions.
 
@@ -55,6 +59,11 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.tensor([[1, 2]]) @ tidu.tensor([[3], [4]])
     tensor([[11]])
     """
+    if type(input) is Tensor and type(other) is Tensor:  # the common case, checked at once
+        sa, sb = input._buf.shape, other._buf.shape
+        if (len(sa) == 2 == len(sb) and sa[1] == sb[0] and input._dtype is other._dtype
+                and input._dtype is not dtypes.bool_):
+            return bind(dot_general, input, other, dimension_numbers=_MM)
     _check_tensors("matmul", input, other)
     a, b = input, other
     _same_dtype(a, b)
@@ -83,7 +92,7 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     if b.ndim == 2:
         lead = tuple(a.shape[:-1])
         flat = reshape(a, prod(lead), a.shape[-1]) if a.ndim > 2 else a
-        out = bind(dot_general, flat, b, dimension_numbers=(((1,), (0,)), ((), ())))
+        out = bind(dot_general, flat, b, dimension_numbers=_MM)
         return reshape(out, lead + (b.shape[-1],)) if a.ndim > 2 else out
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], op="matmul")
     a = broadcast_to(a, batch + tuple(a.shape[-2:]))

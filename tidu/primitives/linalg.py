@@ -11,6 +11,7 @@ from math import prod
 
 import numpy as np
 
+from ..backends.cpu.threads import serial_blas
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import float32, float64, int32, int64
@@ -50,7 +51,9 @@ def _dot_shape(a: ShapeDtype, b: ShapeDtype, *, dimension_numbers: Dims) -> Shap
 
 @functools.lru_cache(maxsize=4096)
 def _dot_plan(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_numbers: Dims) -> tuple:
-    """How ``_dot_impl`` lays the operands out as (batch,) m x k @ k x n, per shapes and dims."""
+    """How ``_dot_impl`` lays the operands out as (batch,) m x k @ k x n, per shapes and dims:
+    each operand's permutation and shape (``None``: as it is), the output shape (``None``:
+    matmul's), and the multiply-adds of one m x k @ k x n product."""
     (ca, cb), (ba, bb) = dimension_numbers
     fa, fb = _free(len(a_shape), ca, ba), _free(len(b_shape), cb, bb)
     perm_a, perm_b = list(ba) + fa + list(ca), list(bb) + list(cb) + fb
@@ -58,50 +61,56 @@ def _dot_plan(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_numb
     nbatch, k = prod(bshape), prod(a_shape[i] for i in ca)
     m, n = prod(a_shape[i] for i in fa), prod(b_shape[i] for i in fb)
     lead = (nbatch,) if ba else ()
-    return (None if perm_a == sorted(perm_a) else tuple(perm_a), lead + (m, k),
-            None if perm_b == sorted(perm_b) else tuple(perm_b), lead + (k, n),
-            tuple(bshape + [a_shape[i] for i in fa] + [b_shape[i] for i in fb]))
+    a2, b2 = lead + (m, k), lead + (k, n)
+    out = tuple(bshape + [a_shape[i] for i in fa] + [b_shape[i] for i in fb])
+    return (None if perm_a == sorted(perm_a) else tuple(perm_a),
+            None if perm_a == sorted(perm_a) and a2 == a_shape else a2,
+            None if perm_b == sorted(perm_b) else tuple(perm_b),
+            None if perm_b == sorted(perm_b) and b2 == b_shape else b2,
+            None if out == lead + (m, n) else out, m * k * n)
 
 
 def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.ndarray:
-    perm_a, a_shape, perm_b, b_shape, out_shape = _dot_plan(a.shape, b.shape, dimension_numbers)
-    a2 = (a if perm_a is None else a.transpose(perm_a)).reshape(a_shape)
-    b2 = (b if perm_b is None else b.transpose(perm_b)).reshape(b_shape)
-    if a_shape[-1] == 0:
-        return np.zeros(out_shape, a.dtype)
-    return np.matmul(a2, b2).reshape(out_shape)
+    perm_a, a_shape, perm_b, b_shape, out_shape, size = _dot_plan(a.shape, b.shape, dimension_numbers)
+    if perm_a is not None:
+        a = a.transpose(perm_a)
+    if a_shape is not None:
+        a = a.reshape(a_shape)
+    if perm_b is not None:
+        b = b.transpose(perm_b)
+    if b_shape is not None:
+        b = b.reshape(b_shape)
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape[:-1] + b.shape[-1:] if out_shape is None else out_shape, a.dtype)
+    out = serial_blas(size, np.matmul, a, b)
+    return out if out_shape is None else out.reshape(out_shape)
 
 
-def _dot_transpose_lhs(ct, a, b, dimension_numbers):  # noqa: ANN001, ANN202
-    """d lhs = ct . rhs over rhs's free dims, then put lhs's dims back in order."""
-    (ca, cb), (ba, bb) = dimension_numbers
-    fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
-    nb = len(ba)
-    ct_free_b = tuple(range(nb + len(fa), nb + len(fa) + len(fb)))
-    dims = ((ct_free_b, tuple(fb)), (tuple(range(nb)), tuple(bb)))
-    out = dot_general.bind(ct, b, dimension_numbers=dims)  # (batch, fa, cb-order dims of b)
-    # out dims: batch (lhs ba order), fa, then b's contracting dims in cb's natural order of b
-    rest_b = [d for d in range(b.ndim) if d not in fb and d not in bb]  # == sorted(cb)
-    order_src = list(ba) + fa + [ca[list(cb).index(d)] for d in rest_b]
-    perm = tuple(order_src.index(d) for d in range(a.ndim))
-    return transpose.bind(out, permutation=perm) if perm != tuple(range(a.ndim)) else out
+def _in_order(out, order_src: list[int]):  # noqa: ANN001, ANN202
+    """``out``, whose dims are the operand's dims ``order_src``, permuted into the operand's order."""
+    perm = tuple(order_src.index(d) for d in range(len(order_src)))
+    return transpose.bind(out, permutation=perm) if perm != tuple(range(len(perm))) else out
 
 
 def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
+    """d lhs = ct . rhs over rhs's free dims; d rhs = lhs . ct over lhs's free dims. Each is one
+    product whose result comes out in its operand's layout (for ``a @ b``: ``ct @ b.T`` and
+    ``a.T @ ct``), so a plain matmul's cotangents need no transposes."""
     from .. import ops
 
     (ca, cb), (ba, bb) = dimension_numbers
-    da = _dot_transpose_lhs(ct, a, b, dimension_numbers) if ops.is_linear(a) else None
-    db = None
-    if ops.is_linear(b):
-        # swap roles: out' = b . a has dims (batch, fb, fa); permute ct to match
-        nb = len(ba)
-        na_free = len(_free(a.ndim, ca, ba))
-        nb_free = len(_free(b.ndim, cb, bb))
-        swap = tuple(range(nb)) + tuple(range(nb + na_free, nb + na_free + nb_free)) + tuple(
-            range(nb, nb + na_free))
-        ct_swapped = transpose.bind(ct, permutation=swap) if swap != tuple(range(ct.ndim)) else ct
-        db = _dot_transpose_lhs(ct_swapped, b, a, ((cb, ca), (bb, ba)))
+    fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
+    nb, na = len(ba), len(fa)
+    ct_batch = tuple(range(nb))
+    da = db = None
+    if ops.is_linear(a):  # dims: batch, fa, then b's contracting dims in b's order
+        ct_fb = tuple(range(nb + na, nb + na + len(fb)))
+        out = dot_general.bind(ct, b, dimension_numbers=((ct_fb, tuple(fb)), (ct_batch, tuple(bb))))
+        da = _in_order(out, list(ba) + fa + [ca[cb.index(d)] for d in sorted(cb)])
+    if ops.is_linear(b):  # dims: batch, a's contracting dims in a's order, then fb
+        ct_fa = tuple(range(nb, nb + na))
+        out = dot_general.bind(a, ct, dimension_numbers=((tuple(fa), ct_fa), (tuple(ba), ct_batch)))
+        db = _in_order(out, list(bb) + [cb[ca.index(d)] for d in sorted(ca)] + fb)
     return [da, db]
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from numba.core import config as numba_config
 
 from ...core.instructions import Instr
+from ..stacking import stack_sums
 from .elementwise import JIT, code_token
 from .threads import run_chunked, run_tasks
 
@@ -74,7 +75,8 @@ def _kind(instr: Instr) -> str | None:
 
 def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
     """``program`` with its groups of elementwise instructions fused; the slots in ``keep``
-    (and every value read by an unfused instruction) are still produced.
+    (and every value read by an unfused instruction) are still produced. Sums of small like
+    products are first stacked into one product (``backends.stacking``).
 
     Free lists are recomputed: a slot the original program frees is freed after its last
     reader in the new one; the others are never freed. Groups whose values nobody reads
@@ -103,6 +105,7 @@ def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
     program = list(program)
     if not ENABLED:
         return program
+    program = stack_sums(program, keep)
     producer: dict[int, int] = {}
     for k, instr in enumerate(program):
         for o in instr.outs:

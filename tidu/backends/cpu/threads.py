@@ -6,10 +6,15 @@ into tasks fixed by the shape (``run_tasks``), one range of tasks per thread.
 installed, numpy's BLAS threads); below ``PARALLEL_MIN`` elements a loop stays on one
 thread, where a pool hand-off would cost more than it saves (``TASKS_PARALLEL_MIN`` for the
 reductions, whose vector loops stream about 20 elements a nanosecond).
+
+A matrix product of fewer than ``BLAS_PARALLEL_MIN`` multiply-adds runs on one BLAS thread
+(``serial_blas``): splitting it gains nothing on an idle machine, and on a busy one each hand-off
+waits for a core (a 32x128x128 product took 17 us on one thread and 120-200 us on two).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +25,10 @@ import numpy as np
 PARALLEL_MIN = 1 << 18  # elements; a 1M-float tanh takes ~2.6 ms on one core, a hand-off ~30 us
 TASKS_PARALLEL_MIN = 1 << 20  # elements; a vectorized 1M-float sum takes ~50 us on one core
 
-_state: dict[str, Any] = {"threads": os.cpu_count() or 1, "pool": None, "blas": None}
+# multiply-adds; on 2 idle cores OpenBLAS's second thread starts paying at about 1M (64x128x128)
+BLAS_PARALLEL_MIN = 1 << 20
+
+_state: dict[str, Any] = {"threads": os.cpu_count() or 1, "pool": None, "blas": None, "blas_calls": None}
 
 
 def get_num_threads() -> int:
@@ -93,3 +101,45 @@ def run_tasks(kernel: Callable[..., None], tasks: int, size: int, *args: Any) ->
     kernel(*args, 0, bounds[1])
     for future in futures:
         future.result()
+
+
+def _openblas_calls() -> tuple[Callable[[], int], Callable[[int], Any]] | None:
+    """``openblas_get_num_threads`` and ``openblas_set_num_threads`` of numpy's BLAS (found through
+    threadpoolctl), or ``None``: no threadpoolctl, another BLAS, or OpenBLAS on OpenMP (whose
+    limit is per calling thread, set by other means)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    for lib in ThreadpoolController().select(internal_api="openblas").lib_controllers:
+        if getattr(lib, "threading_layer", None) != "pthreads":
+            continue
+        dll = ctypes.CDLL(lib.filepath)
+        for prefix in ("", "scipy_"):
+            for suffix in ("", "64_", "_64"):
+                get = getattr(dll, f"{prefix}openblas_get_num_threads{suffix}", None)
+                put = getattr(dll, f"{prefix}openblas_set_num_threads{suffix}", None)
+                if get is not None and put is not None:
+                    return get, put
+    return None
+
+
+def serial_blas(size: int, product: Callable[..., Any], *args: Any) -> Any:
+    """``product(*args)``, on one BLAS thread when it does fewer than ``BLAS_PARALLEL_MIN``
+    multiply-adds (``size``); the BLAS's thread count is put back afterwards."""
+    if size >= BLAS_PARALLEL_MIN:
+        return product(*args)
+    calls = _state["blas_calls"]
+    if calls is None:
+        calls = _state["blas_calls"] = _openblas_calls() or ()
+    if not calls:
+        return product(*args)
+    get, put = calls
+    before = get()
+    if before == 1:
+        return product(*args)
+    put(1)
+    try:
+        return product(*args)
+    finally:
+        put(before)

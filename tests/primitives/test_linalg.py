@@ -1,0 +1,35 @@
+"""``dot_general``'s transpose rule (tidu/primitives/linalg.py): each cotangent is one product
+laid out like its operand (the values are checked over OP_DB in test_rules.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+from tidu.autograd import compiled
+from tidu.backends.cpu import fusion
+from tidu.core import programs
+
+
+@pytest.mark.parametrize("shapes", [((32, 16), (16, 8)), ((3, 5, 4), (4, 6)), ((2, 5, 4), (2, 4, 3))])
+def test_matmul_cotangents_are_products_without_transposes(shapes: tuple, monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    monkeypatch.setattr(fusion, "ENABLED", False)
+    compiled.clear()
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    a, b = (tidu.tensor(x, requires_grad=True) for x in arrays)
+    (a @ b).tanh().sum().backward()
+    (step,) = compiled._steps.values()
+    names = [instr.app.prim.name for instr in step.program]
+    assert names.count("dot_general") == 2
+    assert "transpose" not in names
+    ta, tb = (torch.tensor(x, requires_grad=True) for x in arrays)
+    (ta @ tb).tanh().sum().backward()
+    for got, want in ((a.grad, ta.grad), (b.grad, tb.grad)):
+        assert got.numpy().flags.c_contiguous
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)

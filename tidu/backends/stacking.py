@@ -1,0 +1,185 @@
+"""Sums of small products become one product over stacked operands (a program pass).
+
+A weight used at every step of a loop (an RNN's) gets one cotangent term per step, and the
+backward program sums them: ``dW = x_1.T @ g_1 + ... + x_n.T @ g_n``, n small products and an
+n-term add. ``stack_sums(program, keep)`` rewrites each such sum as one product of the
+operands concatenated along a contracted dimension, ``concat(x).T @ concat(g)``, and a sum of
+``reduce_sum`` terms (a broadcast bias's cotangent) as one ``reduce_sum`` of the concatenation
+along a summed axis. One concatenation serves every sum that stacks the same slots in the same
+order (``g`` above, for ``dW``, ``dU`` and ``db``).
+
+Only products of fewer than ``threads.BLAS_PARALLEL_MIN`` multiply-adds and reductions of
+fewer than ``SMALL_REDUCE`` elements are stacked: there the calls cost more than the arithmetic,
+and the copies into the stacks stay cheap. A term is stacked only if the sum is its one reader.
+The result differs from the term-by-term sum by rounding only (another summation order).
+
+The order of terms: a sum may take its terms in any order, so each group takes them in the
+order of their last input's slot; groups that share an operand (``g`` above: the last input of
+``x.T @ g``, ``h.T @ g`` and ``reduce_sum(g)``) then stack it in one order, and share it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from ..core.instructions import Instr, impl_instr
+from ..core.primitive import Application
+from .cpu.threads import BLAS_PARALLEL_MIN
+
+SMALL_REDUCE = 1 << 16  # elements of one reduce_sum term
+_STACKED = ("dot_general", "reduce_sum")
+
+
+def _stack_dims(app: Application) -> tuple[int, ...] | None:
+    """Per input, the dimension its terms are concatenated along; ``None``: not stackable."""
+    name, params = app.prim.name, dict(app.params)
+    if name == "dot_general":
+        (ca, cb), _ = params["dimension_numbers"]
+        a, b = app.in_avals
+        k = 1
+        for d in ca:
+            k *= a.shape[d]
+        if not ca or a.size * b.size // max(k, 1) >= BLAS_PARALLEL_MIN:
+            return None
+        return ca[0], cb[0]
+    if name == "reduce_sum":
+        axes = params["axes"]
+        if not axes or app.in_avals[0].size >= SMALL_REDUCE:
+            return None
+        return (axes[0],)
+    return None
+
+
+def stack_sums(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
+    """``program`` with its sums of two or more like small products (or reductions) computed as
+    one product (reduction) of concatenated operands; the slots in ``keep`` are still produced.
+
+    >>> import numpy as np, tidu
+    >>> from tidu.core.instructions import impl_instr, run
+    >>> from tidu.core.primitive import Application
+    >>> from tidu.primitives import elementwise as ew, linalg
+    >>> v, m = tidu.ShapeDtype((4, 3), tidu.float64), tidu.ShapeDtype((3, 3), tidu.float64)
+    >>> dims = (("dimension_numbers", (((0,), (0,)), ((), ()))),)
+    >>> program = [impl_instr(Application(linalg.dot_general, dims, (v, v)), [0, 1], [4]),
+    ...            impl_instr(Application(linalg.dot_general, dims, (v, v)), [2, 3], [5]),
+    ...            impl_instr(Application(ew.add, (), (m, m)), [4, 5], [6])]
+    >>> stacked = stack_sums(program, keep={6})
+    >>> [(instr.app.name.split("[")[0], instr.ins, instr.outs) for instr in stacked]
+    [('concatenate', (0, 2), (7,)), ('concatenate', (1, 3), (8,)), ('dot_general', (7, 8), (6,))]
+    >>> rng = np.random.default_rng(0)
+    >>> slots = [rng.standard_normal((4, 3)) for _ in range(4)] + [None] * 5
+    >>> run(stacked, slots)
+    >>> a, b, c, d = slots[:4]
+    >>> bool(np.allclose(slots[6], a.T @ b + c.T @ d))
+    True
+    """
+    program = list(program)
+    producer: dict[int, int] = {}
+    for k, instr in enumerate(program):
+        for o in instr.outs:
+            if o in producer:
+                return program  # a slot written twice: leave the program alone
+            producer[o] = k
+    readers = Counter(i for instr in program for i in instr.ins)
+    keep = set(keep)
+
+    def inner(slot: int) -> bool:
+        """``slot`` is a partial sum read only by the sum it belongs to."""
+        p = producer.get(slot)
+        return p is not None and _is_add(program[p]) and readers[slot] == 1 and slot not in keep
+
+    internal = {producer[i] for instr in program if _is_add(instr) for i in instr.ins if inner(i)}
+    next_slot = [max((s for instr in program for s in (*instr.ins, *instr.outs)), default=-1) + 1]
+    concats: dict[tuple, int] = {}  # (slots, dimension) -> the slot of their concatenation
+    removed: set[int] = set()
+    replaced: dict[int, list[Instr]] = {}
+    for k, instr in enumerate(program):
+        if not _is_add(instr) or k in internal:
+            continue
+        adds, leaves = _tree(program, k, producer, inner)
+        groups: dict[Application, list[int]] = {}
+        for leaf in leaves:
+            p = producer.get(leaf)
+            if p is None or readers[leaf] != 1 or leaf in keep or program[p].app is None:
+                continue
+            app = program[p].app
+            if app.prim.name in _STACKED and _stack_dims(app) is not None:
+                groups.setdefault(app, []).append(p)
+        groups = {app: ps for app, ps in groups.items() if len(ps) > 1}
+        if not groups:
+            continue
+        new: list[Instr] = []
+        stacked = {p for ps in groups.values() for p in ps}
+        terms = [leaf for leaf in leaves if producer.get(leaf) not in stacked]
+        for app, ps in groups.items():
+            ps.sort(key=lambda p: program[p].ins[::-1])  # see the note on the order of terms
+            removed.update(ps)
+            stacks = []
+            for i, dim in enumerate(_stack_dims(app)):
+                parts = tuple(program[p].ins[i] for p in ps)
+                slot = concats.get((parts, dim))
+                if slot is None:
+                    slot = concats[(parts, dim)] = _fresh(next_slot)
+                    new.append(_concat(parts, dim, app.in_avals[i], slot))
+                stacks.append(slot)
+            avals = tuple(a.update(shape=_stacked_shape(a.shape, d, len(ps))) for a, d in
+                          zip(app.in_avals, _stack_dims(app)))
+            merged = Application(app.prim, app.params, avals)
+            new.append(impl_instr(merged, stacks, (_fresh(next_slot),), merged.out_avals[0].device))
+            terms.append(new[-1].outs[0])
+        aval = instr.app.out_avals[0]
+        add = Application(instr.app.prim, (), (aval, aval))
+        total = terms[0]
+        for term in terms[1:]:
+            new.append(impl_instr(add, (total, term), (_fresh(next_slot),), aval.device))
+            total = new[-1].outs[0]
+        new[-1] = new[-1]._replace(outs=instr.outs)  # the sum keeps its slot
+        removed.update(adds)
+        replaced[k] = new
+    if not replaced:
+        return program
+    out: list[Instr] = []
+    for k, instr in enumerate(program):
+        if k in replaced:
+            out += replaced[k]
+        elif k not in removed:
+            out.append(instr)
+    return out
+
+
+def _is_add(instr: Instr) -> bool:
+    app = instr.app
+    return (app is not None and app.prim.name == "add" and len(instr.ins) == 2 and len(instr.outs) == 1
+            and app.in_avals is not None and app.in_avals[0] == app.in_avals[1] == app.out_avals[0])
+
+
+def _tree(program: list[Instr], root: int, producer: dict[int, int], inner: Any) -> tuple[list[int], list[int]]:
+    """The add instructions of the sum ending at ``root`` and its terms (slots), in order."""
+    adds, leaves, stack = [], [], [root]
+    while stack:
+        k = stack.pop()
+        adds.append(k)
+        for slot in reversed(program[k].ins):
+            if inner(slot):
+                stack.append(producer[slot])
+            else:
+                leaves.append(slot)
+    return adds, leaves
+
+
+def _fresh(counter: list[int]) -> int:
+    counter[0] += 1
+    return counter[0] - 1
+
+
+def _stacked_shape(shape: tuple[int, ...], dim: int, n: int) -> tuple[int, ...]:
+    return tuple(s * n if d == dim else s for d, s in enumerate(shape))
+
+
+def _concat(parts: tuple[int, ...], dim: int, aval: Any, out: int) -> Instr:
+    from ..primitives.structural import concatenate
+
+    app = Application(concatenate, (("dimension", dim),), (aval,) * len(parts))
+    return impl_instr(app, parts, (out,), aval.device)
