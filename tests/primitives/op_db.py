@@ -274,6 +274,20 @@ OP_DB: list[OpCase] = [
         ref=lambda a, b: np.einsum("kbly,klbz->byz", a, b),
         name="crossed-dims",
     ),
+    OpCase(  # each operand laid out (batch, free, contracted): x @ w.T as F.linear binds it
+        "dot_general",
+        lambda a, b: _dot(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((0,), (0,)) if a.ndim == 3 else ((), ()))),
+        (((2, 3, 4), (2, 5, 4)), ((3, 2), (4, 2))),
+        ref=lambda a, b: np.einsum("...ik,...jk->...ij", a, b),
+        name="free-then-contracted",
+    ),
+    OpCase(  # the lhs laid out (contracted, free): a.T @ b
+        "dot_general",
+        lambda a, b: _dot(a, b, (((0,), (0,)), ((), ()))),
+        (((3, 2), (3, 4)),),
+        ref=lambda a, b: a.T @ b,
+        name="contracted-then-free",
+    ),
     OpCase(
         "dot_general",
         lambda x: x @ W_34,

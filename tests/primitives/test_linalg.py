@@ -33,3 +33,22 @@ def test_matmul_cotangents_are_products_without_transposes(shapes: tuple, monkey
     for got, want in ((a.grad, ta.grad), (b.grad, tb.grad)):
         assert got.numpy().flags.c_contiguous
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_linear_weight_cotangent_is_one_product_in_the_weights_layout(monkeypatch: Any) -> None:
+    """``F.linear`` contracts the weight's last dim in one product, so the weight's cotangent is
+    ``ct.T @ x``: laid out like the weight, no transpose, a fresh array for ``.grad``."""
+    monkeypatch.setattr(programs, "ENABLED", True)
+    monkeypatch.setattr(fusion, "ENABLED", False)
+    compiled.clear()
+    rng = np.random.default_rng(1)
+    xs, ws = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    x, w = tidu.tensor(xs, requires_grad=True), tidu.tensor(ws, requires_grad=True)
+    tidu.nn.functional.linear(x, w).tanh().sum().backward()
+    (step,) = compiled._steps.values()
+    names = [instr.app.prim.name for instr in step.program]
+    assert names.count("dot_general") == 2 and "transpose" not in names
+    tx, tw = torch.tensor(xs, requires_grad=True), torch.tensor(ws, requires_grad=True)
+    torch.nn.functional.linear(tx, tw).tanh().sum().backward()
+    for got, want in ((x.grad, tx.grad), (w.grad, tw.grad)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)

@@ -35,7 +35,7 @@ from ..core import programs
 from ..core.dispatch import bind_eager
 from ..core.groups import GroupNode, GroupTrace, raw_node
 from ..core.instructions import Instr, impl_instr
-from ..core.primitive import Application, accumulate_add, freeze
+from ..core.primitive import Application, accumulate_add
 from ..core.programs import TensorRecordedGraph
 from ..core.tape import SavedInput, SavedOutput
 from ..eager.trace import FREED_MESSAGE, TraceNode
@@ -412,7 +412,7 @@ def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
     targets += [(c >> _SLOT_BITS, c & ((1 << _SLOT_BITS) - 1)) for c in walk.wanted_outs]
     results = [(t, cts[t], dtypes[t]) for t in targets if t in cts]
     keep = {slot for _, slot, _ in results}
-    program = _dead_code(_fold_transposes(_cancel_transposes(b.program), keep, b), keep)
+    program = _dead_code(_cancel_transposes(b.program), keep)
     if not on_tensors:  # binds on tensors are fused by the forward's deferral instead
         program = _optimize(program, keep)
     program = _with_frees(program, keep)
@@ -582,40 +582,6 @@ def _cancel_transposes(program: list[Instr]) -> list[Instr]:
 
 def _same(x: Any) -> Any:
     return x
-
-
-def _fold_transposes(program: list[Instr], keep: Collection[int], b: _Builder) -> list[Instr]:
-    """A transpose that swaps the free dimensions of a product it alone reads is the product of
-    the swapped operands: ``(a.T @ g).T`` is ``g.T @ a``, a fresh array instead of a view (which
-    ``backward`` would copy into ``.grad``), for one product all the same."""
-    made = {o: instr for instr in program for o in instr.outs}
-    readers: dict[int, int] = {}
-    for instr in program:
-        for i in instr.ins:
-            readers[i] = readers.get(i, 0) + 1
-    out = []
-    for instr in program:
-        app = instr.app
-        if app is not None and app.prim.name == "transpose" and instr.ins:
-            src = made.get(instr.ins[0])
-            if (src is not None and src.app is not None and src.app.prim.name == "dot_general"
-                    and readers[instr.ins[0]] == 1 and instr.ins[0] not in keep):
-                swapped = _swapped_product(src.app, dict(app.params)["permutation"])
-                if swapped is not None:
-                    instr = b.instr(swapped, src.ins[::-1], instr.outs)
-        out.append(instr)
-    return out
-
-
-def _swapped_product(app: Application, permutation: Any) -> Application | None:
-    """``dot_general(b, a)`` when ``transpose(dot_general(a, b), permutation)`` equals it."""
-    (ca, cb), (ba, bb) = dict(app.params)["dimension_numbers"]
-    a, b = app.in_avals
-    nb, na = len(ba), len(a.shape) - len(ca) - len(ba)
-    nf = len(b.shape) - len(cb) - len(bb)
-    if tuple(permutation) != (*range(nb), *range(nb + na, nb + na + nf), *range(nb, nb + na)):
-        return None
-    return Application(app.prim, freeze({"dimension_numbers": ((cb, ca), (bb, ba))}), (b, a))
 
 
 def _optimize(program: list[Instr], keep: set[int]) -> list[Instr]:

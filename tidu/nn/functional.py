@@ -25,6 +25,7 @@ from ..core.inplace import assign_
 from ..core.primitive import bind
 from ..ops.activation import log_softmax, softmax
 from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d
+from ..primitives import linalg
 from ..primitives.slicing import pad as pad_p
 from ..tensor import Tensor, placed
 
@@ -93,7 +94,12 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{cols} and {'x'.join(map(str, w))}) "
             f"(linear: input {tuple(input.shape)}, weight {tuple(weight.shape)})"
         )
-    out = ops.matmul(input, weight.t() if weight.ndim == 2 else weight)
+    if weight.ndim == 2 and input.dtype is weight.dtype and input.dtype.is_floating_point:
+        # one product contracting the weight's last dim: its gradient comes out in its layout
+        dims = (((input.ndim - 1,), (1,)), ((), ()))
+        out = bind(linalg.dot_general, input, weight, dimension_numbers=dims)
+    else:
+        out = ops.matmul(input, weight.t() if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
 
 

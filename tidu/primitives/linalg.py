@@ -94,8 +94,10 @@ def _in_order(out, order_src: list[int]):  # noqa: ANN001, ANN202
 
 def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
     """d lhs = ct . rhs over rhs's free dims; d rhs = lhs . ct over lhs's free dims. Each is one
-    product whose result comes out in its operand's layout (for ``a @ b``: ``ct @ b.T`` and
-    ``a.T @ ct``), so a plain matmul's cotangents need no transposes."""
+    product, its operands ordered so that the result comes out in its operand's layout where
+    that is (batch, free, contracted) or (batch, contracted, free): for ``a @ b``, ``ct @ b.T``
+    and ``a.T @ ct``; for ``x @ w.T`` contracting ``w``'s last dim (``F.linear``), ``ct.T @ x``.
+    Other layouts get one transpose."""
     from .. import ops
 
     (ca, cb), (ba, bb) = dimension_numbers
@@ -103,14 +105,24 @@ def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
     nb, na = len(ba), len(fa)
     ct_batch = tuple(range(nb))
     da = db = None
-    if ops.is_linear(a):  # dims: batch, fa, then b's contracting dims in b's order
+    if ops.is_linear(a):
         ct_fb = tuple(range(nb + na, nb + na + len(fb)))
-        out = dot_general.bind(ct, b, dimension_numbers=((ct_fb, tuple(fb)), (ct_batch, tuple(bb))))
-        da = _in_order(out, list(ba) + fa + [ca[cb.index(d)] for d in sorted(cb)])
-    if ops.is_linear(b):  # dims: batch, a's contracting dims in a's order, then fb
+        summed = [ca[cb.index(d)] for d in sorted(cb)]  # a's contracting dims, in b's order
+        if list(ba) + summed + fa == list(range(a.ndim)):  # a laid out (batch, contracted, free)
+            out = dot_general.bind(b, ct, dimension_numbers=((tuple(fb), ct_fb), (tuple(bb), ct_batch)))
+            da = out
+        else:  # dims: batch, fa, then the contracted dims
+            out = dot_general.bind(ct, b, dimension_numbers=((ct_fb, tuple(fb)), (ct_batch, tuple(bb))))
+            da = _in_order(out, list(ba) + fa + summed)
+    if ops.is_linear(b):
         ct_fa = tuple(range(nb, nb + na))
-        out = dot_general.bind(a, ct, dimension_numbers=((tuple(fa), ct_fa), (tuple(ba), ct_batch)))
-        db = _in_order(out, list(bb) + [cb[ca.index(d)] for d in sorted(ca)] + fb)
+        summed = [cb[ca.index(d)] for d in sorted(ca)]  # b's contracting dims, in a's order
+        if list(bb) + fb + summed == list(range(b.ndim)):  # b laid out (batch, free, contracted): F.linear's
+            out = dot_general.bind(ct, a, dimension_numbers=((ct_fa, tuple(fa)), (ct_batch, tuple(ba))))
+            db = out
+        else:  # dims: batch, the contracted dims, then fb
+            out = dot_general.bind(a, ct, dimension_numbers=((tuple(fa), ct_fa), (tuple(ba), ct_batch)))
+            db = _in_order(out, list(bb) + summed + fb)
     return [da, db]
 
 
