@@ -92,15 +92,21 @@ def test_views_and_inplace(monkeypatch: Any) -> None:
     check_same(step, _rand(6), _rand(3), monkeypatch=monkeypatch)
 
 
-def test_inplace_modified_saved_value_still_raises(monkeypatch: Any) -> None:
-    monkeypatch.setattr(programs, "ENABLED", True)
-    for _ in range(2):  # built, then reused: both check the saved versions
+def _raises_after_inplace(run: Callable[[Any, Any], Any]) -> None:
+    """``run(z, x)`` differentiates ``z`` after a value its graph saved was written in place: it
+    raises, on a built step and on a reused one (both check the saved versions)."""
+    for _ in range(2):
         x = tidu.tensor([1.0, 2.0], requires_grad=True)
         y = x.exp()
         z = (y * y).sum()
         y.add_(1.0)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-            z.backward()
+            run(z, x)
+
+
+def test_inplace_modified_saved_value_still_raises(monkeypatch: Any) -> None:
+    monkeypatch.setattr(programs, "ENABLED", True)
+    _raises_after_inplace(lambda z, x: z.backward())
 
 
 def test_multiple_outputs_inputs_and_grad(monkeypatch: Any) -> None:
@@ -284,6 +290,16 @@ _BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b * 0.5, lam
            lambda a, b: tidu.where(a > b, a, b)]
 
 
+def _random_output(ops: list, leaves: list) -> Any:
+    """A random DAG over ``leaves``: each op draws its inputs among the values so far; the
+    output weighs every value made."""
+    values = list(leaves)
+    for binary, f, i, j in ops:
+        a, b = values[i % len(values)], values[j % len(values)]
+        values.append(_BINARY[f % len(_BINARY)](a, b) if binary else _UNARY[f](a))
+    return sum((v * (k + 1)).sum() for k, v in enumerate(values[len(leaves):]))
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 7), st.integers(0, 20), st.integers(0, 20)),
                 min_size=1, max_size=12),
@@ -296,32 +312,34 @@ def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None
     def grads(enabled: bool) -> list:
         programs.ENABLED = enabled
         leaves = [tidu.tensor(a, requires_grad=r) for a, r in zip(arrays, requires)]
-        values = list(leaves)
-        for binary, f, i, j in ops:
-            a, b = values[i % len(values)], values[j % len(values)]
-            values.append(_BINARY[f % len(_BINARY)](a, b) if binary else _UNARY[f](a))
-        out = sum((v * (k + 1)).sum() for k, v in enumerate(values[3:]))
+        out = _random_output(ops, leaves)
         if not out.requires_grad:
             return []
         out.backward()
         return [None if t.grad is None else t.grad.numpy() for t in leaves]
 
+    before = dict(compiled.STATS)
+    if _compiled_matches_general(grads):  # both passes compiled, the second one reused
+        assert compiled.STATS["built"] + compiled.STATS["reused"] == before["built"] + before["reused"] + 2
+        assert compiled.STATS["reused"] > before["reused"]
+
+
+def _compiled_matches_general(grads: Callable[[bool], list], tol: float = 0.0) -> bool:
+    """``grads(enabled)`` through a built and then a reused step equals (within ``tol``) its
+    value through the general walk; whether there was anything to compare."""
     saved = programs.ENABLED
     try:
         expected = grads(False)
-        before = dict(compiled.STATS)
         for _ in range(2):
             got = grads(True)
             assert len(got) == len(expected)
             for g, e in zip(got, expected):
                 assert (g is None) == (e is None)
                 if g is not None:
-                    np.testing.assert_array_equal(g, e)
-        if expected:  # both passes compiled, the second one reused
-            assert compiled.STATS["built"] + compiled.STATS["reused"] == before["built"] + before["reused"] + 2
-            assert compiled.STATS["reused"] > before["reused"]
+                    np.testing.assert_allclose(g, e, rtol=tol, atol=tol)
     finally:
         programs.ENABLED = saved
+    return bool(expected)
 
 
 def test_every_instruction_carries_consistent_avals(monkeypatch: Any) -> None:
@@ -493,13 +511,7 @@ def test_create_graph_changed_structure_is_rebuilt(monkeypatch: Any) -> None:
 def test_create_graph_inplace_modified_saved_value_raises(monkeypatch: Any) -> None:
     monkeypatch.setattr(programs, "ENABLED", True)
     compiled.clear()
-    for _ in range(2):  # built, then reused: both check the saved versions
-        x = tidu.tensor([1.0, 2.0], requires_grad=True)
-        y = x.exp()
-        z = (y * y).sum()
-        y.add_(1.0)
-        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-            tidu.autograd.grad(z, x, create_graph=True)
+    _raises_after_inplace(lambda z, x: tidu.autograd.grad(z, x, create_graph=True))
     assert any(step.on_tensors for step in compiled._steps.values())
     # a tensor the first pass read is written before the second pass differentiates it (PyTorch raises too)
     x = tidu.tensor([1.0, 2.0], requires_grad=True)
@@ -561,11 +573,7 @@ def test_random_graphs_second_order_match_the_general_walk(ops: list, requires: 
     def grads(enabled: bool) -> list:
         programs.ENABLED = enabled
         leaves = [tidu.tensor(a, requires_grad=r) for a, r in zip(arrays, requires)]
-        values = list(leaves)
-        for binary, f, i, j in ops:
-            a, b = values[i % len(values)], values[j % len(values)]
-            values.append(_BINARY[f % len(_BINARY)](a, b) if binary else _UNARY[f](a))
-        out = sum((v * (k + 1)).sum() for k, v in enumerate(values[3:]))
+        out = _random_output(ops, leaves)
         wrt = [t for t in leaves if t.requires_grad]
         if not out.requires_grad or not wrt:
             return []
@@ -574,15 +582,4 @@ def test_random_graphs_second_order_match_the_general_walk(ops: list, requires: 
         second = [] if isinstance(total, int) else tidu.autograd.grad(total, wrt, allow_unused=True)
         return [None if g is None else g.detach().numpy() for g in (*first, *second)]
 
-    saved = programs.ENABLED
-    try:
-        expected = grads(False)
-        for _ in range(2):
-            got = grads(True)
-            assert len(got) == len(expected)
-            for g, e in zip(got, expected):
-                assert (g is None) == (e is None)
-                if g is not None:
-                    np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
-    finally:
-        programs.ENABLED = saved
+    _compiled_matches_general(grads, tol=1e-12)
