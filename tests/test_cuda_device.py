@@ -229,10 +229,13 @@ def test_backward_seed_launches_nothing_and_never_leaks_into_a_grad(monkeypatch:
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
-def test_linear_weight_gradient_is_the_product_itself(device: str) -> None:
+def test_linear_weight_gradient_is_the_product_itself(device: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiled backward computes the weight's gradient as a product in the weight's layout
     (no transposed view): ``.grad`` is the matrix product's own array, with the right values."""
     from tidu.autograd import compiled
+    from tidu.core import programs
+
+    monkeypatch.setattr(programs, "ENABLED", True)  # about the compiled step, even under TIDU_CACHE=0
 
     tidu.manual_seed(0)
     layer = tidu.nn.Linear(4, 3).to(device)
