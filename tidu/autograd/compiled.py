@@ -86,7 +86,7 @@ def walk_nodes(root: TraceNode) -> list[TraceNode]:
         stack.append((node, True))
         for trace, _, _ in node.input_edges:
             if trace is not None:
-                producer = trace.node if trace.__class__ is not GroupTrace else trace.group.raw(trace.index)
+                producer = raw_node(trace)
                 if id(producer) not in seen:
                     stack.append((producer, False))
     order.reverse()
@@ -412,7 +412,7 @@ def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
     targets += [(c >> _SLOT_BITS, c & ((1 << _SLOT_BITS) - 1)) for c in walk.wanted_outs]
     results = [(t, cts[t], dtypes[t]) for t in targets if t in cts]
     keep = {slot for _, slot, _ in results}
-    program = _dead_code(_cancel_transposes(b.program), keep)
+    program = _dead_code(b.program, keep)
     if not on_tensors:  # binds on tensors are fused by the forward's deferral instead
         program = _optimize(program, keep)
     program = _with_frees(program, keep)
@@ -557,31 +557,6 @@ def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:
             live.update(instr.ins)
     kept.reverse()
     return kept
-
-
-def _cancel_transposes(program: list[Instr]) -> list[Instr]:
-    """A transpose undoing a transpose of a value the program made reads that value itself.
-
-    A matrix product's weight gradient comes out as ``transpose(transpose(dot))``: a view of a
-    view, which ``backward`` would copy into ``.grad``; the product's own array needs no copy.
-    Program inputs (the seed, saved values) are never passed through, so no result aliases them."""
-    made = {o: instr for instr in program for o in instr.outs}
-    out = []
-    for instr in program:
-        inner = made.get(instr.ins[0]) if instr.ins else None
-        if (inner is not None and instr.app is not None and inner.app is not None
-                and instr.app.prim.name == "transpose" and inner.app.prim.name == "transpose"
-                and inner.ins[0] in made):
-            outer_perm = dict(instr.app.params)["permutation"]
-            inner_perm = dict(inner.app.params)["permutation"]
-            if all(inner_perm[p] == i for i, p in enumerate(outer_perm)):
-                instr = instr._replace(fn=_same, ins=inner.ins[:1])
-        out.append(instr)
-    return out
-
-
-def _same(x: Any) -> Any:
-    return x
 
 
 def _optimize(program: list[Instr], keep: set[int]) -> list[Instr]:

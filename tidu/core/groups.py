@@ -135,7 +135,7 @@ def record(app: Any, args: Any, in_keys: list, edges: list, plan: tuple, out: An
     parts.append(app)
     codes = []
     for trace, key, requires_grad in edges:
-        if trace is not None and trace.__class__ is GroupTrace and trace.group is group:
+        if trace.__class__ is GroupTrace and trace.group is group:
             code = trace.index
         else:
             external = group.external

@@ -109,8 +109,7 @@ def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
         ct_fb = tuple(range(nb + na, nb + na + len(fb)))
         summed = [ca[cb.index(d)] for d in sorted(cb)]  # a's contracting dims, in b's order
         if list(ba) + summed + fa == list(range(a.ndim)):  # a laid out (batch, contracted, free)
-            out = dot_general.bind(b, ct, dimension_numbers=((tuple(fb), ct_fb), (tuple(bb), ct_batch)))
-            da = out
+            da = dot_general.bind(b, ct, dimension_numbers=((tuple(fb), ct_fb), (tuple(bb), ct_batch)))
         else:  # dims: batch, fa, then the contracted dims
             out = dot_general.bind(ct, b, dimension_numbers=((ct_fb, tuple(fb)), (ct_batch, tuple(bb))))
             da = _in_order(out, list(ba) + fa + summed)
@@ -118,8 +117,7 @@ def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
         ct_fa = tuple(range(nb, nb + na))
         summed = [cb[ca.index(d)] for d in sorted(ca)]  # b's contracting dims, in a's order
         if list(bb) + fb + summed == list(range(b.ndim)):  # b laid out (batch, free, contracted): F.linear's
-            out = dot_general.bind(ct, a, dimension_numbers=((ct_fa, tuple(fa)), (ct_batch, tuple(ba))))
-            db = out
+            db = dot_general.bind(ct, a, dimension_numbers=((ct_fa, tuple(fa)), (ct_batch, tuple(ba))))
         else:  # dims: batch, the contracted dims, then fb
             out = dot_general.bind(a, ct, dimension_numbers=((tuple(fa), ct_fa), (tuple(ba), ct_batch)))
             db = _in_order(out, list(bb) + summed + fb)
