@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -306,7 +307,8 @@ def _random_output(ops: list, leaves: list) -> Any:
        st.lists(st.booleans(), min_size=3, max_size=3))
 def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None:
     """Random DAGs over three leaves (some not requiring grad): built and reused steps give the
-    general walk's gradients exactly."""
+    general walk's gradients exactly, but for the stacking pass (a sum of small products as one
+    product: another summation order), which is held off for the exact comparison."""
     arrays = [_rand(3, 3, seed=i) for i in range(3)]
 
     def grads(enabled: bool) -> list:
@@ -319,9 +321,13 @@ def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None
         return [None if t.grad is None else t.grad.numpy() for t in leaves]
 
     before = dict(compiled.STATS)
-    if _compiled_matches_general(grads):  # both passes compiled, the second one reused
+    with mock.patch.object(fusion, "stack_sums", lambda program, keep: list(program)):
+        compared = _compiled_matches_general(grads)
+    if compared:  # both passes compiled, the second one reused
         assert compiled.STATS["built"] + compiled.STATS["reused"] == before["built"] + before["reused"] + 2
         assert compiled.STATS["reused"] > before["reused"]
+    compiled.clear()
+    _compiled_matches_general(grads, tol=1e-4)  # with stacking: rounding only
 
 
 def _compiled_matches_general(grads: Callable[[bool], list], tol: float = 0.0) -> bool:
