@@ -360,7 +360,8 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
             f"def loop({', '.join([*params, 'cols', 'lo', 'hi'])}):  # pragma: no cover - compiled",
             "    for r in range(lo, hi):",
             "        for c in range(cols):",
-            "            i = r * cols + c",
+            # unsigned: Numba's negative-index wraparound on a signed ``i`` stops vectorization
+            "            i = np.uint64(r) * np.uint64(cols) + np.uint64(c)",
             *(f"            x{k} = a{k}[{ALONG_INDEX.get(along.get(slot, ''), 'i')}]" for k, slot in enumerate(body.arrays)),
             *("    " + line for line in (*body.lines, *body.stores)),
         ]
