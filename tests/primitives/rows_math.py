@@ -24,6 +24,7 @@ ROWS: list[OpCase] = [
     OpCase("tan", tidu.tan, ((5,), (2, 3)), low=-1.2, high=1.2, ref=np.tan),
     OpCase("logistic", tidu.sigmoid, ((5,), (2, 3), ()), low=-6.0, high=6.0, ref=lambda x: 1 / (1 + np.exp(-x))),
     OpCase("abs", tidu.abs, ((5,), (2, 3), ()), ref=np.abs),
+    OpCase("relu", tidu.relu, ((5,), (2, 3), ()), ref=lambda x: np.maximum(x, 0)),
     # --- piecewise constant: zero derivative (random points are away from the jumps) ------------
     OpCase("sign", tidu.sign, ((5,), (2, 3)), ref=np.sign),
     OpCase("floor", tidu.floor, ((5,), (2, 3)), low=-3.0, high=3.0, ref=np.floor),

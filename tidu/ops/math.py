@@ -333,7 +333,7 @@ def relu(input: Any) -> Any:  # noqa: A002
     _tensor(input, "relu")
     if input.dtype is dtypes.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
-    return where(le(input, 0), 0, input)  # NaN stays NaN
+    return bind(ew.relu, input)
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002

@@ -160,6 +160,14 @@ def _logistic(x):  # noqa: ANN001, ANN202
     return r if x >= 0 else e * r
 
 
+def _relu(x):  # noqa: ANN001, ANN202
+    return 0.0 if x < 0 else x  # NaN and -0.0 stay, as in PyTorch
+
+
+def _relu_int(x):  # noqa: ANN001, ANN202
+    return 0 if x < 0 else x
+
+
 def _abs(x):  # noqa: ANN001, ANN202
     return math.fabs(x)
 
@@ -379,6 +387,8 @@ sin = unary("sin", _sin, lambda dx, x, out: dx * ops.cos(x), f32_fn=fastmath.sin
 cos = unary("cos", _cos, lambda dx, x, out: -(dx * ops.sin(x)), f32_fn=fastmath.cos_f32)
 tan = unary("tan", _tan, lambda dx, x, out: dx * (1.0 + out * out), f32_fn=fastmath.tan_f32)
 erf = unary("erf", _erf, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(-(x * x))), f32_fn=fastmath.erf_f32)
+# PyTorch's threshold_backward: the gradient passes where the output is not <= 0 (NaN included)
+relu = unary("relu", _relu, lambda dx, x, out: ops.where(out <= 0, 0.0, dx), dtypes=NUMERIC, int_fn=_relu_int)
 abs = unary("abs", _abs, lambda dx, x, out: dx * ops.sign(x), dtypes=NUMERIC, int_fn=_abs_int)  # noqa: A001
 sign = unary("sign", _sign, _zero, dtypes=WITH_BOOL)
 floor = unary("floor", _floor, _zero, dtypes=NUMERIC, int_fn=_identity, cuda_fn=_floor_cuda)
