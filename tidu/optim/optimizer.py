@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backends.cpu.elementwise import axpy_ as cpu_axpy_
 from ..core.device import CPU
 from ..core.grad_mode import enable_grad, no_grad
 from ..ops.creation import full_like, zeros_like
@@ -275,6 +276,8 @@ def add_scaled_(y: Any, alpha: float, x: Any) -> None:
             axpy_(y._data, alpha, x._data)
         else:
             y += alpha * x
+    elif type(x) is np.ndarray and x.dtype == y.dtype and y.flags.c_contiguous and x.flags.c_contiguous:
+        cpu_axpy_(y, alpha, x)
     else:
         y += y.dtype.type(alpha) * x
 

@@ -169,3 +169,17 @@ def select(pred: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = np.empty(a.shape, a.dtype)
     run_chunked(_select_loop, pred.reshape(-1), a.reshape(-1), b.reshape(-1), out.reshape(-1))
     return out
+
+
+@njit(**JIT)
+def _axpy_loop(y, alpha, x):  # pragma: no cover - compiled
+    for i in range(y.shape[0]):
+        y[i] += alpha * x[i]
+
+
+def axpy_(y: np.ndarray, alpha: float, x: np.ndarray) -> None:
+    """``y += alpha * x`` in place for C-contiguous arrays of one dtype, in one pass (numpy's
+    ``y += alpha * x`` makes a temporary and two); ``alpha`` is rounded to ``y``'s dtype first,
+    and the product and the sum are each rounded, as numpy's."""
+    a = y.dtype.type(alpha)
+    run_chunked(lambda ys, xs: _axpy_loop(ys, a, xs), y.reshape(-1), x.reshape(-1))
