@@ -26,6 +26,7 @@ from ..core.primitive import bind
 from ..ops.activation import log_softmax, softmax
 from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d
 from ..primitives import linalg
+from ..primitives import nn as nn_prims
 from ..primitives.slicing import pad as pad_p
 from ..tensor import Tensor, placed
 
@@ -228,10 +229,7 @@ def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, 
             f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
             f"but got input of size{list(input.shape)}"
         )
-    dims = tuple(range(input.ndim - k, input.ndim))
-    centered = input - input.mean(dim=dims, keepdim=True)
-    var = (centered * centered).mean(dim=dims, keepdim=True)
-    out = centered * (var + eps) ** -0.5
+    out = bind(nn_prims.layer_norm, input, k=k, eps=float(eps))
     if weight is not None:
         out = out * weight
     if bias is not None:

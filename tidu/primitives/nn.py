@@ -1,4 +1,5 @@
-"""Fused nn primitives: ``softmax`` and ``log_softmax`` along one axis.
+"""Fused nn primitives: ``softmax`` and ``log_softmax`` along one axis, ``layer_norm`` over
+trailing axes.
 
 Composed from ``exp``/``reduce_sum``/``log`` these would overflow (no max shift) or
 lose precision (``log(softmax)`` underflows to ``-inf``), and cost four kernel launches
@@ -7,12 +8,18 @@ rules are the textbook ones, written with tidu ops:
 
     d softmax(x)     = s * (dx - sum(s * dx))          s = softmax(x)
     d log_softmax(x) = dx - sum(softmax(x) * dx)
+    d layer_norm(x)  = r * (dx - mean(dx) - y * mean(y * dx))    y = layer_norm(x)
+
+where ``r = 1 / sqrt(var(x) + eps)`` is recomputed from ``x`` with tidu ops (so the rule
+differentiates again) and the means run over the normalized axes. The weight and bias of
+``nn.functional.layer_norm`` are an ordinary multiply and add after it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..backends.cpu.norm import layer_norm as cpu_layer_norm
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import FLOATS
@@ -76,3 +83,29 @@ def _batch_along_axis(prim: Primitive):  # noqa: ANN202
 
 softmax.def_batch(_batch_along_axis(softmax))
 log_softmax.def_batch(_batch_along_axis(log_softmax))
+
+
+def _check_layer_norm(x: ShapeDtype, *, k: int, eps: float) -> ShapeDtype:
+    check_dtype("layer_norm", x, FLOATS)
+    if not 1 <= k <= x.ndim:
+        raise IndexError(f"layer_norm: {k} normalized dimensions for a tensor of dimension {x.ndim}")
+    return x
+
+
+def _layer_norm_jvp(dx, x, y, *, k: int, eps: float):  # noqa: ANN001, ANN202
+    axes = tuple(range(x.ndim - k, x.ndim))
+
+    def mean(v):  # noqa: ANN001, ANN202
+        return ops.mean(v, dim=axes, keepdim=True)
+
+    centered = x - mean(x)
+    r = ops.rsqrt(mean(centered * centered) + eps)
+    return r * (dx - mean(dx) - y * mean(y * dx))
+
+
+layer_norm = Primitive("layer_norm")
+layer_norm.def_abstract_eval(_check_layer_norm)
+layer_norm.def_impl(cpu_layer_norm)
+layer_norm.def_impl(kernel("norm", "layer_norm"), device="cuda")
+layer_norm.def_jvp(_layer_norm_jvp)
+layer_norm.def_batch(batch_unary(lambda x, *, k, eps: layer_norm.bind(x, k=k, eps=eps)))

@@ -1,0 +1,69 @@
+"""layer_norm on the GPU: a block per row of the normalized (trailing) elements.
+
+The threads stride over the row (coalesced) and combine their sums with a shared-memory tree,
+twice: the mean, then the sum of squared deviations (two passes, as the CPU kernel, so the
+variance never comes out negative); then each thread writes its elements
+``(x - mean) / sqrt(var + eps)``. Sums are accumulated in float64.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from numba import cuda
+
+from .launch import Kernel
+from .memory import CudaArray
+from .reduce import BLOCK, SIM_THREADS, TREES, block_threads, flat, row_blocks
+
+_sum_tree = TREES["sum"]
+_KERNELS: dict[np.dtype, Kernel] = {}
+
+
+def _rows(dtype: np.dtype) -> Callable:
+    cast = dtype.type
+
+    def rows(x, out, outer, n, eps):  # noqa: ANN001, ANN202
+        sh = cuda.shared.array(BLOCK, np.float64)
+        tid = cuda.threadIdx.x
+        bd = cuda.blockDim.x
+        for row in range(cuda.blockIdx.x, outer, cuda.gridDim.x):
+            lo = row * n
+            hi = lo + n
+            s = 0.0
+            for k in range(lo + tid, hi, bd):
+                s += np.float64(x[k])
+            sh[tid] = s
+            cuda.syncthreads()
+            _sum_tree(sh, tid, bd)
+            mean = sh[0] / n
+            cuda.syncthreads()
+            s = 0.0
+            for k in range(lo + tid, hi, bd):
+                d = np.float64(x[k]) - mean
+                s += d * d
+            sh[tid] = s
+            cuda.syncthreads()
+            _sum_tree(sh, tid, bd)
+            r = 1.0 / math.sqrt(sh[0] / n + eps)
+            cuda.syncthreads()
+            for k in range(lo + tid, hi, bd):
+                out[k] = cast((np.float64(x[k]) - mean) * r)
+
+    return rows
+
+
+def layer_norm(x: CudaArray, *, k: int, eps: float) -> CudaArray:
+    out = CudaArray.empty(x.shape, x.dtype)
+    if x.size == 0:
+        return out
+    n = math.prod(x.shape[x.ndim - k:])
+    outer = x.size // n
+    kernel = _KERNELS.get(x.dtype)
+    if kernel is None:
+        kernel = _KERNELS[x.dtype] = Kernel(_rows(x.dtype), f"void({x.dtype}[::1], {x.dtype}[::1], int64, int64, float64)",
+                                            sim_threads=SIM_THREADS)
+    kernel.launch(row_blocks(outer), block_threads(n), flat(x), flat(out), outer, n, float(eps))
+    return out
