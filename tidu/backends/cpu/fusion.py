@@ -30,6 +30,7 @@ import numpy as np
 from numba.core import config as numba_config
 
 from ...core.instructions import Instr
+from ..pad_sums import concat_pads
 from ..stacking import stack_sums
 from .elementwise import JIT, code_token
 from .threads import run_chunked, run_tasks
@@ -79,7 +80,8 @@ def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
     products are first stacked into one product (``backends.stacking``).
 
     Free lists are recomputed: a slot the original program frees is freed after its last
-    reader in the new one; the others are never freed. Groups whose values nobody reads
+    reader in the new one; the others are never freed. Sums of pads that tile their result
+    become one concatenation (``backends.pad_sums``). Groups whose values nobody reads
     are dropped. A program that writes a slot twice is returned unchanged.
 
     >>> import numpy as np, tidu
@@ -105,7 +107,7 @@ def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
     program = list(program)
     if not ENABLED:
         return program
-    program = stack_sums(program, keep)
+    program = concat_pads(stack_sums(program, keep), keep)
     producer: dict[int, int] = {}
     for k, instr in enumerate(program):
         for o in instr.outs:
