@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.cpu import fusion
-from ..backends.layout import in_place_layout, storage
+from ..backends.layout import storage
 from . import groups
 from .instructions import Instr
 
@@ -88,15 +88,8 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
     PENDING.append((app, impl, params, in_slots, slot))
 
 
-SCALAR, ROW, COL = "scalar", "row", "col"  # operands a fused loop reads in place (in_place_layout)
-
-
-def _layout(a: Any) -> str | None:
-    """How a fused loop reads ``a`` (an operand of the output's shape): element by element
-    (``None``; a layout other than ``in_place_layout``'s is copied first) or in place."""
-    if a.size <= 1 or (a.flags.c_contiguous if type(a) is np.ndarray else a.is_c_contiguous):
-        return None
-    return in_place_layout(a.shape, a.strides, a.dtype.itemsize)
+SCALAR, ROW, COL = fusion.SCALAR, fusion.ROW, fusion.COL
+_layout = fusion.layout_of
 
 
 def flush() -> None:

@@ -30,6 +30,7 @@ import numpy as np
 from numba.core import config as numba_config
 
 from ...core.instructions import Instr
+from ..layout import in_place_layout
 from ..pad_sums import concat_pads
 from ..stacking import stack_sums
 from .elementwise import JIT, code_token
@@ -318,22 +319,51 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
     (a CUDA kernel for device values: tidu/backends/cuda/fusion.py)."""
     if parts[0].app.out_avals[0].device == "cuda":
         from ..cuda.fusion import fused_into
-    else:
-        fused_into = fused_loop
-    into, body = fused_into(parts, outs)
+
+        into, body = fused_into(parts, outs)
+        out_avals = body.out_avals
+
+        def run_cuda(*values: Any) -> tuple[Any, ...]:
+            results = tuple(_empty_cuda(a.shape, a.dtype.np) for a in out_avals)
+            into(results, values)
+            return results
+
+        return Instr(run_cuda, tuple(body.ins), tuple(outs), None, tuple(p.app for p in parts))
+    into, body = fused_loop(parts, outs)
     out_avals = body.out_avals
-    empty = _empty_cuda if parts[0].app.out_avals[0].device == "cuda" else _empty
+    ins = tuple(body.ins)
+    # broadcast operands (a seed of ones, a bias's cotangent) are read in place, as the forward's
+    # deferred loops read them: one loop per layout of the inputs, built when first met
+    variants: dict[tuple, tuple[Callable[..., None], tuple[int, ...]]] = {}
 
     def run(*values: Any) -> tuple[Any, ...]:
-        results = tuple(empty(a.shape, a.dtype.np) for a in out_avals)
-        into(results, values)
+        results = tuple(np.empty(a.shape, a.dtype.np) for a in out_avals)
+        layouts = tuple(layout_of(v) for v in values)
+        if not any(layouts):
+            into(results, values)
+            return results
+        variant = variants.get(layouts)
+        if variant is None:
+            once = {slot for slot, kind in zip(ins, layouts) if kind == SCALAR}
+            along = {slot: kind for slot, kind in zip(ins, layouts) if kind in (ROW, COL)}
+            loop, loop_body_ = fused_loop(parts, outs, once, along)
+            variant = variants[layouts] = (loop, tuple(ins.index(slot) for slot in loop_body_.ins))
+        loop, order = variant
+        loop(results, [values[k] for k in order])
         return results
 
-    return Instr(run, tuple(body.ins), tuple(outs), None, tuple(p.app for p in parts))
+    return Instr(run, ins, tuple(outs), None, tuple(p.app for p in parts))
 
 
-def _empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    return np.empty(shape, dtype)
+SCALAR, ROW, COL = "scalar", "row", "col"  # operands a fused loop reads in place (in_place_layout)
+
+
+def layout_of(a: Any) -> str | None:
+    """How a fused loop reads ``a`` (an operand of the output's shape): element by element
+    (``None``; a layout other than ``in_place_layout``'s is copied first) or in place."""
+    if a.size <= 1 or (a.flags.c_contiguous if type(a) is np.ndarray else a.is_c_contiguous):
+        return None
+    return in_place_layout(a.shape, a.strides, a.dtype.itemsize)
 
 
 def _empty_cuda(shape: tuple[int, ...], dtype: Any) -> Any:
