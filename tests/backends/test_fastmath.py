@@ -92,7 +92,7 @@ def test_special_values(name: str) -> None:
     np.testing.assert_array_equal(np.signbit(got[1:])[number], np.signbit(ref[1:])[number])
 
 
-@pytest.mark.parametrize("name", ["sin", "erf", "log1p"])
+@pytest.mark.parametrize("name", ["sin", "erf", "log1p", "tanh", "expm1"])
 def test_vectorizes_inside_a_kernel_loop(name: str) -> None:
     """The point of these functions: inlined into the loop (alwaysinline), LLVM vectorizes it."""
     from numba import njit
@@ -107,3 +107,20 @@ def test_vectorizes_inside_a_kernel_loop(name: str) -> None:
     x = np.ones(4, np.float32)
     loop(x, np.empty_like(x))
     assert "vector.body" in loop.inspect_llvm(loop.signatures[0])
+
+
+def test_fma_is_fused_when_compiled_and_plain_in_python() -> None:
+    """Compiled, ``fma`` is LLVM's fmuladd (one instruction with FMA); called from Python, ``a * b + c``."""
+    from numba import njit
+
+    @njit(error_model="numpy")
+    def loop(x, out):  # noqa: ANN001, ANN202
+        for i in range(x.shape[0]):
+            out[i] = fastmath.fma(x[i], 3.0, 1.0)
+
+    x = np.arange(8, dtype=np.float64)
+    out = np.empty_like(x)
+    loop(x, out)
+    np.testing.assert_array_equal(out, x * 3.0 + 1.0)
+    assert "llvm.fmuladd" in loop.inspect_llvm(loop.signatures[0])
+    assert fastmath.fma(2.0, 3.0, 1.0) == 7.0
