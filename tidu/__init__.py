@@ -59,3 +59,7 @@ __version__ = "0.1.0"
 # a training loop makes many short-lived objects, and every full collection would rescan these.
 # Frozen objects are still freed when their last reference goes; only cycles among them are kept.
 _gc.freeze()
+
+from .backends.cpu.memory import keep_freed_memory  # noqa: E402
+
+keep_freed_memory()
