@@ -327,7 +327,9 @@ def startup_rows(threads: int) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-MEMORY_ENV = {"MALLOC_MMAP_THRESHOLD_": "65536", "NUMPY_MADVISE_HUGEPAGE": "0"}
+# every array of 64 KiB or more is its own mapping, returned on free, so RSS follows the live
+# arrays; TIDU_MALLOC=0 keeps tidu from raising the threshold again when imported
+MEMORY_ENV = {"MALLOC_MMAP_THRESHOLD_": "65536", "NUMPY_MADVISE_HUGEPAGE": "0", "TIDU_MALLOC": "0"}
 
 
 def _status_mb(field: str) -> float:
