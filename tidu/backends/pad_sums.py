@@ -11,12 +11,11 @@ equals the sum's except that ``-0.0`` in a piece stays ``-0.0`` (``-0.0 + 0.0`` 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Sequence
 
 from ..core.instructions import Instr, impl_instr
 from ..core.primitive import Application
-from .stacking import _is_add, _tree
+from .stacking import sums
 
 
 def _piece(instr: Instr) -> tuple[int, int, int] | None:
@@ -55,26 +54,15 @@ def concat_pads(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
     [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
     """
     program = list(program)
-    producer: dict[int, int] = {}
-    for k, instr in enumerate(program):
-        for o in instr.outs:
-            if o in producer:
-                return program  # a slot written twice: leave the program alone
-            producer[o] = k
-    readers = Counter(i for instr in program for i in instr.ins)
+    found = sums(program, keep)
+    if found is None:
+        return program
+    producer, readers, trees = found
     keep = set(keep)
-
-    def inner(slot: int) -> bool:
-        p = producer.get(slot)
-        return p is not None and _is_add(program[p]) and readers[slot] == 1 and slot not in keep
-
-    internal = {producer[i] for instr in program if _is_add(instr) for i in instr.ins if inner(i)}
     removed: set[int] = set()
     replaced: dict[int, Instr] = {}
-    for k, instr in enumerate(program):
-        if not _is_add(instr) or k in internal:
-            continue
-        adds, leaves = _tree(program, k, producer, inner)
+    for k, adds, leaves in trees:
+        instr = program[k]
         pieces = []
         for leaf in leaves:
             p = producer.get(leaf)

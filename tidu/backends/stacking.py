@@ -76,29 +76,16 @@ def stack_sums(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
     True
     """
     program = list(program)
-    producer: dict[int, int] = {}
-    for k, instr in enumerate(program):
-        for o in instr.outs:
-            if o in producer:
-                return program  # a slot written twice: leave the program alone
-            producer[o] = k
-    readers = Counter(i for instr in program for i in instr.ins)
-    keep = set(keep)
-
-    def inner(slot: int) -> bool:
-        """``slot`` is a partial sum read only by the sum it belongs to."""
-        p = producer.get(slot)
-        return p is not None and _is_add(program[p]) and readers[slot] == 1 and slot not in keep
-
-    internal = {producer[i] for instr in program if _is_add(instr) for i in instr.ins if inner(i)}
+    found = sums(program, keep)
+    if found is None:
+        return program
+    producer, readers, trees = found
     next_slot = [max((s for instr in program for s in (*instr.ins, *instr.outs)), default=-1) + 1]
     concats: dict[tuple, int] = {}  # (slots, dimension) -> the slot of their concatenation
     removed: set[int] = set()
     replaced: dict[int, list[Instr]] = {}
-    for k, instr in enumerate(program):
-        if not _is_add(instr) or k in internal:
-            continue
-        adds, leaves = _tree(program, k, producer, inner)
+    for k, adds, leaves in trees:
+        instr = program[k]
         groups: dict[Application, list[int]] = {}
         for leaf in leaves:
             p = producer.get(leaf)
@@ -147,6 +134,32 @@ def stack_sums(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
         elif k not in removed:
             out.append(instr)
     return out
+
+
+def sums(program: list[Instr], keep: Collection[int]) -> tuple[dict[int, int], Counter, list[tuple]] | None:
+    """The sums of ``program`` for a pass to rewrite: ``(producer, readers, trees)``, where
+    ``producer`` maps a slot to the instruction writing it, ``readers`` counts each slot's
+    readers and each tree is ``(k, adds, leaves)``: the outermost add at ``k``, the adds of its
+    sum (partial sums read only by it and not in ``keep``) and its terms in order. ``None``
+    when a slot is written twice (a pass leaves such a program alone)."""
+    producer: dict[int, int] = {}
+    for k, instr in enumerate(program):
+        for o in instr.outs:
+            if o in producer:
+                return None
+            producer[o] = k
+    readers = Counter(i for instr in program for i in instr.ins)
+    keep = set(keep)
+
+    def inner(slot: int) -> bool:
+        """``slot`` is a partial sum read only by the sum it belongs to."""
+        p = producer.get(slot)
+        return p is not None and _is_add(program[p]) and readers[slot] == 1 and slot not in keep
+
+    internal = {producer[i] for instr in program if _is_add(instr) for i in instr.ins if inner(i)}
+    trees = [(k, *_tree(program, k, producer, inner)) for k, instr in enumerate(program)
+             if _is_add(instr) and k not in internal]
+    return producer, readers, trees
 
 
 def _is_add(instr: Instr) -> bool:
