@@ -60,6 +60,7 @@ __version__ = "0.1.0"
 # Frozen objects are still freed when their last reference goes; only cycles among them are kept.
 _gc.freeze()
 
-from .backends.cpu.memory import keep_freed_memory  # noqa: E402
+from .backends.cpu.memory import collect_less, keep_freed_memory  # noqa: E402
 
 keep_freed_memory()
+collect_less()

@@ -1,8 +1,10 @@
 """tidu keeps freed C-heap memory for the next array (tidu/backends/cpu/memory.py): a loop
-reallocating a 2 MiB array does not fault its pages in again."""
+reallocating a 2 MiB array does not fault its pages in again; the collector's first threshold
+is raised only from CPython's default."""
 
 from __future__ import annotations
 
+import gc
 import resource
 import sys
 
@@ -28,3 +30,21 @@ def test_a_reallocated_array_reuses_its_pages(monkeypatch):
 def test_switched_off_by_the_environment(monkeypatch):
     monkeypatch.setenv("TIDU_MALLOC", "0")
     assert not memory.keep_freed_memory()
+
+
+def test_the_collector_threshold_is_raised_only_from_the_default(monkeypatch):
+    monkeypatch.delenv("TIDU_GC", raising=False)
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(*memory.DEFAULT_THRESHOLD)
+        assert memory.collect_less()
+        assert gc.get_threshold() == (memory.FIRST_GENERATION, 10, 10)
+        gc.set_threshold(500, 5, 5)  # the user's own: kept
+        assert not memory.collect_less()
+        assert gc.get_threshold() == (500, 5, 5)
+        gc.set_threshold(*memory.DEFAULT_THRESHOLD)
+        monkeypatch.setenv("TIDU_GC", "0")
+        assert not memory.collect_less()
+        assert gc.get_threshold() == memory.DEFAULT_THRESHOLD
+    finally:
+        gc.set_threshold(*before)
