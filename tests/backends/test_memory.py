@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 import resource
-import sys
 
 import numpy as np
 import pytest
@@ -15,7 +14,7 @@ import tidu  # noqa: F401 - importing tidu sets the thresholds
 from tidu.backends.cpu import memory
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc: Linux only")
+@pytest.mark.skipif(not memory.glibc(), reason="glibc's malloc parameters")
 def test_a_reallocated_array_reuses_its_pages(monkeypatch):
     monkeypatch.delenv("TIDU_MALLOC", raising=False)
     assert memory.keep_freed_memory()

@@ -36,13 +36,23 @@ MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 256 << 20
 
 
+def glibc() -> bool:
+    """Whether this process runs on glibc (whose ``mallopt`` parameters these are)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    except (ValueError, OSError):
+        return False
+
+
 def keep_freed_memory() -> bool:
     """Set glibc's mmap and trim thresholds (see the module docstring); whether it applied."""
-    if os.environ.get("TIDU_MALLOC", "1") == "0" or not sys.platform.startswith("linux"):
+    if os.environ.get("TIDU_MALLOC", "1") == "0" or not glibc():
         return False
     try:
         mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # not glibc
+    except (OSError, AttributeError):
         return False
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
 
