@@ -101,3 +101,18 @@ def test_arg_and_max_on_signed_zeros_infinities_and_nans(dtype: type) -> None:
         assert cpu.arg_axis(x, 0, True) == np.argmax(x)
         assert cpu.arg_axis(x, 0, False) == np.argmin(x)
         np.testing.assert_array_equal(cpu.max_axes(x, (0,)), np.max(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_small_sums_take_numpy_with_the_same_accumulation(dtype):
+    """At and below ``SMALL_SUM`` elements a sum is numpy's (float64 or int64 accumulation, as the
+    blocked path's); the two paths agree on either side of the threshold, 0-d results included."""
+    rng = np.random.default_rng(3)
+    for n in (cpu.SMALL_SUM, cpu.SMALL_SUM + 16):  # 256 or 257 rows of 16
+        x = (rng.standard_normal((n // 16, 16)) * 100).astype(dtype) if dtype is not np.bool_ else rng.random((n // 16, 16)) > 0.5
+        for axes in ((0,), (1,), (0, 1)):
+            got = cpu.sum_axes(x, axes)
+            want = np.add.reduce(x, axis=axes, dtype=np.float64 if dtype is np.float32 else np.int64)
+            assert type(got) is np.ndarray and got.shape == want.shape
+            assert got.dtype == (np.int64 if dtype is np.bool_ else dtype)
+            np.testing.assert_allclose(got, want.astype(got.dtype), rtol=1e-7)

@@ -262,11 +262,17 @@ def _tasks(block: np.ndarray, nk: int, cb: int) -> int:
     return block.shape[0] * nk * _ceil_div(block.shape[2], cb)
 
 
+SMALL_SUM = 4096  # elements: numpy's reduction costs less than the blocked plan below
+
+
 def sum_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     if not axes:
         return x.copy()
-    block, out_shape, (kb, nk, cb) = _blocked(x, axes)
     acc_dtype = np.float64 if x.dtype.kind == "f" else np.int64
+    if x.size <= SMALL_SUM:  # one thread either way; the same float64 (int64) accumulation
+        total = np.add.reduce(x, axis=axes, dtype=acc_dtype)  # a numpy scalar when every axis goes
+        return np.asarray(total.astype(x.dtype if x.dtype.kind != "b" else np.int64))
+    block, out_shape, (kb, nk, cb) = _blocked(x, axes)
     part = np.zeros((block.shape[0], nk, block.shape[2]), acc_dtype)
     if block.shape[2] == 1:
         run_tasks(_sum_rows, block.shape[0] * nk, block.size,
