@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import tidu
+from tidu.backends.cpu import fusion
 from tidu.core import deferred
 
 
@@ -269,12 +270,12 @@ def test_rows_and_columns_broadcast_are_read_in_place(device, monkeypatch):
     ty = norm(torch, tx, torch.tensor(ws), torch.tensor(bs))
     ty.sum().backward()
     seen = []
-    layout = deferred._layout
-    monkeypatch.setattr(deferred, "_layout", lambda a: seen.append(layout(a)) or layout(a))
+    layout = fusion.layout_of
+    monkeypatch.setattr(fusion, "layout_of", lambda a: seen.append(layout(a)) or layout(a))
     for _ in range(deferred.FUSE_AFTER + 1):
         x = tidu.tensor(xs, device=device, requires_grad=True)
         y = norm(tidu, x, tidu.tensor(ws, device=device), tidu.tensor(bs, device=device))
         y.sum().backward()
         np.testing.assert_allclose(y.detach().cpu().numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(x.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
-    assert {deferred.ROW, deferred.COL} <= set(seen)
+    assert {fusion.ROW, fusion.COL} <= set(seen)

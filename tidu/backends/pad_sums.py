@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from ..core.instructions import Instr, impl_instr
-from ..core.primitive import Application
-from .stacking import sums
+from ..core.instructions import Instr
+from .stacking import concat_instr, sums
 
 
 def _piece(instr: Instr) -> tuple[int, int, int] | None:
@@ -62,7 +61,6 @@ def concat_pads(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
     removed: set[int] = set()
     replaced: dict[int, Instr] = {}
     for k, adds, leaves in trees:
-        instr = program[k]
         pieces = []
         for leaf in leaves:
             p = producer.get(leaf)
@@ -72,19 +70,15 @@ def concat_pads(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
             pieces.append((*piece, p))
         else:
             dims = {d for d, _, _, _ in pieces}
-            pieces.sort(key=lambda piece: piece[1])
-            out = instr.app.out_avals[0]
             if len(dims) != 1:
                 continue
             d = dims.pop()
+            pieces.sort(key=lambda piece: piece[1])
             bounds = [0, *(stop for _, _, stop, _ in pieces)]
-            if [start for _, start, _, _ in pieces] != bounds[:-1] or bounds[-1] != out.shape[d]:
+            if [start for _, start, _, _ in pieces] != bounds[:-1] or bounds[-1] != program[k].app.out_avals[0].shape[d]:
                 continue  # gaps or overlaps
             parts = [program[p] for *_, p in pieces]
-            from ..primitives.structural import concatenate
-
-            app = Application(concatenate, (("dimension", d),), tuple(i.app.in_avals[0] for i in parts))
-            replaced[k] = impl_instr(app, [i.ins[0] for i in parts], instr.outs, out.device)
+            replaced[k] = concat_instr([i.ins[0] for i in parts], d, [i.app.in_avals[0] for i in parts], program[k].outs)
             removed.update(adds)
             removed.update(p for *_, p in pieces)
     if not replaced:

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from ..core.instructions import Instr, impl_instr
+from ..core.instructions import Instr, impl_instr, producers
 from ..core.primitive import Application
 from .cpu.threads import BLAS_PARALLEL_MIN
 
@@ -109,7 +109,7 @@ def stack_sums(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
                 slot = concats.get((parts, dim))
                 if slot is None:
                     slot = concats[(parts, dim)] = _fresh(next_slot)
-                    new.append(_concat(parts, dim, app.in_avals[i], slot))
+                    new.append(concat_instr(parts, dim, (app.in_avals[i],) * len(parts), (slot,)))
                 stacks.append(slot)
             avals = tuple(a.update(shape=_stacked_shape(a.shape, d, len(ps))) for a, d in
                           zip(app.in_avals, _stack_dims(app)))
@@ -142,12 +142,9 @@ def sums(program: list[Instr], keep: Collection[int]) -> tuple[dict[int, int], C
     readers and each tree is ``(k, adds, leaves)``: the outermost add at ``k``, the adds of its
     sum (partial sums read only by it and not in ``keep``) and its terms in order. ``None``
     when a slot is written twice (a pass leaves such a program alone)."""
-    producer: dict[int, int] = {}
-    for k, instr in enumerate(program):
-        for o in instr.outs:
-            if o in producer:
-                return None
-            producer[o] = k
+    producer = producers(program)
+    if producer is None:
+        return None
     readers = Counter(i for instr in program for i in instr.ins)
     keep = set(keep)
 
@@ -191,8 +188,9 @@ def _stacked_shape(shape: tuple[int, ...], dim: int, n: int) -> tuple[int, ...]:
     return tuple(s * n if d == dim else s for d, s in enumerate(shape))
 
 
-def _concat(parts: tuple[int, ...], dim: int, aval: Any, out: int) -> Instr:
+def concat_instr(parts: Sequence[int], dim: int, avals: Sequence[Any], out: Sequence[int]) -> Instr:
+    """The instruction concatenating the slots ``parts`` (of ``avals``) along ``dim`` into ``out``."""
     from ..primitives.structural import concatenate
 
-    app = Application(concatenate, (("dimension", dim),), (aval,) * len(parts))
-    return impl_instr(app, parts, (out,), aval.device)
+    app = Application(concatenate, (("dimension", dim),), tuple(avals))
+    return impl_instr(app, parts, out, avals[0].device)

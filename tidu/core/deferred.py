@@ -78,7 +78,7 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
         if slot is None:
             slot = _index[id(a)] = len(_slots)
             _slots.append(a)
-            _structure.append(_layout(a))
+            _structure.append(fusion.layout_of(a))
         ins.append(slot)
     slot = _index[id(out)] = len(_slots)
     _slots.append(out)
@@ -88,8 +88,6 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
     PENDING.append((app, impl, params, in_slots, slot))
 
 
-SCALAR, ROW, COL = fusion.SCALAR, fusion.ROW, fusion.COL
-_layout = fusion.layout_of
 
 
 def flush() -> None:
@@ -170,14 +168,14 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
             if not outs:
                 continue  # nothing holds any of its values
             parts = [Instr(None, ins, (out,), app) for app, _impl, _params, ins, out in group]
-            layouts = {s: _layout(_slots[s]) for _a, _i, _p, ins, _o in group for s in ins if s not in produced}
-            along = {s: k for s, k in layouts.items() if k in (ROW, COL)}
+            layouts = {s: fusion.layout_of(_slots[s]) for _a, _i, _p, ins, _o in group for s in ins if s not in produced}
+            along = {s: k for s, k in layouts.items() if k in (fusion.ROW, fusion.COL)}
             if device == "cuda":  # a broadcast scalar is read at i % 1 there
                 from ..backends.cuda.fusion import fused_into
 
                 into, body = fused_into(parts, outs, along)
             else:
-                once = {s for s, k in layouts.items() if k == SCALAR}
+                once = {s for s, k in layouts.items() if k == fusion.SCALAR}
                 into, body = fusion.fused_loop(parts, outs, once, along)
             steps.append((into, tuple(outs), tuple(body.ins)))
     except Exception:  # noqa: BLE001 - a loop that does not compile runs op by op instead

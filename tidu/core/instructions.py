@@ -32,6 +32,18 @@ def impl_instr(app: Any, ins: Sequence[int], outs: Sequence[int], device: str = 
     return Instr(fn, tuple(ins), tuple(outs), app)
 
 
+def producers(program: Sequence[Instr]) -> dict[int, int] | None:
+    """Each slot's writer (its index in ``program``), or ``None`` when a slot is written twice
+    (the program passes leave such a program alone)."""
+    producer: dict[int, int] = {}
+    for k, instr in enumerate(program):
+        for o in instr.outs:
+            if o in producer:
+                return None
+            producer[o] = k
+    return producer
+
+
 def run(program: Sequence[Instr], slots: list[Any]) -> None:
     """Execute ``program`` in place on ``slots``."""
     for instr in program:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numba.core import config as numba_config
 
-from ...core.instructions import Instr
+from ...core.instructions import Instr, producers
 from ..layout import in_place_layout
 from ..pad_sums import concat_pads
 from ..stacking import stack_sums
@@ -109,12 +109,9 @@ def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
     if not ENABLED:
         return program
     program = concat_pads(stack_sums(program, keep), keep)
-    producer: dict[int, int] = {}
-    for k, instr in enumerate(program):
-        for o in instr.outs:
-            if o in producer:
-                return program
-            producer[o] = k
+    producer = producers(program)
+    if producer is None:
+        return program
     kinds = [_kind(instr) for instr in program]
     for grouping in (_group_greedy, _group_sealed):
         groups = [_with_inlined(g, program, kinds, producer) for g in grouping(program, kinds, producer)]
