@@ -132,6 +132,14 @@ def _retain_accumulates(L: Any) -> list:
     return [y.grad, x.grad]
 
 
+def _grad_accumulates_in_place(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    held, view = x.grad, x.grad[1:]
+    (x * 3).sum().backward()
+    return [held, view, x.grad, L.tensor(float(held is x.grad))]
+
+
 def _retain_on_leaf_is_noop(L: Any) -> list:
     x = L.tensor([1.0, 2.0], requires_grad=True)
     x.retain_grad()
@@ -164,8 +172,8 @@ def _requires_grad_toggle(L: Any) -> list:
     return [x.grad, L.tensor(float(x.requires_grad)), L.tensor(float((x * 2).requires_grad))]
 
 
-SURFACE = [_retain_after_use, _retain_accumulates, _retain_on_leaf_is_noop, _detach_stops_gradient,
-           _detach_in_place, _requires_grad_toggle]
+SURFACE = [_retain_after_use, _retain_accumulates, _grad_accumulates_in_place, _retain_on_leaf_is_noop,
+           _detach_stops_gradient, _detach_in_place, _requires_grad_toggle]
 
 
 @pytest.mark.parametrize("fn", SURFACE, ids=lambda f: f.__name__)

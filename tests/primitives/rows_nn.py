@@ -6,6 +6,7 @@ import numpy as np
 from op_db import OpCase
 
 import tidu.nn.functional as F
+from tidu.primitives.nn import layer_norm_tangent
 
 
 def _softmax_ref(x: np.ndarray, axis: int) -> np.ndarray:
@@ -24,6 +25,17 @@ def _layer_norm_ref(x: np.ndarray, k: int) -> np.ndarray:
     return centered / np.sqrt((centered**2).mean(axis=axes, keepdims=True) + 1e-5)
 
 
+def _tangent_ref(dx: np.ndarray, x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
+    axes = tuple(range(x.ndim - k, x.ndim))
+    centered = x - x.mean(axis=axes, keepdims=True)
+    r = 1 / np.sqrt((centered**2).mean(axis=axes, keepdims=True) + 1e-5)
+    return r * (dx - dx.mean(axis=axes, keepdims=True) - y * (y * dx).mean(axis=axes, keepdims=True))
+
+
+def _tangent(k: int):  # noqa: ANN202 - y is any tensor here: the map is defined for every (dx, x, y)
+    return lambda dx, x, y: layer_norm_tangent.bind(dx, x, y, k=k, eps=1e-5)
+
+
 ROWS: list[OpCase] = [
     OpCase("softmax", lambda x: F.softmax(x, dim=-1), ((5,), (2, 3)), ref=lambda x: _softmax_ref(x, -1)),
     OpCase("softmax", lambda x: F.softmax(x, dim=0), ((3, 2),), ref=lambda x: _softmax_ref(x, 0), name="dim0"),
@@ -40,4 +52,8 @@ ROWS: list[OpCase] = [
         "layer_norm", lambda x: F.layer_norm(x, x.shape[-2:]), ((2, 3, 4),), ref=lambda x: _layer_norm_ref(x, 2),
         name="two-dims",
     ),
+    OpCase("layer_norm_tangent", _tangent(1), (((2, 5), (2, 5), (2, 5)),),
+           ref=lambda dx, x, y: _tangent_ref(dx, x, y, 1)),
+    OpCase("layer_norm_tangent", _tangent(2), (((2, 3, 4), (2, 3, 4), (2, 3, 4)),),
+           ref=lambda dx, x, y: _tangent_ref(dx, x, y, 2), name="two-dims"),
 ]

@@ -231,6 +231,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         old = leaf.grad
         if old is not None:
             ct = _accumulate(old, ct, create_graph)
+            if ct is old:  # added in place: .grad stays the same tensor, as in PyTorch
+                given.add(id(old._buf))
+                continue
         if not create_graph:
             data = ct._data
             # .grad owns writable memory: no broadcast view, no storage shared with another .grad
@@ -252,11 +255,17 @@ def _walk(outputs: Sequence[Tensor], create_graph: bool) -> compiled.Walk | None
 
 
 def _accumulate(old: Tensor, ct: Tensor, create_graph: bool) -> Tensor:
-    """``old + ct``; two host arrays of one dtype and shape are added by numpy, not dispatched."""
+    """``old + ct``. Two host arrays of one dtype and shape are added by numpy, not dispatched:
+    into ``old`` itself (PyTorch's ``grad += new``, which a held reference to ``.grad`` sees)
+    when ``old`` is a plain gradient that owns writable memory."""
     a, b = old._data, ct._data
     if (create_graph or a.__class__ is not np.ndarray or b.__class__ is not np.ndarray
             or a.dtype != b.dtype or a.shape != b.shape or old._dtype is not ct._dtype):
         return old + ct
+    if old._trace is None and not old._requires_grad and a.flags.writeable and a.flags.owndata:
+        np.add(a, b, out=a)
+        old._version.value += 1
+        return old
     return Tensor(np.add(a, b), ct._dtype)
 
 

@@ -10,8 +10,11 @@ rules are the textbook ones, written with tidu ops:
     d log_softmax(x) = dx - sum(softmax(x) * dx)
     d layer_norm(x)  = r * (dx - mean(dx) - y * mean(y * dx))    y = layer_norm(x)
 
-where ``r = 1 / sqrt(var(x) + eps)`` is recomputed from ``x`` with tidu ops (so the rule
-differentiates again) and the means run over the normalized axes. The weight and bias of
+where the means run over the normalized axes and ``r = 1 / sqrt(var(x) + eps)``. That last
+map is a primitive of its own, ``layer_norm_tangent(dx, x, y)``, linear in ``dx``: one row
+kernel recomputes ``r`` from ``x``. Its transpose is itself (``r`` is one number per row and
+the projection is symmetric), so a backward runs one kernel per layer norm. Its JVP in ``x``
+and ``y``, for higher orders, is written with tidu ops. The weight and bias of
 ``nn.functional.layer_norm`` are an ordinary multiply and add after it.
 """
 
@@ -21,10 +24,12 @@ import numpy as np
 
 from ..backends.cpu import softmax as cpu_softmax
 from ..backends.cpu.norm import layer_norm as cpu_layer_norm
+from ..backends.cpu.norm import layer_norm_tangent as cpu_layer_norm_tangent
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import FLOATS
 from ..core.primitive import Primitive
+from ._batching import elementwise as batch_elementwise
 from ._batching import unary as batch_unary
 from ._util import check_dtype, ops
 
@@ -101,20 +106,56 @@ def _check_layer_norm(x: ShapeDtype, *, k: int, eps: float) -> ShapeDtype:
     return x
 
 
-def _layer_norm_jvp(dx, x, y, *, k: int, eps: float):  # noqa: ANN001, ANN202
-    axes = tuple(range(x.ndim - k, x.ndim))
+def _row_mean(v, k: int):  # noqa: ANN001, ANN202
+    return ops.mean(v, dim=tuple(range(v.ndim - k, v.ndim)), keepdim=True)
 
-    def mean(v):  # noqa: ANN001, ANN202
-        return ops.mean(v, dim=axes, keepdim=True)
 
-    centered = x - mean(x)
-    r = ops.rsqrt(mean(centered * centered) + eps)
-    return r * (dx - mean(dx) - y * mean(y * dx))
+def _inv_std(x, k: int, eps: float):  # noqa: ANN001, ANN202
+    """``r`` and ``x - mean(x)``, with tidu ops."""
+    centered = x - _row_mean(x, k)
+    return ops.rsqrt(_row_mean(centered * centered, k) + eps), centered
 
+
+def _check_tangent(dx: ShapeDtype, x: ShapeDtype, y: ShapeDtype, *, k: int, eps: float) -> ShapeDtype:
+    for other in (x, y):
+        if other.shape != dx.shape or other.dtype != dx.dtype:
+            raise RuntimeError(
+                f"layer_norm_tangent: operands {tuple(dx.shape)} {dx.dtype.name} and {tuple(other.shape)} "
+                f"{other.dtype.name} differ"
+            )
+    return _check_layer_norm(x, k=k, eps=eps)
+
+
+# r * P(dx), P(v) = v - mean(v) - y mean(y v): d/dx through r (dr = -r^3 mean(c dx'), c = x - mean x,
+# and r P(dx) = out), d/dy through P
+def _tangent_jvp_x(t, dx, x, y, out, *, k: int, eps: float):  # noqa: ANN001, ANN202
+    r, centered = _inv_std(x, k, eps)
+    return out * (-(r * r) * _row_mean(centered * t, k))
+
+
+def _tangent_jvp_y(t, dx, x, y, out, *, k: int, eps: float):  # noqa: ANN001, ANN202
+    r, _ = _inv_std(x, k, eps)
+    return -(r * (t * _row_mean(y * dx, k) + y * _row_mean(t * dx, k)))
+
+
+layer_norm_tangent = Primitive("layer_norm_tangent")
+layer_norm_tangent.def_abstract_eval(_check_tangent)
+layer_norm_tangent.def_impl(cpu_layer_norm_tangent)
+layer_norm_tangent.def_impl(kernel("norm", "layer_norm_tangent"), device="cuda")
+layer_norm_tangent.def_jvp(
+    lambda t, dx, x, y, out, *, k, eps: layer_norm_tangent.bind(t, x, y, k=k, eps=eps),
+    _tangent_jvp_x,
+    _tangent_jvp_y,
+)
+layer_norm_tangent.def_transpose(
+    lambda ct, dx, x, y, *, k, eps: [layer_norm_tangent.bind(ct, x, y, k=k, eps=eps), None, None],
+    linear_in=(0,),
+)
+layer_norm_tangent.def_batch(batch_elementwise(layer_norm_tangent))  # k counts trailing dims
 
 layer_norm = Primitive("layer_norm")
 layer_norm.def_abstract_eval(_check_layer_norm)
 layer_norm.def_impl(cpu_layer_norm)
 layer_norm.def_impl(kernel("norm", "layer_norm"), device="cuda")
-layer_norm.def_jvp(_layer_norm_jvp)
+layer_norm.def_jvp(lambda dx, x, y, *, k, eps: layer_norm_tangent.bind(dx, x, y, k=k, eps=eps))
 layer_norm.def_batch(batch_unary(lambda x, *, k, eps: layer_norm.bind(x, k=k, eps=eps)))

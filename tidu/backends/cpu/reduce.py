@@ -270,8 +270,9 @@ def sum_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         return x.copy()
     acc_dtype = np.float64 if x.dtype.kind == "f" else np.int64
     if x.size <= SMALL_SUM:  # one thread either way; the same float64 (int64) accumulation
-        total = np.add.reduce(x, axis=axes, dtype=acc_dtype)  # a numpy scalar when every axis goes
-        return np.asarray(total.astype(x.dtype if x.dtype.kind != "b" else np.int64))
+        with np.errstate(all="ignore"):  # inf - inf is NaN without a warning, as in the Numba kernels
+            total = np.add.reduce(x, axis=axes, dtype=acc_dtype)  # a numpy scalar when every axis goes
+            return np.asarray(total.astype(x.dtype if x.dtype.kind != "b" else np.int64))
     block, out_shape, (kb, nk, cb) = _blocked(x, axes)
     part = np.zeros((block.shape[0], nk, block.shape[2]), acc_dtype)
     if block.shape[2] == 1:
