@@ -1,7 +1,8 @@
 """softmax and log_softmax of float32 rows on the CPU, fused: a pass finds the row maximum ``m``
-(NaN if the row has one), one writes ``e = exp(x - m)`` (tidu/backends/cpu/fastmath.py's
-vectorizable ``exp``, within 1 ULP) and sums it in float64, a second writes ``e / sum`` or
-``x - m - log(sum)``. A row per task, rows in parallel when there is enough work (a row's
+(NaN if the row has one) on integer order keys (an integer maximum vectorizes, a float select
+does not), one writes ``e = exp(x - m)`` (tidu/backends/cpu/fastmath.py's vectorizable ``exp``,
+within 1 ULP) and sums it, a second writes ``e * (1 / sum)`` or ``x - m - log(sum)``: the sum
+and the last pass in float32 (vector partial sums), as PyTorch's vectorized kernel. A row per task, rows in parallel when there is enough work (a row's
 result does not depend on the thread count); ``reassoc`` lets LLVM keep a vector of partial
 sums. Other layouts and float64 take numpy's path (tidu/primitives/nn.py).
 """
@@ -12,37 +13,52 @@ import math
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from .elementwise import JIT
 from .fastmath import exp_f32
 from .threads import run_tasks
 
 
+@register_jitable
+def _from_key(key):  # noqa: ANN001, ANN201
+    """The float32 whose order key (``_rows``) is ``key``."""
+    return np.int32(key ^ ((key >> 31) & 0x7FFFFFFF)).view(np.float32)
+
+
+# order keys of +inf and -inf: a NaN's key lies above the one or below the other
+_INF_KEY, _NEG_INF_KEY = 0x7F800000, -0x7F800001
+
+
 @njit(**JIT, fastmath={"reassoc"})
 def _rows(x, out, log, lo, hi):  # pragma: no cover - compiled
     n = x.shape[1]
+    bits = x.view(np.int32)
     for r in range(lo, hi):
-        xs, o = x[r], out[r]
-        mr = xs[0]
-        nan = False
+        xs, o, bs = x[r], out[r], bits[r]
+        # the maximum through integer order keys (``key = bits ^ ((bits >> 31) & mask)`` orders floats
+        # as integers): an integer max vectorizes, a float select does not
+        top = np.int32(-0x80000000)
+        bottom = np.int32(0x7FFFFFFF)
         for j in range(n):
-            v = xs[j]
-            mr = v if v > mr else mr
-            nan |= v != v
-        if nan:
-            mr = np.float32(np.nan)
-        s = 0.0
+            b = bs[j]
+            key = b ^ ((b >> 31) & np.int32(0x7FFFFFFF))
+            top = key if key > top else top
+            bottom = key if key < bottom else bottom
+        mr = np.float32(np.nan) if top > _INF_KEY or bottom < _NEG_INF_KEY else _from_key(top)
+        s = np.float32(0.0)  # float32 partial sums, as PyTorch's: a float64 sum converts every element
         for j in range(n):
-            e = exp_f32(xs[j] - mr)
+            e = np.float32(exp_f32(xs[j] - mr))
             o[j] = e
             s += e
         if log:
-            ls = math.log(s)
+            ls = np.float32(math.log(s))
             for j in range(n):
                 o[j] = (xs[j] - mr) - ls
         else:
+            inv = np.float32(1.0) / s  # a multiply per element, as PyTorch's vectorized kernel
             for j in range(n):
-                o[j] = o[j] / s
+                o[j] = o[j] * inv
 
 
 def last_axis(x: np.ndarray, log: bool) -> np.ndarray | None:
