@@ -1,6 +1,8 @@
 """layer_norm on the CPU: one pass over each row's mean, one over its squared deviations, one
-writing ``(x - mean) / sqrt(var + eps)``, in float64, a row per task (rows run in parallel when
-there is enough work; each row's result does not depend on the thread count).
+writing ``(x - mean) / sqrt(var + eps)``, a row per task (rows run in parallel when there is
+enough work; each row's result does not depend on the thread count). The arithmetic stays in the
+element dtype, as PyTorch's: float32 rows sum in float32 vector lanes (a float64 sum would
+convert every element; that made the kernels 2.5 times slower).
 
 ``layer_norm_tangent`` is its derivative at ``x`` applied to ``dx``,
 ``r * (dx - mean(dx) - y * mean(y * dx))``: the mean pass over ``x``, one pass summing the
@@ -22,21 +24,21 @@ from .threads import run_tasks
 
 
 @njit(**JIT, fastmath={"reassoc"})
-def _rows(x, out, eps, lo, hi):  # pragma: no cover - compiled
-    n = x.shape[1]
+def _rows(x, out, n_eps, lo, hi):  # pragma: no cover - compiled
+    n, eps = n_eps[0], n_eps[1]  # in the element dtype: the arithmetic stays in it (vectorized)
     for r in range(lo, hi):
         xs = x[r]
-        s = 0.0
-        for j in range(n):
+        s = n - n
+        for j in range(x.shape[1]):
             s += xs[j]
         mean = s / n
-        s = 0.0
-        for j in range(n):
+        s = n - n
+        for j in range(x.shape[1]):
             d = xs[j] - mean
             s += d * d
         scale = 1.0 / math.sqrt(s / n + eps)
         o = out[r]
-        for j in range(n):
+        for j in range(x.shape[1]):
             o[j] = (xs[j] - mean) * scale
 
 
@@ -47,34 +49,35 @@ def layer_norm(x: np.ndarray, *, k: int, eps: float) -> np.ndarray:
         return out
     n = math.prod(x.shape[x.ndim - k:])
     rows = x.size // n
-    run_tasks(_rows, rows, x.size, contiguous(x).reshape(rows, n), out.reshape(rows, n), float(eps))
+    n_eps = np.array([n, eps], x.dtype)
+    run_tasks(_rows, rows, x.size, contiguous(x).reshape(rows, n), out.reshape(rows, n), n_eps)
     return out
 
 
 @njit(**JIT, fastmath={"reassoc"})
-def _tangent_rows(dx, x, y, out, eps, lo, hi):  # pragma: no cover - compiled
-    n = x.shape[1]
+def _tangent_rows(dx, x, y, out, n_eps, lo, hi):  # pragma: no cover - compiled
+    n, eps = n_eps[0], n_eps[1]
     for r in range(lo, hi):
         xs = x[r]
         ys = y[r]
         ds = dx[r]
-        s = 0.0
-        for j in range(n):
+        s = n - n
+        for j in range(x.shape[1]):
             s += xs[j]
         mean = s / n
-        s = 0.0
-        a = 0.0
-        b = 0.0
-        for j in range(n):
+        s = n - n
+        a = n - n
+        b = n - n
+        for j in range(x.shape[1]):
             d = xs[j] - mean
             s += d * d
             a += ds[j]
-            b += ds[j] * np.float64(ys[j])
+            b += ds[j] * ys[j]
         scale = 1.0 / math.sqrt(s / n + eps)
         a /= n
         b /= n
         o = out[r]
-        for j in range(n):
+        for j in range(x.shape[1]):
             o[j] = scale * (ds[j] - a - ys[j] * b)
 
 
@@ -86,5 +89,5 @@ def layer_norm_tangent(dx: np.ndarray, x: np.ndarray, y: np.ndarray, *, k: int, 
     n = math.prod(x.shape[x.ndim - k:])
     rows = x.size // n
     run_tasks(_tangent_rows, rows, 3 * x.size, *(contiguous(a).reshape(rows, n) for a in (dx, x, y)),
-              out.reshape(rows, n), float(eps))
+              out.reshape(rows, n), np.array([n, eps], x.dtype))
     return out
