@@ -24,14 +24,19 @@ from .threads import run_tasks
 
 
 @njit(**JIT, fastmath={"reassoc"})
+def _mean(xs, n):  # pragma: no cover - compiled
+    s = n - n
+    for j in range(xs.shape[0]):
+        s += xs[j]
+    return s / n
+
+
+@njit(**JIT, fastmath={"reassoc"})
 def _rows(x, out, n_eps, lo, hi):  # pragma: no cover - compiled
     n, eps = n_eps[0], n_eps[1]  # in the element dtype: the arithmetic stays in it (vectorized)
     for r in range(lo, hi):
         xs = x[r]
-        s = n - n
-        for j in range(x.shape[1]):
-            s += xs[j]
-        mean = s / n
+        mean = _mean(xs, n)
         s = n - n
         for j in range(x.shape[1]):
             d = xs[j] - mean
@@ -61,10 +66,7 @@ def _tangent_rows(dx, x, y, out, n_eps, lo, hi):  # pragma: no cover - compiled
         xs = x[r]
         ys = y[r]
         ds = dx[r]
-        s = n - n
-        for j in range(x.shape[1]):
-            s += xs[j]
-        mean = s / n
+        mean = _mean(xs, n)
         s = n - n
         a = n - n
         b = n - n

@@ -26,6 +26,20 @@ _sum_tree = TREES["sum"]
 _KERNELS: dict[tuple[str, np.dtype], Kernel] = {}
 
 
+@cuda.jit(device=True)
+def _row_mean(x, lo, hi, sh, tid, bd):  # noqa: ANN001, ANN202
+    """The mean of ``x[lo:hi]`` in float64, by the block (every thread gets it; ends synchronized)."""
+    s = 0.0
+    for k in range(lo + tid, hi, bd):
+        s += np.float64(x[k])
+    sh[tid] = s
+    cuda.syncthreads()
+    _sum_tree(sh, tid, bd)
+    mean = sh[0] / (hi - lo)
+    cuda.syncthreads()
+    return mean
+
+
 def _rows(dtype: np.dtype) -> Callable:
     cast = dtype.type
 
@@ -36,14 +50,7 @@ def _rows(dtype: np.dtype) -> Callable:
         for row in range(cuda.blockIdx.x, outer, cuda.gridDim.x):
             lo = row * n
             hi = lo + n
-            s = 0.0
-            for k in range(lo + tid, hi, bd):
-                s += np.float64(x[k])
-            sh[tid] = s
-            cuda.syncthreads()
-            _sum_tree(sh, tid, bd)
-            mean = sh[0] / n
-            cuda.syncthreads()
+            mean = _row_mean(x, lo, hi, sh, tid, bd)
             s = 0.0
             for k in range(lo + tid, hi, bd):
                 d = np.float64(x[k]) - mean
@@ -82,14 +89,7 @@ def _tangent_rows(dtype: np.dtype) -> Callable:
         for row in range(cuda.blockIdx.x, outer, cuda.gridDim.x):
             lo = row * n
             hi = lo + n
-            s = 0.0
-            for k in range(lo + tid, hi, bd):
-                s += np.float64(x[k])
-            sh[tid] = s
-            cuda.syncthreads()
-            _sum_tree(sh, tid, bd)
-            mean = sh[0] / n
-            cuda.syncthreads()
+            mean = _row_mean(x, lo, hi, sh, tid, bd)
             s = 0.0
             a = 0.0
             b = 0.0
