@@ -164,6 +164,10 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self._buf.shape[0]
 
+    def _is_stale_view(self) -> bool:
+        """A view whose base was written since its place in the graph was derived."""
+        return self._view is not None and self._view.version != self._version.value
+
     @property
     def is_leaf(self) -> bool:
         return self._trace is None

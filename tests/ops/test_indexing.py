@@ -503,3 +503,25 @@ def test_bad_function_arguments_raise_like_torch(name: str) -> None:
         lib_fn(torch)
     with pytest.raises(exc, match=message):
         lib_fn(tidu)
+
+
+def _views_of_a_plain_tensor(L: Any) -> list:
+    """Basic indexing of a tensor that does not require grad is a view without a recorded op; a
+    write through it, or into its base, later puts both into the graph as for a recorded view."""
+    x = L.zeros(3, 4)
+    row, corner = x[1], x[1:, ::2]
+    w = L.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    row.mul_(0).add_(w * 2)  # a write through the view: x and corner now depend on w
+    cell = corner[0, 1]  # a view of a view, read after the write
+    (x.sum() + corner.sum() * 10 + cell * 100).backward()
+    stale = L.zeros(2, 3)
+    first = stale[0]
+    v = L.tensor([5.0, 6.0, 7.0], requires_grad=True)
+    stale.copy_(L.stack([v, v * 3]))  # a write into the base: the view is stale until it is read
+    (first * first).sum().backward()
+    return [x, corner, cell, w.grad, first, v.grad, L.tensor(float(row.requires_grad))]
+
+
+def test_views_of_plain_tensors_join_the_graph_like_torch() -> None:
+    for got, want in zip(_views_of_a_plain_tensor(tidu), _views_of_a_plain_tensor(torch), strict=True):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy())

@@ -264,6 +264,21 @@ def _replay(prim: Primitive, args: Sequence[Any], params: dict[str, Any], i: int
     return replay
 
 
+def plain_view(x: Tensor, array: Any, replay: Any) -> Tensor:
+    """A view ``array`` of the storage of ``x`` (which does not require grad), made without a bind:
+    it shares the version counter, and ``replay(x)`` (binds) rebuilds it from ``x`` where a write
+    through it needs the graph (tidu/core/inplace.py), as for a bound view."""
+    out = Tensor(array, x._dtype, device=x._device)
+    out._version = x._version
+    info = x._view
+    if info is None:
+        out._view = ViewInfo(x, replay, x._version.value)
+    else:
+        inner = info.fn
+        out._view = ViewInfo(info.base, lambda base: replay(inner(base)), x._version.value)
+    return out
+
+
 def refresh_view(view: Any) -> None:
     """A view whose base was written since its graph position was derived takes ``fn(base)``'s."""
     info = view._view

@@ -1,7 +1,9 @@
 """Indexing: ``x[index]``, ``x[index] = value``, ``index_put``, gather/scatter and masks.
 
 An index expression becomes a ``_Plan``: a basic part (ints, slices with positive
-steps, ``None``, ``...``: one ``slice`` + ``reshape``, a view like PyTorch's) and an
+steps, ``None``, ``...``: one ``slice`` + ``reshape``, a view like PyTorch's; of a CPU tensor
+that does not require grad, numpy's view directly, with the binds replayed only if a write
+through it later needs the graph) and an
 advanced part (integer tensors/lists and boolean masks, broadcast together: one
 ``gather``). Everything is checked, with PyTorch's exception classes, before any
 kernel runs. The plan's transpose (``pad`` + ``scatter_add``) writes values back, so
@@ -21,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes, grad_mode
+from ..core.device import CPU
+from ..core.dispatch import plain_view
 from ..core.inplace import assign_, check_writable
 from ..core.primitive import Var, bind
 from ..primitives import gather as gather_prims
@@ -347,20 +351,29 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
     key = _basic_key(index)
     if key is None:
         return _read(input, _plan(tuple(input.shape), index))
-    shape = tuple(input.shape)
+    shape = input._buf.shape if input.__class__ is Tensor else tuple(input.shape)
     found = _BASIC_PLANS.get((shape, key))
     if found is None:
         plan = _plan(shape, index)
         if plan.positions:
             return _read(input, plan)
-        found = _basic(plan)
+        sliced, basic_shape = _basic(plan)
+        window = None if sliced is None else tuple(slice(*bounds) for bounds in zip(*sliced))
+        found = (sliced, basic_shape, window)
         if len(_BASIC_PLANS) >= 4096:
             _BASIC_PLANS.clear()
         _BASIC_PLANS[(shape, key)] = found
-    return _read_basic(input, *found)
+    sliced, basic_shape, window = found
+    if input.__class__ is Tensor and not input._requires_grad and input._device is CPU and not input._is_stale_view():
+        # nothing to record: numpy's view, and the binds only if a write through it ever needs them
+        array = input._buf if window is None else input._buf[window]
+        return plain_view(input, array if array.shape == basic_shape else array.reshape(basic_shape),
+                          lambda base: _read_basic(base, sliced, basic_shape))
+    return _read_basic(input, sliced, basic_shape)
 
 
-# (input shape, basic index) -> (slice params or None, result shape): ints, slices, None and ``...``
+# (input shape, basic index) -> (slice params or None, result shape, the numpy index of the slice):
+# ints, slices, None and ``...``
 _BASIC_PLANS: dict[tuple, tuple] = {}
 
 
