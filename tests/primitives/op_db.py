@@ -24,7 +24,7 @@ import tidu
 from tidu.core.primitive import REGISTRY, Literal
 from tidu.primitives.creation import full, literal
 from tidu.primitives.linalg import dot_general
-from tidu.primitives.slicing import pad
+from tidu.primitives.slicing import pad, slice_p
 from tidu.primitives.structural import broadcast_in_dim
 
 
@@ -221,8 +221,11 @@ OP_DB: list[OpCase] = [
         ref=lambda x: np.transpose(x, (2, 0, 1)),
     ),
     OpCase("transpose", lambda x: x.t(), ((2, 3),), linear=True, ref=lambda x: x.T, name="t"),
-    OpCase("slice", lambda x: x[1:, ::2], ((3, 5), (1, 4)), linear=True, ref=lambda x: x[1:, ::2]),
-    OpCase("slice", lambda x: x[..., 2, None], ((4, 3),), linear=True, ref=lambda x: x[..., 2, None], name="int"),
+    # bound directly: indexing a tensor that does not require grad takes numpy's view, not a bind
+    OpCase("slice", lambda x: slice_p.bind(x, start_indices=(1, 0), limit_indices=tuple(x.shape), strides=(1, 2)),
+           ((3, 5), (1, 4)), linear=True, ref=lambda x: x[1:, ::2]),
+    OpCase("slice", lambda x: slice_p.bind(x, start_indices=(0, 2), limit_indices=(4, 3), strides=(1, 1)),
+           ((4, 3),), linear=True, ref=lambda x: x[..., 2, None], name="int"),
     OpCase(
         "pad",
         lambda x: pad.bind(x, padding_config=((1, 2, 1), (0, 1, 0))),
