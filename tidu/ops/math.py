@@ -344,8 +344,8 @@ def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
     tensor([-0.1587,  0.0000,  0.8413])
     """
     x = float_operand(input, "gelu")
-    if approximate == "none":
-        return x * 0.5 * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+    if approximate == "none":  # x * Phi(x): the backward reads x, Phi and x / sqrt(2) (PyTorch's roundings)
+        return x * (erf(x * (1.0 / math.sqrt(2.0))) * 0.5 + 0.5)
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1.0 + tanh(inner))
