@@ -525,3 +525,13 @@ def _views_of_a_plain_tensor(L: Any) -> list:
 def test_views_of_plain_tensors_join_the_graph_like_torch() -> None:
     for got, want in zip(_views_of_a_plain_tensor(tidu), _views_of_a_plain_tensor(torch), strict=True):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy())
+
+
+def test_view_of_a_pending_result_is_read_after_it_is_computed() -> None:
+    """``x[None][0]`` of a deferred result has ``x``'s shape: a fused loop (from the third run)
+    must not read it as an input while it writes ``x``."""
+    a = tidu.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for _ in range(5):
+        x = a * 2
+        y = x[None][0] * 3 + 1
+        np.testing.assert_array_equal(y.numpy(), np.arange(6).reshape(2, 3) * 6 + 1)

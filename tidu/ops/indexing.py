@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import dtypes, grad_mode
+from ..core import deferred, dtypes, grad_mode
 from ..core.device import CPU
 from ..core.dispatch import plain_view
 from ..core.inplace import assign_, check_writable
@@ -366,6 +366,8 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
     sliced, basic_shape, window = found
     if input.__class__ is Tensor and not input._requires_grad and input._device is CPU and not input._is_stale_view():
         # nothing to record: numpy's view, and the binds only if a write through it ever needs them
+        if deferred.PENDING and deferred.reads_pending((input._buf,)):
+            deferred.flush()  # as a bind: a fused loop must not read a view of what it writes
         array = input._buf if window is None else input._buf[window]
         return plain_view(input, array if array.shape == basic_shape else array.reshape(basic_shape),
                           lambda base: _read_basic(base, sliced, basic_shape))

@@ -1,10 +1,11 @@
 """softmax and log_softmax of float32 rows on the CPU, fused: a pass finds the row maximum ``m``
 (NaN if the row has one) on integer order keys (an integer maximum vectorizes, a float select
 does not), one writes ``e = exp(x - m)`` (tidu/backends/cpu/fastmath.py's vectorizable ``exp``,
-within 1 ULP) and sums it, a second writes ``e * (1 / sum)`` or ``x - m - log(sum)``: the sum
-and the last pass in float32 (vector partial sums), as PyTorch's vectorized kernel. A row per task, rows in parallel when there is enough work (a row's
-result does not depend on the thread count); ``reassoc`` lets LLVM keep a vector of partial
-sums. Other layouts and float64 take numpy's path (tidu/primitives/nn.py).
+within 1 ULP) and sums it, a second writes ``e * (1 / sum)`` or ``x - m - log(sum)``: the sum and
+the last pass in float32 (vector partial sums), as PyTorch's vectorized kernel. A row per task,
+rows in parallel when there is enough work (a row's result does not depend on the thread count);
+``reassoc`` lets LLVM keep a vector of partial sums. Other layouts and float64 take numpy's path
+(tidu/primitives/nn.py).
 """
 
 from __future__ import annotations
