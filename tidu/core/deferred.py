@@ -88,8 +88,6 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
     PENDING.append((app, impl, params, in_slots, slot))
 
 
-
-
 def flush() -> None:
     """Run everything queued (a no-op when nothing is, or inside a flush)."""
     if not PENDING or getattr(_flushing, "on", False):

@@ -243,25 +243,32 @@ def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out
         if storage(a._buf) is owner:
             out._version = a._version
             if not prim.nondiff:
-                root = a if a._view is None else a._view.base
-                out._view = ViewInfo(root, _replay(prim, args, params, i, slot, n_outs, a._view), a._version.value)
+                out._view = _view_of(a, _replay(prim, args, params, i, slot, n_outs))
             return
 
 
-def _replay(prim: Primitive, args: Sequence[Any], params: dict[str, Any], i: int, slot: int, n_outs: int,
-            parent: ViewInfo | None) -> Any:
-    """``base -> view``: the parent view's replay, then this call with the view's input swapped in."""
-    inner = None if parent is None else parent.fn
+def _replay(prim: Primitive, args: Sequence[Any], params: dict[str, Any], i: int, slot: int, n_outs: int) -> Any:
+    """``input -> view``: this call with the view's input swapped in."""
     rest = list(args)
     rest[i] = None  # the view must not keep its direct input alive
 
     def replay(base: Any) -> Any:
         call = rest.copy()
-        call[i] = base if inner is None else inner(base)
+        call[i] = base
         result = prim.bind(*call, **params)
         return result[slot] if n_outs > 1 else result
 
     return replay
+
+
+def _view_of(x: Tensor, replay: Any) -> ViewInfo:
+    """A view of ``x`` made by ``replay(x)``, as replayed from the root base: ``x``'s own replay
+    first when ``x`` is a view itself."""
+    info = x._view
+    if info is None:
+        return ViewInfo(x, replay, x._version.value)
+    inner = info.fn
+    return ViewInfo(info.base, lambda base: replay(inner(base)), x._version.value)
 
 
 def plain_view(x: Tensor, array: Any, replay: Any) -> Tensor:
@@ -270,12 +277,7 @@ def plain_view(x: Tensor, array: Any, replay: Any) -> Tensor:
     through it needs the graph (tidu/core/inplace.py), as for a bound view."""
     out = Tensor(array, x._dtype, device=x._device)
     out._version = x._version
-    info = x._view
-    if info is None:
-        out._view = ViewInfo(x, replay, x._version.value)
-    else:
-        inner = info.fn
-        out._view = ViewInfo(info.base, lambda base: replay(inner(base)), x._version.value)
+    out._view = _view_of(x, replay)
     return out
 
 

@@ -5,8 +5,8 @@ element dtype, as PyTorch's: float32 rows sum in float32 vector lanes (a float64
 convert every element; that made the kernels 2.5 times slower).
 
 ``layer_norm_tangent`` is its derivative at ``x`` applied to ``dx``,
-``r * (dx - mean(dx) - y * mean(y * dx))``: the mean pass over ``x``, one pass summing the
-squared deviations, ``dx`` and ``y * dx`` together, one writing the result.
+``r * (dx - mean(dx) - y * mean(y * dx))``: ``r`` as above (``_stats``), one pass summing ``dx``
+and ``y * dx`` together, one writing the result.
 
 ``reassoc`` lets LLVM keep a vector of partial sums (the order is fixed by the compiled loop,
 not by the data), as in tidu/backends/cpu/reduce.py.
@@ -23,12 +23,18 @@ from .elementwise import JIT, contiguous
 from .threads import run_tasks
 
 
-@njit(**JIT, fastmath={"reassoc"})
-def _mean(xs, n):  # pragma: no cover - compiled
+@njit(**JIT, fastmath={"reassoc"}, inline="always")
+def _stats(xs, n, eps):  # pragma: no cover - compiled
+    """``(mean, 1 / sqrt(var + eps))`` of a row: two passes, so the variance is never negative."""
     s = n - n
     for j in range(xs.shape[0]):
         s += xs[j]
-    return s / n
+    mean = s / n
+    s = n - n
+    for j in range(xs.shape[0]):
+        d = xs[j] - mean
+        s += d * d
+    return mean, 1.0 / math.sqrt(s / n + eps)
 
 
 @njit(**JIT, fastmath={"reassoc"})
@@ -36,12 +42,7 @@ def _rows(x, out, n_eps, lo, hi):  # pragma: no cover - compiled
     n, eps = n_eps[0], n_eps[1]  # in the element dtype: the arithmetic stays in it (vectorized)
     for r in range(lo, hi):
         xs = x[r]
-        mean = _mean(xs, n)
-        s = n - n
-        for j in range(x.shape[1]):
-            d = xs[j] - mean
-            s += d * d
-        scale = 1.0 / math.sqrt(s / n + eps)
+        mean, scale = _stats(xs, n, eps)
         o = out[r]
         for j in range(x.shape[1]):
             o[j] = (xs[j] - mean) * scale
@@ -49,33 +50,21 @@ def _rows(x, out, n_eps, lo, hi):  # pragma: no cover - compiled
 
 def layer_norm(x: np.ndarray, *, k: int, eps: float) -> np.ndarray:
     """Normalize ``x`` over its last ``k`` dimensions (biased variance)."""
-    out = np.empty(x.shape, x.dtype)
-    if x.size == 0:
-        return out
-    n = math.prod(x.shape[x.ndim - k:])
-    rows = x.size // n
-    n_eps = np.array([n, eps], x.dtype)
-    run_tasks(_rows, rows, x.size, contiguous(x).reshape(rows, n), out.reshape(rows, n), n_eps)
-    return out
+    return _run(_rows, [x], k, eps)
 
 
 @njit(**JIT, fastmath={"reassoc"})
 def _tangent_rows(dx, x, y, out, n_eps, lo, hi):  # pragma: no cover - compiled
     n, eps = n_eps[0], n_eps[1]
     for r in range(lo, hi):
-        xs = x[r]
         ys = y[r]
         ds = dx[r]
-        mean = _mean(xs, n)
-        s = n - n
+        _, scale = _stats(x[r], n, eps)
         a = n - n
         b = n - n
         for j in range(x.shape[1]):
-            d = xs[j] - mean
-            s += d * d
             a += ds[j]
             b += ds[j] * ys[j]
-        scale = 1.0 / math.sqrt(s / n + eps)
         a /= n
         b /= n
         o = out[r]
@@ -85,11 +74,17 @@ def _tangent_rows(dx, x, y, out, n_eps, lo, hi):  # pragma: no cover - compiled
 
 def layer_norm_tangent(dx: np.ndarray, x: np.ndarray, y: np.ndarray, *, k: int, eps: float) -> np.ndarray:
     """``layer_norm``'s derivative at ``x`` (with ``y = layer_norm(x)``) applied to ``dx``."""
+    return _run(_tangent_rows, [dx, x, y], k, eps)
+
+
+def _run(kernel, operands: list[np.ndarray], k: int, eps: float) -> np.ndarray:  # noqa: ANN001
+    """``kernel(*operands, out, (n, eps), lo, hi)`` over the rows of the last ``k`` dimensions."""
+    x = operands[0]  # the shape rules give every operand its shape and dtype
     out = np.empty(x.shape, x.dtype)
     if x.size == 0:
         return out
     n = math.prod(x.shape[x.ndim - k:])
     rows = x.size // n
-    run_tasks(_tangent_rows, rows, 3 * x.size, *(contiguous(a).reshape(rows, n) for a in (dx, x, y)),
+    run_tasks(kernel, rows, len(operands) * x.size, *[contiguous(a).reshape(rows, n) for a in operands],
               out.reshape(rows, n), np.array([n, eps], x.dtype))
     return out

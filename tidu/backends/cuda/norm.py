@@ -6,8 +6,8 @@ variance never comes out negative); then each thread writes its elements
 ``(x - mean) / sqrt(var + eps)``. Sums are accumulated in float64.
 
 ``layer_norm_tangent`` (the derivative at ``x`` applied to ``dx``,
-``r * (dx - mean(dx) - y * mean(y * dx))``) sums the same way: the mean, then the squared
-deviations, ``dx`` and ``y * dx`` in one pass with a tree each.
+``r * (dx - mean(dx) - y * mean(y * dx))``) takes ``r`` the same way (``_row_stats``), then sums
+``dx`` and ``y * dx`` in one pass with a tree each.
 """
 
 from __future__ import annotations
@@ -27,17 +27,28 @@ _KERNELS: dict[tuple[str, np.dtype], Kernel] = {}
 
 
 @cuda.jit(device=True)
-def _row_mean(x, lo, hi, sh, tid, bd):  # noqa: ANN001, ANN202
-    """The mean of ``x[lo:hi]`` in float64, by the block (every thread gets it; ends synchronized)."""
+def _row_stats(x, lo, hi, eps, sh, tid, bd):  # noqa: ANN001, ANN202
+    """``(mean, 1 / sqrt(var + eps))`` of ``x[lo:hi]`` in float64, by the block: two passes, so the
+    variance never comes out negative (every thread gets both; ends synchronized)."""
+    n = hi - lo
     s = 0.0
     for k in range(lo + tid, hi, bd):
         s += np.float64(x[k])
     sh[tid] = s
     cuda.syncthreads()
     _sum_tree(sh, tid, bd)
-    mean = sh[0] / (hi - lo)
+    mean = sh[0] / n
     cuda.syncthreads()
-    return mean
+    s = 0.0
+    for k in range(lo + tid, hi, bd):
+        d = np.float64(x[k]) - mean
+        s += d * d
+    sh[tid] = s
+    cuda.syncthreads()
+    _sum_tree(sh, tid, bd)
+    r = 1.0 / math.sqrt(sh[0] / n + eps)
+    cuda.syncthreads()
+    return mean, r
 
 
 def _rows(dtype: np.dtype) -> Callable:
@@ -49,39 +60,21 @@ def _rows(dtype: np.dtype) -> Callable:
         bd = cuda.blockDim.x
         for row in range(cuda.blockIdx.x, outer, cuda.gridDim.x):
             lo = row * n
-            hi = lo + n
-            mean = _row_mean(x, lo, hi, sh, tid, bd)
-            s = 0.0
-            for k in range(lo + tid, hi, bd):
-                d = np.float64(x[k]) - mean
-                s += d * d
-            sh[tid] = s
-            cuda.syncthreads()
-            _sum_tree(sh, tid, bd)
-            r = 1.0 / math.sqrt(sh[0] / n + eps)
-            cuda.syncthreads()
-            for k in range(lo + tid, hi, bd):
+            mean, r = _row_stats(x, lo, lo + n, eps, sh, tid, bd)
+            for k in range(lo + tid, lo + n, bd):
                 out[k] = cast((np.float64(x[k]) - mean) * r)
 
     return rows
 
 
 def layer_norm(x: CudaArray, *, k: int, eps: float) -> CudaArray:
-    out = CudaArray.empty(x.shape, x.dtype)
-    if x.size == 0:
-        return out
-    n = math.prod(x.shape[x.ndim - k:])
-    outer = x.size // n
-    kernel = _kernel("layer_norm", _rows, x.dtype, 2)
-    kernel.launch(row_blocks(outer), block_threads(n), flat(x), flat(out), outer, n, float(eps))
-    return out
+    return _launch("layer_norm", _rows, [x], k, eps)
 
 
 def _tangent_rows(dtype: np.dtype) -> Callable:
     cast = dtype.type
 
     def rows(dx, x, y, out, outer, n, eps):  # noqa: ANN001, ANN202
-        sh = cuda.shared.array(BLOCK, np.float64)
         sa = cuda.shared.array(BLOCK, np.float64)
         sb = cuda.shared.array(BLOCK, np.float64)
         tid = cuda.threadIdx.x
@@ -89,23 +82,17 @@ def _tangent_rows(dtype: np.dtype) -> Callable:
         for row in range(cuda.blockIdx.x, outer, cuda.gridDim.x):
             lo = row * n
             hi = lo + n
-            mean = _row_mean(x, lo, hi, sh, tid, bd)
-            s = 0.0
+            _, r = _row_stats(x, lo, hi, eps, sa, tid, bd)
             a = 0.0
             b = 0.0
             for k in range(lo + tid, hi, bd):
-                d = np.float64(x[k]) - mean
-                s += d * d
                 a += np.float64(dx[k])
                 b += np.float64(dx[k]) * np.float64(y[k])
-            sh[tid] = s
             sa[tid] = a
             sb[tid] = b
             cuda.syncthreads()
-            _sum_tree(sh, tid, bd)
             _sum_tree(sa, tid, bd)
             _sum_tree(sb, tid, bd)
-            r = 1.0 / math.sqrt(sh[0] / n + eps)
             a = sa[0] / n
             b = sb[0] / n
             cuda.syncthreads()
@@ -116,19 +103,20 @@ def _tangent_rows(dtype: np.dtype) -> Callable:
 
 
 def layer_norm_tangent(dx: CudaArray, x: CudaArray, y: CudaArray, *, k: int, eps: float) -> CudaArray:
+    return _launch("layer_norm_tangent", _tangent_rows, [dx, x, y], k, eps)
+
+
+def _launch(name: str, factory: Callable, operands: list[CudaArray], k: int, eps: float) -> CudaArray:
+    """One block per row of the last ``k`` dimensions: ``kernel(*operands, out, outer, n, eps)``."""
+    x = operands[0]  # the shape rules give every operand its shape and dtype
     out = CudaArray.empty(x.shape, x.dtype)
     if x.size == 0:
         return out
     n = math.prod(x.shape[x.ndim - k:])
     outer = x.size // n
-    kernel = _kernel("layer_norm_tangent", _tangent_rows, x.dtype, 4)
-    kernel.launch(row_blocks(outer), block_threads(n), flat(dx), flat(x), flat(y), flat(out), outer, n, float(eps))
-    return out
-
-
-def _kernel(name: str, factory: Callable, dtype: np.dtype, arrays: int) -> Kernel:
-    kernel = _KERNELS.get((name, dtype))
+    kernel = _KERNELS.get((name, x.dtype))
     if kernel is None:
-        signature = f"void({', '.join([f'{dtype}[::1]'] * arrays)}, int64, int64, float64)"
-        kernel = _KERNELS[name, dtype] = Kernel(factory(dtype), signature, sim_threads=SIM_THREADS)
-    return kernel
+        signature = f"void({', '.join([f'{x.dtype}[::1]'] * (len(operands) + 1))}, int64, int64, float64)"
+        kernel = _KERNELS[name, x.dtype] = Kernel(factory(x.dtype), signature, sim_threads=SIM_THREADS)
+    kernel.launch(row_blocks(outer), block_threads(n), *[flat(a) for a in operands], flat(out), outer, n, float(eps))
+    return out
