@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from math import prod
 from typing import Any
 
 from ..core import dtypes
@@ -89,11 +88,8 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
         return bind(dot_general, a, b, dimension_numbers=(((a.ndim - 1,), (0,)), ((), ())))
     if a.shape[-1] != b.shape[-2]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_fmt(a)} and {_fmt(b)})")
-    if b.ndim == 2:
-        lead = tuple(a.shape[:-1])
-        flat = reshape(a, prod(lead), a.shape[-1]) if a.ndim > 2 else a
-        out = bind(dot_general, flat, b, dimension_numbers=_MM)
-        return reshape(out, lead + (b.shape[-1],)) if a.ndim > 2 else out
+    if b.ndim == 2:  # (..., k) @ (k, n): one product over a's last dim, its leading dims kept
+        return bind(dot_general, a, b, dimension_numbers=(((a.ndim - 1,), (0,)), ((), ())))
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], op="matmul")
     a = broadcast_to(a, batch + tuple(a.shape[-2:]))
     b = broadcast_to(b, batch + tuple(b.shape[-2:]))
