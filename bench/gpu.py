@@ -19,10 +19,10 @@ import numpy as np
 from gputiming import median_per_call
 from numba import cuda
 
-from tidu.backends.cuda import blas, driver, synchronize
+from tidu.backends.cuda import blas, driver, launch, runtime, synchronize
 from tidu.backends.cuda.elementwise import binary_kernel, unary_kernel
 from tidu.backends.cuda.launch import Kernel
-from tidu.backends.cuda.memory import CudaArray, DeviceBuffer
+from tidu.backends.cuda.memory import CudaArray, allocate
 
 
 def add_kernel(a, b, out, n):  # noqa: ANN001, ANN201
@@ -179,7 +179,7 @@ def main() -> int:
     print(f"check zero-copy exchange with torch: {ok_interop}")
 
     try:
-        DeviceBuffer(1 << 50)
+        allocate(1 << 50)
         ok_oom = False
     except driver.OutOfMemoryError as exc:
         print(f"out of memory raises: {type(exc).__name__}: {exc}")
@@ -205,16 +205,16 @@ def main() -> int:
         kernel(n, a, b, out, n)
 
     k = kernel
-    fixed = (k.handle, 4, 1, 1, 256, 1, 1, 0, k.stream, k.params, None)
+    driver_launch, stream = launch._driver_launch(), runtime.runtime().stream
 
     def raw_driver_call() -> None:
-        k.launch_fn(*fixed)
+        driver_launch(k.handle, 4, 256, 0, stream, k.params)
 
     rows = [
         ("driver cuLaunchKernel alone (args packed once)", per_call_us(raw_driver_call)),
         ("tidu launch (prepacked cuLaunchKernel)", per_call_us(launch_only)),
         ("tidu op: pool alloc + launch + free", per_call_us(tidu_op)),
-        ("tidu DeviceBuffer 4 KB alloc + free", per_call_us(lambda: DeviceBuffer(4096))),
+        ("tidu CudaArray 4 KB alloc + free", per_call_us(lambda: CudaArray.empty((1024,), np.float32))),
         ("numba dispatcher launch", per_call_us(lambda: numba_kernel[4, 256](da, db, dout, n), repeat=300)),
         ("torch a + b", per_call_us(lambda: ta + tb)),
         ("torch.add(a, b, out=)", per_call_us(lambda: torch.add(ta, tb, out=tout))),

@@ -80,7 +80,7 @@ def per_kernel(step) -> None:  # noqa: ANN001
     from tidu.backends.cuda import blas, linalg
 
     totals: dict[str, list[float]] = {}
-    original, original_gemm = launch.Kernel.launch, blas.gemm_strided
+    original, original_call, original_gemm = launch.Kernel.launch, launch.Kernel.__call__, blas.gemm_strided
 
     def timed(name: str, fn, *args, **kwargs):  # noqa: ANN001, ANN202
         tidu.cuda.synchronize()
@@ -91,6 +91,7 @@ def per_kernel(step) -> None:  # noqa: ANN001
         return out
 
     launch.Kernel.launch = lambda self, *a, **k: timed(self.fn.__name__, original, self, *a, **k)
+    launch.Kernel.__call__ = lambda self, *a: timed(self.fn.__name__, original_call, self, *a)
     blas.gemm_strided = linalg.gemm_strided = lambda *a, **k: timed("gemm", original_gemm, *a, **k)
     try:
         for _ in range(3):
@@ -102,7 +103,8 @@ def per_kernel(step) -> None:  # noqa: ANN001
         step()
         launch.Kernel._prepare = prepares
     finally:
-        launch.Kernel.launch, blas.gemm_strided, linalg.gemm_strided = original, original_gemm, original_gemm
+        launch.Kernel.launch, launch.Kernel.__call__ = original, original_call
+        blas.gemm_strided = linalg.gemm_strided = original_gemm
     print(f"kernels compiled during a warm step: {seen}")
     for name, times in sorted(totals.items(), key=lambda kv: -sum(kv[1])):
         print(f"  {name:<28} x{len(times):<4} {sum(times) * 1e6:9.1f} us synchronized")

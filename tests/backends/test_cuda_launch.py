@@ -1,7 +1,7 @@
 """The CUDA backend's launch path, memory and errors (Numba's simulator in CI; a GPU through the device tool).
 
-On a real GPU, ``python bench/gpu_launch.py`` runs the same checks plus zero-copy exchange
-with PyTorch and the out-of-memory path, and times the launch.
+On a real GPU, ``python bench/gpu.py`` runs the same checks plus zero-copy exchange with
+PyTorch and the out-of-memory path, and times the launch.
 """
 
 from __future__ import annotations
@@ -65,6 +65,41 @@ def test_parameter_layout_follows_numba_abi() -> None:
     assert _slot_codes(types.float32) == ("f4x", 1)
     with pytest.raises(TypeError, match="no parameter layout for numba type complex128"):
         _slot_codes(types.complex128)
+
+
+class _Array:
+    """What a launch reads of an array argument (a C-contiguous 2 x 3 float32 one)."""
+
+    ptr, size, shape, strides = 0x1000, 6, (2, 3), (12, 4)
+
+
+def test_generated_launch_packs_numba_abi(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The generated launcher packs each argument as numba's ABI lays it out and calls the driver
+    with the grid it derives (checked here against a recording stand-in for ``cuLaunchKernel``)."""
+    import ctypes
+    import struct
+
+    from numba import types
+
+    from tidu.backends.cuda import launch
+
+    calls: list[tuple] = []
+    status = [0]
+    monkeypatch.setattr(launch, "_driver_launch", lambda: lambda *args: calls.append(args) or status[0])
+    grid, shaped, params = launch._launchers([types.float32[::1], types.int64, types.float32], 7, 9)
+    grid(1000, _Array, 5, 2.5)
+    grid(0, _Array, 5, 2.5)
+    grid(10**9, _Array, 5, 2.5)
+    shaped(3, 128, 64, _Array, 5, 2.5)
+    assert calls == [(7, 4, 256, 0, 9, params), (7, 1, 256, 0, 9, params),
+                     (7, launch.MAX_BLOCKS, 256, 0, 9, params), (7, 3, 128, 64, 9, params)]
+    pointers = (ctypes.c_void_p * 9).from_address(params)
+    assert [p - pointers[0] for p in pointers] == [8 * i for i in range(9)]
+    # meminfo, parent, size, itemsize, data, shape, stride (a 1-D parameter takes the array flat)
+    assert struct.unpack("=7qqf4x", ctypes.string_at(pointers[0], 72)) == (0, 0, 6, 4, 0x1000, 6, 4, 5, 2.5)
+    status[0] = 700
+    with pytest.raises(driver.CudaError, match="cuLaunchKernel"):
+        grid(1000, _Array, 5, 2.5)
 
 
 def test_driver_errors_are_runtime_errors() -> None:

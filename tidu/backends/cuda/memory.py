@@ -1,7 +1,8 @@
 """Device memory: buffers from the stream-ordered pool and ``CudaArray``, tidu's device array.
 
-A ``CudaArray`` is a shape, a dtype, byte strides and a device pointer, kept alive by its
-owner (a ``DeviceBuffer`` or a foreign object). It exposes ``__cuda_array_interface__``,
+A ``CudaArray`` is a shape, a dtype, byte strides and a device pointer: memory it owns (a
+block of tidu's pool), or memory kept alive by its owner (the array it views, or a foreign
+object). It exposes ``__cuda_array_interface__``,
 and ``CudaArray.from_interface`` wraps any object that does (numba, CuPy, PyTorch), so
 data moves between libraries without copies in both directions. Under the simulator the
 "device" memory is a host numpy array.
@@ -18,35 +19,23 @@ import numpy as np
 from . import driver
 from .runtime import runtime
 
-
-class DeviceBuffer:
-    """``nbytes`` of device memory, returned to tidu's cache when the buffer dies.
-
-    Freed blocks are kept per size and handed out again (work on tidu's one stream is
-    ordered, so a block is reusable as soon as it is freed); the cache is emptied into the
-    stream-ordered pool when an allocation fails, then the allocation is retried once.
-    """
-
-    __slots__ = ("ptr", "nbytes")
-
-    def __init__(self, nbytes: int) -> None:
-        size = _round(nbytes)
-        free = _CACHE.get(size)
-        self.nbytes = size
-        self.ptr = free.pop() if free else _allocate(size)
-
-    def __del__(self) -> None:
-        ptr = getattr(self, "ptr", None)  # absent when the allocation failed
-        if ptr is not None:
-            _CACHE.setdefault(self.nbytes, []).append(ptr)
-
-
+# Freed blocks by size, handed out again: work on tidu's one stream is ordered, so a block is
+# reusable as soon as it is freed. The cache is emptied into the stream-ordered pool when an
+# allocation fails, then the allocation is retried once.
 _CACHE: dict[int, list[int]] = {}
 GRANULE = 512
 
 
 def _round(nbytes: int) -> int:
     return max((nbytes + GRANULE - 1) // GRANULE, 1) * GRANULE
+
+
+def allocate(nbytes: int) -> tuple[int, int]:
+    """``(pointer, size)``: at least ``nbytes`` of device memory, from the cache where it has a
+    block of that rounded size (a ``CudaArray`` owning it puts it back when it dies)."""
+    size = _round(nbytes)
+    free = _CACHE.get(size)
+    return (free.pop() if free else _allocate(size)), size
 
 
 def _allocate(size: int) -> int:
@@ -122,10 +111,13 @@ class _Flags:
 class CudaArray:
     """An array in device memory (numpy-like metadata, a device pointer, an owner).
 
-    A view (``view``) is owned by the array it was made from, as numpy's ``base``.
+    A view (``view``) is owned by the array it was made from, as numpy's ``base``. An array
+    made by ``empty`` owns its memory (``pooled``: the block's size) and returns it to tidu's
+    cache when it dies.
     """
 
-    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host", "is_c_contiguous", "size", "__weakref__")
+    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host", "is_c_contiguous", "size", "pooled",
+                 "__weakref__")
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, strides: tuple[int, ...] | None, ptr: int,
                  owner: Any, host: np.ndarray | None = None) -> None:
@@ -142,6 +134,11 @@ class CudaArray:
         self.ptr = ptr
         self.owner = owner
         self.host = host  # the simulator's "device" memory
+        self.pooled = 0
+
+    def __del__(self) -> None:
+        if self.pooled:
+            _CACHE.setdefault(self.pooled, []).append(self.ptr)
 
     @property
     def base(self) -> CudaArray | None:
@@ -193,11 +190,12 @@ class CudaArray:
             return cls(shape, dtype, None, host.ctypes.data, host, host)
         shape = tuple(shape)
         size = math.prod(shape)
-        buffer = DeviceBuffer(size * dtype.itemsize)
+        ptr, pooled = allocate(size * dtype.itemsize)
         self = object.__new__(cls)  # what __init__ makes of a fresh dense array, without its checks
-        self.shape, self.dtype, self.size, self.ptr, self.owner, self.host = shape, dtype, size, buffer.ptr, buffer, None
+        self.shape, self.dtype, self.size, self.ptr, self.owner, self.host = shape, dtype, size, ptr, None, None
         self.strides = contiguous_strides(shape, dtype.itemsize)
         self.is_c_contiguous = True
+        self.pooled = pooled
         return self
 
     @classmethod
