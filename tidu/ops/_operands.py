@@ -171,7 +171,7 @@ def _same_or_scalar(a: Any, b: Any, float_only: bool) -> list[Any] | None:
                 _BROADCASTS.clear()
             _BROADCASTS[(sa, sb)] = shape
         return [broadcast_to(a, shape), broadcast_to(b, shape)]
-    if kind is float and floating or kind is int and t._dtype.category == 1:
+    if kind is float and floating or kind is int and t._dtype.category:  # no higher category
         c = constant(other, t._dtype, t, t._buf.shape)
         return [t, c] if first else [c, t]
     return None
