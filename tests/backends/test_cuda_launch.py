@@ -165,3 +165,19 @@ def test_gemm_errors_name_the_shapes() -> None:
         blas.gemm(a, b)
     with pytest.raises(TypeError, match="float32 or float64"):
         blas.gemm(a, CudaArray.from_host(np.ones((3, 2), np.float64)))
+
+
+def test_view_metadata_without_host_memory() -> None:
+    """A view of device memory (no simulator host array) gets numpy's layout facts."""
+    from tidu.backends.cuda import views
+
+    base = CudaArray((4, 6), np.float32, None, 0x1000, owner=None)  # metadata only: nothing is read
+    t = views.transpose(base, permutation=(1, 0))
+    assert (t.shape, t.strides, t.size, t.ptr, t.base) == ((6, 4), (4, 24), 24, 0x1000, base)
+    assert not t.is_c_contiguous and t.flags.c_contiguous is False
+    r = views.reshape(base, new_sizes=(2, 12))
+    assert (r.shape, r.strides, r.is_c_contiguous, r.base) == ((2, 12), (48, 4), True, base)
+    column = base.view((4, 1), (24, 4), offset=8)
+    assert column.ptr == 0x1008 and column.is_c_contiguous is False and column.size == 4
+    row = base.view((1, 6), (96, 4), offset=24)  # a size-1 dimension's stride addresses nothing
+    assert row.is_c_contiguous and row.owner is base and row.pooled == 0

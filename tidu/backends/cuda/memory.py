@@ -97,6 +97,7 @@ def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]
 
 
 _STRIDES: dict[tuple, tuple[int, ...]] = {}
+_DENSE: dict[tuple, bool] = {}  # (shape, strides, itemsize) -> C-contiguous (size-1 dimensions aside)
 
 
 class _Flags:
@@ -151,14 +152,26 @@ class CudaArray:
     def view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> CudaArray:
         """A view of this array's memory: ``shape``, byte ``strides``, starting ``offset`` bytes in."""
         ptr = self.ptr + offset
-        host = None
         if self.host is not None:
             root = self
             while isinstance(root.owner, CudaArray):
                 root = root.owner
             host = np.ndarray(shape, self.dtype, buffer=root.host, offset=ptr - root.ptr, strides=strides)
-        return CudaArray(shape, self.dtype, strides, ptr, self, host)
-
+            return CudaArray(shape, self.dtype, strides, ptr, self, host)
+        out = object.__new__(CudaArray)  # what __init__ makes of it, its density looked up once per layout
+        shape, strides, dtype = tuple(shape), tuple(strides), self.dtype
+        out.shape, out.strides, out.dtype, out.ptr, out.owner, out.host, out.pooled = shape, strides, dtype, ptr, self, None, 0
+        key = (shape, strides, dtype.itemsize)
+        dense = _DENSE.get(key)
+        if dense is None:
+            expected = contiguous_strides(shape, dtype.itemsize)
+            dense = strides == expected or _trivially_dense(shape, strides, expected)
+            if len(_DENSE) >= 4096:
+                _DENSE.clear()
+            _DENSE[key] = dense
+        out.is_c_contiguous = dense
+        out.size = math.prod(shape)
+        return out
 
     def copy(self) -> CudaArray:
         from .copy import contiguous_copy

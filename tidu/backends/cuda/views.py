@@ -6,6 +6,8 @@ C-contiguous, which first makes it so), so writes through a view reach its base.
 
 from __future__ import annotations
 
+import functools
+
 from .copy import contiguous
 from .memory import CudaArray, contiguous_strides
 
@@ -13,6 +15,8 @@ from .memory import CudaArray, contiguous_strides
 def reshape(x: CudaArray, *, new_sizes: tuple[int, ...]) -> CudaArray:
     """A view when the layout allows one (as numpy's), else a reshaped contiguous copy."""
     new_sizes = tuple(new_sizes)
+    if x.is_c_contiguous:
+        return x.view(new_sizes, contiguous_strides(new_sizes, x.dtype.itemsize))
     strides = _view_strides(x.shape, x.strides, new_sizes)
     if strides is None:
         x = contiguous(x)
@@ -20,6 +24,7 @@ def reshape(x: CudaArray, *, new_sizes: tuple[int, ...]) -> CudaArray:
     return x.view(new_sizes, strides)
 
 
+@functools.lru_cache(maxsize=4096)
 def _view_strides(shape: tuple[int, ...], strides: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...] | None:
     """Strides that give ``new`` over the same elements in the same order, or ``None``.
 
