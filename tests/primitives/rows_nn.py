@@ -6,7 +6,7 @@ import numpy as np
 from op_db import OpCase
 
 import tidu.nn.functional as F
-from tidu.primitives.nn import layer_norm_tangent
+from tidu.primitives.nn import layer_norm_tangent, log_softmax_tangent, softmax_tangent
 
 
 def _softmax_ref(x: np.ndarray, axis: int) -> np.ndarray:
@@ -36,6 +36,20 @@ def _tangent(k: int):  # noqa: ANN202 - y is any tensor here: the map is defined
     return lambda dx, x, y: layer_norm_tangent.bind(dx, x, y, k=k, eps=1e-5)
 
 
+def _softmax_tangent_ref(dx: np.ndarray, s: np.ndarray, axis: int) -> np.ndarray:
+    return s * (dx - (s * dx).sum(axis=axis, keepdims=True))
+
+
+def _log_softmax_tangent_ref(dx: np.ndarray, y: np.ndarray, axis: int, transposed: bool) -> np.ndarray:
+    if transposed:
+        return dx - np.exp(y) * dx.sum(axis=axis, keepdims=True)
+    return dx - (np.exp(y) * dx).sum(axis=axis, keepdims=True)
+
+
+def _log_tangent(axis: int, transposed: bool):  # noqa: ANN202
+    return lambda dx, y: log_softmax_tangent.bind(dx, y, axis=axis, transposed=transposed)
+
+
 ROWS: list[OpCase] = [
     OpCase("softmax", lambda x: F.softmax(x, dim=-1), ((5,), (2, 3)), ref=lambda x: _softmax_ref(x, -1)),
     OpCase("softmax", lambda x: F.softmax(x, dim=0), ((3, 2),), ref=lambda x: _softmax_ref(x, 0), name="dim0"),
@@ -52,6 +66,16 @@ ROWS: list[OpCase] = [
         "layer_norm", lambda x: F.layer_norm(x, x.shape[-2:]), ((2, 3, 4),), ref=lambda x: _layer_norm_ref(x, 2),
         name="two-dims",
     ),
+    OpCase("softmax_tangent", lambda dx, s: softmax_tangent.bind(dx, s, axis=1), (((2, 5), (2, 5)),),
+           ref=lambda dx, s: _softmax_tangent_ref(dx, s, 1)),
+    OpCase("softmax_tangent", lambda dx, s: softmax_tangent.bind(dx, s, axis=1), (((2, 3, 2), (2, 3, 2)),),
+           ref=lambda dx, s: _softmax_tangent_ref(dx, s, 1), name="inner"),
+    OpCase("log_softmax_tangent", _log_tangent(1, False), (((2, 5), (2, 5)),),
+           ref=lambda dx, y: _log_softmax_tangent_ref(dx, y, 1, False)),
+    OpCase("log_softmax_tangent", _log_tangent(1, True), (((2, 5), (2, 5)),),
+           ref=lambda dx, y: _log_softmax_tangent_ref(dx, y, 1, True), name="transposed"),
+    OpCase("log_softmax_tangent", _log_tangent(0, True), (((3, 2, 2), (3, 2, 2)),),
+           ref=lambda dx, y: _log_softmax_tangent_ref(dx, y, 0, True), name="transposed-inner"),
     OpCase("layer_norm_tangent", _tangent(1), (((2, 5), (2, 5), (2, 5)),),
            ref=lambda dx, x, y: _tangent_ref(dx, x, y, 1)),
     OpCase("layer_norm_tangent", _tangent(2), (((2, 3, 4), (2, 3, 4), (2, 3, 4)),),

@@ -4,24 +4,31 @@ trailing axes.
 Composed from ``exp``/``reduce_sum``/``log`` these would overflow (no max shift) or
 lose precision (``log(softmax)`` underflows to ``-inf``), and cost four kernel launches
 and four tape entries; fused, the kernel shifts by the row maximum once. Their JVP
-rules are the textbook ones, written with tidu ops:
+rules are the textbook ones:
 
     d softmax(x)     = s * (dx - sum(s * dx))          s = softmax(x)
-    d log_softmax(x) = dx - sum(softmax(x) * dx)
+    d log_softmax(x) = dx - sum(exp(y) * dx)            y = log_softmax(x)
     d layer_norm(x)  = r * (dx - mean(dx) - y * mean(y * dx))    y = layer_norm(x)
 
-where the means run over the normalized axes and ``r = 1 / sqrt(var(x) + eps)``. That last
-map is a primitive of its own, ``layer_norm_tangent(dx, x, y)``, linear in ``dx``: one row
-kernel recomputes ``r`` from ``x``. Its transpose is itself (``r`` is one number per row and
-the projection is symmetric), so a backward runs one kernel per layer norm. Its JVP in ``x``
-and ``y``, for higher orders, is written with tidu ops. The weight and bias of
-``nn.functional.layer_norm`` are an ordinary multiply and add after it.
+where the sums run along the softmax axis, the means over the normalized axes and
+``r = 1 / sqrt(var(x) + eps)``. Each map is a primitive of its own, linear in ``dx``, so a
+backward runs one row kernel per call instead of a chain of them:
+
+- ``softmax_tangent(dx, s)`` is its own transpose (the Jacobian ``diag(s) - s s^T`` is symmetric);
+- ``log_softmax_tangent(dx, y, transposed)``: its transpose is ``dx - exp(y) * sum(dx)``, the
+  same primitive with ``transposed`` flipped;
+- ``layer_norm_tangent(dx, x, y)`` recomputes ``r`` from ``x``; its transpose is itself (``r``
+  is one number per row and the projection is symmetric).
+
+Their JVPs in the saved operands, for higher orders, are written with tidu ops. The weight and
+bias of ``nn.functional.layer_norm`` are an ordinary multiply and add after it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..backends import softmax_tangents as tangents
 from ..backends.cpu import softmax as cpu_softmax
 from ..backends.cpu.norm import layer_norm as cpu_layer_norm
 from ..backends.cpu.norm import layer_norm_tangent as cpu_layer_norm_tangent
@@ -29,6 +36,7 @@ from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import FLOATS
 from ..core.primitive import Primitive
+from ._batching import at_front, batch_size
 from ._batching import elementwise as batch_elementwise
 from ._batching import unary as batch_unary
 from ._util import check_dtype, ops
@@ -78,17 +86,73 @@ def _row_sum(v, axis: int):  # noqa: ANN001, ANN202
     return ops.sum(v, dim=axis, keepdim=True) if v.ndim else v
 
 
+def _check_pair(name: str, d: ShapeDtype, w: ShapeDtype, axis: int) -> ShapeDtype:
+    if w.shape != d.shape or w.dtype != d.dtype:
+        raise RuntimeError(
+            f"{name}: operands {tuple(d.shape)} {d.dtype.name} and {tuple(w.shape)} {w.dtype.name} differ"
+        )
+    return _check_axis(name, d, axis)
+
+
+def _batch_pair(prim: Primitive):  # noqa: ANN202
+    """A tangent's batching rule: both operands batched at 0, the axis one further."""
+
+    def rule(args, dims, *, axis, **params):  # noqa: ANN001, ANN202
+        size = batch_size(args, dims)
+        return prim.bind(*[at_front(a, d, size) for a, d in zip(args, dims)], axis=axis + 1, **params), 0
+
+    return rule
+
+
+# s * (dx - sum(s * dx)): linear in dx, and its own transpose (the Jacobian diag(s) - s s^T is symmetric)
+softmax_tangent = Primitive("softmax_tangent")
+softmax_tangent.def_abstract_eval(lambda dx, s, *, axis: _check_pair("softmax_tangent", dx, s, axis))
+softmax_tangent.def_impl(lambda dx, s, *, axis: cpu_softmax.tangent(dx, s, axis, tangents.SOFTMAX))
+softmax_tangent.def_impl(kernel("softmax", "softmax_tangent"), device="cuda")
+softmax_tangent.def_jvp(
+    lambda t, dx, s, out, *, axis: softmax_tangent.bind(t, s, axis=axis),
+    lambda t, dx, s, out, *, axis: t * (dx - _row_sum(s * dx, axis)) - s * _row_sum(t * dx, axis),
+)
+softmax_tangent.def_transpose(
+    lambda ct, dx, s, *, axis: [softmax_tangent.bind(ct, s, axis=axis), None], linear_in=(0,)
+)
+softmax_tangent.def_batch(_batch_pair(softmax_tangent))
+
+
+# dx - sum(exp(y) * dx), or transposed dx - exp(y) * sum(dx): linear in dx; each the other's transpose
+def _log_softmax_tangent_y(t, dx, y, out, *, axis, transposed):  # noqa: ANN001, ANN202
+    p = ops.exp(y) * t
+    return -(p * _row_sum(dx, axis)) if transposed else ops.broadcast_to(-_row_sum(p * dx, axis), dx.shape)
+
+
+log_softmax_tangent = Primitive("log_softmax_tangent")
+log_softmax_tangent.def_abstract_eval(
+    lambda dx, y, *, axis, transposed: _check_pair("log_softmax_tangent", dx, y, axis))
+log_softmax_tangent.def_impl(lambda dx, y, *, axis, transposed: cpu_softmax.tangent(
+    dx, y, axis, tangents.LOG_SOFTMAX_TRANSPOSED if transposed else tangents.LOG_SOFTMAX))
+log_softmax_tangent.def_impl(kernel("softmax", "log_softmax_tangent"), device="cuda")
+log_softmax_tangent.def_jvp(
+    lambda t, dx, y, out, *, axis, transposed: log_softmax_tangent.bind(t, y, axis=axis, transposed=transposed),
+    _log_softmax_tangent_y,
+)
+log_softmax_tangent.def_transpose(
+    lambda ct, dx, y, *, axis, transposed: [
+        log_softmax_tangent.bind(ct, y, axis=axis, transposed=not transposed), None],
+    linear_in=(0,),
+)
+log_softmax_tangent.def_batch(_batch_pair(log_softmax_tangent))
+
 softmax = Primitive("softmax")
 softmax.def_abstract_eval(lambda x, *, axis: _check_axis("softmax", x, axis))
 softmax.def_impl(_softmax_impl)
 softmax.def_impl(kernel("softmax", "softmax"), device="cuda")
-softmax.def_jvp(lambda dx, x, out, *, axis: out * (dx - _row_sum(out * dx, axis)))
+softmax.def_jvp(lambda dx, x, out, *, axis: softmax_tangent.bind(dx, out, axis=axis))
 
 log_softmax = Primitive("log_softmax")
 log_softmax.def_abstract_eval(lambda x, *, axis: _check_axis("log_softmax", x, axis))
 log_softmax.def_impl(_log_softmax_impl)
 log_softmax.def_impl(kernel("softmax", "log_softmax"), device="cuda")
-log_softmax.def_jvp(lambda dx, x, out, *, axis: dx - _row_sum(ops.exp(out) * dx, axis))
+log_softmax.def_jvp(lambda dx, x, out, *, axis: log_softmax_tangent.bind(dx, out, axis=axis, transposed=False))
 
 
 def _batch_along_axis(prim: Primitive):  # noqa: ANN202

@@ -6,6 +6,9 @@ the last pass in float32 (vector partial sums), as PyTorch's vectorized kernel. 
 rows in parallel when there is enough work (a row's result does not depend on the thread count);
 ``reassoc`` lets LLVM keep a vector of partial sums. Other layouts and float64 take numpy's path
 (tidu/primitives/nn.py).
+
+``tangent`` runs the derivatives (``softmax_tangent``, ``log_softmax_tangent``) along any axis, in
+any float dtype: one pass summing a row, one writing it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
-from .elementwise import JIT
+from .. import softmax_tangents as tangents
+from .elementwise import JIT, contiguous
 from .fastmath import exp_f32
 from .threads import run_tasks
 
@@ -72,4 +76,50 @@ def last_axis(x: np.ndarray, log: bool) -> np.ndarray | None:
     x2 = x.reshape(rows, n)
     out = np.empty(x.shape, x.dtype)
     run_tasks(_rows, rows, x.size, x2, out.reshape(rows, n), log)
+    return out
+
+
+_term, _value = register_jitable(tangents.term), register_jitable(tangents.value)
+
+
+@njit(**JIT, fastmath={"reassoc"})
+def _tangent_rows(d, w, out, kind, zero, lo, hi):  # pragma: no cover - compiled
+    """Rows of (outer, n) arrays: a sum over the row, then the row's values."""
+    for r in range(lo, hi):
+        ds, ws, o = d[r], w[r], out[r]
+        total = zero[0]  # in the element dtype, as the forward kernel's sums
+        for j in range(d.shape[1]):
+            total += _term(kind, ds[j], ws[j])
+        for j in range(d.shape[1]):
+            o[j] = _value(kind, ds[j], ws[j], total)
+
+
+@njit(**JIT, fastmath={"reassoc"})
+def _tangent_columns(d, w, out, kind, zero, lo, hi):  # pragma: no cover - compiled
+    """(outer, n, inner) arrays, summed over n: the inner columns side by side (contiguous reads)."""
+    totals = np.empty(d.shape[2], d.dtype)
+    for r in range(lo, hi):
+        ds, ws, o = d[r], w[r], out[r]
+        totals[:] = zero[0]
+        for j in range(d.shape[1]):
+            for i in range(d.shape[2]):
+                totals[i] += _term(kind, ds[j, i], ws[j, i])
+        for j in range(d.shape[1]):
+            for i in range(d.shape[2]):
+                o[j, i] = _value(kind, ds[j, i], ws[j, i], totals[i])
+
+
+def tangent(d: np.ndarray, w: np.ndarray, axis: int, kind: int) -> np.ndarray:
+    """A softmax tangent (tidu/backends/softmax_tangents.py) of ``d`` along ``axis``, a row per task."""
+    out = np.empty(d.shape, d.dtype)
+    if d.size == 0:
+        return out
+    outer, n = math.prod(d.shape[:axis]), math.prod(d.shape[axis:axis + 1])
+    inner = d.size // (outer * n)
+    if inner == 1:
+        kernel, shape = _tangent_rows, (outer, n)
+    else:
+        kernel, shape = _tangent_columns, (outer, n, inner)
+    run_tasks(kernel, outer, 2 * d.size, contiguous(d).reshape(shape), contiguous(w).reshape(shape),
+              out.reshape(shape), kind, np.zeros(1, d.dtype))
     return out

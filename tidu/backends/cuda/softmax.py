@@ -14,6 +14,9 @@ GPU idle with a block per row, so they are cut into chunks (few long columns lik
 chunk's maximum ``m_c`` and ``s_c = sum exp(x - m_c)`` (0 for a chunk of ``-inf``), a
 second combines its row's chunks (``M = max m_c``, ``S = sum s_c exp(m_c - M)``) in every
 block and writes the chunk's outputs.
+
+``tangent`` runs their derivatives (``softmax_tangent``, ``log_softmax_tangent``): a row's sum,
+then its values, with the same block-per-row or thread-per-column split.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import cuda, from_dtype
 
+from .. import softmax_tangents as tangents
 from .launch import Kernel
 from .memory import CudaArray
 from .reduce import (
@@ -295,3 +299,79 @@ def softmax(x: CudaArray, *, axis: int) -> CudaArray:
 
 def log_softmax(x: CudaArray, *, axis: int) -> CudaArray:
     return _run(True, x, axis)
+
+
+_term, _value = cuda.jit(device=True)(tangents.term), cuda.jit(device=True)(tangents.value)
+
+
+def _tangent_columns(kind: int, dtype: np.dtype) -> Callable:
+    cast = dtype.type
+
+    def columns(d, w, out, outer, n, inner):  # noqa: ANN001, ANN202
+        for c in range(cuda.grid(1), outer * inner, cuda.gridsize(1)):
+            lo = c // inner * n * inner + c % inner
+            hi = lo + n * inner
+            total = 0.0
+            for k in range(lo, hi, inner):
+                total += _term(kind, np.float64(d[k]), np.float64(w[k]))
+            for k in range(lo, hi, inner):
+                out[k] = cast(_value(kind, np.float64(d[k]), np.float64(w[k]), total))
+
+    return columns
+
+
+def _tangent_rows(kind: int, dtype: np.dtype) -> Callable:
+    cast = dtype.type
+
+    def rows(d, w, out, outer, n):  # noqa: ANN001, ANN202
+        sh = cuda.shared.array(BLOCK, np.float64)
+        tid = cuda.threadIdx.x
+        bd = cuda.blockDim.x
+        for row in range(cuda.blockIdx.x, outer, cuda.gridDim.x):
+            lo = row * n
+            hi = lo + n
+            total = 0.0
+            for k in range(lo + tid, hi, bd):
+                total += _term(kind, np.float64(d[k]), np.float64(w[k]))
+            sh[tid] = total
+            cuda.syncthreads()
+            _sum_tree(sh, tid, bd)
+            total = sh[0]
+            cuda.syncthreads()
+            for k in range(lo + tid, hi, bd):
+                out[k] = cast(_value(kind, np.float64(d[k]), np.float64(w[k]), total))
+
+    return rows
+
+
+def tangent(d: CudaArray, w: CudaArray, axis: int, kind: int) -> CudaArray:
+    """A softmax tangent (tidu/backends/softmax_tangents.py) of ``d`` along ``axis``: a block per
+    long row (last axis), else a thread per row or column; sums in float64."""
+    out = CudaArray.empty(d.shape, d.dtype)
+    if d.size == 0:
+        return out
+    outer, n, inner = math.prod(d.shape[:axis]), math.prod(d.shape[axis:axis + 1]), math.prod(d.shape[axis + 1:])
+    rows = inner == 1 and n > ROW_MIN
+    key = ("tangent rows" if rows else "tangent columns", kind, d.dtype)
+    kernel = _KERNELS.get(key)
+    if kernel is None:
+        t = d.dtype
+        if rows:
+            kernel = Kernel(_tangent_rows(kind, t), f"void({t}[::1], {t}[::1], {t}[::1], int64, int64)",
+                            sim_threads=SIM_THREADS)
+        else:
+            kernel = Kernel(_tangent_columns(kind, t), f"void({t}[::1], {t}[::1], {t}[::1], int64, int64, int64)")
+        _KERNELS[key] = kernel
+    if rows:
+        kernel.launch(row_blocks(outer), block_threads(n), flat(d), flat(w), flat(out), outer, n)
+    else:
+        kernel(outer * inner, flat(d), flat(w), flat(out), outer, n, inner)
+    return out
+
+
+def softmax_tangent(d: CudaArray, w: CudaArray, *, axis: int) -> CudaArray:
+    return tangent(d, w, axis, tangents.SOFTMAX)
+
+
+def log_softmax_tangent(d: CudaArray, w: CudaArray, *, axis: int, transposed: bool) -> CudaArray:
+    return tangent(d, w, axis, tangents.LOG_SOFTMAX_TRANSPOSED if transposed else tangents.LOG_SOFTMAX)
