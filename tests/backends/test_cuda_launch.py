@@ -181,3 +181,23 @@ def test_view_metadata_without_host_memory() -> None:
     assert column.ptr == 0x1008 and column.is_c_contiguous is False and column.size == 4
     row = base.view((1, 6), (96, 4), offset=24)  # a size-1 dimension's stride addresses nothing
     assert row.is_c_contiguous and row.owner is base and row.pooled == 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("tf32", [False, True])
+def test_gemm_with_a_shared_batch_operand(dtype: str, tf32: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One left matrix for every batch member (batch stride 0), as a broadcast matmul reads it; on
+    a GPU through a cuBLASLt plan (TF32 when allowed, float32 only), under the simulator cuBLAS's path."""
+    from tidu.backends.cuda import blas, blaslt
+
+    monkeypatch.setattr(blas.matmul, "allow_tf32", tf32)
+    rng = np.random.default_rng(5)
+    m, k, n, batch = 4, 3, 5, 3
+    a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((batch, k, n)).astype(dtype)
+    da, db = CudaArray.from_host(a), CudaArray.from_host(b)
+    out = CudaArray.empty((batch, m, n), dtype)
+    blas.gemm_strided(np.dtype(dtype), False, False, m, n, k, da.ptr, k, 0, db.ptr, n, k * n, out.ptr, n, m * n, batch)
+    np.testing.assert_allclose(out.copy_to_host(), a @ b, rtol=2e-3 if tf32 and dtype == "float32" else 1e-5)
+    if not runtime.simulated():
+        key = (np.dtype(dtype), tf32 and dtype == "float32", False, False, m, n, k, k, 0, n, k * n, n, m * n, batch)
+        assert blaslt._plans.get(key) is not None

@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from . import driver
+from . import blaslt, driver
 from .memory import CudaArray
 from .runtime import runtime
 
@@ -33,15 +33,25 @@ class _MatmulFlags:
 matmul = _MatmulFlags()
 
 
-def _candidates() -> list[str]:
+def _candidates(stem: str) -> list[str]:
     paths = []
     for root in sys.path:
-        paths += glob.glob(os.path.join(root, "nvidia", "cu13", "lib", "libcublas.so.13"))
-        paths += glob.glob(os.path.join(root, "nvidia", "cublas", "lib", "libcublas.so.1[23]"))
+        paths += glob.glob(os.path.join(root, "nvidia", "cu13", "lib", f"{stem}.so.13"))
+        paths += glob.glob(os.path.join(root, "nvidia", "cublas", "lib", f"{stem}.so.1[23]"))
     home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    paths += glob.glob(os.path.join(home, "lib64", "libcublas.so.1[23]"))
-    paths += glob.glob("/usr/local/cuda-1[23]*/lib64/libcublas.so.1[23]")
-    return paths + ["libcublas.so.13", "libcublas.so.12"]
+    paths += glob.glob(os.path.join(home, "lib64", f"{stem}.so.1[23]"))
+    paths += glob.glob(f"/usr/local/cuda-1[23]*/lib64/{stem}.so.1[23]")
+    return paths + [f"{stem}.so.13", f"{stem}.so.12"]
+
+
+def load(stem: str) -> ctypes.CDLL | None:
+    """The first of NVIDIA's wheel's, the CUDA toolkit's or the loader's ``stem`` library that loads."""
+    for path in _candidates(stem):
+        try:
+            return ctypes.CDLL(path)
+        except OSError:
+            continue
+    return None
 
 
 class _SimulatedCublas:
@@ -86,13 +96,8 @@ class _SimulatedCublas:
 def library() -> ctypes.CDLL:
     if runtime().simulated:
         return _SimulatedCublas()  # type: ignore[return-value]
-    for path in _candidates():
-        try:
-            lib = ctypes.CDLL(path)
-            break
-        except OSError:
-            continue
-    else:
+    lib = load("libcublas")
+    if lib is None:
         raise RuntimeError("cuBLAS was not found: install tidu's CUDA extra (pip install 'tidu[cuda]')")
     vp, i = ctypes.c_void_p, ctypes.c_int
     lib.cublasCreate_v2.argtypes = [ctypes.POINTER(vp)]
@@ -158,10 +163,20 @@ def gemm_strided(dtype: np.dtype, trans_a: bool, trans_b: bool, m: int, n: int, 
     batch members (0 shares one matrix). ``op(A)`` is ``A`` (stored m x k) or, with ``trans_a``,
     ``A^T`` (stored k x m); likewise ``B`` (k x n, or n x k with ``trans_b``). ``C`` is
     overwritten, never read. ``k`` must be positive.
+
+    On a GPU this runs cuBLASLt's matmul with a plan made once per shape and layout
+    (tidu/backends/cuda/blaslt.py); where no plan can be made (or under the simulator),
+    cuBLAS's strided-batched gemm.
     """
+    tf32 = matmul.allow_tf32 and dtype == np.float32
+    if not runtime().simulated:
+        plan = blaslt.plan(dtype, tf32, trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch)
+        if plan is not None:
+            blaslt.run(plan, a, b, c)
+            return
     name, scalar = _GEMM[np.dtype(dtype)]
     lib, h = library(), handle()
-    mode = CUBLAS_TF32_TENSOR_OP_MATH if (matmul.allow_tf32 and dtype == np.float32) else CUBLAS_DEFAULT_MATH
+    mode = CUBLAS_TF32_TENSOR_OP_MATH if tf32 else CUBLAS_DEFAULT_MATH
     if _mode[0] != mode:
         _check("cublasSetMathMode", lib.cublasSetMathMode(h, mode))
         _mode[0] = mode
