@@ -646,6 +646,10 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Any:  # noqa: A002
                 "dimension(s)."
             )
         value = convert(value, input.dtype)
+    elif isinstance(input, Tensor) and isinstance(value, bool | int | float):
+        # the number in the result's shape at once: a cached constant (on the CPU), not a broadcast bind
+        shape = tuple(broadcast_shapes(mask.shape, input.shape, op="masked_fill"))
+        value = constant(value, input.dtype, input, shape)
     else:
         value = constant(value, input.dtype, input)
     return where(mask, value, input)
