@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 from op_db import OpCase
 
+import tidu
 import tidu.nn.functional as F
+from tidu.primitives.gather import nll_sum, nll_sum_transpose
 from tidu.primitives.nn import layer_norm_tangent, log_softmax_tangent, softmax_tangent
+
+NLL_TARGET = tidu.tensor([2, 0, 4])  # one class of 5 per row of 3
 
 
 def _softmax_ref(x: np.ndarray, axis: int) -> np.ndarray:
@@ -50,6 +54,16 @@ def _log_tangent(axis: int, transposed: bool):  # noqa: ANN202
     return lambda dx, y: log_softmax_tangent.bind(dx, y, axis=axis, transposed=transposed)
 
 
+def _nll_sum_ref(x: np.ndarray, scale: float) -> np.ndarray:
+    return np.asarray(scale * x[np.arange(3), NLL_TARGET.numpy()].sum())
+
+
+def _nll_sum_transpose_ref(ct: np.ndarray, scale: float) -> np.ndarray:
+    out = np.zeros((3, 5), ct.dtype)
+    out[np.arange(3), NLL_TARGET.numpy()] = scale * ct
+    return out
+
+
 ROWS: list[OpCase] = [
     OpCase("softmax", lambda x: F.softmax(x, dim=-1), ((5,), (2, 3)), ref=lambda x: _softmax_ref(x, -1)),
     OpCase("softmax", lambda x: F.softmax(x, dim=0), ((3, 2),), ref=lambda x: _softmax_ref(x, 0), name="dim0"),
@@ -76,6 +90,12 @@ ROWS: list[OpCase] = [
            ref=lambda dx, y: _log_softmax_tangent_ref(dx, y, 1, True), name="transposed"),
     OpCase("log_softmax_tangent", _log_tangent(0, True), (((3, 2, 2), (3, 2, 2)),),
            ref=lambda dx, y: _log_softmax_tangent_ref(dx, y, 0, True), name="transposed-inner"),
+    OpCase("nll_sum", lambda x: nll_sum.bind(x, NLL_TARGET, scale=-1 / 3), ((3, 5),), linear=True,
+           ref=lambda x: _nll_sum_ref(x, -1 / 3)),
+    OpCase("nll_sum", lambda x: F.cross_entropy(x, NLL_TARGET), ((3, 5),),
+           ref=lambda x: _nll_sum_ref(_log_softmax_ref(x, 1), -1 / 3), name="cross_entropy"),
+    OpCase("nll_sum_transpose", lambda ct: nll_sum_transpose.bind(ct, NLL_TARGET, classes=5, scale=-2.0), ((),),
+           linear=True, ref=lambda ct: _nll_sum_transpose_ref(ct, -2.0)),
     OpCase("layer_norm_tangent", _tangent(1), (((2, 5), (2, 5), (2, 5)),),
            ref=lambda dx, x, y: _tangent_ref(dx, x, y, 1)),
     OpCase("layer_norm_tangent", _tangent(2), (((2, 3, 4), (2, 3, 4), (2, 3, 4)),),

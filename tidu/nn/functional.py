@@ -25,6 +25,7 @@ from ..core.inplace import assign_
 from ..core.primitive import bind
 from ..ops.activation import log_softmax, softmax
 from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d
+from ..primitives import gather as gather_prims
 from ..primitives import linalg
 from ..primitives import nn as nn_prims
 from ..primitives.slicing import pad as pad_p
@@ -572,7 +573,10 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {num} classes or no classes "
                            f"but got weight tensor of shape: {list(weight.shape)}")
     if not _check_targets(target, num, ignore_index) and weight is None and target.numel():
-        # every target counts with weight 1: the same sums as below, in four primitives, not thirteen
+        # every target counts with weight 1: the same sums as below, in one primitive (two dimensions,
+        # a reduction) or four, not thirteen
+        if logp.ndim == 2 and reduction != "none" and logp.dtype.is_floating_point:
+            return bind(gather_prims.nll_sum, logp, target, scale=-1.0 / target.numel() if reduction == "mean" else -1.0)
         picked = ops.gather(logp, class_dim, target.unsqueeze(class_dim))
         if reduction == "mean":
             return picked.sum() / -target.numel()
@@ -616,7 +620,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     >>> logits = tidu.tensor([[2.0, 0.0, -1.0]], requires_grad=True)
     >>> loss = tidu.nn.functional.cross_entropy(logits, tidu.tensor([0]))
     >>> loss
-    tensor(0.1698, grad_fn=<div>)
+    tensor(0.1698, grad_fn=<nll_sum>)
     >>> loss.backward()
     >>> logits.grad
     tensor([[-0.1562,  0.1142,  0.0420]])

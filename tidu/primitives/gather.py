@@ -4,6 +4,12 @@
 linear in ``x``, and its transpose adds the cotangent back at the same places, so
 repeated indices accumulate. ``scatter_add(x, index, src)`` is linear in ``(x, src)``;
 its transpose in ``src`` is a gather. Indices are int64 and not differentiable.
+
+``nll_sum(x, target)`` is ``scale * sum_i x[i, target[i]]`` for an (N, C) ``x``: the negative
+log likelihood of ``nn.functional.nll_loss`` and ``cross_entropy`` (``scale = -1/N`` for the
+mean, ``-1`` for the sum) in one kernel, where a gather, a sum and a division would take three.
+It is linear in ``x``; its transpose ``nll_sum_transpose`` spreads ``scale * ct`` as one-hot
+rows (the two are each other's transpose).
 """
 
 from __future__ import annotations
@@ -118,3 +124,78 @@ scatter_add.def_jvp(
 )
 scatter_add.def_transpose(_scatter_add_transpose, linear_in=(0, 2))
 scatter_add.def_batch(_along_axis_batch(scatter_add))
+
+
+def _check_rows(name: str, target: ShapeDtype, rows: int) -> None:
+    if target.dtype is not int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for target, got {target.dtype.name}")
+    if tuple(target.shape) != (rows,):
+        raise RuntimeError(f"{name}(): expected target of shape ({rows},), got {tuple(target.shape)}")
+
+
+nll_sum = Primitive("nll_sum")
+
+
+@nll_sum.def_abstract_eval
+def _nll_sum_shape(x: ShapeDtype, target: ShapeDtype, *, scale: float) -> ShapeDtype:
+    check_dtype("nll_sum", x, (float32, float64))
+    if x.ndim != 2:
+        raise RuntimeError(f"nll_sum(): expected an (N, C) input, got {tuple(x.shape)}")
+    _check_rows("nll_sum", target, x.shape[0])
+    return ShapeDtype((), x.dtype)
+
+
+nll_sum.def_impl(cpu.nll_sum)
+nll_sum.def_impl(kernel("index", "nll_sum"), device="cuda")
+nll_sum.def_jvp(lambda dx, x, target, out, *, scale: nll_sum.bind(dx, target, scale=scale), None)
+nll_sum.def_transpose(
+    lambda ct, x, target, *, scale: [
+        nll_sum_transpose.bind(ct, target, classes=x.aval.shape[1], scale=scale), None],
+    linear_in=(0,),
+)
+
+
+def _nll_sum_batch(args, dims, *, scale):  # noqa: ANN001, ANN202
+    size = batch_size(args, dims)
+    x, target = (at_front(a, d, size) for a, d in zip(args, dims))
+    picked = gather.bind(x, ops.unsqueeze(target, 2), axis=2)
+    return ops.sum(picked, dim=(1, 2)) * scale, 0
+
+
+nll_sum.def_batch(_nll_sum_batch)
+
+nll_sum_transpose = Primitive("nll_sum_transpose")
+
+
+@nll_sum_transpose.def_abstract_eval
+def _nll_sum_transpose_shape(ct: ShapeDtype, target: ShapeDtype, *, classes: int, scale: float) -> ShapeDtype:
+    check_dtype("nll_sum_transpose", ct, (float32, float64))
+    if ct.ndim != 0:
+        raise RuntimeError(f"nll_sum_transpose(): expected a 0-d cotangent, got {tuple(ct.shape)}")
+    if target.ndim != 1:
+        raise RuntimeError(f"nll_sum_transpose(): expected a 1-d target, got {tuple(target.shape)}")
+    _check_rows("nll_sum_transpose", target, target.shape[0])
+    return ShapeDtype((target.shape[0], classes), ct.dtype)
+
+
+nll_sum_transpose.def_impl(cpu.nll_sum_transpose)
+nll_sum_transpose.def_impl(kernel("index", "nll_sum_transpose"), device="cuda")
+nll_sum_transpose.def_jvp(
+    lambda dct, ct, target, out, *, classes, scale: nll_sum_transpose.bind(dct, target, classes=classes,
+                                                                          scale=scale),
+    None,
+)
+nll_sum_transpose.def_transpose(
+    lambda ct_out, ct, target, *, classes, scale: [nll_sum.bind(ct_out, target, scale=scale), None],
+    linear_in=(0,),
+)
+
+
+def _nll_sum_transpose_batch(args, dims, *, classes, scale):  # noqa: ANN001, ANN202
+    size = batch_size(args, dims)
+    ct, target = (at_front(a, d, size) for a, d in zip(args, dims))
+    hot = ops.eq(ops.unsqueeze(target, 2), ops.arange(classes, device=target.device)).to(ct.dtype)
+    return hot * ops.reshape(ct * scale, (size, 1, 1)), 0
+
+
+nll_sum_transpose.def_batch(_nll_sum_transpose_batch)

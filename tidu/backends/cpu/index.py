@@ -12,7 +12,7 @@ from math import prod
 import numpy as np
 from numba import njit
 
-from .elementwise import JIT
+from .elementwise import JIT, contiguous
 
 
 @njit(**JIT)
@@ -106,4 +106,35 @@ def scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, *, axis: int)
             _scatter_add_rows3(block, rows, src3)
         if block.base is not out:  # numpy had to copy the region to view it as a block
             region[...] = block.reshape(region.shape)
+    return out
+
+
+@njit(**JIT)
+def _picked_sum(x, target):  # pragma: no cover - compiled
+    total = 0.0  # float64, as PyTorch's CPU loss accumulates
+    for i in range(x.shape[0]):
+        t = target[i]
+        if 0 <= t < x.shape[1]:
+            total += x[i, t]
+    return total
+
+
+@njit(**JIT)
+def _spread(out, target, value):  # pragma: no cover - compiled
+    for i in range(out.shape[0]):
+        t = target[i]
+        if 0 <= t < out.shape[1]:
+            out[i, t] = value
+
+
+def nll_sum(x: np.ndarray, target: np.ndarray, *, scale: float) -> np.ndarray:
+    """``scale * sum_i x[i, target[i]]`` of an (N, C) ``x`` (a 0-d array); targets outside
+    ``[0, C)`` add nothing (the caller checked them)."""
+    return np.asarray(scale * _picked_sum(contiguous(x), contiguous(target)), x.dtype)
+
+
+def nll_sum_transpose(ct: np.ndarray, target: np.ndarray, *, classes: int, scale: float) -> np.ndarray:
+    """``nll_sum``'s transpose: zeros of (N, ``classes``) with ``scale * ct`` at ``[i, target[i]]``."""
+    out = np.zeros((target.shape[0], classes), ct.dtype)
+    _spread(out, contiguous(target), ct.dtype.type(scale * ct))
     return out

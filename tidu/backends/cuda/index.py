@@ -10,6 +10,9 @@ on the host (that would copy the index back and synchronize): an index outside
 value. ``scatter_add`` accumulates with ``cuda.atomic.add``, so float sums into one
 element are added in no fixed order (results may differ in the last bits between runs,
 as PyTorch's CUDA ``scatter_add_``); integer sums are exact.
+
+``nll_sum`` (the negative log likelihood's scaled sum of one pick per row) is one block's
+float64 tree sum; its transpose writes the scaled one-hot rows in one pass.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from .copy import contiguous
 from .launch import Kernel
 from .memory import CudaArray
+from .reduce import BLOCK, SIM_THREADS, TREES, block_threads
 from .strided import (
     GEOMETRY,
     INT,
@@ -54,6 +59,7 @@ def _scatter_add(out, index, src, n, size, axis_stride, i0,  # noqa: ANN001, ANN
 
 
 _kernels: dict[tuple, Kernel] = {}
+_sum_tree = TREES["sum"]
 
 
 def _kernel(fn, dtype: np.dtype) -> Kernel:  # noqa: ANN001
@@ -107,4 +113,59 @@ def _region(a: CudaArray, shape: tuple[int, ...]) -> CudaArray:
     memory, start, strides = _operand(a)
     out = CudaArray.empty(shape, a.dtype)
     copy(memory, out, shape, strides, element_strides(shape), start)
+    return out
+
+
+def _picked_sum(cast):  # noqa: ANN001, ANN202
+    def picked_sum(x, target, out, n, classes, scale):  # noqa: ANN001, ANN202
+        sh = cuda.shared.array(BLOCK, np.float64)
+        tid, bd = cuda.threadIdx.x, cuda.blockDim.x
+        total = 0.0
+        for i in range(tid, n, bd):
+            t = target[i]
+            if 0 <= t < classes:
+                total += np.float64(x[i * classes + t])
+        sh[tid] = total
+        cuda.syncthreads()
+        _sum_tree(sh, tid, bd)
+        if tid == 0:
+            out[0] = cast(scale * sh[0])
+
+    return picked_sum
+
+
+def _spread(out, target, ct, n, classes, scale):  # noqa: ANN001, ANN202
+    for j in range(cuda.grid(1), n * classes, cuda.gridsize(1)):
+        out[j] = scale * ct[0] if target[j // classes] == j % classes else 0
+
+
+def nll_sum(x: CudaArray, target: CudaArray, *, scale: float) -> CudaArray:
+    """``scale * sum_i x[i, target[i]]`` (0-d): one block sums the rows' picks in float64 (a loss
+    over a batch: N is a batch size). Targets outside ``[0, C)`` add nothing."""
+    out = CudaArray.empty((), x.dtype)
+    n, classes = x.shape
+    kernel = _kernels.get(("nll_sum", x.dtype))
+    if kernel is None:
+        t = numba_name(x.dtype)
+        kernel = _kernels["nll_sum", x.dtype] = Kernel(
+            _picked_sum(x.dtype.type), f"void({t}[::1], int64[::1], {t}[::1], int64, int64, float64)",
+            sim_threads=SIM_THREADS)
+    kernel.launch(1, block_threads(n), contiguous(x), contiguous(target), out.view((1,), (x.dtype.itemsize,)),
+                  n, classes, float(scale))
+    return out
+
+
+def nll_sum_transpose(ct: CudaArray, target: CudaArray, *, classes: int, scale: float) -> CudaArray:
+    """Zeros of (N, ``classes``) with ``scale * ct`` at ``[i, target[i]]``, in one pass (``ct`` is
+    read on the device: no synchronization)."""
+    n = target.shape[0]
+    out = CudaArray.empty((n, classes), ct.dtype)
+    if out.size:
+        kernel = _kernels.get(("spread", ct.dtype))
+        if kernel is None:
+            t = numba_name(ct.dtype)
+            kernel = _kernels["spread", ct.dtype] = Kernel(
+                _spread, f"void({t}[::1], int64[::1], {t}[::1], int64, int64, {t})")
+        kernel(out.size, out, contiguous(target), contiguous(ct).view((1,), (ct.dtype.itemsize,)), n, classes,
+               ct.dtype.type(scale))
     return out
