@@ -164,12 +164,13 @@ def gemm_strided(dtype: np.dtype, trans_a: bool, trans_b: bool, m: int, n: int, 
     ``A^T`` (stored k x m); likewise ``B`` (k x n, or n x k with ``trans_b``). ``C`` is
     overwritten, never read. ``k`` must be positive.
 
-    On a GPU this runs cuBLASLt's matmul with a plan made once per shape and layout
-    (tidu/backends/cuda/blaslt.py); where no plan can be made (or under the simulator),
-    cuBLAS's strided-batched gemm.
+    On a GPU a product of up to ``blaslt.MAX_MACS`` multiply-adds runs cuBLASLt's matmul with a
+    plan made once per shape and layout (tidu/backends/cuda/blaslt.py); a larger one (whose host
+    cost does not matter), one with no plan, or any under the simulator runs cuBLAS's
+    strided-batched gemm.
     """
     tf32 = matmul.allow_tf32 and dtype == np.float32
-    if not runtime().simulated:
+    if batch * m * n * k <= blaslt.MAX_MACS and not runtime().simulated:
         plan = blaslt.plan(dtype, tf32, trans_a, trans_b, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch)
         if plan is not None:
             blaslt.run(plan, a, b, c)

@@ -6,6 +6,8 @@ that choice needs, made once per (dtype, TF32, transposes, sizes, leading dimens
 strides, batch): the operation descriptor, the three matrix layouts and the algorithm
 cuBLASLt's heuristic picks within a ``WORKSPACE``-byte workspace. A call is then one
 ``cublasLtMatmul``, called from a Numba-compiled function (17-22 µs measured against 24-30).
+Only small products take this path (``MAX_MACS``): for large ones the host's cost is nothing
+beside the kernel's, and cuBLAS's own choice measured faster.
 
 The layouts are column-major, as in ``blas.gemm_strided``: the row-major ``C = op(A) @ op(B)``
 is the column-major ``C^T = op(B)^T @ op(A)^T``. Where cuBLASLt is missing or has no algorithm
@@ -34,6 +36,10 @@ PREF_MAX_WORKSPACE_BYTES = 1
 HEURISTIC_RESULT_BYTES = 96  # cublasLtMatmulHeuristicResult_t: the algorithm (64 bytes) comes first
 WORKSPACE = 4 << 20
 MAX_PLANS = 4096
+# Products up to this many multiply-adds take a plan (microseconds on the GPU: the host's cost is
+# the product's); larger ones take cuBLAS's gemm, whose algorithm choice measured faster there
+# (a 4096^3 TF32 product: 386 TFLOP/s against 316 through the heuristic's first plan).
+MAX_MACS = 1 << 28
 
 
 class Plan:
