@@ -1,6 +1,7 @@
 """Where a small CUDA step's time goes: cProfile of tidu's Python side, and launch-shape probes.
 
     python bench/gpu_profile.py      # on the device tool's machine
+    python bench/gpu_profile.py --micro | --train | --program
 """
 
 from __future__ import annotations
@@ -140,6 +141,42 @@ def micro() -> None:
     print(f"{'3-op chain, deferred, per op':<40} {per_call(chain, 3000, warmup=200) / 3 * 1e6:7.2f} us")
 
 
+def backward_programs() -> None:
+    """Host time of each instruction of the MLP's and the block's compiled backward step (the
+    step's generated function calls ``f0``, ``f1``, ...: each is wrapped with a timer)."""
+    import statistics
+
+    import bench.gpu_tensor as workloads
+    from tidu.autograd import compiled
+
+    for name in ("MLP", "block"):
+        compiled.clear()
+        fns, _ = workloads.WORKLOADS[name][0]()
+        step = fns["tidu"]
+        for _ in range(10):
+            step()
+        program = list(compiled._steps.values())[-1]
+        namespace = program.fn.__globals__
+        times: dict[str, list[float]] = {}
+        for n, instr in enumerate(program.program):
+            label = f"{n:2d} {instr.app.name if instr.app is not None else 'fused'}"[:72]
+
+            def timed(*args, fn=namespace[f"f{n}"], label=label, times=times):  # noqa: ANN002, ANN202
+                t0 = time.perf_counter()
+                out = fn(*args)
+                times.setdefault(label, []).append(time.perf_counter() - t0)
+                return out
+
+            namespace[f"f{n}"] = timed
+        for _ in range(100):
+            step()
+        tidu.cuda.synchronize()
+        print(f"{name}: {len(times)} instructions, host us (median of 100 steps)")
+        for label, ts in times.items():
+            print(f"  {label:<72} {statistics.median(ts) * 1e6:7.1f}")
+        compiled.clear()  # the wrapped step is not kept
+
+
 if __name__ == "__main__":
     import sys
 
@@ -147,6 +184,8 @@ if __name__ == "__main__":
         micro()
     elif "--train" in sys.argv:
         training_steps()
+    elif "--program" in sys.argv:
+        backward_programs()
     else:
         small_step()
         launch_shapes()
