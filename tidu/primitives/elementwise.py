@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backends.cpu import elementwise as cpu
 from ..backends.cpu import fastmath
-from ..backends.cuda.lazy import kernel, lazy
+from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import ALL, FLOATS, bool_, float32, float64, int32, int64
 from ..core.primitive import Primitive
@@ -26,18 +26,24 @@ NUMERIC = (int32, int64, float32, float64)
 WITH_BOOL = (bool_, *NUMERIC)
 
 
-def _cuda_kernels(factory_name: str, float_fn: Callable, int_fn: Callable | None) -> Callable:
-    """The CUDA impl of an elementwise primitive: kernels built from the same scalar functions."""
+class _CudaRuns:
+    """The CUDA runs of an elementwise primitive, ``(float_run, int_run)``: kernels built from the
+    same scalar functions as the CPU's, on first use (importing tidu must not import numba.cuda)."""
 
-    def build() -> Callable:
+    __slots__ = ("spec", "runs")
+
+    def __init__(self, factory_name: str, float_fn: Callable, int_fn: Callable | None) -> None:
+        self.spec = (factory_name, float_fn, int_fn)
+        self.runs: tuple[Callable, Callable] | None = None
+
+    def build(self) -> tuple[Callable, Callable]:
         from ..backends.cuda import elementwise as cuda
 
+        factory_name, float_fn, int_fn = self.spec
         factory = getattr(cuda, factory_name)
         float_run = factory(float_fn)
-        int_run = float_run if int_fn is None else factory(int_fn)
-        return lambda *xs, out_dtype: (float_run if xs[0].dtype.kind == "f" else int_run)(*xs, out_dtype)
-
-    return lazy(build)
+        self.runs = (float_run, float_run if int_fn is None else factory(int_fn))
+        return self.runs
 
 
 def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS,
@@ -64,8 +70,13 @@ def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS
         return run(x, x.dtype if out_dtype is None else out_dtype.np)
 
     prim.def_impl(impl)
-    cuda_run = _cuda_kernels("unary_kernel", cuda_fn or scalar_fn, int_fn)
-    prim.def_impl(lambda x: cuda_run(x, out_dtype=x.dtype if out_dtype is None else out_dtype.np), device="cuda")
+    cuda_runs = _CudaRuns("unary_kernel", cuda_fn or scalar_fn, int_fn)
+
+    def cuda_impl(x: Any) -> Any:
+        runs = cuda_runs.runs or cuda_runs.build()
+        return runs[0 if x.dtype.kind == "f" else 1](x, x.dtype if out_dtype is None else out_dtype.np)
+
+    prim.def_impl(cuda_impl, device="cuda", takes_views=True)  # the run makes its input contiguous
     if jvp:
         prim.def_jvp(*jvp)
     prim.def_batch(batch_elementwise(prim))
@@ -96,12 +107,13 @@ def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple 
         return run(x, y, x.dtype if out_dtype is None else out_dtype.np)
 
     prim.def_impl(impl)
-    cuda_run = _cuda_kernels("binary_kernel", cuda_fn or scalar_fn, int_fn)
+    cuda_runs = _CudaRuns("binary_kernel", cuda_fn or scalar_fn, int_fn)
 
     def cuda_impl(x: Any, y: Any) -> Any:
         if check is not None and x.dtype.kind != "f":
             check(x.copy_to_host(), y.copy_to_host())
-        return cuda_run(x, y, out_dtype=x.dtype if out_dtype is None else out_dtype.np)
+        runs = cuda_runs.runs or cuda_runs.build()
+        return runs[0 if x.dtype.kind == "f" else 1](x, y, x.dtype if out_dtype is None else out_dtype.np)
 
     prim.def_impl(cuda_impl, device="cuda", takes_views=True)  # broadcast operands are read in place
     if jvp:
