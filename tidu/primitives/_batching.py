@@ -40,6 +40,17 @@ def elementwise(prim: Any) -> Callable[..., Any]:
     return rule
 
 
+def along_axis(prim: Any) -> Callable[..., Any]:
+    """The rule of a primitive with an ``axis`` param: every operand batched at 0, the per-example
+    axis one further."""
+
+    def rule(args: Sequence[Any], dims: Sequence[int | None], *, axis: int, **params: Any) -> tuple[Any, int]:
+        size = batch_size(args, dims)
+        return prim.bind(*[at_front(a, d, size) for a, d in zip(args, dims)], axis=axis + 1, **params), 0
+
+    return rule
+
+
 def unary(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The rule of a one-operand primitive from ``fn(x_batched_at_0, **params) -> out`` (batch at 0)."""
 

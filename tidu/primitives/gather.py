@@ -19,7 +19,7 @@ from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.primitive import Primitive
-from ._batching import at_front, batch_size
+from ._batching import along_axis, at_front, batch_size
 from ._util import check_dtype, ops
 from .slicing import pad
 
@@ -72,17 +72,7 @@ gather.def_jvp(lambda dx, x, index, out, *, axis: gather.bind(dx, index, axis=ax
 gather.def_transpose(_gather_transpose, linear_in=(0,))
 
 
-def _along_axis_batch(prim):  # noqa: ANN001, ANN202
-    """Every operand batched at 0; the per-example axis moves one to the right."""
-
-    def rule(args, dims, *, axis):  # noqa: ANN001, ANN202
-        size = batch_size(args, dims)
-        return prim.bind(*[at_front(a, d, size) for a, d in zip(args, dims)], axis=axis + 1), 0
-
-    return rule
-
-
-gather.def_batch(_along_axis_batch(gather))
+gather.def_batch(along_axis(gather))
 
 scatter_add = Primitive("scatter_add")
 
@@ -123,10 +113,11 @@ scatter_add.def_jvp(
     lambda dsrc, x, index, src, out, *, axis: scatter_add.bind(_zeros(dsrc, x.aval), index, dsrc, axis=axis),
 )
 scatter_add.def_transpose(_scatter_add_transpose, linear_in=(0, 2))
-scatter_add.def_batch(_along_axis_batch(scatter_add))
+scatter_add.def_batch(along_axis(scatter_add))
 
 
 def _check_rows(name: str, target: ShapeDtype, rows: int) -> None:
+    """An int64 target of shape ``(rows,)``."""
     if target.dtype is not int64:
         raise RuntimeError(f"{name}(): Expected dtype int64 for target, got {target.dtype.name}")
     if tuple(target.shape) != (rows,):
@@ -174,7 +165,7 @@ def _nll_sum_transpose_shape(ct: ShapeDtype, target: ShapeDtype, *, classes: int
         raise RuntimeError(f"nll_sum_transpose(): expected a 0-d cotangent, got {tuple(ct.shape)}")
     if target.ndim != 1:
         raise RuntimeError(f"nll_sum_transpose(): expected a 1-d target, got {tuple(target.shape)}")
-    _check_rows("nll_sum_transpose", target, target.shape[0])
+    _check_rows("nll_sum_transpose", target, target.shape[0])  # its dtype: its shape is (rows,) by now
     return ShapeDtype((target.shape[0], classes), ct.dtype)
 
 

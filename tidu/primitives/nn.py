@@ -36,7 +36,7 @@ from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import FLOATS
 from ..core.primitive import Primitive
-from ._batching import at_front, batch_size
+from ._batching import along_axis
 from ._batching import elementwise as batch_elementwise
 from ._batching import unary as batch_unary
 from ._util import check_dtype, ops
@@ -86,22 +86,18 @@ def _row_sum(v, axis: int):  # noqa: ANN001, ANN202
     return ops.sum(v, dim=axis, keepdim=True) if v.ndim else v
 
 
+def _same_operands(name: str, d: ShapeDtype, *others: ShapeDtype) -> None:
+    """A tangent's operands: one shape and dtype."""
+    for other in others:
+        if other.shape != d.shape or other.dtype != d.dtype:
+            raise RuntimeError(
+                f"{name}: operands {tuple(d.shape)} {d.dtype.name} and {tuple(other.shape)} {other.dtype.name} differ"
+            )
+
+
 def _check_pair(name: str, d: ShapeDtype, w: ShapeDtype, axis: int) -> ShapeDtype:
-    if w.shape != d.shape or w.dtype != d.dtype:
-        raise RuntimeError(
-            f"{name}: operands {tuple(d.shape)} {d.dtype.name} and {tuple(w.shape)} {w.dtype.name} differ"
-        )
+    _same_operands(name, d, w)
     return _check_axis(name, d, axis)
-
-
-def _batch_pair(prim: Primitive):  # noqa: ANN202
-    """A tangent's batching rule: both operands batched at 0, the axis one further."""
-
-    def rule(args, dims, *, axis, **params):  # noqa: ANN001, ANN202
-        size = batch_size(args, dims)
-        return prim.bind(*[at_front(a, d, size) for a, d in zip(args, dims)], axis=axis + 1, **params), 0
-
-    return rule
 
 
 # s * (dx - sum(s * dx)): linear in dx, and its own transpose (the Jacobian diag(s) - s s^T is symmetric)
@@ -116,7 +112,7 @@ softmax_tangent.def_jvp(
 softmax_tangent.def_transpose(
     lambda ct, dx, s, *, axis: [softmax_tangent.bind(ct, s, axis=axis), None], linear_in=(0,)
 )
-softmax_tangent.def_batch(_batch_pair(softmax_tangent))
+softmax_tangent.def_batch(along_axis(softmax_tangent))
 
 
 # dx - sum(exp(y) * dx), or transposed dx - exp(y) * sum(dx): linear in dx; each the other's transpose
@@ -140,7 +136,7 @@ log_softmax_tangent.def_transpose(
         log_softmax_tangent.bind(ct, y, axis=axis, transposed=not transposed), None],
     linear_in=(0,),
 )
-log_softmax_tangent.def_batch(_batch_pair(log_softmax_tangent))
+log_softmax_tangent.def_batch(along_axis(log_softmax_tangent))
 
 softmax = Primitive("softmax")
 softmax.def_abstract_eval(lambda x, *, axis: _check_axis("softmax", x, axis))
@@ -181,12 +177,7 @@ def _inv_std(x, k: int, eps: float):  # noqa: ANN001, ANN202
 
 
 def _check_tangent(dx: ShapeDtype, x: ShapeDtype, y: ShapeDtype, *, k: int, eps: float) -> ShapeDtype:
-    for other in (x, y):
-        if other.shape != dx.shape or other.dtype != dx.dtype:
-            raise RuntimeError(
-                f"layer_norm_tangent: operands {tuple(dx.shape)} {dx.dtype.name} and {tuple(other.shape)} "
-                f"{other.dtype.name} differ"
-            )
+    _same_operands("layer_norm_tangent", dx, x, y)
     return _check_layer_norm(x, k=k, eps=eps)
 
 

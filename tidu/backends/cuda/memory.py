@@ -97,7 +97,20 @@ def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]
 
 
 _STRIDES: dict[tuple, tuple[int, ...]] = {}
-_DENSE: dict[tuple, bool] = {}  # (shape, strides, itemsize) -> C-contiguous (size-1 dimensions aside)
+_DENSE: dict[tuple, bool] = {}
+
+
+def _dense(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> bool:
+    """C-contiguous (size-1 dimensions aside), looked up once per layout."""
+    key = (shape, strides, itemsize)
+    found = _DENSE.get(key)
+    if found is None:
+        expected = contiguous_strides(shape, itemsize)
+        found = strides == expected or _trivially_dense(shape, strides, expected)
+        if len(_DENSE) >= 4096:
+            _DENSE.clear()
+        _DENSE[key] = found
+    return found
 
 
 class _Flags:
@@ -124,13 +137,12 @@ class CudaArray:
                  owner: Any, host: np.ndarray | None = None) -> None:
         self.shape = shape = tuple(shape)
         self.dtype = np.dtype(dtype)
-        dense = contiguous_strides(shape, self.dtype.itemsize)
         if strides is None:
-            self.strides = dense
+            self.strides = contiguous_strides(shape, self.dtype.itemsize)
             self.is_c_contiguous = True
         else:
             self.strides = strides = tuple(strides)
-            self.is_c_contiguous = strides == dense or _trivially_dense(shape, strides, dense)
+            self.is_c_contiguous = _dense(shape, strides, self.dtype.itemsize)
         self.size = math.prod(shape)
         self.ptr = ptr
         self.owner = owner
@@ -161,15 +173,7 @@ class CudaArray:
         out = object.__new__(CudaArray)  # what __init__ makes of it, its density looked up once per layout
         shape, strides, dtype = tuple(shape), tuple(strides), self.dtype
         out.shape, out.strides, out.dtype, out.ptr, out.owner, out.host, out.pooled = shape, strides, dtype, ptr, self, None, 0
-        key = (shape, strides, dtype.itemsize)
-        dense = _DENSE.get(key)
-        if dense is None:
-            expected = contiguous_strides(shape, dtype.itemsize)
-            dense = strides == expected or _trivially_dense(shape, strides, expected)
-            if len(_DENSE) >= 4096:
-                _DENSE.clear()
-            _DENSE[key] = dense
-        out.is_c_contiguous = dense
+        out.is_c_contiguous = _dense(shape, strides, dtype.itemsize)
         out.size = math.prod(shape)
         return out
 
