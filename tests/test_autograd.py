@@ -332,3 +332,27 @@ def test_grad_outputs_that_depend_on_the_inputs_are_constants_of_the_pass(create
 
     for got, ref in zip(run(tidu), run(torch)):
         np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+# --- rules --------------------------------------------------------------------------------------
+_exp_calls: list[int] = []
+_counted_exp = tidu.Primitive("test_autograd_counted_exp")
+_counted_exp.def_impl(lambda x: (_exp_calls.append(1), np.exp(x))[1])
+_counted_exp.def_abstract_eval(lambda x: x)
+_counted_exp.def_jvp(lambda dx, x, out: out * dx)
+
+_scaled_exp = tidu.Primitive("test_autograd_scaled_exp")  # exp(x) * y
+_scaled_exp.def_impl(lambda x, y: np.exp(x) * y)
+_scaled_exp.def_abstract_eval(lambda x, y: x)
+_scaled_exp.def_jvp(lambda dx, x, y, out: _counted_exp.bind(x) * y * dx, lambda dy, x, y, out: _counted_exp.bind(x) * dy)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_the_rules_of_one_call_compute_a_shared_primal_once(create_graph: bool) -> None:
+    x, y = leaf(0.5, -1.0), leaf(2.0, 3.0)
+    total = _scaled_exp.bind(x, y).sum()
+    _exp_calls.clear()
+    gx, gy = grad(total, [x, y], create_graph=create_graph)
+    assert len(_exp_calls) == 1  # both rules bind exp(x): one kernel call
+    np.testing.assert_allclose(gx.detach().numpy(), np.exp([0.5, -1.0]) * [2.0, 3.0])
+    np.testing.assert_allclose(gy.detach().numpy(), np.exp([0.5, -1.0]))

@@ -230,6 +230,9 @@ def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, 
             f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
             f"but got input of size{list(input.shape)}"
         )
+    if (weight is not None and bias is not None and tuple(weight.shape) == shape == tuple(bias.shape)
+            and weight.dtype == input.dtype == bias.dtype):
+        return bind(nn_prims.layer_norm_affine, input, weight, bias, k=k, eps=float(eps))
     out = bind(nn_prims.layer_norm, input, k=k, eps=float(eps))
     if weight is not None:
         out = out * weight

@@ -52,12 +52,12 @@ def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int
             cached = creation.full.bind(shape=tuple(shape), value=value, dtype=dtype, device=device.type)
         if len(_CONSTANTS) >= 256:
             _CONSTANTS.clear()
-        if math.prod(shape) <= 4096:
-            _CONSTANTS[key] = cached
+        _CONSTANTS[key] = cached
     return cached
 
 
-# Small constant tensors, shared: nothing writes into a constant (ops never write their inputs).
+# Constant tensors (small, or one element broadcast), shared: nothing writes into a constant
+# (ops never write their inputs).
 _CONSTANTS: dict[tuple, Tensor] = {}
 
 

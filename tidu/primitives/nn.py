@@ -20,8 +20,13 @@ backward runs one row kernel per call instead of a chain of them:
 - ``layer_norm_tangent(dx, x, y)`` recomputes ``r`` from ``x``; its transpose is itself (``r``
   is one number per row and the projection is symmetric).
 
-Their JVPs in the saved operands, for higher orders, are written with tidu ops. The weight and
-bias of ``nn.functional.layer_norm`` are an ordinary multiply and add after it.
+Their JVPs in the saved operands, for higher orders, are written with tidu ops.
+
+``layer_norm_affine(x, w, b) = layer_norm(x) * w + b`` (the weight and bias of
+``nn.functional.layer_norm``, of the normalized shape) is one kernel and one tape entry where the
+composition was five binds (two of them broadcasts). Its JVP is the composition's: the rules
+recompute ``layer_norm(x)`` (once: the engine's graph builder shares a repeated operation), so
+the forward saves no normalized copy.
 """
 
 from __future__ import annotations
@@ -31,12 +36,13 @@ import numpy as np
 from ..backends import softmax_tangents as tangents
 from ..backends.cpu import softmax as cpu_softmax
 from ..backends.cpu.norm import layer_norm as cpu_layer_norm
+from ..backends.cpu.norm import layer_norm_affine as cpu_layer_norm_affine
 from ..backends.cpu.norm import layer_norm_tangent as cpu_layer_norm_tangent
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import FLOATS
 from ..core.primitive import Primitive
-from ._batching import along_axis
+from ._batching import along_axis, at_front, batch_size
 from ._batching import elementwise as batch_elementwise
 from ._batching import unary as batch_unary
 from ._util import check_dtype, ops
@@ -214,3 +220,43 @@ layer_norm.def_impl(cpu_layer_norm)
 layer_norm.def_impl(kernel("norm", "layer_norm"), device="cuda")
 layer_norm.def_jvp(lambda dx, x, y, *, k, eps: layer_norm_tangent.bind(dx, x, y, k=k, eps=eps))
 layer_norm.def_batch(batch_unary(lambda x, *, k, eps: layer_norm.bind(x, k=k, eps=eps)))
+
+
+def _check_affine(x: ShapeDtype, w: ShapeDtype, b: ShapeDtype, *, k: int, eps: float) -> ShapeDtype:
+    _check_layer_norm(x, k=k, eps=eps)
+    normalized = x.shape[x.ndim - k:]
+    for name, p in (("weight", w), ("bias", b)):
+        if p.shape != normalized:
+            raise RuntimeError(f"layer_norm_affine: expected {name} of shape {list(normalized)} (the normalized "
+                               f"shape of input {list(x.shape)}), got {list(p.shape)}")
+        if p.dtype != x.dtype:
+            raise TypeError(f"layer_norm_affine: {name} has dtype {p.dtype.name}, input {x.dtype.name}")
+    return x
+
+
+# out = y * w + b with y = layer_norm(x); the rules of x and w bind the same layer_norm(x), one
+# operation in the linearized graph (the engine's graph builder keys operations by their inputs)
+def _affine_jvp_x(dx, x, w, b, out, *, k: int, eps: float):  # noqa: ANN001, ANN202
+    return layer_norm_tangent.bind(dx, x, layer_norm.bind(x, k=k, eps=eps), k=k, eps=eps) * w
+
+
+def _affine_jvp_w(dw, x, w, b, out, *, k: int, eps: float):  # noqa: ANN001, ANN202
+    return layer_norm.bind(x, k=k, eps=eps) * dw
+
+
+def _batch_affine(args: list, dims: list, *, k: int, eps: float) -> tuple:
+    size = batch_size(args, dims)
+    x = at_front(args[0], dims[0], size)
+    if dims[1] is None and dims[2] is None:
+        return layer_norm_affine.bind(x, args[1], args[2], k=k, eps=eps), 0
+    w, b = (ops.reshape(at_front(p, d, size), (size, *[1] * (x.ndim - 1 - k), *p.shape[p.ndim - k:]))
+            for p, d in zip(args[1:], dims[1:]))
+    return layer_norm.bind(x, k=k, eps=eps) * w + b, 0
+
+
+layer_norm_affine = Primitive("layer_norm_affine")
+layer_norm_affine.def_abstract_eval(_check_affine)
+layer_norm_affine.def_impl(cpu_layer_norm_affine)
+layer_norm_affine.def_impl(kernel("norm", "layer_norm_affine"), device="cuda")
+layer_norm_affine.def_jvp(_affine_jvp_x, _affine_jvp_w, lambda db, x, w, b, out, *, k, eps: ops.broadcast_to(db, out.shape))
+layer_norm_affine.def_batch(_batch_affine)

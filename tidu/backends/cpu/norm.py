@@ -1,6 +1,7 @@
 """layer_norm on the CPU: one pass over each row's mean, one over its squared deviations, one
-writing ``(x - mean) / sqrt(var + eps)``, a row per task (rows run in parallel when there is
-enough work; each row's result does not depend on the thread count). The arithmetic stays in the
+writing ``(x - mean) / sqrt(var + eps)`` (``layer_norm_affine``: that times the weight plus the
+bias), a row per task (rows run in parallel when there is enough work; each row's result does
+not depend on the thread count). The arithmetic stays in the
 element dtype, as PyTorch's: float32 rows sum in float32 vector lanes (a float64 sum would
 convert every element; that made the kernels 2.5 times slower).
 
@@ -54,6 +55,23 @@ def layer_norm(x: np.ndarray, *, k: int, eps: float) -> np.ndarray:
 
 
 @njit(**JIT, fastmath={"reassoc"})
+def _affine_rows(x, weight, bias, out, n_eps, lo, hi):  # pragma: no cover - compiled
+    n, eps = n_eps[0], n_eps[1]
+    w, b = weight[0], bias[0]
+    for r in range(lo, hi):
+        xs = x[r]
+        mean, scale = _stats(xs, n, eps)
+        o = out[r]
+        for j in range(x.shape[1]):
+            o[j] = (xs[j] - mean) * scale * w[j] + b[j]
+
+
+def layer_norm_affine(x: np.ndarray, w: np.ndarray, b: np.ndarray, *, k: int, eps: float) -> np.ndarray:
+    """``layer_norm(x) * w + b``, with ``w`` and ``b`` of the normalized shape."""
+    return _run(_affine_rows, [x], k, eps, [w, b])
+
+
+@njit(**JIT, fastmath={"reassoc"})
 def _tangent_rows(dx, x, y, out, n_eps, lo, hi):  # pragma: no cover - compiled
     n, eps = n_eps[0], n_eps[1]
     for r in range(lo, hi):
@@ -77,8 +95,10 @@ def layer_norm_tangent(dx: np.ndarray, x: np.ndarray, y: np.ndarray, *, k: int, 
     return _run(_tangent_rows, [dx, x, y], k, eps)
 
 
-def _run(kernel, operands: list[np.ndarray], k: int, eps: float) -> np.ndarray:  # noqa: ANN001
-    """``kernel(*operands, out, (n, eps), lo, hi)`` over the rows of the last ``k`` dimensions."""
+def _run(kernel, operands: list[np.ndarray], k: int, eps: float,  # noqa: ANN001
+         row_params: list[np.ndarray] = ()) -> np.ndarray:
+    """``kernel(*operands, *row_params, out, (n, eps), lo, hi)`` over the rows of the last ``k``
+    dimensions; each of ``row_params`` has the normalized shape (one row, read by every row)."""
     x = operands[0]  # the shape rules give every operand its shape and dtype
     out = np.empty(x.shape, x.dtype)
     if x.size == 0:
@@ -86,5 +106,5 @@ def _run(kernel, operands: list[np.ndarray], k: int, eps: float) -> np.ndarray: 
     n = math.prod(x.shape[x.ndim - k:])
     rows = x.size // n
     run_tasks(kernel, rows, len(operands) * x.size, *[contiguous(a).reshape(rows, n) for a in operands],
-              out.reshape(rows, n), np.array([n, eps], x.dtype))
+              *[contiguous(p).reshape(1, n) for p in row_params], out.reshape(rows, n), np.array([n, eps], x.dtype))
     return out

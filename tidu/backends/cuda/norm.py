@@ -3,7 +3,8 @@
 The threads stride over the row (coalesced) and combine their sums with a shared-memory tree,
 twice: the mean, then the sum of squared deviations (two passes, as the CPU kernel, so the
 variance never comes out negative); then each thread writes its elements
-``(x - mean) / sqrt(var + eps)``. Sums are accumulated in float64.
+``(x - mean) / sqrt(var + eps)`` (``layer_norm_affine``: that times the weight plus the bias).
+Sums are accumulated in float64.
 
 ``layer_norm_tangent`` (the derivative at ``x`` applied to ``dx``,
 ``r * (dx - mean(dx) - y * mean(y * dx))``) takes ``r`` the same way (``_row_stats``), then sums
@@ -69,6 +70,28 @@ def _rows(dtype: np.dtype) -> Callable:
 
 def layer_norm(x: CudaArray, *, k: int, eps: float) -> CudaArray:
     return _launch("layer_norm", _rows, [x], k, eps)
+
+
+def _affine_rows(dtype: np.dtype) -> Callable:
+    cast = dtype.type
+
+    def rows(x, w, b, out, outer, n, eps):  # noqa: ANN001, ANN202
+        sh = cuda.shared.array(BLOCK, np.float64)
+        tid = cuda.threadIdx.x
+        bd = cuda.blockDim.x
+        for row in range(cuda.blockIdx.x, outer, cuda.gridDim.x):
+            lo = row * n
+            mean, r = _row_stats(x, lo, lo + n, eps, sh, tid, bd)
+            for j in range(tid, n, bd):
+                y = cast((np.float64(x[lo + j]) - mean) * r)
+                out[lo + j] = y * w[j] + b[j]
+
+    return rows
+
+
+def layer_norm_affine(x: CudaArray, w: CudaArray, b: CudaArray, *, k: int, eps: float) -> CudaArray:
+    """``layer_norm(x) * w + b``, with ``w`` and ``b`` of the normalized shape."""
+    return _launch("layer_norm_affine", _affine_rows, [x, w, b], k, eps)
 
 
 def _tangent_rows(dtype: np.dtype) -> Callable:

@@ -23,7 +23,7 @@ class LayerNorm(Module):
     >>> norm
     LayerNorm((2,), eps=1e-05, elementwise_affine=True, bias=True)
     >>> norm(tidu.tensor([[1.0, 3.0]]))
-    tensor([[-1.0000,  1.0000]], grad_fn=<add>)
+    tensor([[-1.0000,  1.0000]], grad_fn=<layer_norm_affine>)
     """
 
     def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5, elementwise_affine: bool = True,
