@@ -82,8 +82,11 @@ def last_axis(x: np.ndarray, log: bool) -> np.ndarray | None:
 _term, _value = register_jitable(tangents.term), register_jitable(tangents.value)
 
 
-@njit(**JIT, fastmath={"reassoc"})
-def _tangent_rows(d, w, out, kind, zero, lo, hi):  # pragma: no cover - compiled
+# The bodies take ``kind`` as an argument; each kernel below passes a constant, so once a body is
+# inlined its branches on ``kind`` fold away and the loops vectorize (a kind read at run time kept
+# the branches, and the exp of the log_softmax kinds, in the loop: four times slower).
+@njit(**JIT, inline="always")
+def _rows_of(kind, d, w, out, zero, lo, hi):  # pragma: no cover - compiled
     """Rows of (outer, n) arrays: a sum over the row, then the row's values."""
     for r in range(lo, hi):
         ds, ws, o = d[r], w[r], out[r]
@@ -94,8 +97,8 @@ def _tangent_rows(d, w, out, kind, zero, lo, hi):  # pragma: no cover - compiled
             o[j] = _value(kind, ds[j], ws[j], total)
 
 
-@njit(**JIT, fastmath={"reassoc"})
-def _tangent_columns(d, w, out, kind, zero, lo, hi):  # pragma: no cover - compiled
+@njit(**JIT, inline="always")
+def _columns_of(kind, d, w, out, zero, lo, hi):  # pragma: no cover - compiled
     """(outer, n, inner) arrays, summed over n: the inner columns side by side (contiguous reads)."""
     totals = np.empty(d.shape[2], d.dtype)
     for r in range(lo, hi):
@@ -109,6 +112,43 @@ def _tangent_columns(d, w, out, kind, zero, lo, hi):  # pragma: no cover - compi
                 o[j, i] = _value(kind, ds[j, i], ws[j, i], totals[i])
 
 
+@njit(**JIT, fastmath={"reassoc"})
+def _softmax_rows(d, w, out, zero, lo, hi):  # pragma: no cover - compiled
+    _rows_of(tangents.SOFTMAX, d, w, out, zero, lo, hi)
+
+
+@njit(**JIT, fastmath={"reassoc"})
+def _log_softmax_rows(d, w, out, zero, lo, hi):  # pragma: no cover - compiled
+    _rows_of(tangents.LOG_SOFTMAX, d, w, out, zero, lo, hi)
+
+
+@njit(**JIT, fastmath={"reassoc"})
+def _log_softmax_transposed_rows(d, w, out, zero, lo, hi):  # pragma: no cover - compiled
+    _rows_of(tangents.LOG_SOFTMAX_TRANSPOSED, d, w, out, zero, lo, hi)
+
+
+@njit(**JIT, fastmath={"reassoc"})
+def _softmax_columns(d, w, out, zero, lo, hi):  # pragma: no cover - compiled
+    _columns_of(tangents.SOFTMAX, d, w, out, zero, lo, hi)
+
+
+@njit(**JIT, fastmath={"reassoc"})
+def _log_softmax_columns(d, w, out, zero, lo, hi):  # pragma: no cover - compiled
+    _columns_of(tangents.LOG_SOFTMAX, d, w, out, zero, lo, hi)
+
+
+@njit(**JIT, fastmath={"reassoc"})
+def _log_softmax_transposed_columns(d, w, out, zero, lo, hi):  # pragma: no cover - compiled
+    _columns_of(tangents.LOG_SOFTMAX_TRANSPOSED, d, w, out, zero, lo, hi)
+
+
+_KERNELS = {  # kind -> (rows kernel, columns kernel)
+    tangents.SOFTMAX: (_softmax_rows, _softmax_columns),
+    tangents.LOG_SOFTMAX: (_log_softmax_rows, _log_softmax_columns),
+    tangents.LOG_SOFTMAX_TRANSPOSED: (_log_softmax_transposed_rows, _log_softmax_transposed_columns),
+}
+
+
 def tangent(d: np.ndarray, w: np.ndarray, axis: int, kind: int) -> np.ndarray:
     """A softmax tangent (tidu/backends/softmax_tangents.py) of ``d`` along ``axis``, a row per task."""
     out = np.empty(d.shape, d.dtype)
@@ -116,10 +156,11 @@ def tangent(d: np.ndarray, w: np.ndarray, axis: int, kind: int) -> np.ndarray:
         return out
     outer, n = math.prod(d.shape[:axis]), math.prod(d.shape[axis:axis + 1])
     inner = d.size // (outer * n)
+    rows, columns = _KERNELS[kind]
     if inner == 1:
-        kernel, shape = _tangent_rows, (outer, n)
+        kernel, shape = rows, (outer, n)
     else:
-        kernel, shape = _tangent_columns, (outer, n, inner)
+        kernel, shape = columns, (outer, n, inner)
     run_tasks(kernel, outer, 2 * d.size, contiguous(d).reshape(shape), contiguous(w).reshape(shape),
-              out.reshape(shape), kind, np.zeros(1, d.dtype))
+              out.reshape(shape), np.zeros(1, d.dtype))
     return out
