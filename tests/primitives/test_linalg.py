@@ -52,3 +52,16 @@ def test_linear_weight_cotangent_is_one_product_in_the_weights_layout(monkeypatc
     torch.nn.functional.linear(tx, tw).tanh().sum().backward()
     for got, want in ((x.grad, tx.grad), (w.grad, tw.grad)):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, out_features", [(8, 70), (100, 70), (8, 10)])
+def test_linear_product_values_and_layout_either_way_it_runs(dtype: Any, rows: int, out_features: int) -> None:
+    """``x @ w.T`` with fewer rows than output features (64 or more) runs as ``(w @ x.T).T`` and
+    is copied into C order: the same values as numpy's product, a contiguous result either way."""
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((rows, 20)).astype(dtype), rng.standard_normal((out_features, 20)).astype(dtype)
+    out = tidu.nn.functional.linear(tidu.tensor(x), tidu.tensor(w))
+    assert out.is_contiguous() and out.numpy().flags.c_contiguous
+    assert out.dtype == tidu.float32 if dtype == np.float32 else tidu.float64
+    np.testing.assert_allclose(out.numpy(), x @ w.T, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
