@@ -54,6 +54,27 @@ def test_linear_weight_cotangent_is_one_product_in_the_weights_layout(monkeypatc
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("x_shape", [(6, 4), (2, 5, 4)])
+def test_the_gradient_of_a_transposed_weight_is_one_product_in_its_layout(x_shape: tuple, monkeypatch: Any) -> None:
+    """``x @ w.t()``: the compiled backward makes ``w``'s cotangent as ``ct.T @ x`` (the swapped
+    product) instead of transposing ``x.T @ ct``, whose view ``.grad`` would copy."""
+    monkeypatch.setattr(programs, "ENABLED", True)
+    monkeypatch.setattr(fusion, "ENABLED", False)
+    compiled.clear()
+    rng = np.random.default_rng(2)
+    xs, ws = rng.standard_normal(x_shape).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    x, w = tidu.tensor(xs, requires_grad=True), tidu.tensor(ws, requires_grad=True)
+    (x @ w.t()).tanh().sum().backward()
+    (step,) = compiled._steps.values()
+    names = [instr.app.prim.name for instr in step.program]
+    assert names.count("dot_general") == 2 and "transpose" not in names
+    tx, tw = torch.tensor(xs, requires_grad=True), torch.tensor(ws, requires_grad=True)
+    (tx @ tw.t()).tanh().sum().backward()
+    for got, want in ((x.grad, tx.grad), (w.grad, tw.grad)):
+        assert got.numpy().flags.c_contiguous
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("rows, out_features", [(8, 70), (100, 70), (8, 10)])
 def test_linear_product_values_and_layout_either_way_it_runs(dtype: Any, rows: int, out_features: int) -> None:
@@ -63,5 +84,5 @@ def test_linear_product_values_and_layout_either_way_it_runs(dtype: Any, rows: i
     x, w = rng.standard_normal((rows, 20)).astype(dtype), rng.standard_normal((out_features, 20)).astype(dtype)
     out = tidu.nn.functional.linear(tidu.tensor(x), tidu.tensor(w))
     assert out.is_contiguous() and out.numpy().flags.c_contiguous
-    assert out.dtype == tidu.float32 if dtype == np.float32 else tidu.float64
+    assert out.dtype == (tidu.float32 if dtype == np.float32 else tidu.float64)
     np.testing.assert_allclose(out.numpy(), x @ w.T, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)

@@ -39,6 +39,8 @@ from ..core.primitive import Application, accumulate_add
 from ..core.programs import TensorRecordedGraph
 from ..core.tape import SavedInput, SavedOutput
 from ..eager.trace import FREED_MESSAGE, TraceNode
+from ..primitives.linalg import dot_general as dot_general_p
+from ..primitives.structural import transpose as transpose_p
 from ..tensor import Tensor
 
 MAX_STEPS = 256
@@ -414,7 +416,7 @@ def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
     keep = {slot for _, slot, _ in results}
     program = _dead_code(b.program, keep)
     if not on_tensors:  # binds on tensors are fused by the forward's deferral instead
-        program = _optimize(program, keep)
+        program = _optimize(program, keep, device)
     program = _with_frees(program, keep)
     # a value no instruction reads is not passed in, but still version-checked as the general walk does
     read = {i for instr in program for i in instr.ins}
@@ -559,11 +561,46 @@ def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:
     return kept
 
 
-def _optimize(program: list[Instr], keep: set[int]) -> list[Instr]:
-    """The finished program before slots are freed, with its elementwise chains fused into
-    generated kernels (Numba loops on the CPU, numba.cuda kernels on the GPU; ``TIDU_FUSION=0``
-    turns this off); ``keep`` are the result slots, read after the run."""
-    return fusion.fuse(program, keep)
+def _optimize(program: list[Instr], keep: set[int], device: str) -> list[Instr]:
+    """The finished program before slots are freed: transposed products made in their result's
+    layout, then its elementwise chains fused into generated kernels (Numba loops on the CPU,
+    numba.cuda kernels on the GPU; ``TIDU_FUSION=0`` turns this off); ``keep`` are the result
+    slots, read after the run."""
+    return fusion.fuse(_transposed_products(program, keep, device), keep)
+
+
+def _transposed_products(program: list[Instr], keep: set[int], device: str) -> list[Instr]:
+    """``transpose(dot_general(a, b))`` of a product with one free dim per operand (no batch)
+    becomes ``dot_general(b, a)``: the same matrix, made in the transposed layout instead of
+    viewed so (the gradient of a weight used as ``w.t()``, which ``.grad`` would copy)."""
+    readers: dict[int, int] = {}
+    for instr in program:
+        for i in instr.ins:
+            readers[i] = readers.get(i, 0) + 1
+    made = {instr.outs[0]: k for k, instr in enumerate(program) if len(instr.outs) == 1}
+    swapped: dict[int, Instr] = {}  # a product's position -> its swapped instruction
+    dropped: set[int] = set()
+    for k, instr in enumerate(program):
+        app = instr.app
+        if app is None or app.prim is not transpose_p or dict(app.params)["permutation"] != (1, 0):
+            continue
+        (src,) = instr.ins
+        d = made.get(src)
+        if d is None or src in keep or readers.get(src) != 1 or d in swapped:
+            continue
+        product = program[d].app
+        if product is None or product.prim is not dot_general_p:
+            continue
+        (ca, cb), (ba, bb) = dict(product.params)["dimension_numbers"]
+        a, b = product.in_avals
+        if ba or bb or len(a.shape) - len(ca) != 1 or len(b.shape) - len(cb) != 1:
+            continue
+        flipped = Application(dot_general_p, (("dimension_numbers", ((cb, ca), ((), ()))),), (b, a), app.out_avals)
+        swapped[d] = impl_instr(flipped, program[d].ins[::-1], instr.outs, device)
+        dropped.add(k)
+    if not swapped:
+        return program
+    return [swapped.get(k, instr) for k, instr in enumerate(program) if k not in dropped]
 
 
 def _with_frees(program: list[Instr], keep: set[int]) -> list[Instr]:
