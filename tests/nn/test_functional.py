@@ -288,3 +288,25 @@ def test_fuzz_softmax_and_cross_entropy(shape, dim, dtype, data):
         return _F(x).cross_entropy(x, _lib(x).tensor(t), label_smoothing=smoothing)
 
     run_both(ce, None, [Arg(tuple(shape))], dtype)
+
+
+@pytest.mark.parametrize("weight, bias, name, shape", [((3,), (4,), "weight", [3]), ((1,), None, "weight", [1]),
+                                                        (None, (3,), "bias", [3])])
+def test_layer_norm_parameter_shapes_are_checked_like_torch(weight: tuple | None, bias: tuple | None, name: str,
+                                                            shape: list) -> None:
+    message = (f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape {shape} and "
+               "normalized_shape = [4]")
+    for lib in (torch, tidu):
+        w = None if weight is None else lib.ones(*weight)
+        b = None if bias is None else lib.ones(*bias)
+        with pytest.raises(RuntimeError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            lib.nn.functional.layer_norm(lib.ones(2, 4), (4,), w, b)
+
+
+def test_layer_norm_affine_primitive_names_both_shapes() -> None:
+    from tidu.primitives.nn import layer_norm_affine
+
+    with pytest.raises(RuntimeError, match=r"expected bias of shape \[4\] .* input \[2, 4\]\), got \[3\]"):
+        layer_norm_affine.bind(tidu.ones(2, 4), tidu.ones(4), tidu.ones(3), k=1, eps=1e-5)
+    with pytest.raises(RuntimeError, match="weight has dtype float64, input float32"):
+        layer_norm_affine.bind(tidu.ones(2, 4), tidu.ones(4, dtype=tidu.float64), tidu.ones(4), k=1, eps=1e-5)

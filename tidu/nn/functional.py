@@ -230,8 +230,11 @@ def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, 
             f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
             f"but got input of size{list(input.shape)}"
         )
-    if (weight is not None and bias is not None and tuple(weight.shape) == shape == tuple(bias.shape)
-            and weight.dtype == input.dtype == bias.dtype):
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(p.shape)} and normalized_shape = {list(shape)}")
+    if weight is not None and bias is not None and weight.dtype == input.dtype == bias.dtype:
         return bind(nn_prims.layer_norm_affine, input, weight, bias, k=k, eps=float(eps))
     out = bind(nn_prims.layer_norm, input, k=k, eps=float(eps))
     if weight is not None:

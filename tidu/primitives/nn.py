@@ -230,7 +230,7 @@ def _check_affine(x: ShapeDtype, w: ShapeDtype, b: ShapeDtype, *, k: int, eps: f
             raise RuntimeError(f"layer_norm_affine: expected {name} of shape {list(normalized)} (the normalized "
                                f"shape of input {list(x.shape)}), got {list(p.shape)}")
         if p.dtype != x.dtype:
-            raise TypeError(f"layer_norm_affine: {name} has dtype {p.dtype.name}, input {x.dtype.name}")
+            raise RuntimeError(f"layer_norm_affine: {name} has dtype {p.dtype.name}, input {x.dtype.name}")
     return x
 
 
