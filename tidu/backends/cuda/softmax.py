@@ -301,7 +301,7 @@ def log_softmax(x: CudaArray, *, axis: int) -> CudaArray:
     return _run(True, x, axis)
 
 
-_term, _value = cuda.jit(device=True)(tangents.term), cuda.jit(device=True)(tangents.value)
+_weight, _term, _value = (cuda.jit(device=True)(f) for f in (tangents.weight, tangents.term, tangents.value))
 
 
 def _tangent_columns(kind: int, dtype: np.dtype) -> Callable:
@@ -313,9 +313,9 @@ def _tangent_columns(kind: int, dtype: np.dtype) -> Callable:
             hi = lo + n * inner
             total = 0.0
             for k in range(lo, hi, inner):
-                total += _term(kind, np.float64(d[k]), np.float64(w[k]))
+                total += _term(kind, np.float64(d[k]), _weight(kind, np.float64(w[k])))
             for k in range(lo, hi, inner):
-                out[k] = cast(_value(kind, np.float64(d[k]), np.float64(w[k]), total))
+                out[k] = cast(_value(kind, np.float64(d[k]), _weight(kind, np.float64(w[k])), total))
 
     return columns
 
@@ -332,14 +332,14 @@ def _tangent_rows(kind: int, dtype: np.dtype) -> Callable:
             hi = lo + n
             total = 0.0
             for k in range(lo + tid, hi, bd):
-                total += _term(kind, np.float64(d[k]), np.float64(w[k]))
+                total += _term(kind, np.float64(d[k]), _weight(kind, np.float64(w[k])))
             sh[tid] = total
             cuda.syncthreads()
             _sum_tree(sh, tid, bd)
             total = sh[0]
             cuda.syncthreads()
             for k in range(lo + tid, hi, bd):
-                out[k] = cast(_value(kind, np.float64(d[k]), np.float64(w[k]), total))
+                out[k] = cast(_value(kind, np.float64(d[k]), _weight(kind, np.float64(w[k])), total))
 
     return rows
 
