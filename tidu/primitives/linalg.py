@@ -87,7 +87,7 @@ def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.nd
         return np.zeros(a.shape[:-1] + b.shape[-1:] if out_shape is None else out_shape, a.dtype)
     if a.ndim == 2 and perm_b is not None and a.shape[0] < b.shape[1] >= _SWAP_MIN_N:
         # x @ w.T (F.linear's product) with fewer rows than columns: OpenBLAS's sgemm runs
-        # (w @ x.T).T, then a copy into C order, in 10% less time than the product as written
+        # (w @ x.T).T, then a copy into C order, in 5-7% less time than the product as written
         out = np.ascontiguousarray(serial_blas(size, np.matmul, b.T, a.T).T)
     else:
         out = serial_blas(size, np.matmul, a, b)
