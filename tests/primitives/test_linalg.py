@@ -54,8 +54,10 @@ def test_linear_weight_cotangent_is_one_product_in_the_weights_layout(monkeypatc
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
 @pytest.mark.parametrize("x_shape", [(6, 4), (2, 5, 4)])
-def test_the_gradient_of_a_transposed_weight_is_one_product_in_its_layout(x_shape: tuple, monkeypatch: Any) -> None:
+def test_the_gradient_of_a_transposed_weight_is_one_product_in_its_layout(x_shape: tuple, device: str,
+                                                                         monkeypatch: Any) -> None:
     """``x @ w.t()``: the compiled backward makes ``w``'s cotangent as ``ct.T @ x`` (the swapped
     product) instead of transposing ``x.T @ ct``, whose view ``.grad`` would copy."""
     monkeypatch.setattr(programs, "ENABLED", True)
@@ -63,7 +65,7 @@ def test_the_gradient_of_a_transposed_weight_is_one_product_in_its_layout(x_shap
     compiled.clear()
     rng = np.random.default_rng(2)
     xs, ws = rng.standard_normal(x_shape).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
-    x, w = tidu.tensor(xs, requires_grad=True), tidu.tensor(ws, requires_grad=True)
+    x, w = (tidu.tensor(a, requires_grad=True, device=device) for a in (xs, ws))
     (x @ w.t()).tanh().sum().backward()
     (step,) = compiled._steps.values()
     names = [instr.app.prim.name for instr in step.program]
@@ -71,8 +73,8 @@ def test_the_gradient_of_a_transposed_weight_is_one_product_in_its_layout(x_shap
     tx, tw = torch.tensor(xs, requires_grad=True), torch.tensor(ws, requires_grad=True)
     (tx @ tw.t()).tanh().sum().backward()
     for got, want in ((x.grad, tx.grad), (w.grad, tw.grad)):
-        assert got.numpy().flags.c_contiguous
-        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+        assert got.is_contiguous()
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
