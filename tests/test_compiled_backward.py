@@ -590,3 +590,25 @@ def test_random_graphs_second_order_match_the_general_walk(ops: list, requires: 
         return [None if g is None else g.detach().numpy() for g in (*first, *second)]
 
     _compiled_matches_general(grads, tol=1e-12)
+
+
+def test_a_bound_programs_constants_are_made_once(monkeypatch: Any) -> None:
+    """With ``create_graph`` the step binds on tensors; a rule's constant (tanh's ``1 - y * y``)
+    is made when the step is built, and every pass reuses it, with the same results."""
+    from tidu.primitives.creation import full
+
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    made = []
+    kernel = full.impls["cpu"]
+    monkeypatch.setitem(full.impls, "cpu", lambda **params: (made.append(1), kernel(**params))[1])
+    values = np.array([0.5, -1.0, 2.0])
+    for _ in range(3):
+        x = tidu.tensor(values, requires_grad=True)
+        (g,) = tidu.autograd.grad(tidu.tanh(x).sum(), x, create_graph=True)
+        (h,) = tidu.autograd.grad(g.sum(), x)
+        t = np.tanh(values)
+        np.testing.assert_allclose(g.detach().numpy(), 1 - t * t, rtol=1e-12)
+        np.testing.assert_allclose(h.numpy(), -2 * t * (1 - t * t), rtol=1e-12)
+    assert compiled.STATS["reused"] > 0
+    assert len(made) == 1

@@ -31,7 +31,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ..backends.cpu import fusion
-from ..core import programs
+from ..core import grad_mode, programs
 from ..core.dispatch import bind_eager
 from ..core.groups import GroupNode, GroupTrace, raw_node
 from ..core.instructions import Instr, impl_instr
@@ -39,6 +39,7 @@ from ..core.primitive import Application, accumulate_add
 from ..core.programs import TensorRecordedGraph
 from ..core.tape import SavedInput, SavedOutput
 from ..eager.trace import FREED_MESSAGE, TraceNode
+from ..primitives.creation import full as full_p
 from ..primitives.linalg import dot_general as dot_general_p
 from ..primitives.structural import transpose as transpose_p
 from ..tensor import Tensor
@@ -417,6 +418,8 @@ def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
     program = _dead_code(b.program, keep)
     if not on_tensors:  # binds on tensors are fused by the forward's deferral instead
         program = _optimize(program, keep, device)
+    else:
+        program = _constants_once(program)
     program = _with_frees(program, keep)
     # a value no instruction reads is not passed in, but still version-checked as the general walk does
     read = {i for instr in program for i in instr.ins}
@@ -601,6 +604,19 @@ def _transposed_products(program: list[Instr], keep: set[int], device: str) -> l
     if not swapped:
         return program
     return [swapped.get(k, instr) for k, instr in enumerate(program) if k not in dropped]
+
+
+def _constants_once(program: list[Instr]) -> list[Instr]:
+    """A bound program's constants (a rule's ``full``, as in ``1 - y * y``) are made once, when
+    the step is built, and each pass reuses the tensor: binds never write their inputs."""
+    out = []
+    for instr in program:
+        if not instr.ins and instr.app is not None and instr.app.prim is full_p:
+            with grad_mode.no_grad():
+                value = instr.fn()
+            instr = instr._replace(fn=lambda value=value: value)
+        out.append(instr)
+    return out
 
 
 def _with_frees(program: list[Instr], keep: set[int]) -> list[Instr]:
