@@ -1,9 +1,9 @@
 """layer_norm on the CPU: one pass over each row's mean, one over its squared deviations, one
 writing ``(x - mean) / sqrt(var + eps)`` (``layer_norm_affine``: that times the weight plus the
 bias), a row per task (rows run in parallel when there is enough work; each row's result does
-not depend on the thread count). The arithmetic stays in the
-element dtype, as PyTorch's: float32 rows sum in float32 vector lanes (a float64 sum would
-convert every element; that made the kernels 2.5 times slower).
+not depend on the thread count). The arithmetic stays in the element dtype, as PyTorch's: float32
+rows sum in float32 vector lanes (a float64 sum would convert every element; that made the
+kernels 2.5 times slower).
 
 ``layer_norm_tangent`` is its derivative at ``x`` applied to ``dx``,
 ``r * (dx - mean(dx) - y * mean(y * dx))``: ``r`` as above (``_stats``), one pass summing ``dx``
@@ -68,7 +68,7 @@ def _affine_rows(x, weight, bias, out, n_eps, lo, hi):  # pragma: no cover - com
 
 def layer_norm_affine(x: np.ndarray, w: np.ndarray, b: np.ndarray, *, k: int, eps: float) -> np.ndarray:
     """``layer_norm(x) * w + b``, with ``w`` and ``b`` of the normalized shape."""
-    return _run(_affine_rows, [x], k, eps, [w, b])
+    return _run(_affine_rows, [x], k, eps, (w, b))
 
 
 @njit(**JIT, fastmath={"reassoc"})
@@ -96,7 +96,7 @@ def layer_norm_tangent(dx: np.ndarray, x: np.ndarray, y: np.ndarray, *, k: int, 
 
 
 def _run(kernel, operands: list[np.ndarray], k: int, eps: float,  # noqa: ANN001
-         row_params: list[np.ndarray] = ()) -> np.ndarray:
+         row_params: tuple[np.ndarray, ...] = ()) -> np.ndarray:
     """``kernel(*operands, *row_params, out, (n, eps), lo, hi)`` over the rows of the last ``k``
     dimensions; each of ``row_params`` has the normalized shape (one row, read by every row)."""
     x = operands[0]  # the shape rules give every operand its shape and dtype
