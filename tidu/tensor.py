@@ -367,6 +367,23 @@ class Tensor:
         return (self[i] for i in range(self._buf.shape[0]))  # type: ignore[index]
 
 
+def wrap(array: Any, dtype: dtypes.dtype, device: Device) -> Tensor:
+    """A new tensor of ``array`` (of ``dtype``, on ``device``), built without ``__init__``'s
+    defaults and checks: the constructor of every bind's result."""
+    t = _new(Tensor)
+    t._buf = array
+    t._dtype = dtype
+    t._requires_grad = t._retains_grad = False
+    t._grad = t._key = t._trace = t._view = t._hooks = None
+    t._version = counter = _new(VersionCounter)
+    counter.value = 0
+    t._device = device
+    return t
+
+
+_new = object.__new__
+
+
 def _rebuild(array: np.ndarray, dtype: dtypes.dtype, device: str, requires_grad: bool) -> Tensor:
     from .core.device import as_device
 

@@ -144,7 +144,7 @@ def structure(root: TraceNode, root_key: Any, device: Any, create_graph: bool = 
             op = comp._op
             if op.prim.moves_device:  # a graph over two devices takes the general path
                 return None
-            append(op)  # equal when prim, params and input avals are (its hash is cached)
+            append((op.uid,))  # equal when prim, params and input avals are; a tuple, unlike the ints of edges
         elif node.__class__ is GroupNode:
             if node.structure is None:
                 node.close()

@@ -42,7 +42,7 @@ MAX_PLANS = 512
 PENDING: list[tuple] = []  # (app, impl, params, in_slots, out_slot); a list object never rebound
 _slots: list[Any] = []  # the arrays the queue reads and writes
 _index: dict[int, int] = {}  # id(array) -> slot
-_structure: list[Any] = []  # the cache key: (app, in_slots) per entry, the layout of each outside array
+_structure: list[Any] = []  # the cache key: (app.uid, in_slots) per entry, the layout of each outside array
 _pending_ids: set[int] = set()  # ids of the queued outputs
 _lock = threading.RLock()
 _flushing = threading.local()
@@ -72,19 +72,20 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
     """Queue ``impl(*arrays, **params)`` to be written into the preallocated array ``out``
     (``arrays`` must not be exposed: ``reads_exposed``). The caller holds ``_lock`` and flushes
     once the queue holds ``MAX_QUEUE`` entries."""
+    index, slots = _index, _slots
     ins = []
     for a in arrays:
-        slot = _index.get(id(a))
+        slot = index.get(id(a))
         if slot is None:
-            slot = _index[id(a)] = len(_slots)
-            _slots.append(a)
+            slot = index[id(a)] = len(slots)
+            slots.append(a)
             _structure.append(fusion.layout_of(a))
         ins.append(slot)
-    slot = _index[id(out)] = len(_slots)
-    _slots.append(out)
+    slot = index[id(out)] = len(slots)
+    slots.append(out)
     _pending_ids.add(id(out))
     in_slots = tuple(ins)
-    _structure.append((app, in_slots))
+    _structure.append((app.uid, in_slots))
     PENDING.append((app, impl, params, in_slots, slot))
 
 
@@ -175,13 +176,16 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
             else:
                 once = {s for s, k in layouts.items() if k == fusion.SCALAR}
                 into, body = fusion.fused_loop(parts, outs, once, along)
-            steps.append((into, tuple(outs), tuple(body.ins)))
+            # the layouts are part of the plan's key: C-contiguous inputs stay so on every run
+            steps.append(fusion.slot_runner(into, outs, body.ins, not any(layouts.values())))
     except Exception:  # noqa: BLE001 - a loop that does not compile runs op by op instead
         return None
+    if len(steps) == 1:
+        return steps[0]
 
     def run(slots: list[Any]) -> None:
-        for into, outs, ins in steps:
-            into([slots[o] for o in outs], [slots[i] for i in ins])
+        for step in steps:
+            step(slots)
 
     return run
 

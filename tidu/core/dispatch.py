@@ -11,9 +11,10 @@ import numpy as np
 
 from ..backends.layout import storage
 from ..eager import Trace
-from ..tensor import Tensor, ViewInfo
+from ..tensor import Tensor, ViewInfo, wrap
 from . import deferred, grad_mode, groups, programs
 from .device import CPU, CUDA
+from .groups import GroupTrace
 from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, freeze
 from .programs import TensorRecordedGraph, distinct_pattern, saved_positions
 from .tape import SavedInput, SavedOutput, TapeNode, fresh_key
@@ -44,7 +45,11 @@ _MAX_SIGNATURES = 4096
 def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list:
     if params:
         # the params as given (a call site passes them in one order; another order is another key)
-        key: tuple = (prim, *params.items(), *[(a._buf.shape, a._dtype, a._device.type) for a in args])
+        if len(args) == 1:
+            a = args[0]
+            key: tuple = (prim, *params.items(), a._buf.shape, a._dtype, a._device.type)
+        else:
+            key = (prim, *params.items(), *[(a._buf.shape, a._dtype, a._device.type) for a in args])
         try:
             entry = _SIGNATURES.get(key)
         except TypeError:  # an unhashable param value: no caching
@@ -68,6 +73,7 @@ def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
 
 
 _HELD = (Literal, Tensor)
+_new = object.__new__
 # deferred calls are recorded in groups (core/groups.py), read as one node by the compiled
 # backward, which TIDU_CACHE=0 turns off (and so this); TIDU_DEBUG prints each node
 GROUPED = programs.ENABLED and not DEBUG
@@ -102,41 +108,148 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
         defer = entry[3] = _deferral(prim, params, entry)
     arrays = [a._buf for a in args]
     if defer and deferred.ENABLED and not (deferred._exposed and deferred.reads_exposed(arrays)):
-        impl, shape, np_dtype, dtype, out_device = defer
-        out = np.empty(shape, np_dtype) if out_device is CPU else CudaArray.empty(shape, np_dtype)
-        t = Tensor(out, dtype, device=out_device)
-        with deferred._lock:  # one hold for queueing and recording (a group is per queue)
-            deferred.enqueue(entry[2], impl, params, arrays, out)
-            if grad_on and not prim.nondiff:
-                for a in args:
-                    if a._requires_grad:
-                        _record(prim, args, params, entry, [t], GROUPED)
-                        break
-        if len(deferred.PENDING) >= deferred.MAX_QUEUE:
-            deferred.flush()
-        return t
+        return _defer(prim, entry, defer, args, arrays, params, grad_on)
+    device = args[0]._device.type if args else out_avals[0].device
+    impl = prim.impls.get(device)
+    if impl is None:
+        raise NotImplementedError(f"primitive {prim.name} has no kernel for device {device!r}")
+    out_device = CPU if out_avals[0].device == "cpu" else CUDA
+    if deferred.PENDING and deferred.reads_pending(arrays):
+        deferred.flush()
+    result = impl(*arrays, **params)
+    if type(result) is tuple:
+        outs = [_output(prim, array, aval, out_device) for array, aval in zip(result, out_avals)]
     else:
-        device = args[0]._device.type if args else out_avals[0].device
-        impl = prim.impls.get(device)
-        if impl is None:
-            raise NotImplementedError(f"primitive {prim.name} has no kernel for device {device!r}")
-        out_device = CPU if out_avals[0].device == "cpu" else CUDA
-        if deferred.PENDING and deferred.reads_pending(arrays):
-            deferred.flush()
-        result = impl(*arrays, **params)
-        if type(result) is tuple:
-            outs = [_output(prim, array, aval, out_device) for array, aval in zip(result, out_avals)]
-        else:
-            outs = [_output(prim, result, out_avals[0], out_device)]
-        for slot, t in enumerate(outs):
-            if t._buf.base is not None or any(t._buf is a._buf for a in args):  # cheap pre-check
-                _link_view(prim, args, params, t, slot, len(outs))
+        outs = [_output(prim, result, out_avals[0], out_device)]
+    for slot, t in enumerate(outs):
+        if t._buf.base is not None or _returns_input(t._buf, arrays):  # cheap pre-check
+            _link_view(prim, args, params, t, slot, len(outs))
     if grad_on and not prim.nondiff:
         for a in args:
             if a._requires_grad:
                 _record(prim, args, params, entry, outs)
                 break
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# (prim, shape, dtype, device type) -> the signature entry of a call without params on operands of
+# that one aval: the elementwise fast path's lookup (``bind_same``)
+_SAME: dict[tuple, list] = {}
+
+
+def bind_same(prim: Primitive, args: tuple) -> Any:
+    """``bind(prim, *args)`` for exact ``Tensor``s of one shape, dtype and device and no params
+    (the caller checked that), without the general path's checks when the call is deferred."""
+    a = args[0]
+    key = (prim, a._buf.shape, a._dtype, a._device.type)
+    entry = _SAME.get(key)
+    if entry is None:
+        entry = _signature(prim, args, {})
+        if len(_SAME) >= _MAX_SIGNATURES:
+            _SAME.clear()
+        _SAME[key] = entry
+    defer = entry[3]
+    if defer is None:
+        defer = entry[3] = _deferral(prim, {}, entry)
+    if not defer or not deferred.ENABLED:
+        return bind_eager(prim, args, {})
+    grad_on = grad_mode._state.enabled
+    if grad_on:
+        for t in args:
+            if t._view is not None and t._view.version != t._version.value:
+                refresh_view(t)
+    arrays = [t._buf for t in args]
+    if deferred._exposed and deferred.reads_exposed(arrays):
+        return bind_eager(prim, args, {})
+    return _defer(prim, entry, defer, args, arrays, _NO_PARAMS, grad_on)
+
+
+_NO_PARAMS: dict[str, Any] = {}
+
+
+def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arrays: list[Any],
+           params: dict[str, Any], grad_on: bool) -> Tensor:
+    """A deferred call (tidu/core/deferred.py): its output allocated, its work queued and, when an
+    input requires grad, the call recorded in the open group (tidu/core/groups.py)."""
+    impl, shape, np_dtype, dtype, out_device = defer
+    out = np.empty(shape, np_dtype) if out_device is CPU else CudaArray.empty(shape, np_dtype)
+    t = wrap(out, dtype, out_device)
+    app = entry[2]
+    with deferred._lock:  # one hold for queueing and recording (a group is per queue)
+        deferred.enqueue(app, impl, params, arrays, out)
+        if grad_on and not prim.nondiff:
+            for a in args:
+                if a._requires_grad:
+                    if GROUPED:
+                        _record_grouped(app, args, entry, t)
+                    else:
+                        _record(prim, args, params, entry, [t])
+                    break
+    if len(deferred.PENDING) >= deferred.MAX_QUEUE:
+        deferred.flush()
+    return t
+
+
+def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Tensor) -> None:
+    """Record a deferred call in the open group (``groups.GroupNode``); the caller holds the
+    queue's lock."""
+    group = None if groups._open is None else groups._open()
+    if group is None:
+        group = groups._start()
+    in_keys = []
+    codes = []
+    for a in args:
+        key = a._key or a._ensure_key()
+        trace = a._trace
+        if trace.__class__ is GroupTrace and trace.group is group:
+            code = trace.index
+        else:
+            external = group.external
+            e = external.get(key.key)
+            if e is None:
+                e = external[key.key] = len(group.input_edges)
+                group.input_edges.append((trace, key, a._requires_grad))
+            code = ~e
+        in_keys.append(key)
+        codes.append(code)
+    group.parts.append((app.uid, *codes))  # one tuple a call: uids and codes are both ints
+    # the saving plan's key: _record's input pattern
+    if len(args) == 2:
+        a, b = args
+        pattern: Any = (a._requires_grad, a._trace is None, b._requires_grad, b._trace is None,
+                        in_keys[0] is in_keys[1])
+    elif len(args) == 1:
+        pattern = (args[0]._requires_grad, args[0]._trace is None)
+    else:
+        pattern = (*[(a._requires_grad, a._trace is None) for a in args], distinct_pattern(in_keys))
+    if len(entry) < 5:
+        entry.append({})
+    plans = entry[4]
+    plan = plans.get(pattern)
+    if plan is None:
+        edges = [(a._trace, k, a._requires_grad) for a, k in zip(args, in_keys)]
+        plan = plans[pattern] = _saving_plan(app, in_keys, edges)
+    save_in, save_out, _ = plan
+    saved = group.saved_data
+    for i in save_in:
+        raw = in_keys[i].key
+        if raw not in saved:
+            # a value made in the group is saved as its array: its tensor would hold the group
+            saved[raw] = SavedOutput(args[i], in_keys[i]) if codes[i] >= 0 else SavedInput(args[i])
+    position = len(group.records)
+    key = fresh_key()
+    if save_out:
+        saved[key.key] = SavedOutput(out, key)
+    group.records.append((app, in_keys, codes, save_in, save_out))
+    group.primal_out_keys.append(key)
+    out._requires_grad = True
+    out._key = key
+    trace = _new(GroupTrace)
+    trace.group = group
+    trace.index = position
+    out._trace = trace
+    if position + 1 >= groups.MAX_CALLS:
+        group.close()
 
 
 def _deferral(prim: Primitive, params: dict[str, Any], entry: list) -> tuple | bool:
@@ -150,13 +263,20 @@ def _deferral(prim: Primitive, params: dict[str, Any], entry: list) -> tuple | b
     return impl, aval.shape, aval.dtype.np, aval.dtype, CPU if device == "cpu" else CUDA
 
 
+def _returns_input(array: Any, arrays: list[Any]) -> bool:
+    for a in arrays:
+        if a is array:
+            return True
+    return False
+
+
 def _output(prim: Primitive, array: Any, aval: Any, device: Any) -> Tensor:
-    if array.shape != aval.shape or array.dtype != aval.dtype.np:
+    if array.shape != aval.shape or array.dtype is not aval.dtype.np and array.dtype != aval.dtype.np:
         raise RuntimeError(
             f"internal error: kernel of {prim.name} returned {array.shape} {array.dtype}, "
             f"its shape rule says {aval.shape} {aval.dtype.name}"
         )
-    return Tensor(array, aval.dtype, device=device)
+    return wrap(array, aval.dtype, device)
 
 
 def _application(prim: Primitive, params: dict[str, Any], entry: list) -> Application:
@@ -166,8 +286,7 @@ def _application(prim: Primitive, params: dict[str, Any], entry: list) -> Applic
     return app
 
 
-def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any],
-            grouped: bool = False) -> None:
+def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
     app = _application(prim, params, entry)
     if len(entry) < 5:  # the signature's saving plans by input pattern
         entry.append({})
@@ -193,9 +312,6 @@ def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry:
     plan = entry[4].get(pattern)
     if plan is None:
         plan = entry[4][pattern] = _saving_plan(app, in_keys, edges)
-    if grouped:  # deferred: the caller holds deferred's lock
-        groups.record(app, args, in_keys, edges, plan, outs[0])
-        return
     if groups._open is not None:
         groups.close()  # a node reading the group's outputs: the group never reads this one's
     save_in, save_out, float_slots = plan

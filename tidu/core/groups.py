@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import gc
 import weakref
-from typing import Any
 
 from ..eager import Trace, TraceNode
 from .programs import TensorRecordedGraph
-from .tape import SavedInput, SavedOutput, TapeNode, _Input, _next_key
+from .tape import TapeNode
 
 _open: weakref.ref | None = None  # the open group, weakly: a group lives as long as its tensors
 MAX_CALLS = 256  # a longer group closes (its structure is a compiled step's key)
@@ -124,47 +123,6 @@ def raw_node(trace: Trace) -> TraceNode:
     if trace.__class__ is GroupTrace:
         return trace.group.raw(trace.index)
     return trace.node
-
-
-def record(app: Any, args: Any, in_keys: list, edges: list, plan: tuple, out: Any) -> None:
-    """Record a deferred call of ``app`` (one output ``out``) in the open group."""
-    group = None if _open is None else _open()
-    if group is None:
-        group = _start()
-    parts = group.parts
-    parts.append(app)
-    codes = []
-    for trace, key, requires_grad in edges:
-        if trace.__class__ is GroupTrace and trace.group is group:
-            code = trace.index
-        else:
-            external = group.external
-            raw = key.key
-            e = external.get(raw)
-            if e is None:
-                e = external[raw] = len(group.input_edges)
-                group.input_edges.append((trace, key, requires_grad))
-            code = ~e
-        codes.append(code)
-        parts.append(code)
-    save_in, save_out, _ = plan
-    saved = group.saved_data
-    for i in save_in:
-        raw = in_keys[i].key
-        if raw not in saved:
-            # a value made in the group is saved as its array: its tensor would hold the group
-            saved[raw] = SavedOutput(args[i], in_keys[i]) if codes[i] >= 0 else SavedInput(args[i])
-    index = len(group.records)
-    key = _Input(_next_key())  # fresh_key(), inline
-    if save_out:
-        saved[key.key] = SavedOutput(out, key)
-    group.records.append((app, in_keys, codes, save_in, save_out))
-    group.primal_out_keys.append(key)
-    out._requires_grad = True
-    out._key = key
-    out._trace = GroupTrace(group, index)
-    if index + 1 >= MAX_CALLS:
-        group.close()
 
 
 def _start() -> GroupNode:

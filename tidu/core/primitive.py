@@ -11,6 +11,7 @@ linearized program of an application depends only on that application.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -163,10 +164,15 @@ def _contiguous_inputs(fn: Callable[..., Any]) -> Callable[..., Any]:
     return impl
 
 
+_UIDS: dict[Application, int] = {}
+_MAX_UIDS = 1 << 16
+_next_uid = itertools.count().__next__
+
+
 class Application(EnginePrimitive):
     """A primitive applied with fixed params to inputs of fixed avals: the engine's op."""
 
-    __slots__ = ("prim", "params", "in_avals", "out_avals", "_hash")
+    __slots__ = ("prim", "params", "in_avals", "out_avals", "_hash", "_uid")
 
     def __init__(self, prim: Primitive, params: tuple, in_avals: tuple[ShapeDtype, ...] | None,
                  out_avals: tuple[ShapeDtype, ...] | None = None) -> None:
@@ -177,9 +183,25 @@ class Application(EnginePrimitive):
             out_avals = abstract_eval(prim, in_avals, dict(params))
         self.out_avals = out_avals
         self._hash = hash((prim.name, params, in_avals))
+        self._uid: int | None = None
 
     def __hash__(self) -> int:
         return self._hash
+
+    @property
+    def uid(self) -> int:
+        """A number shared by equal applications, and only by them, in this process. Structure
+        keys (a deferred queue's, a group's, a compiled backward's) hold it instead of the
+        application: hashing an int costs no ``__hash__`` call."""
+        uid = self._uid
+        if uid is None:
+            uid = _UIDS.get(self)
+            if uid is None:
+                if len(_UIDS) >= _MAX_UIDS:  # later equal applications get new numbers: keys miss, never collide
+                    _UIDS.clear()
+                uid = _UIDS[self] = _next_uid()
+            self._uid = uid
+        return uid
 
     def __eq__(self, other: object) -> bool:
         return self is other or (

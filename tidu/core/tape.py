@@ -60,10 +60,11 @@ def current_recorder() -> Recorder:
 
 _next_key = _keys.fresh_input_key
 _Input = ValueKey.Input
+_count = _keys.counter
 
 
 def fresh_key() -> ValueKey:
-    return _Input(_next_key())
+    return _Input(_count())
 
 
 def _modified(tensor: Any, expected: int, role: str) -> RuntimeError:

@@ -37,10 +37,10 @@ class CountingKeySource:
     """A ``KeySource`` of consecutive integers."""
 
     def __init__(self, start: int = 0) -> None:
-        self._next = itertools.count(start).__next__
+        self.counter = itertools.count(start).__next__  # the next integer, without a method call
 
     def fresh_input_key(self) -> int:
-        return self._next()
+        return self.counter()
 
 
 @dataclass

@@ -177,6 +177,26 @@ def _same_or_scalar(a: Any, b: Any, float_only: bool) -> list[Any] | None:
     return None
 
 
+def same_operands(a: Any, b: Any, float_only: bool = False) -> tuple[Tensor, Tensor] | None:
+    """``(a, b)`` as exact ``Tensor``s of one shape, dtype and device (for ``bind_same``) when they
+    are, or when one is a Python number of no higher category than the other's dtype; ``None``
+    otherwise (the general path, ``operands``, decides)."""
+    if type(a) is Tensor:
+        kind = type(b)
+        if kind is Tensor:
+            if a._buf.shape == b._buf.shape and a._dtype is b._dtype and a._device is b._device:
+                if not float_only or a._dtype.is_floating_point:
+                    return a, b
+            return None
+        if (kind is float or kind is int) and a._dtype.is_floating_point:
+            return a, constant(b, a._dtype, a, a._buf.shape)
+    elif type(b) is Tensor:
+        kind = type(a)
+        if (kind is float or kind is int) and b._dtype.is_floating_point:
+            return constant(a, b._dtype, b, b._buf.shape), b
+    return None
+
+
 _BROADCASTS: dict[tuple, tuple[int, ...]] = {}  # (shape, shape) -> their broadcast shape
 
 

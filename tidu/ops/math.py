@@ -9,9 +9,20 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
+from ..core.dispatch import bind_same
 from ..core.primitive import Var, bind
 from ..primitives import elementwise as ew
-from ._operands import broadcast_shapes, broadcast_to, convert, float_operand, is_value, lift, operands
+from ..tensor import Tensor
+from ._operands import (
+    broadcast_shapes,
+    broadcast_to,
+    convert,
+    float_operand,
+    is_value,
+    lift,
+    operands,
+    same_operands,
+)
 
 __all__ = [
     "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp",
@@ -59,6 +70,9 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     """
     if alpha != 1:
         other = mul(other, alpha)
+    same = same_operands(input, other)
+    if same is not None:
+        return bind_same(ew.add, same)
     a, b = operands(input, other, op="add")
     return bind(ew.add, a, b)
 
@@ -77,6 +91,9 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
         )
     if alpha != 1:
         other = mul(other, alpha)
+    same = same_operands(input, other)
+    if same is not None:
+        return bind_same(ew.sub, same)
     a, b = operands(input, other, op="sub")
     return bind(ew.sub, a, b)
 
@@ -93,6 +110,9 @@ def mul(input: Any, other: Any) -> Any:  # noqa: A002
     tensor([[ 1., 10.],
             [ 2., 20.]])
     """
+    same = same_operands(input, other)
+    if same is not None:
+        return bind_same(ew.mul, same)
     a, b = operands(input, other, op="mul")
     return bind(ew.mul, a, b)
 
@@ -111,6 +131,9 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:  # 
     tensor([ 3, -4])
     """
     if rounding_mode is None:
+        same = same_operands(input, other, float_only=True)
+        if same is not None:
+            return bind_same(ew.div, same)
         a, b = operands(input, other, op="div", float_only=True)
         return bind(ew.div, a, b)
     if rounding_mode == "floor":
@@ -148,6 +171,8 @@ def neg(input: Any) -> Any:  # noqa: A002
 
 def _unary(prim: Any, name: str, doc: str) -> Any:
     def fn(input: Any) -> Any:  # noqa: A002
+        if type(input) is Tensor and input._dtype.is_floating_point:
+            return bind_same(prim, (input,))
         return bind(prim, float_operand(input, name))
 
     fn.__name__ = fn.__qualname__ = name

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import importlib.util
+import math
 import os
 import sys
 import tempfile
@@ -34,7 +35,7 @@ from ..layout import in_place_layout
 from ..pad_sums import concat_pads
 from ..stacking import stack_sums
 from .elementwise import JIT, code_token
-from .threads import run_chunked, run_tasks
+from .threads import PARALLEL_MIN, run_chunked, run_tasks
 
 ENABLED = os.environ.get("TIDU_FUSION", "1") != "0"
 ALONG_INDEX = {"row": "c", "col": "r"}  # a row operand is read at the column, a column one at the row
@@ -332,12 +333,17 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
     # broadcast operands (a seed of ones, a bias's cotangent) are read in place, as the forward's
     # deferred loops read them: one loop per layout of the inputs, built when first met
     variants: dict[tuple, tuple[Callable[..., None], tuple[int, ...]]] = {}
+    flat = getattr(into, "flat", None)
 
     def run(*values: Any) -> tuple[Any, ...]:
         results = tuple(np.empty(a.shape, a.dtype.np) for a in out_avals)
         layouts = tuple(layout_of(v) for v in values)
         if not any(layouts):
-            into(results, values)
+            if flat is not None:  # C-contiguous (or one-element) values: the loop on their flat views
+                loop, array_at, consts, _ = flat
+                loop(*[r.reshape(-1) for r in results], *[values[k].reshape(-1) for k in array_at], *consts)
+            else:
+                into(results, values)
             return results
         variant = variants.get(layouts)
         if variant is None:
@@ -445,7 +451,28 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
         else:
             run_chunked(loop, *flat)
 
+    shape = body.out_avals[0].shape
+    if not along and not scalar_at and math.prod(shape) < PARALLEL_MIN:  # one thread, no per-call setup
+        into.flat = (loop, array_at, tuple(consts), len(shape))  # type: ignore[attr-defined]
     return into, body
+
+
+def slot_runner(into: Callable[..., None], outs: Sequence[int], ins: Sequence[int],
+                dense: bool) -> Callable[[Sequence[Any]], None]:
+    """``run(slots)``: ``into`` on the arrays at ``outs`` and ``ins`` of a list of slots. When the
+    loop runs on one thread without per-call setup (``into.flat``) and its inputs are known to be
+    C-contiguous (``dense``), ``run`` is generated to call the loop with the slots' flat arrays
+    directly: no lists, no copies, no thread split to decide."""
+    flat = getattr(into, "flat", None)
+    if flat is None or not dense:
+        return lambda slots: into([slots[o] for o in outs], [slots[i] for i in ins])
+    loop, array_at, consts, ndim = flat
+    view = "" if ndim == 1 else ".reshape(-1)"
+    args = [*(f"s[{o}]{view}" for o in outs), *(f"s[{ins[k]}]{view}" for k in array_at),
+            *(f"c[{j}]" for j in range(len(consts)))]
+    namespace: dict[str, Any] = {"loop": loop, "c": consts}
+    exec(f"def run(s):\n    loop({', '.join(args)})\n", namespace)  # noqa: S102 - generated from slot numbers
+    return namespace["run"]
 
 
 class LoopBody:
