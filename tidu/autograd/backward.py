@@ -13,7 +13,7 @@ from ..core.device import CPU
 from ..core.dispatch import refresh_view
 from ..core.groups import raw_node
 from ..eager import topological_traces, try_backward
-from ..tensor import HOOKED, RETAINED, Tensor, placed
+from ..tensor import HOOKED, RETAINED, Tensor, placed, wrap
 from . import compiled
 from .executor import EXECUTOR
 
@@ -64,6 +64,8 @@ def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
         if output.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         if output._device is CPU:
+            if shared:
+                return wrap(_host_ones(output._buf.shape, output._dtype.np), output._dtype, CPU)
             return Tensor(np.ones(output._data.shape, output._dtype.np), output._dtype)
         if shared:
             return Tensor(_device_ones(output), output._dtype, device=output._device)
@@ -94,6 +96,22 @@ def _device_ones(output: Tensor) -> Any:
 
 
 _ONES: dict[tuple, Any] = {}
+
+
+def _host_ones(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A cached read-only host array of ones (it owns no writable memory, so ``backward`` copies
+    it before it could become a ``.grad``)."""
+    key = (shape, dtype)
+    ones = _HOST_ONES.get(key)
+    if ones is None:
+        if len(_HOST_ONES) >= 64:
+            _HOST_ONES.clear()
+        ones = _HOST_ONES[key] = np.ones(shape, dtype)
+        ones.flags.writeable = False
+    return ones
+
+
+_HOST_ONES: dict[tuple, np.ndarray] = {}
 
 
 def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,
@@ -240,7 +258,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
             if not (data.flags.writeable and data.flags.owndata) or id(data) in given:
                 data = data.copy()
             given.add(id(data))
-            ct = Tensor(data, ct.dtype, device=ct.device)
+            ct = wrap(data, ct._dtype, ct._device)
         leaf.grad = ct
 
 

@@ -42,7 +42,7 @@ from ..eager.trace import FREED_MESSAGE, TraceNode
 from ..primitives.creation import full as full_p
 from ..primitives.linalg import dot_general as dot_general_p
 from ..primitives.structural import transpose as transpose_p
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 
 MAX_STEPS = 256
 _steps: OrderedDict[tuple, Step] = OrderedDict()
@@ -258,7 +258,7 @@ def _execute(step: Step, walk: Walk, seed: Tensor, device: Any, retain_graph: bo
     totals = {}
     for (target, _, dtype), value in zip(step.results, step.fn(values)):
         key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]
-        totals[key] = value if on_tensors else Tensor(value, dtype, device=device)
+        totals[key] = value if on_tensors else wrap(value, dtype, device)
     return totals
 
 
