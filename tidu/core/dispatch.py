@@ -36,8 +36,9 @@ def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
 
 
 # (prim, param items, shape, dtype, device type per argument) -> [in_avals, out_avals, Application or
-# None, deferral (``_deferral``; None: not yet known), saving plans (appended by _record)]: a repeated
-# call skips the shape rule (it has passed for these inputs).
+# None, deferral (``_deferral``; None: not yet known), saving plans by input pattern, grouped when
+# not deferred (``_groupable``; None: not yet known)]: a repeated call skips the shape rule (it has
+# passed for these inputs).
 _SIGNATURES: dict[tuple, list] = {}
 _MAX_SIGNATURES = 4096
 
@@ -65,7 +66,7 @@ def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
         entry = _SIGNATURES.get(key)
     if entry is None:
         in_avals = tuple(a.aval for a in args)
-        entry = [in_avals, abstract_eval(prim, in_avals, params), None, None]
+        entry = [in_avals, abstract_eval(prim, in_avals, params), None, None, {}, None]
         if len(_SIGNATURES) >= _MAX_SIGNATURES:
             _SIGNATURES.clear()
         _SIGNATURES[key] = entry
@@ -81,7 +82,7 @@ GROUPED = programs.ENABLED and not DEBUG
 
 def _uncached(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list:
     in_avals = tuple(a.aval for a in args)
-    return [in_avals, abstract_eval(prim, in_avals, params), None, False]
+    return [in_avals, abstract_eval(prim, in_avals, params), None, False, {}, False]
 
 
 def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -127,7 +128,14 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if grad_on and not prim.nondiff:
         for a in args:
             if a._requires_grad:
-                _record(prim, args, params, entry, outs)
+                grouped = entry[5]
+                if grouped is None:
+                    grouped = entry[5] = _groupable(prim, entry)
+                if grouped:
+                    with deferred._lock:
+                        _record_grouped(_application(prim, params, entry), args, entry, outs[0])
+                else:
+                    _record(prim, args, params, entry, outs)
                 break
     return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -222,8 +230,6 @@ def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Ten
         pattern = (args[0]._requires_grad, args[0]._trace is None)
     else:
         pattern = (*[(a._requires_grad, a._trace is None) for a in args], distinct_pattern(in_keys))
-    if len(entry) < 5:
-        entry.append({})
     plans = entry[4]
     plan = plans.get(pattern)
     if plan is None:
@@ -250,6 +256,13 @@ def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Ten
     out._trace = trace
     if position + 1 >= groups.MAX_CALLS:
         group.close()
+
+
+def _groupable(prim: Primitive, entry: list) -> bool:
+    """Whether a call of this signature that is not deferred is recorded in the open group too
+    (``_record_grouped``), not as a node of its own: one floating-point output, on one device."""
+    out_avals = entry[1]
+    return GROUPED and len(out_avals) == 1 and out_avals[0].dtype.is_floating_point and not prim.moves_device
 
 
 def _deferral(prim: Primitive, params: dict[str, Any], entry: list) -> tuple | bool:
@@ -288,8 +301,6 @@ def _application(prim: Primitive, params: dict[str, Any], entry: list) -> Applic
 
 def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
     app = _application(prim, params, entry)
-    if len(entry) < 5:  # the signature's saving plans by input pattern
-        entry.append({})
     if len(args) == 2:
         a, b = args
         ka = a._key or a._ensure_key()

@@ -41,7 +41,7 @@ def mark() -> int:
 def _keep_originals(value: Any, target: Any, since: int | None) -> None:
     """Nodes recorded for this in-place op (after ``since``; without it, only ``value``'s own
     node) that saved ``target``'s storage keep its old value."""
-    from .tape import SavedInput
+    from .tape import SavedInput, SavedOutput
 
     counter = target._version
     stack, seen = [value._trace], set()
@@ -55,6 +55,8 @@ def _keep_originals(value: Any, target: Any, since: int | None) -> None:
             continue
         for saved in node.saved_data.values():
             if isinstance(saved, SavedInput) and saved.tensor._version is counter:
+                saved.keep_original()
+            elif isinstance(saved, SavedOutput) and saved.counter is counter:  # a value made in a group
                 saved.keep_original()
         if since is not None:
             stack.extend(edge[0] for edge in node.input_edges)

@@ -117,6 +117,18 @@ class SavedOutput:
         self.version = counter.value
         self.node = node
 
+    def keep_original(self) -> None:
+        """``SavedInput.keep_original`` for a saved output (of a group's call): its array is copied
+        before the in-place op that recorded the reader overwrites the storage."""
+        from ..tensor import VersionCounter
+        from .deferred import flush
+
+        flush()  # the array may be a queued result
+        counter = VersionCounter()
+        counter.value = self.version
+        self.data = self.data.copy()
+        self.counter = counter
+
     def unpack(self, node_name: str) -> Any:
         from ..tensor import Tensor
 
