@@ -254,7 +254,7 @@ def _execute(step: Step, walk: Walk, seed: Tensor, device: Any, retain_graph: bo
     values = _gather(step, nodes, seed if on_tensors else seed._data, on_tensors)
     if not retain_graph:
         for node in nodes:
-            node.saved_data = None
+            node.release()  # the leaves that receive .grad stay (Note [release] in core/tape.py)
     totals = {}
     for (target, _, dtype), value in zip(step.results, step.fn(values)):
         key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]

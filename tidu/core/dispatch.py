@@ -356,7 +356,8 @@ def _saving_plan(app: Application, in_keys: list, edges: list) -> tuple[tuple[in
     needed = saved_positions(app, in_keys, [r for _, _, r in edges], slots)
     if needed is None:
         return tuple(range(len(edges))), tuple(range(len(app.out_avals))), slots
-    # a leaf that requires grad is saved even when unread, to receive ``.grad``
+    # a leaf that requires grad is saved even when unread, to receive ``.grad`` (and release keeps
+    # it for that: Note [release] in core/tape.py)
     leaves = {i for i, (t, _, r) in enumerate(edges) if t is None and r}
     return tuple(sorted(needed[0] | leaves)), tuple(sorted(needed[1])), slots
 

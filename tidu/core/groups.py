@@ -22,9 +22,9 @@ from __future__ import annotations
 import gc
 import weakref
 
-from ..eager import Trace, TraceNode
+from ..eager import ReleasedValues, Trace, TraceNode
 from .programs import TensorRecordedGraph
-from .tape import TapeNode
+from .tape import SavedOutput, TapeNode
 
 _open: weakref.ref | None = None  # the open group, weakly: a group lives as long as its tensors
 MAX_CALLS = 256  # a longer group closes (its structure is a compiled step's key)
@@ -62,6 +62,8 @@ class GroupNode(TraceNode):
         if _open is not None and _open() is self:
             _open = None
 
+    release = TapeNode.release  # the calls' saved values freed, their leaves kept (Note [release])
+
     def split(self) -> list[TapeNode]:
         """One ``TapeNode`` per call (built once), sharing the group's saved values."""
         nodes = self.split_nodes
@@ -69,6 +71,7 @@ class GroupNode(TraceNode):
             return nodes
         self.close()
         saved_all = self.saved_data
+        released = saved_all.__class__ is ReleasedValues
         out_keys = self.primal_out_keys
         nodes = []
         for j, (app, in_keys, codes, save_in, save_out) in enumerate(self.records):
@@ -80,12 +83,14 @@ class GroupNode(TraceNode):
                 saved = {in_keys[i]: saved_all[in_keys[i].key] for i in save_in}
                 if save_out:
                     saved[graph.output_keys()[0]] = saved_all[out_keys[j].key]
+                if released:
+                    saved = ReleasedValues(saved)
             nodes.append(TapeNode(graph, [out_keys[j]], saved, edges))
         if saved_all is not None:  # a saved call output unpacks with its call's node as grad_fn
             index = {k.key: j for j, k in enumerate(out_keys)}
             for key, value in saved_all.items():
                 j = index.get(key)
-                if j is not None:
+                if j is not None and value.__class__ is SavedOutput:
                     value.node = weakref.ref(nodes[j])
         self.split_nodes = nodes
         self.saved_data = None  # the calls' nodes own the saved values now

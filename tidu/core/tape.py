@@ -4,7 +4,8 @@ Inputs are saved as the tensors themselves (their data, key and trace give
 higher-order gradients); outputs as their array plus a weak reference to the
 node, so a tensor never keeps itself alive through its own trace. Each saved
 value remembers its storage's version and refuses to be used once an
-in-place operation has changed it.
+in-place operation has changed it. A backward without ``retain_graph`` releases
+the nodes it walked: Note [release], below.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import weakref
 from typing import Any
 
 from ..ad import ValueKey
-from ..eager import CountingKeySource, Recorder, Trace, TraceNode
+from ..eager import FREED_MESSAGE, CountingKeySource, Recorder, ReleasedValues, Trace, TraceNode
 
 
 class TapeNode(TraceNode):
@@ -22,6 +23,12 @@ class TapeNode(TraceNode):
     from the recorder: ``TensorRecorder.live_nodes`` finds these through the garbage collector."""
 
     __slots__ = ()
+
+    def release(self) -> None:
+        """Free the saved values but keep the leaves that receive ``.grad`` (Note [release])."""
+        saved = self.saved_data
+        if saved is not None:
+            self.saved_data = release_saved(saved)
 
 
 class TensorRecorder(Recorder):
@@ -141,3 +148,61 @@ class SavedOutput:
         node = self.node() if self.node is not None else None
         t._trace = Trace(node) if node is not None else None
         return t
+
+
+# Note [release]
+# A backward without ``retain_graph`` releases the nodes it walked (``TapeNode.release``,
+# ``GroupNode.release``; the compiled backward once it has gathered their values). As in
+# PyTorch, release frees every saved value, the leaves a node's rules read included, but not
+# the node's edges to the leaves that receive ``.grad``: a leaf that requires grad is saved
+# (``dispatch._saving_plan``) so that ``backward`` can find it, and release keeps it for that
+# (``Freed(leaf)``, which raises when read, as a freed saved leaf does). It also keeps the constants that stand for a
+# number PyTorch's backward holds as a number (``KEPT``: ``mean``'s element count, ``add``'s
+# alpha); a Python number passed as an operand (``x * 2``) is saved by PyTorch as a tensor and
+# freed, and so here. The released node's ``saved_data`` becomes ``ReleasedValues``, with the
+# same keys, so nothing on the recording path changes: a later backward runs as long as its
+# program reads no freed value (``(x + 1).sum()`` or ``x.mean()`` twice), and raises PyTorch's
+# message when it does (``(x * x).sum()``, ``(x * 2).sum()``, ``x.exp().sum()``).
+
+
+class Freed:
+    """A saved value that release freed (Note [release]): unpacking it raises PyTorch's
+    message. ``tensor`` is the leaf that requires grad it was, kept to receive ``.grad``
+    (``None`` for any other value: the shared ``FREED``)."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Any = None) -> None:
+        self.tensor = tensor
+
+    def unpack(self, node_name: str) -> Any:
+        raise RuntimeError(FREED_MESSAGE)
+
+
+FREED = Freed()
+
+# Constants that stand for a number PyTorch's backward holds as a number (``mean``'s count,
+# ``add``'s alpha; ``ops._operands.kept_constant`` makes them), by id: release keeps them.
+KEPT: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+
+def release_saved(saved: dict) -> ReleasedValues:
+    """A node's saved values once released (Note [release]): each freed but the leaves that
+    require grad, kept in their ``Freed`` marker, and the ``KEPT`` constants, kept as saved.
+    Releasing twice gives the same."""
+    released = ReleasedValues()
+    for key, value in saved.items():
+        cls = value.__class__
+        if cls is SavedInput:
+            t = value.tensor
+            if t._trace is None:
+                if t._requires_grad:
+                    value = Freed(t)
+                elif KEPT.get(id(t)) is not t:
+                    value = FREED
+            else:
+                value = FREED
+        elif cls is not Freed:
+            value = FREED
+        released[key] = value
+    return released

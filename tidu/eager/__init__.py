@@ -11,10 +11,10 @@ from .record import (
     Recorder,
     record_primitive,
 )
-from .trace import FREED_MESSAGE, Trace, TraceNode, topological_traces
+from .trace import FREED_MESSAGE, ReleasedValues, Trace, TraceNode, topological_traces
 
 __all__ = [
     "BackwardExecutor", "CountingKeySource", "EagerInput", "EagerOutput", "EagerRecordError",
-    "FREED_MESSAGE", "KeySource", "PrimitiveGraph", "RecordedGraph", "Recorder", "Trace",
-    "TraceNode", "backward", "record_primitive", "topological_traces", "try_backward",
+    "FREED_MESSAGE", "KeySource", "PrimitiveGraph", "RecordedGraph", "Recorder", "ReleasedValues",
+    "Trace", "TraceNode", "backward", "record_primitive", "topological_traces", "try_backward",
 ]

@@ -13,6 +13,16 @@ FREED_MESSAGE = (
 )
 
 
+class ReleasedValues(dict):
+    """A released node's ``saved_data`` when its runtime keeps part of it: every saved key,
+    mapped to what is left of its value. The tensor layer (``core.tape.release_saved``) keeps
+    the leaves that receive ``.grad`` and a few constants, and frees the rest, whose markers
+    raise ``FREED_MESSAGE`` when read: a later backward runs if it reads no freed value, as in
+    PyTorch."""
+
+    __slots__ = ()
+
+
 class TraceNode:
     """One recorded call: its graph, output keys, saved values and input edges."""
 
@@ -24,6 +34,11 @@ class TraceNode:
         self.saved_data: dict | None = saved_data
         self.input_edges = input_edges  # [(producer Trace | None, key, requires_grad)]
 
+    def release(self) -> None:
+        """Free the saved values; a later backward through this node raises. A runtime's node
+        class may keep some instead (``ReleasedValues``)."""
+        self.saved_data = None
+
 
 class Trace:
     """An opaque, shareable handle to a ``TraceNode`` (equal when the node is)."""
@@ -34,16 +49,18 @@ class Trace:
         self.node = node
 
     def saved_values(self) -> dict:
-        if self.node.saved_data is None:
+        saved = self.node.saved_data
+        if saved is None or saved.__class__ is ReleasedValues:
             raise RuntimeError(FREED_MESSAGE)
-        return self.node.saved_data
+        return saved
 
     def is_released(self) -> bool:
-        return self.node.saved_data is None
+        saved = self.node.saved_data
+        return saved is None or saved.__class__ is ReleasedValues
 
     def release(self) -> None:
-        """Free the saved values; a later backward through this node raises."""
-        self.node.saved_data = None
+        """Free the saved values (``TraceNode.release``); a later backward that reads one raises."""
+        self.node.release()
 
     def input_traces(self) -> list[Trace]:
         return [t for t, _, _ in self.node.input_edges if t is not None]

@@ -109,7 +109,7 @@ def linearize(fn: Callable[..., Any], *primals: Tensor) -> tuple[Any, JvpFn]:
     for out in outs:
         for trace in topological_traces(_stop_at(out, wrt)):
             node = trace.node
-            if node.saved_data is None:
+            if trace.is_released():
                 raise RuntimeError("linearize: the function's graph was freed during the call")
             opnode = node.computation.as_graph().operations[0]
             for slot, key in enumerate(node.primal_out_keys):

@@ -17,6 +17,7 @@ from ..core import dtypes
 from ..core.aval import wrap_dim
 from ..core.device import CPU
 from ..core.primitive import Var, bind
+from ..core.tape import KEPT
 from ..primitives import creation, structural
 from ..tensor import Tensor
 
@@ -59,6 +60,30 @@ def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int
 # Constant tensors (small, or one element broadcast), shared: nothing writes into a constant
 # (ops never write their inputs).
 _CONSTANTS: dict[tuple, Tensor] = {}
+
+
+def kept_constant(value: Any, dtype: dtypes.dtype, like: Any, shape: tuple[int, ...] = ()) -> Any:
+    """``constant`` for a number an op adds that PyTorch's backward holds as a number, not as a
+    saved tensor (``mean``'s element count, ``add``'s ``alpha``): a node that saved it keeps it
+    when released, so a second backward may read it (Note [release] in core/tape.py). A number
+    the caller passes as an operand is a plain ``constant``: PyTorch saves it as a tensor and
+    frees it (``(x * 2).sum()`` cannot be run backward twice)."""
+    if isinstance(like, Var):
+        return constant(value, dtype, like, shape)
+    key = (value, type(value), dtype, shape, like._device)
+    cached = _KEPT_CONSTANTS.get(key)
+    if cached is None:
+        cached = constant(value, dtype, like, shape)
+        if cached is _CONSTANTS.get(key):  # that one is a plain constant too: this one is its copy
+            cached = Tensor(cached._buf, dtype, device=cached._device)
+        if len(_KEPT_CONSTANTS) >= 256:
+            _KEPT_CONSTANTS.clear()
+        _KEPT_CONSTANTS[key] = cached
+        KEPT[id(cached)] = cached
+    return cached
+
+
+_KEPT_CONSTANTS: dict[tuple, Tensor] = {}
 
 
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast") -> tuple[int, ...]:

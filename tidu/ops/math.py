@@ -19,6 +19,7 @@ from ._operands import (
     convert,
     float_operand,
     is_value,
+    kept_constant,
     lift,
     operands,
     same_operands,
@@ -61,6 +62,14 @@ def _no_bool(x: Any, op: str, kernel: str) -> None:
         raise _not_implemented(kernel, x.dtype)
 
 
+def _scaled(other: Any, alpha: Any) -> Any:
+    """``alpha * other`` for ``add`` and ``sub``: PyTorch's backward holds ``alpha`` as a number,
+    so a float tensor's is kept on release (``kept_constant``)."""
+    if is_value(other) and other.dtype.is_floating_point and type(alpha) in (int, float):
+        return mul(other, kept_constant(alpha, other.dtype, other, tuple(other.shape)))
+    return mul(other, alpha)
+
+
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     """``input + alpha * other``, broadcasting.
 
@@ -69,7 +78,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     tensor([2, 3])
     """
     if alpha != 1:
-        other = mul(other, alpha)
+        other = _scaled(other, alpha)
     same = same_operands(input, other)
     if same is not None:
         return bind_same(ew.add, same)
@@ -90,7 +99,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
     if alpha != 1:
-        other = mul(other, alpha)
+        other = _scaled(other, alpha)
     same = same_operands(input, other)
     if same is not None:
         return bind_same(ew.sub, same)

@@ -19,7 +19,7 @@ from ..core.primitive import bind
 from ..primitives import reduce as rp
 from ..primitives.structural import reshape as reshape_p
 from ..tensor import Tensor
-from ._operands import convert, is_value, wrap_dims
+from ._operands import convert, is_value, kept_constant, wrap_dims
 
 __all__ = [
     "all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "logsumexp", "max", "mean", "min", "norm",
@@ -107,7 +107,10 @@ def mean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = Non
     dims = _dims(dim, x.ndim)
     count = _size(x.shape[d] for d in dims)
     total = sum(x, dims, keepdim)
-    return total / count if count else total * float("nan")
+    if not count:
+        return total * float("nan")
+    # the count is a number to PyTorch's backward, not a saved tensor: kept on release
+    return total / kept_constant(count, total.dtype, total, tuple(total.shape))
 
 
 def prod(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:  # noqa: A002
