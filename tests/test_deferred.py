@@ -279,3 +279,59 @@ def test_rows_and_columns_broadcast_are_read_in_place(device, monkeypatch):
         np.testing.assert_allclose(y.detach().cpu().numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(x.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
     assert {fusion.ROW, fusion.COL} <= set(seen)
+
+
+_SHORT = {  # ops.math's short path (dispatch.bind_same): operands of one aval, or a Python number
+    "mul": lambda a, b: a * b, "add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+    "div": lambda a, b: a / b, "rsub-float": lambda a, b: 1.5 - a * b, "rdiv-int": lambda a, b: 3 / (b + 2) + a,
+    "mul-int": lambda a, b: a * 2 + b, "scalar-first": lambda a, b: 0.25 * a + b,
+    "unary": lambda a, b: (a.tanh() + b.exp()).sin(),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", list(_SHORT))
+def test_the_short_path_gives_pytorchs_values_gradients_and_dtypes(name, dtype, monkeypatch):
+    fn = _SHORT[name]
+    rng = np.random.default_rng(3)
+    xs, ys = rng.uniform(0.5, 1.5, (2, 5)).astype(dtype), rng.uniform(0.5, 1.5, (2, 5)).astype(dtype)
+    tx, ty = torch.tensor(xs, requires_grad=True), torch.tensor(ys, requires_grad=True)
+    expected = fn(tx, ty)
+    expected.sum().backward()
+    for enabled in (True, False):  # deferred, then the general bind of the same calls
+        monkeypatch.setattr(deferred, "ENABLED", enabled)
+        x, y = tidu.tensor(xs, requires_grad=True), tidu.tensor(ys, requires_grad=True)
+        out = fn(x, y)
+        out.sum().backward()
+        assert out.dtype.name == str(expected.dtype).removeprefix("torch.")
+        tol = 1e-6 if dtype == np.float32 else 1e-13
+        np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=tol)
+        for leaf, reference in ((x, tx), (y, ty)):
+            assert (leaf.grad is None) == (reference.grad is None)
+            if leaf.grad is not None:
+                np.testing.assert_allclose(leaf.grad.numpy(), reference.grad.numpy(), rtol=tol)
+
+
+def test_the_short_path_leaves_other_operands_to_the_general_path():
+    """A subclass, a stale view, an array the user holds and mixed dtypes take the general path,
+    with its checks and conversions; the results are PyTorch's."""
+    w = tidu.nn.Parameter(tidu.tensor([1.0, 2.0]))
+    assert ((w * w).sum().backward(), w.grad.tolist())[1] == [2.0, 4.0]
+    leaf = tidu.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    base = leaf * 1
+    view = base[1:]
+    base.mul_(2)  # the view's place in the graph is stale: the bind takes its new one
+    (view * view).sum().backward()
+    tleaf = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    tbase = tleaf * 1
+    tview = tbase[1:]
+    tbase.mul_(2)
+    (tview * tview).sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), tleaf.grad.numpy())
+    held = np.array([1.0, 2.0])
+    t = tidu.from_numpy(held)
+    y = t * t
+    held[0] = 10.0
+    assert y.tolist() == [1.0, 4.0]
+    mixed = tidu.tensor([1.0, 2.0], dtype=tidu.float32) * tidu.tensor([2.0, 3.0], dtype=tidu.float64)
+    assert mixed.dtype is tidu.float64 and mixed.tolist() == [2.0, 6.0]

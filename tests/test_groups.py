@@ -16,6 +16,7 @@ import tidu
 from tidu.autograd import compiled
 from tidu.core import deferred, dispatch, groups, programs
 from tidu.core.groups import GroupTrace
+from tidu.core.primitive import Application
 
 
 @pytest.fixture(autouse=True)
@@ -208,3 +209,77 @@ def test_a_released_group_refuses_a_second_backward():
     out.backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         out.backward()
+
+
+def _mixed(lib: Any, x: Any, w: Any) -> Any:
+    """Products, views and reductions between elementwise calls: every call has one float output."""
+    h = (x @ w).tanh() * 0.5
+    h = h.t().reshape(2, 6) + x.reshape(2, 6)
+    return (h.sum(0, keepdim=True) * h).exp() - h.mean()
+
+
+def _recorded(out: Any) -> tuple[list[str], int]:
+    """The primitive names of the grouped calls ``out`` depends on, and the count of other nodes."""
+    names, others, seen, stack = [], 0, set(), [out.grad_fn]
+    while stack:
+        trace = stack.pop()
+        if trace is None:
+            continue
+        node = trace.group if type(trace) is GroupTrace else trace.node
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(trace) is GroupTrace:
+            names += [r[0].prim.name for r in node.records]
+        else:
+            others += 1
+        stack += [t for t, _, _ in node.input_edges]
+    return names, others
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_calls_that_are_not_deferred_join_groups_with_the_same_gradients(dtype, monkeypatch):
+    arrays = [_rand(12, 2).reshape(4, 3).astype(dtype), _rand(9, 3).reshape(3, 3).astype(dtype)]
+
+    def grads() -> tuple[tuple[list[str], int], list[np.ndarray]]:
+        leaves = [tidu.tensor(a, requires_grad=True) for a in arrays]
+        out = _mixed(tidu, *leaves)
+        recorded = _recorded(out)
+        out.sum().backward()
+        return recorded, [t.grad.numpy().copy() for t in leaves]
+
+    (names, others), grouped = grads()
+    assert others == 0 and {"dot_general", "transpose", "reshape", "reduce_sum"} <= set(names), names
+    monkeypatch.setattr(dispatch, "GROUPED", False)
+    _, single = grads()
+    reference = _grads(torch, _mixed, *arrays)
+    for g, s, r in zip(grouped, single, reference):
+        np.testing.assert_array_equal(g, s)
+        np.testing.assert_allclose(g, r, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_a_device_move_is_a_node_and_closes_the_group():
+    x = tidu.tensor(_rand(6), requires_grad=True)
+    a = x * 2.0
+    moved = a.to("cuda")
+    assert type(moved.grad_fn) is not GroupTrace
+    b = moved * moved
+    assert type(b.grad_fn) is GroupTrace and b.grad_fn.group is not a.grad_fn.group
+    b.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 8 * _rand(6), rtol=1e-12)
+
+
+def test_a_group_key_tells_calls_apart_by_their_inputs():
+    """A group's structure is one tuple per call (its application's uid, then its input codes):
+    uids and codes are both ints, so a flat tuple could read two wirings the same way."""
+    groups.close()
+    x = tidu.tensor(_rand(4), requires_grad=True)
+    out = (x * x).sin() + x
+    structure = out.grad_fn.group.parts
+    assert all(type(part) is tuple for part in structure)
+    assert [len(part) for part in structure] == [3, 2, 3]
+    app = out.grad_fn.group.records[0][0]
+    same = Application(app.prim, app.params, app.in_avals)
+    assert same is not app and same.uid == app.uid
+    wider = app.in_avals[0].update(shape=(5,))
+    assert Application(app.prim, app.params, (wider, wider), app.out_avals).uid != app.uid

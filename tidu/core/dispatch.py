@@ -131,7 +131,7 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
                 grouped = entry[5]
                 if grouped is None:
                     grouped = entry[5] = _groupable(prim, entry)
-                if grouped:
+                if grouped and GROUPED:
                     with deferred._lock:
                         _record_grouped(_application(prim, params, entry), args, entry, outs[0])
                 else:
@@ -260,9 +260,10 @@ def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Ten
 
 def _groupable(prim: Primitive, entry: list) -> bool:
     """Whether a call of this signature that is not deferred is recorded in the open group too
-    (``_record_grouped``), not as a node of its own: one floating-point output, on one device."""
+    (``_record_grouped``, while ``GROUPED``), not as a node of its own: one floating-point
+    output, on one device."""
     out_avals = entry[1]
-    return GROUPED and len(out_avals) == 1 and out_avals[0].dtype.is_floating_point and not prim.moves_device
+    return len(out_avals) == 1 and out_avals[0].dtype.is_floating_point and not prim.moves_device
 
 
 def _deferral(prim: Primitive, params: dict[str, Any], entry: list) -> tuple | bool:
