@@ -129,7 +129,10 @@ def flush() -> None:
 
 def reads_pending(arrays: Sequence[Any]) -> bool:
     """Whether any of ``arrays`` is (a view of) a queued output: work reading it must flush first."""
-    return any(id(storage(a)) in _pending_ids for a in arrays)
+    for a in arrays:
+        if id(storage(a)) in _pending_ids:
+            return True
+    return False
 
 
 def _run_each(held: tuple[int, ...]) -> None:

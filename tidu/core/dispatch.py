@@ -37,8 +37,8 @@ def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
 
 # (prim, param items, shape, dtype, device type per argument) -> [in_avals, out_avals, Application or
 # None, deferral (``_deferral``; None: not yet known), saving plans by input pattern, grouped when
-# not deferred (``_groupable``; None: not yet known)]: a repeated call skips the shape rule (it has
-# passed for these inputs).
+# not deferred (``_groupable``; None: not yet known), the replay of a one-input view (``_link_view``)]:
+# a repeated call skips the shape rule (it has passed for these inputs).
 _SIGNATURES: dict[tuple, list] = {}
 _MAX_SIGNATURES = 4096
 
@@ -66,7 +66,7 @@ def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
         entry = _SIGNATURES.get(key)
     if entry is None:
         in_avals = tuple(a.aval for a in args)
-        entry = [in_avals, abstract_eval(prim, in_avals, params), None, None, {}, None]
+        entry = [in_avals, abstract_eval(prim, in_avals, params), None, None, {}, None, None]
         if len(_SIGNATURES) >= _MAX_SIGNATURES:
             _SIGNATURES.clear()
         _SIGNATURES[key] = entry
@@ -82,7 +82,7 @@ GROUPED = programs.ENABLED and not DEBUG
 
 def _uncached(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list:
     in_avals = tuple(a.aval for a in args)
-    return [in_avals, abstract_eval(prim, in_avals, params), None, False, {}, False]
+    return [in_avals, abstract_eval(prim, in_avals, params), None, False, {}, False, None]
 
 
 def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -124,7 +124,7 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
         outs = [_output(prim, result, out_avals[0], out_device)]
     for slot, t in enumerate(outs):
         if t._buf.base is not None or _returns_input(t._buf, arrays):  # cheap pre-check
-            _link_view(prim, args, params, t, slot, len(outs))
+            _link_view(prim, args, params, t, slot, len(outs), entry)
     if grad_on and not prim.nondiff:
         for a in args:
             if a._requires_grad:
@@ -364,7 +364,7 @@ def _saving_plan(app: Application, in_keys: list, edges: list) -> tuple[tuple[in
 
 
 def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out: Any, slot: int,
-               n_outs: int) -> None:
+               n_outs: int, entry: list | None = None) -> None:
     """An output that is a numpy view of an input's storage shares its version counter and
     remembers how to replay itself from the root base (for writes through the view)."""
     owner = storage(out._buf)
@@ -372,7 +372,13 @@ def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out
         if storage(a._buf) is owner:
             out._version = a._version
             if not prim.nondiff:
-                out._view = _view_of(a, _replay(prim, args, params, i, slot, n_outs))
+                if len(args) == 1 and n_outs == 1 and entry is not None:  # the replay depends on the signature alone
+                    replay = entry[6]
+                    if replay is None:
+                        replay = entry[6] = _replay(prim, args, params, 0, 0, 1)
+                else:
+                    replay = _replay(prim, args, params, i, slot, n_outs)
+                out._view = _view_of(a, replay)
             return
 
 
