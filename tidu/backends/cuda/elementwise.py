@@ -42,12 +42,27 @@ def repeated(x: CudaArray) -> tuple[CudaArray, int]:
     return x.view((period,), (x.dtype.itemsize,)), max(period, 1)
 
 
+# The contiguous loops: each thread of the grid-stride loop handles four elements a pass
+# (``i``, ``i + s``, ``i + 2s``, ``i + 3s``: each load still coalesced across the warp), reading
+# all four before computing, so four loads are in flight a thread. On an H200, exp on 64M
+# float32 went from 0.72 to 0.94 of a device copy's bandwidth (one element a pass could not keep
+# its memory busy); bench/RESULTS.md, stop 18.
+
+
 def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
     f = device_function(scalar_fn)
 
     def loop(x, out, n):  # noqa: ANN001, ANN202
-        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        # four elements a thread per pass, their loads first (see above)
+        s = cuda.gridsize(1)
+        i = cuda.grid(1)
+        while i + 3 * s < n:
+            x0, x1, x2, x3 = x[i], x[i + s], x[i + 2 * s], x[i + 3 * s]
+            out[i], out[i + s], out[i + 2 * s], out[i + 3 * s] = f(x0), f(x1), f(x2), f(x3)
+            i += 4 * s
+        while i < n:
             out[i] = f(x[i])
+            i += s
 
     kernels: dict[tuple, Kernel] = {}
 
@@ -71,8 +86,16 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
     f = device_function(scalar_fn)
 
     def loop(a, b, out, n):  # noqa: ANN001, ANN202
-        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        s = cuda.gridsize(1)  # as the unary loop: four elements a thread per pass, loads first
+        i = cuda.grid(1)
+        while i + 3 * s < n:
+            a0, a1, a2, a3 = a[i], a[i + s], a[i + 2 * s], a[i + 3 * s]
+            b0, b1, b2, b3 = b[i], b[i + s], b[i + 2 * s], b[i + 3 * s]
+            out[i], out[i + s], out[i + 2 * s], out[i + 3 * s] = f(a0, b0), f(a1, b1), f(a2, b2), f(a3, b3)
+            i += 4 * s
+        while i < n:
             out[i] = f(a[i], b[i])
+            i += s
 
     kernels: dict[tuple, Kernel] = {}
 
