@@ -9,7 +9,8 @@ figure is what a loop of that work costs in steady state.
 
     per-op     ``a + b`` on 1024 float32 (no grad): launch to result, per op
     small      3 ops on 1024 floats, forward + backward (``(x * w).tanh().sum().backward()``)
-    exp 64M    ``x.exp()`` on 64M float32, GB/s against a device copy (``clone``)
+    exp 64M    ``x.exp()`` on 64M float32 (deferral off: the unary kernel), GB/s against a device copy
+    fused 64M  ``(a * b + c).tanh()`` on 64M float32, deferral on (one fused kernel), GB/s
     matmul     4096^3 float32: tidu.matmul, cuBLAS called directly, torch.matmul
     MLP        bench/peers.py's W2 on the GPU: 784-512-512-10 SGD step, batch 128
     block      bench/peers.py's W6 on the GPU: transformer block forward + backward (8, 64, 128, 4 heads)
@@ -128,6 +129,30 @@ def large_exp(n: int = 64 * 2**20) -> tuple[dict, Callable[[], None]]:
     return fns, lambda: check(fns["tidu"](), fns["torch"](), rtol=1e-6, atol=0)
 
 
+def fused_chain(n: int = 64 * 2**20) -> tuple[dict, Callable[[], None]]:
+    """``tanh(a * b + c)`` with tidu's deferral on (one fused kernel, its result held so that it is
+    stored) against PyTorch's three kernels, and both libraries' copy of one operand. A loop that
+    queues chains without reading them would let a flush store the last one only."""
+    rng = np.random.default_rng(4)
+    data = [rng.uniform(-2, 2, n).astype(np.float32) for _ in range(3)]
+    ops = {name: [lib.tensor(d, device="cuda") for d in data] for name, lib in LIBS.items()}
+    held: list[Any] = []
+
+    def tidu_chain() -> Any:  # its result read at once, as a program's next op would: one flush a chain
+        a, b, c = ops["tidu"]
+        held[:] = [(a * b + c).tanh()]
+        deferred.flush()
+        return held[0]
+
+    def torch_chain() -> Any:
+        a, b, c = ops["torch"]
+        return (a * b + c).tanh()
+
+    fns = {"tidu": tidu_chain, "torch": torch_chain, "tidu copy": lambda: eager(ops["tidu"][0].clone),
+           "torch copy": lambda: ops["torch"][0].clone()}
+    return fns, lambda: check(fns["tidu"](), fns["torch"](), rtol=2e-6, atol=1e-6)
+
+
 def matmul(n: int = 4096) -> tuple[dict, Callable[[], None]]:
     from tidu.backends.cuda import blas
 
@@ -154,7 +179,8 @@ def block() -> tuple[dict, Callable[[], None]]:
 
 
 WORKLOADS = {"per-op": (per_op, "us", 1e6), "small": (small_fwd_bwd, "us", 1e6), "exp 64M": (large_exp, "ms", 1e3),
-             "matmul": (matmul, "ms", 1e3), "MLP": (mlp, "ms", 1e3), "block": (block, "ms", 1e3)}
+             "fused 64M": (fused_chain, "ms", 1e3), "matmul": (matmul, "ms", 1e3), "MLP": (mlp, "ms", 1e3),
+             "block": (block, "ms", 1e3)}
 
 
 def main() -> int:
@@ -173,11 +199,11 @@ def main() -> int:
             print(f"{name}: FAILED {type(exc).__name__}: {exc}")
             continue
         extra = ""
-        if name == "exp 64M":
-            n_bytes = 2 * 4 * 64 * 2**20
-            gbs = {k: n_bytes / v / 1e9 for k, v in times.items()}
-            extra = (f"tidu {gbs['tidu']:.0f} GB/s = {gbs['tidu'] / gbs['tidu copy']:.0%} of its copy; "
-                     f"torch {gbs['torch']:.0f} GB/s")
+        if name in ("exp 64M", "fused 64M"):  # bytes read once and written once; copies: one operand
+            n_bytes = (2 if name == "exp 64M" else 4) * 4 * 64 * 2**20
+            gbs = {k: (2 * 4 * 64 * 2**20 if "copy" in k else n_bytes) / v / 1e9 for k, v in times.items()}
+            extra = (f"tidu {gbs['tidu']:.0f} GB/s = {gbs['tidu'] / gbs['torch copy']:.0%} of torch's copy "
+                     f"({gbs['tidu'] / gbs['tidu copy']:.0%} of its own); torch {gbs['torch']:.0f} GB/s")
         if name == "matmul":
             flops = 2 * 4096**3
             extra = "  ".join(f"{k} {flops / v / 1e12:.1f} TFLOP/s" for k, v in times.items())
