@@ -57,18 +57,16 @@ def _as_list(x: Any) -> list[Any]:
 
 
 def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
-    """The output's gradient: ``grad``, or ones for a one-element output. ``shared``: the ones of
-    a device output may be one cached read-only array (no launch), for a caller that copies any
-    gradient it hands out that does not own its memory, as ``backward`` does."""
+    """The output's gradient: ``grad``, or ones for a one-element output. ``shared``: the ones may
+    be one cached array that owns no writable memory (no allocation, no launch), for a caller
+    that copies any gradient it hands out that does not own its memory, as ``backward`` does."""
     if grad is None:
         if output.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        if output._device is CPU:
-            if shared:
-                return wrap(_host_ones(output._buf.shape, output._dtype.np), output._dtype, CPU)
-            return Tensor(np.ones(output._data.shape, output._dtype.np), output._dtype)
         if shared:
-            return Tensor(_device_ones(output), output._dtype, device=output._device)
+            return wrap(_shared_ones(output), output._dtype, output._device)
+        if output._device is CPU:
+            return Tensor(np.ones(output._data.shape, output._dtype.np), output._dtype)
         from ..ops.creation import ones_like
 
         return ones_like(output)
@@ -82,36 +80,28 @@ def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
     return grad if grad.dtype is output.dtype else grad.to(output.dtype)
 
 
-def _device_ones(output: Tensor) -> Any:
-    """A cached device array of ones shaped as ``output``, as a view: it owns no memory, so
-    ``backward`` copies it before it could become a ``.grad``."""
+def _shared_ones(output: Tensor) -> Any:
+    """A cached array of ones shaped as ``output``, on its device, that owns no writable memory (a
+    read-only host array, a device view), so ``backward`` copies it before it could become a
+    ``.grad``."""
     key = (output._buf.shape, output._dtype, output._device)
     ones = _ONES.get(key)
     if ones is None:
-        from ..ops.creation import ones_like
+        if len(_ONES) >= 64:
+            _ONES.clear()
+        if output._device is CPU:
+            ones = np.ones(output._buf.shape, output._dtype.np)
+            ones.flags.writeable = False
+        else:
+            from ..ops.creation import ones_like
 
-        filled = ones_like(output.detach())._data
-        ones = _ONES[key] = filled.view(filled.shape, filled.strides)
+            filled = ones_like(output.detach())._data
+            ones = filled.view(filled.shape, filled.strides)
+        _ONES[key] = ones
     return ones
 
 
 _ONES: dict[tuple, Any] = {}
-
-
-def _host_ones(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """A cached read-only host array of ones (it owns no writable memory, so ``backward`` copies
-    it before it could become a ``.grad``)."""
-    key = (shape, dtype)
-    ones = _HOST_ONES.get(key)
-    if ones is None:
-        if len(_HOST_ONES) >= 64:
-            _HOST_ONES.clear()
-        ones = _HOST_ONES[key] = np.ones(shape, dtype)
-        ones.flags.writeable = False
-    return ones
-
-
-_HOST_ONES: dict[tuple, np.ndarray] = {}
 
 
 def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,

@@ -36,8 +36,8 @@ def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
 
 
 # (prim, param items, shape, dtype, device type per argument) -> [in_avals, out_avals, Application or
-# None, deferral (``_deferral``; None: not yet known), saving plans by input pattern, grouped when
-# not deferred (``_groupable``; None: not yet known), the replay of a one-input view (``_link_view``)]:
+# None, deferral (``_deferral``; None: not yet known), saving plans by input pattern (``_plan``),
+# grouped when not deferred (``_new_entry``), the replay of a one-input view (``_link_view``)]:
 # a repeated call skips the shape rule (it has passed for these inputs).
 _SIGNATURES: dict[tuple, list] = {}
 _MAX_SIGNATURES = 4096
@@ -65,8 +65,7 @@ def _signature(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
             key = (prim, *[(a._buf.shape, a._dtype, a._device.type) for a in args])
         entry = _SIGNATURES.get(key)
     if entry is None:
-        in_avals = tuple(a.aval for a in args)
-        entry = [in_avals, abstract_eval(prim, in_avals, params), None, None, {}, None, None]
+        entry = _new_entry(prim, args, params, True)
         if len(_SIGNATURES) >= _MAX_SIGNATURES:
             _SIGNATURES.clear()
         _SIGNATURES[key] = entry
@@ -81,8 +80,18 @@ GROUPED = programs.ENABLED and not DEBUG
 
 
 def _uncached(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> list:
+    return _new_entry(prim, args, params, False)
+
+
+def _new_entry(prim: Primitive, args: Sequence[Any], params: dict[str, Any], cached: bool) -> list:
+    """A signature entry (``_SIGNATURES``): the shape rule's result, and for a cached signature
+    whether a call that is not deferred joins the open group (``_record_grouped``, while
+    ``GROUPED``): one floating-point output, on one device. An uncached one is never deferred
+    or grouped."""
     in_avals = tuple(a.aval for a in args)
-    return [in_avals, abstract_eval(prim, in_avals, params), None, False, {}, False, None]
+    out_avals = abstract_eval(prim, in_avals, params)
+    grouped = cached and len(out_avals) == 1 and out_avals[0].dtype.is_floating_point and not prim.moves_device
+    return [in_avals, out_avals, None, None if cached else False, {}, grouped, None]
 
 
 def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -128,10 +137,7 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if grad_on and not prim.nondiff:
         for a in args:
             if a._requires_grad:
-                grouped = entry[5]
-                if grouped is None:
-                    grouped = entry[5] = _groupable(prim, entry)
-                if grouped and GROUPED:
+                if entry[5] and GROUPED:
                     with deferred._lock:
                         _record_grouped(_application(prim, params, entry), args, entry, outs[0])
                 else:
@@ -199,8 +205,8 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
 
 
 def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Tensor) -> None:
-    """Record a deferred call in the open group (``groups.GroupNode``); the caller holds the
-    queue's lock."""
+    """Record a call in the open group (``groups.GroupNode``): every deferred call, and the others
+    of a grouped signature (``_new_entry``). The caller holds the queue's lock."""
     group = None if groups._open is None else groups._open()
     if group is None:
         group = groups._start()
@@ -221,21 +227,7 @@ def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Ten
         in_keys.append(key)
         codes.append(code)
     group.parts.append((app.uid, *codes))  # one tuple a call: uids and codes are both ints
-    # the saving plan's key: _record's input pattern
-    if len(args) == 2:
-        a, b = args
-        pattern: Any = (a._requires_grad, a._trace is None, b._requires_grad, b._trace is None,
-                        in_keys[0] is in_keys[1])
-    elif len(args) == 1:
-        pattern = (args[0]._requires_grad, args[0]._trace is None)
-    else:
-        pattern = (*[(a._requires_grad, a._trace is None) for a in args], distinct_pattern(in_keys))
-    plans = entry[4]
-    plan = plans.get(pattern)
-    if plan is None:
-        edges = [(a._trace, k, a._requires_grad) for a, k in zip(args, in_keys)]
-        plan = plans[pattern] = _saving_plan(app, in_keys, edges)
-    save_in, save_out, _ = plan
+    save_in, save_out, _ = _plan(app, args, in_keys, entry)
     saved = group.saved_data
     for i in save_in:
         raw = in_keys[i].key
@@ -256,14 +248,6 @@ def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Ten
     out._trace = trace
     if position + 1 >= groups.MAX_CALLS:
         group.close()
-
-
-def _groupable(prim: Primitive, entry: list) -> bool:
-    """Whether a call of this signature that is not deferred is recorded in the open group too
-    (``_record_grouped``, while ``GROUPED``), not as a node of its own: one floating-point
-    output, on one device."""
-    out_avals = entry[1]
-    return len(out_avals) == 1 and out_avals[0].dtype.is_floating_point and not prim.moves_device
 
 
 def _deferral(prim: Primitive, params: dict[str, Any], entry: list) -> tuple | bool:
@@ -301,29 +285,11 @@ def _application(prim: Primitive, params: dict[str, Any], entry: list) -> Applic
 
 
 def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
+    """Record a call as a node of its own (a ``TapeNode``), closing the open group."""
     app = _application(prim, params, entry)
-    if len(args) == 2:
-        a, b = args
-        ka = a._key or a._ensure_key()
-        kb = b._key or b._ensure_key()
-        ta, tb, ra, rb = a._trace, b._trace, a._requires_grad, b._requires_grad
-        in_keys = [ka, kb]
-        edges = [(ta, ka, ra), (tb, kb, rb)]
-        pattern: Any = (ra, ta is None, rb, tb is None, ka is kb)
-    elif len(args) == 1:
-        a = args[0]
-        ka = a._key or a._ensure_key()
-        ta, ra = a._trace, a._requires_grad
-        in_keys = [ka]
-        edges = [(ta, ka, ra)]
-        pattern = (ra, ta is None)
-    else:
-        in_keys = [a._key or a._ensure_key() for a in args]
-        edges = [(a._trace, k, a._requires_grad) for a, k in zip(args, in_keys)]
-        pattern = (*[(r, t is None) for t, _, r in edges], distinct_pattern(in_keys))
-    plan = entry[4].get(pattern)
-    if plan is None:
-        plan = entry[4][pattern] = _saving_plan(app, in_keys, edges)
+    in_keys = [a._key or a._ensure_key() for a in args]
+    edges = [(a._trace, k, a._requires_grad) for a, k in zip(args, in_keys)]
+    plan = _plan(app, args, in_keys, entry)
     if groups._open is not None:
         groups.close()  # a node reading the group's outputs: the group never reads this one's
     save_in, save_out, float_slots = plan
@@ -349,6 +315,26 @@ def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry:
               f"{' '.join(f'%{k.key}' for k in in_keys)}", file=sys.stderr)
 
 
+def _plan(app: Application, args: Sequence[Any], in_keys: list, entry: list) -> tuple:
+    """The saving plan (``_saving_plan``) of a call of the signature ``entry`` on ``args`` (keyed
+    ``in_keys``), cached by the pattern of its inputs: which require grad, which are leaves, which
+    are the same value."""
+    if len(args) == 2:
+        a, b = args
+        pattern: Any = (a._requires_grad, a._trace is None, b._requires_grad, b._trace is None,
+                        in_keys[0] is in_keys[1])
+    elif len(args) == 1:
+        pattern = (args[0]._requires_grad, args[0]._trace is None)
+    else:
+        pattern = (*[(a._requires_grad, a._trace is None) for a in args], distinct_pattern(in_keys))
+    plans = entry[4]
+    plan = plans.get(pattern)
+    if plan is None:
+        edges = [(a._trace, k, a._requires_grad) for a, k in zip(args, in_keys)]
+        plan = plans[pattern] = _saving_plan(app, in_keys, edges)
+    return plan
+
+
 def _saving_plan(app: Application, in_keys: list, edges: list) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """What a call of ``app`` saves, for one pattern of its inputs (which require grad, which are
     leaves, which are the same tensor): the input positions and output slots its backward reads,
@@ -364,7 +350,7 @@ def _saving_plan(app: Application, in_keys: list, edges: list) -> tuple[tuple[in
 
 
 def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out: Any, slot: int,
-               n_outs: int, entry: list | None = None) -> None:
+               n_outs: int, entry: list) -> None:
     """An output that is a numpy view of an input's storage shares its version counter and
     remembers how to replay itself from the root base (for writes through the view)."""
     owner = storage(out._buf)
@@ -372,7 +358,7 @@ def _link_view(prim: Primitive, args: Sequence[Any], params: dict[str, Any], out
         if storage(a._buf) is owner:
             out._version = a._version
             if not prim.nondiff:
-                if len(args) == 1 and n_outs == 1 and entry is not None:  # the replay depends on the signature alone
+                if len(args) == 1 and n_outs == 1:  # the replay depends on the signature alone
                     replay = entry[6]
                     if replay is None:
                         replay = entry[6] = _replay(prim, args, params, 0, 0, 1)

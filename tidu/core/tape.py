@@ -65,7 +65,6 @@ def current_recorder() -> Recorder:
     return RECORDER
 
 
-_next_key = _keys.fresh_input_key
 _Input = ValueKey.Input
 _count = _keys.counter
 

@@ -141,7 +141,7 @@ def operands(*args: Any, op: str, float_only: bool = False, dtype: dtypes.dtype 
     Python scalars become constants of the final shape directly.
     """
     if len(args) == 2 and dtype is None:
-        same = _same_or_scalar(args[0], args[1], float_only)
+        same = same_or_scalar(args[0], args[1], float_only)
         if same is not None:
             return same
     like = None
@@ -167,9 +167,11 @@ def operands(*args: Any, op: str, float_only: bool = False, dtype: dtypes.dtype 
     return out
 
 
-def _same_or_scalar(a: Any, b: Any, float_only: bool) -> list[Any] | None:
-    """The common cases without the general machinery: two tensors of one shape, dtype and
-    device, or a tensor and a Python number of no higher category (``None`` otherwise)."""
+def same_or_scalar(a: Any, b: Any, float_only: bool = False) -> list[Any] | None:
+    """The common cases without the general machinery: two exact ``Tensor``s of one dtype and
+    device (broadcast to one shape), or one and a Python number of no higher category; ``None``
+    otherwise. The operands come back as exact ``Tensor``s of one shape, dtype and device, ready
+    for ``dispatch.bind_same``."""
     if type(a) is Tensor:
         t, other, first = a, b, True
     elif type(b) is Tensor:
@@ -199,26 +201,6 @@ def _same_or_scalar(a: Any, b: Any, float_only: bool) -> list[Any] | None:
     if kind is float and floating or kind is int and t._dtype.category:  # no higher category
         c = constant(other, t._dtype, t, t._buf.shape)
         return [t, c] if first else [c, t]
-    return None
-
-
-def same_operands(a: Any, b: Any, float_only: bool = False) -> tuple[Tensor, Tensor] | None:
-    """``(a, b)`` as exact ``Tensor``s of one shape, dtype and device (for ``bind_same``) when they
-    are, or when one is a Python number of no higher category than the other's dtype; ``None``
-    otherwise (the general path, ``operands``, decides)."""
-    if type(a) is Tensor:
-        kind = type(b)
-        if kind is Tensor:
-            if a._buf.shape == b._buf.shape and a._dtype is b._dtype and a._device is b._device:
-                if not float_only or a._dtype.is_floating_point:
-                    return a, b
-            return None
-        if (kind is float or kind is int) and a._dtype.is_floating_point:
-            return a, constant(b, a._dtype, a, a._buf.shape)
-    elif type(b) is Tensor:
-        kind = type(a)
-        if (kind is float or kind is int) and b._dtype.is_floating_point:
-            return constant(a, b._dtype, b, b._buf.shape), b
     return None
 
 

@@ -22,7 +22,7 @@ from ._operands import (
     kept_constant,
     lift,
     operands,
-    same_operands,
+    same_or_scalar,
 )
 
 __all__ = [
@@ -62,6 +62,16 @@ def _no_bool(x: Any, op: str, kernel: str) -> None:
         raise _not_implemented(kernel, x.dtype)
 
 
+def _binary(prim: Any, input: Any, other: Any, op: str, float_only: bool = False) -> Any:  # noqa: A002
+    """``prim`` on two operands with PyTorch's promotion and broadcasting; the common cases
+    (``same_or_scalar``) go straight to ``bind_same``."""
+    same = same_or_scalar(input, other, float_only)
+    if same is not None:
+        return bind_same(prim, same)
+    a, b = operands(input, other, op=op, float_only=float_only)
+    return bind(prim, a, b)
+
+
 def _scaled(other: Any, alpha: Any) -> Any:
     """``alpha * other`` for ``add`` and ``sub``: PyTorch's backward holds ``alpha`` as a number,
     so a float tensor's is kept on release (``kept_constant``)."""
@@ -79,11 +89,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     """
     if alpha != 1:
         other = _scaled(other, alpha)
-    same = same_operands(input, other)
-    if same is not None:
-        return bind_same(ew.add, same)
-    a, b = operands(input, other, op="add")
-    return bind(ew.add, a, b)
+    return _binary(ew.add, input, other, "add")
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
@@ -100,11 +106,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
         )
     if alpha != 1:
         other = _scaled(other, alpha)
-    same = same_operands(input, other)
-    if same is not None:
-        return bind_same(ew.sub, same)
-    a, b = operands(input, other, op="sub")
-    return bind(ew.sub, a, b)
+    return _binary(ew.sub, input, other, "sub")
 
 
 def _is_bool(x: Any) -> bool:
@@ -119,11 +121,7 @@ def mul(input: Any, other: Any) -> Any:  # noqa: A002
     tensor([[ 1., 10.],
             [ 2., 20.]])
     """
-    same = same_operands(input, other)
-    if same is not None:
-        return bind_same(ew.mul, same)
-    a, b = operands(input, other, op="mul")
-    return bind(ew.mul, a, b)
+    return _binary(ew.mul, input, other, "mul")
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:  # noqa: A002
@@ -140,11 +138,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:  # 
     tensor([ 3, -4])
     """
     if rounding_mode is None:
-        same = same_operands(input, other, float_only=True)
-        if same is not None:
-            return bind_same(ew.div, same)
-        a, b = operands(input, other, op="div", float_only=True)
-        return bind(ew.div, a, b)
+        return _binary(ew.div, input, other, "div", float_only=True)
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode != "trunc":

@@ -333,17 +333,12 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
     # broadcast operands (a seed of ones, a bias's cotangent) are read in place, as the forward's
     # deferred loops read them: one loop per layout of the inputs, built when first met
     variants: dict[tuple, tuple[Callable[..., None], tuple[int, ...]]] = {}
-    flat = getattr(into, "flat", None)
 
     def run(*values: Any) -> tuple[Any, ...]:
         results = tuple(np.empty(a.shape, a.dtype.np) for a in out_avals)
         layouts = tuple(layout_of(v) for v in values)
         if not any(layouts):
-            if flat is not None:  # C-contiguous (or one-element) values: the loop on their flat views
-                loop, array_at, consts, _ = flat
-                loop(*[r.reshape(-1) for r in results], *[values[k].reshape(-1) for k in array_at], *consts)
-            else:
-                into(results, values)
+            into(results, values)
             return results
         variant = variants.get(layouts)
         if variant is None:
@@ -427,7 +422,7 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
     kinds = [along.get(s) for s in body.arrays]
     dense = np.ascontiguousarray  # one C call per operand (a 0-d one comes back 1-d)
 
-    def into(results: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:
+    def chunked(results: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:
         tail = (*(np.asarray(values[k]).flat[0] for k in scalar_at), *consts)
         flat = [r.reshape(-1) for r in results]
         if along:
@@ -452,8 +447,13 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
             run_chunked(loop, *flat)
 
     shape = body.out_avals[0].shape
-    if not along and not scalar_at and math.prod(shape) < PARALLEL_MIN:  # one thread, no per-call setup
-        into.flat = (loop, array_at, tuple(consts), len(shape))  # type: ignore[attr-defined]
+    if along or scalar_at or math.prod(shape) >= PARALLEL_MIN:
+        return chunked, body
+
+    def into(results: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:  # one thread: no split
+        loop(*[r.reshape(-1) for r in results], *[dense(values[k]).reshape(-1) for k in array_at], *consts)
+
+    into.flat = (loop, array_at, tuple(consts), len(shape))  # type: ignore[attr-defined] # for slot_runner
     return into, body
 
 

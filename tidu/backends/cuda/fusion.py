@@ -97,7 +97,7 @@ def fused_into(parts: list[Instr], outs: list[int],
     consts = [c.item() for c in body.consts]
     const_types = [numba_name(c.dtype) for c in body.consts]
 
-    reads = list(zip(body.arrays, array_at))
+    operands = list(zip(body.arrays, array_at))
     by_dtypes: dict[tuple, Kernel] = {}  # this group's kernels by operand dtypes and whole operands
 
     def into(results: Sequence[CudaArray], values: Sequence[CudaArray]) -> None:
@@ -107,7 +107,7 @@ def fused_into(parts: list[Instr], outs: list[int],
             return
         cols = first.shape[-1] if first.shape else 1
         arrays, periods = [], []
-        for slot, k in reads:  # broadcast operands are read in place
+        for slot, k in operands:  # broadcast operands are read in place
             v = values[k]
             kind = along.get(slot) if along else None
             if kind is None:
@@ -119,10 +119,11 @@ def fused_into(parts: list[Instr], outs: list[int],
             periods.append(period or 1)
         scalars = [values[k] for k in scalar_at]
         # a 64-bit remainder a read costs the loop its bandwidth: whole arrays are read at i
-        dtypes = (*(a.dtype for a in arrays), *(s.dtype for s in scalars), *(p == n for p in periods))
+        whole = tuple(p == n for p in periods)
+        dtypes = (*(a.dtype for a in arrays), *(s.dtype for s in scalars), *whole)
         kernel = by_dtypes.get(dtypes)
         if kernel is None:
-            loop, digest = loop_for(tuple(p == n for p in periods))
+            loop, digest = loop_for(whole)
             key = (digest, *dtypes)
             kernel = _kernels.get(key)
             if kernel is None:
