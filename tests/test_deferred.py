@@ -335,3 +335,34 @@ def test_the_short_path_leaves_other_operands_to_the_general_path():
     assert y.tolist() == [1.0, 4.0]
     mixed = tidu.tensor([1.0, 2.0], dtype=tidu.float32) * tidu.tensor([2.0, 3.0], dtype=tidu.float64)
     assert mixed.dtype is tidu.float64 and mixed.tolist() == [2.0, 6.0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_broadcasts_of_queued_work_of_views_and_of_leaves_match_pytorch(device):
+    """The broadcast short path (``dispatch.bind_broadcast``): a queued column, a transposed
+    view and a leaf row broadcast into one chain, repeated until it fuses; values and gradients
+    are PyTorch's, and a write through the base reaches a later broadcast of its view."""
+    rng = np.random.default_rng(5)
+    xs, ms, bs = rng.standard_normal((3, 4)), rng.standard_normal((4, 3)), rng.standard_normal(4)
+
+    def chain(lib, x, m, b):
+        col = (x * 2.0).sum(-1, keepdim=True) * 0.5  # queued work, broadcast over rows
+        return lib.tanh(x + col + m.t() + b) * b  # a transposed view, and a leaf row twice
+
+    tx, tm, tb = (torch.tensor(a, requires_grad=True) for a in (xs, ms, bs))
+    expected = chain(torch, tx, tm, tb)
+    expected.sum().backward()
+    for _ in range(deferred.FUSE_AFTER + 1):
+        x, m, b = (tidu.tensor(a, device=device, requires_grad=True) for a in (xs, ms, bs))
+        out = chain(tidu, x, m, b)
+        out.sum().backward()
+        np.testing.assert_allclose(out.detach().cpu().numpy(), expected.detach().numpy(), rtol=1e-12)
+        for leaf, ref in ((x, tx), (m, tm), (b, tb)):
+            np.testing.assert_allclose(leaf.grad.cpu().numpy(), ref.grad.numpy(), rtol=1e-10, atol=1e-12)
+    base = tidu.zeros(2, 3, device=device)
+    row = base[0]
+    before = row + tidu.ones(4, 3, device=device)
+    base.add_(1.0)
+    after = row + tidu.ones(4, 3, device=device)
+    assert before.cpu().numpy().tolist() == [[1.0] * 3] * 4
+    assert after.cpu().numpy().tolist() == [[2.0] * 3] * 4

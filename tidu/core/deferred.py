@@ -179,8 +179,8 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
             else:
                 once = {s for s, k in layouts.items() if k == fusion.SCALAR}
                 into, body = fusion.fused_loop(parts, outs, once, along)
-            # the layouts are part of the plan's key: C-contiguous inputs stay so on every run
-            steps.append(fusion.slot_runner(into, outs, body.ins, not any(layouts.values())))
+            # the layouts are part of the plan's key: an operand read in place is so on every run
+            steps.append(fusion.slot_runner(into, outs, body.ins))
     except Exception:  # noqa: BLE001 - a loop that does not compile runs op by op instead
         return None
     if len(steps) == 1:

@@ -180,6 +180,58 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
 
 _NO_PARAMS: dict[str, Any] = {}
 
+# (shape, dtype, device type, target shape) -> (signature entry, params, the view's strides when the
+# operand is C-contiguous): ``bind_broadcast``'s lookup
+_BROADCASTS: dict[tuple, tuple] = {}
+
+
+def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``broadcast_in_dim`` of an exact ``Tensor`` along its trailing dims (numpy's rule) to
+    ``shape``: what ``bind`` does, the view made and recorded without the general path's lookups.
+
+    >>> import tidu
+    >>> from tidu.core.dispatch import bind_broadcast
+    >>> b = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> bind_broadcast(b, (2, 2))
+    tensor([[1., 2.],
+            [1., 2.]], grad_fn=<broadcast_in_dim>)
+    """
+    buf = x._buf
+    key = (buf.shape, x._dtype, x._device.type, shape)
+    hit = _BROADCASTS.get(key)
+    if hit is None:
+        lead = len(shape) - buf.ndim
+        params = {"shape": shape, "broadcast_dimensions": tuple(range(lead, len(shape)))}
+        entry = _signature(broadcast_in_dim, (x,), params)  # the shape rule's errors
+        strides = [0] * lead + [0 if n == 1 else st for n, st in zip(buf.shape, np.empty(buf.shape, buf.dtype).strides)]
+        if len(_BROADCASTS) >= _MAX_SIGNATURES:
+            _BROADCASTS.clear()
+        hit = _BROADCASTS[key] = (entry, params, tuple(strides))
+    entry, params, strides = hit
+    grad_on = grad_mode._state.enabled
+    if grad_on and x._view is not None and x._view.version != x._version.value:
+        refresh_view(x)
+    if deferred.PENDING and id(storage(buf)) in deferred._pending_ids:
+        deferred.flush()
+    if x._device is CPU and buf.flags.c_contiguous and buf.size:
+        array = np.ndarray(shape, buf.dtype, buffer=buf, strides=strides)
+        array.flags.writeable = False  # as np.broadcast_to's: its elements alias one another
+    else:
+        array = broadcast_in_dim.impls[x._device.type](buf, **params)
+    out = wrap(array, x._dtype, x._device)
+    out._version = x._version
+    replay = entry[6]
+    if replay is None:
+        replay = entry[6] = _replay(broadcast_in_dim, (x,), params, 0, 0, 1)
+    out._view = _view_of(x, replay)
+    if grad_on and x._requires_grad:
+        if GROUPED:
+            with deferred._lock:
+                _record_grouped(_application(broadcast_in_dim, params, entry), (x,), entry, out)
+        else:
+            _record(broadcast_in_dim, (x,), params, entry, [out])
+    return out
+
 
 def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arrays: list[Any],
            params: dict[str, Any], grad_on: bool) -> Tensor:
@@ -415,4 +467,5 @@ def refresh_view(view: Any) -> None:
 
 
 from ..backends.cuda.memory import CudaArray  # noqa: E402
+from ..primitives.structural import broadcast_in_dim  # noqa: E402
 from ..primitives.transfer import device_put  # noqa: E402 - primitives import this module's users

@@ -16,6 +16,7 @@ from ..ad import UndefinedPrimal
 from ..core import dtypes
 from ..core.aval import wrap_dim
 from ..core.device import CPU
+from ..core.dispatch import bind_broadcast
 from ..core.primitive import Var, bind
 from ..core.tape import KEPT
 from ..primitives import creation, structural
@@ -114,6 +115,8 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
             f"The number of sizes provided ({len(shape)}) must be greater or equal to the number of "
             f"dimensions in the tensor ({len(current)})"
         )
+    if type(x) is Tensor:
+        return bind_broadcast(x, shape)
     lead = len(shape) - len(current)
     return bind(structural.broadcast_in_dim, x, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
 

@@ -35,7 +35,7 @@ from ..layout import in_place_layout
 from ..pad_sums import concat_pads
 from ..stacking import stack_sums
 from .elementwise import JIT, code_token
-from .threads import PARALLEL_MIN, run_chunked, run_tasks
+from .threads import PARALLEL_MIN, TASKS_PARALLEL_MIN, run_chunked, run_tasks
 
 ENABLED = os.environ.get("TIDU_FUSION", "1") != "0"
 ALONG_INDEX = {"row": "c", "col": "r"}  # a row operand is read at the column, a column one at the row
@@ -447,29 +447,45 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
             run_chunked(loop, *flat)
 
     shape = body.out_avals[0].shape
-    if along or scalar_at or math.prod(shape) >= PARALLEL_MIN:
+    size = math.prod(shape)
+    if scalar_at or size >= (TASKS_PARALLEL_MIN if along else PARALLEL_MIN):
         return chunked, body
+    # one thread: no split. How the loop reads each operand (an expression on ``{}``, the array):
+    # dense and flat, or (``along``) the row every row repeats, or the value of each row
+    reads = [_read(kind, len(shape)) for kind in kinds]
+    readers = [eval(f"lambda v: {read.format('v')}") for read in reads]  # noqa: S307 - from _read's templates
+    bounds = (shape[-1], 0, size // shape[-1] if shape[-1] else 0) if along else ()
 
-    def into(results: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:  # one thread: no split
-        loop(*[r.reshape(-1) for r in results], *[dense(values[k]).reshape(-1) for k in array_at], *consts)
+    def into(results: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:
+        loop(*[r.reshape(-1) for r in results], *[f(values[k]) for k, f in zip(array_at, readers)], *consts, *bounds)
 
-    into.flat = (loop, array_at, tuple(consts), len(shape))  # type: ignore[attr-defined] # for slot_runner
+    into.flat = (loop, array_at, reads, tuple(consts), bounds, len(shape))  # type: ignore[attr-defined] # for slot_runner
     return into, body
 
 
-def slot_runner(into: Callable[..., None], outs: Sequence[int], ins: Sequence[int],
-                dense: bool) -> Callable[[Sequence[Any]], None]:
+def _read(kind: str | None, ndim: int) -> str:
+    """How a one-thread loop reads an operand ``{}`` of ``ndim`` dims: flat (``reshape`` copies
+    one that is not C-contiguous), or for a ``"row"`` operand its first row (element ``c`` of
+    every row), for a ``"col"`` one its first column."""
+    if kind == ROW:
+        return "{}[" + ", ".join(["0"] * (ndim - 1)) + "]"
+    if kind == COL:
+        return "{}[..., 0].reshape(-1)"
+    return "{}" if ndim == 1 else "{}.reshape(-1)"
+
+
+def slot_runner(into: Callable[..., None], outs: Sequence[int], ins: Sequence[int]) -> Callable[[Sequence[Any]], None]:
     """``run(slots)``: ``into`` on the arrays at ``outs`` and ``ins`` of a list of slots. When the
-    loop runs on one thread without per-call setup (``into.flat``) and its inputs are known to be
-    C-contiguous (``dense``), ``run`` is generated to call the loop with the slots' flat arrays
-    directly: no lists, no copies, no thread split to decide."""
+    loop runs on one thread without per-call setup (``into.flat``), ``run`` is generated to call
+    the loop with the slots' arrays as it reads them (``_read``): no lists, no thread split to
+    decide."""
     flat = getattr(into, "flat", None)
-    if flat is None or not dense:
+    if flat is None:
         return lambda slots: into([slots[o] for o in outs], [slots[i] for i in ins])
-    loop, array_at, consts, ndim = flat
+    loop, array_at, reads, consts, bounds, ndim = flat
     view = "" if ndim == 1 else ".reshape(-1)"
-    args = [*(f"s[{o}]{view}" for o in outs), *(f"s[{ins[k]}]{view}" for k in array_at),
-            *(f"c[{j}]" for j in range(len(consts)))]
+    args = [*(f"s[{o}]{view}" for o in outs), *(read.format(f"s[{ins[k]}]") for k, read in zip(array_at, reads)),
+            *(f"c[{j}]" for j in range(len(consts))), *map(str, bounds)]
     namespace: dict[str, Any] = {"loop": loop, "c": consts}
     exec(f"def run(s):\n    loop({', '.join(args)})\n", namespace)  # noqa: S102 - generated from slot numbers
     return namespace["run"]
