@@ -26,12 +26,14 @@ be built (a missing AD rule: the general path raises the error where it always d
 from __future__ import annotations
 
 import operator
+import sys
 from collections import OrderedDict
 from collections.abc import Collection
 from typing import Any
 
 from ..backends.cpu import fusion
 from ..core import grad_mode, programs
+from ..core.device import CUDA
 from ..core.dispatch import bind_eager
 from ..core.groups import GroupNode, GroupTrace, raw_node
 from ..core.instructions import Instr, impl_instr
@@ -53,7 +55,7 @@ _SLOT_BITS = 9  # an output slot in a wiring code (MAX_OUTPUTS = 256)
 class Step:
     """A built backward step: what to gather from the nodes, the program, the results."""
 
-    __slots__ = ("program", "gathers", "results", "fn", "source", "on_tensors")
+    __slots__ = ("program", "gathers", "results", "fn", "source", "on_tensors", "replay", "__weakref__")
 
     def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str,
                  on_tensors: bool = False) -> None:
@@ -63,10 +65,14 @@ class Step:
         self.fn = fn  # [seed, *gathered values] -> the results (the program as Python code)
         self.source = source  # fn's code, for reading (``print(step.source)``)
         self.on_tensors = on_tensors  # binds on tensors (``create_graph``), else kernels on arrays
+        self.replay: Any = None  # on the GPU: runs so far, its CUDA graph, or False (backends/cuda/graphs.py)
 
 
 def clear() -> None:
     _steps.clear()
+    graphs = sys.modules.get("tidu.backends.cuda.graphs")
+    if graphs is not None:
+        graphs.clear()
 
 
 def size() -> int:
@@ -255,8 +261,13 @@ def _execute(step: Step, walk: Walk, seed: Tensor, device: Any, retain_graph: bo
     if not retain_graph:
         for node in nodes:
             node.release()  # the leaves that receive .grad stay (Note [release] in core/tape.py)
+    fn = step.fn
+    if device is CUDA and not on_tensors:
+        from ..backends.cuda.graphs import runner
+
+        fn = runner(step)
     totals = {}
-    for (target, _, dtype), value in zip(step.results, step.fn(values)):
+    for (target, _, dtype), value in zip(step.results, fn(values)):
         key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]
         totals[key] = value if on_tensors else wrap(value, dtype, device)
     return totals

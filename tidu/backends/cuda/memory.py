@@ -30,10 +30,30 @@ def _round(nbytes: int) -> int:
     return max((nbytes + GRANULE - 1) // GRANULE, 1) * GRANULE
 
 
+_capture: list[int] | None = None  # while a CUDA graph is captured (graphs.py): the graph's allocations
+
+
+def begin_capture(allocated: list[int]) -> None:
+    """From now on allocations are the captured graph's (listed in ``allocated``), not the cache's."""
+    global _capture
+    _capture = allocated
+
+
+def end_capture() -> None:
+    global _capture
+    _capture = None
+
+
 def allocate(nbytes: int) -> tuple[int, int]:
     """``(pointer, size)``: at least ``nbytes`` of device memory, from the cache where it has a
-    block of that rounded size (a ``CudaArray`` owning it puts it back when it dies)."""
+    block of that rounded size (a ``CudaArray`` owning it puts it back when it dies). While a
+    graph is captured, an allocation node of the graph, never put back (size 0)."""
     size = _round(nbytes)
+    if _capture is not None:
+        ptr = ctypes.c_void_p()
+        driver.call("cuMemAllocAsync", ctypes.byref(ptr), size, runtime().stream)
+        _capture.append(ptr.value or 0)
+        return ptr.value or 0, 0
     free = _CACHE.get(size)
     return (free.pop() if free else _allocate(size)), size
 
@@ -222,6 +242,8 @@ class CudaArray:
         if out.host is not None:
             out.host[...] = array
         elif array.nbytes:
+            if _capture is not None:  # the graph would read the host array again at each launch
+                raise RuntimeError("a copy from the host cannot be captured in a CUDA graph")
             rt = runtime()
             driver.call("cuMemcpyHtoDAsync_v2", out.ptr, array.ctypes.data, array.nbytes, rt.stream)
             rt.synchronize()  # the host array may be freed as soon as we return

@@ -1,0 +1,114 @@
+"""Compiled backward steps replayed as CUDA graphs (tidu/backends/cuda/graphs.py).
+
+On a GPU the repeated steps below are captured and replayed; under the simulator (CI) graphs
+are off and the same steps run their kernels one by one. Either way every pass's gradients
+are the kernels' own (bit for bit against graphs switched off) and the CPU's (to rounding).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tidu
+from tidu.autograd import compiled
+from tidu.backends.cuda import graphs
+from tidu.backends.cuda.memory import CudaArray
+from tidu.backends.cuda.runtime import runtime
+
+F = tidu.nn.functional
+PASSES = graphs.CAPTURE_AFTER + 3
+
+
+def _weights(device: str) -> dict[str, tidu.Tensor]:
+    rng = np.random.default_rng(0)
+    shapes = {"w1": (32, 16), "b1": (32,), "w2": (8, 32), "g": (32,), "beta": (32,)}
+    return {k: tidu.tensor(rng.standard_normal(s) * 0.3, dtype=tidu.float32, device=device, requires_grad=True)
+            for k, s in shapes.items()}
+
+
+def _step(w: dict[str, tidu.Tensor], x: tidu.Tensor, labels: tidu.Tensor) -> list[np.ndarray]:
+    """A small network's forward and backward: products, a layer norm, GELU, cross-entropy."""
+    h = F.layer_norm(F.linear(x, w["w1"], w["b1"]), (32,), w["g"], w["beta"])
+    loss = F.cross_entropy(F.gelu(h) @ w["w2"].t(), labels)
+    loss.backward()
+    grads = [t.grad for t in w.values()]
+    for t in w.values():
+        t.grad = None
+    return [g.cpu().numpy() for g in grads]
+
+
+def _inputs(k: int, device: str, transposed: bool = False) -> tuple[tidu.Tensor, tidu.Tensor]:
+    rng = np.random.default_rng(k + 1)
+    data = rng.standard_normal((16, 4)).astype(np.float32)
+    x = tidu.tensor(data, device=device).t() if transposed else tidu.tensor(data.T.copy(), device=device)
+    return x, tidu.tensor(rng.integers(0, 8, 4), device=device)
+
+
+def _passes(device: str, monkeypatch: pytest.MonkeyPatch, enabled: bool, held: list) -> list[list[np.ndarray]]:
+    monkeypatch.setattr(graphs, "ENABLED", enabled)
+    compiled.clear()
+    w = _weights(device)
+    results = []
+    for k in range(PASSES):
+        x, labels = _inputs(k, device, transposed=k % 2 == 1)  # a view in every other pass
+        results.append(_step(w, x, labels))
+        held.append(w["w1"].grad)
+    return results
+
+
+def test_replayed_steps_give_the_kernels_and_the_cpus_gradients(monkeypatch):
+    before = dict(graphs.STATS)
+    replayed = _passes("cuda", monkeypatch, True, [])
+    captured = graphs.STATS["captured"] - before["captured"]
+    if runtime().simulated:
+        assert captured == 0 and graphs.STATS["replayed"] == before["replayed"]
+    else:
+        assert captured == 1 and graphs.STATS["replayed"] - before["replayed"] == PASSES - graphs.CAPTURE_AFTER + 1
+    kernels = _passes("cuda", monkeypatch, False, [])
+    on_cpu = _passes("cpu", monkeypatch, False, [])
+    for k in range(PASSES):
+        for g, e, c in zip(replayed[k], kernels[k], on_cpu[k]):
+            np.testing.assert_array_equal(g, e, err_msg=f"pass {k}")
+            np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-5, err_msg=f"pass {k}")
+    assert not np.array_equal(replayed[-1][0], replayed[-2][0])  # each pass its own values
+
+
+def test_a_passs_gradients_outlive_the_next_replay(monkeypatch):
+    monkeypatch.setattr(graphs, "ENABLED", True)
+    compiled.clear()
+    w = _weights("cuda")
+    kept = []
+    for k in range(PASSES):
+        x, labels = _inputs(k, "cuda")
+        h = F.linear(x, w["w1"], w["b1"]).tanh()
+        (h * h).sum().backward()
+        kept.append((w["w1"].grad, x.cpu().numpy()))
+        w["w1"].grad = w["b1"].grad = None
+    for grad, x in kept:  # d/dW sum(tanh(x W^T + b)^2) = (2 t (1 - t^2))^T x
+        t = np.tanh(x @ w["w1"].detach().cpu().numpy().T + w["b1"].detach().cpu().numpy())
+        np.testing.assert_allclose(grad.cpu().numpy(), (2 * t * (1 - t * t)).T @ x, rtol=1e-4, atol=1e-5)
+
+
+def test_a_program_that_cannot_be_captured_runs_its_kernels(monkeypatch):
+    monkeypatch.setattr(graphs, "ENABLED", True)
+    compiled.clear()
+    w = _weights("cuda")
+    x, labels = _inputs(0, "cuda")
+    expected = _step(w, x, labels)
+    (step,) = compiled._steps.values()
+    program = step.fn
+
+    def reads_the_host(values):  # a host constant copied in: a graph cannot hold it
+        CudaArray.from_host(np.ones(1, np.float32))
+        return program(values)
+
+    monkeypatch.setattr(step, "fn", reads_the_host)
+    before = dict(graphs.STATS)
+    for _ in range(PASSES):
+        got = _step(w, x, labels)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+    simulated = runtime().simulated  # no capture tried there
+    assert graphs.STATS["failed"] - before["failed"] == (0 if simulated else 1)
+    assert step.replay is (None if simulated else False) and graphs.STATS["replayed"] == before["replayed"]

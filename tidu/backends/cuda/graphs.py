@@ -1,0 +1,243 @@
+"""Compiled backward steps replayed as CUDA graphs: one launch for a whole backward pass.
+
+A compiled backward step (tidu/autograd/compiled.py) runs the same kernels on every pass of a
+training loop, and on the GPU each instruction costs host time (tidu's launch and allocation,
+cuBLASLt's own call: 10-50 µs an instruction measured on an H200 host) that is most of a small
+step's time. From a step's ``CAPTURE_AFTER``-th run on, its program is captured once
+(``cuStreamBeginCapture`` on tidu's stream) and each later pass replays the graph:
+
+- the graph reads fixed *static* arrays, one per program input, which each pass fills with
+  its gathered values (a device copy each, in any layout);
+- the program's own arrays are the graph's memory (allocation nodes; the graph frees them
+  when it is launched again), never tidu's cache;
+- its results are copied into fresh arrays after the launch, so a pass's gradients outlive
+  the next pass.
+
+A program that cannot be captured (it reads a value on the host, copies a host constant, an
+input that is not a device array) runs its kernels as before, and is not tried again. Graphs
+are off under the simulator and with ``TIDU_CUDA_GRAPHS=0``; at most ``MAX_REPLAYS`` steps
+hold one (the least recently replayed gives its memory back first).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import driver, memory
+from .copy import copy_into
+from .memory import CudaArray
+from .runtime import runtime
+from .strided import span
+
+ENABLED = os.environ.get("TIDU_CUDA_GRAPHS", "1") != "0"
+CAPTURE_AFTER = 3  # a step is captured on its third run (the first two also compile its kernels)
+MAX_REPLAYS = 32
+CU_STREAM_CAPTURE_MODE_RELAXED = 2
+CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1
+STATS = {"captured": 0, "replayed": 0, "failed": 0}  # (tests, benchmarks)
+
+_vp = ctypes.c_void_p
+_PROTOTYPES = {
+    "cuStreamBeginCapture_v2": [_vp, ctypes.c_int],
+    "cuStreamEndCapture": [_vp, ctypes.POINTER(_vp)],
+    "cuGraphInstantiateWithFlags": [ctypes.POINTER(_vp), _vp, ctypes.c_ulonglong],
+    "cuGraphLaunch": [_vp, _vp],
+    "cuGraphExecDestroy": [_vp],
+    "cuGraphDestroy": [_vp],
+}
+_replays: OrderedDict[int, weakref.ref] = OrderedDict()  # id(step) -> the step, for steps holding a Replay
+
+
+def _library() -> ctypes.CDLL | None:
+    """libcuda with the graph calls' argument types, or ``None`` (a driver without them)."""
+    lib = driver.library()
+    if not getattr(lib, "_tidu_graphs", False):
+        try:
+            for name, argtypes in _PROTOTYPES.items():
+                fn = getattr(lib, name)
+                fn.argtypes = argtypes
+                fn.restype = ctypes.c_int
+        except AttributeError:
+            return None
+        lib._tidu_graphs = True
+    return lib
+
+
+def runner(step: Any) -> Callable[[list[Any]], Sequence[Any]]:
+    """What runs ``step``'s program on a pass's gathered device arrays: its kernels one by one
+    (``step.fn``), the capture (on the ``CAPTURE_AFTER``-th run), or the replay of its graph."""
+    state = step.replay
+    if state.__class__ is Replay:
+        _replays.move_to_end(id(step))
+        return lambda values: _replayed(state, step, values)
+    if state is False or not ENABLED or runtime().simulated:
+        return step.fn
+    count = (state or 0) + 1
+    if count < CAPTURE_AFTER:
+        step.replay = count
+        return step.fn
+    return lambda values: _capture(step, values)
+
+
+
+def _replayed(replay: Replay, step: Any, values: list[Any]) -> Sequence[Any]:
+    results = replay(values)
+    return step.fn(values) if results is None else results
+
+
+class Replay:
+    """A step's program as an instantiated CUDA graph over static inputs; calling it on a
+    pass's values copies them in, launches the graph and returns copies of its results."""
+
+    __slots__ = ("graph", "exec", "statics", "outs", "allocated", "launched", "__weakref__")
+
+    def __init__(self, graph: int, exec_: int, statics: list[Static], outs: list[CudaArray],
+                 allocated: list[int]) -> None:
+        self.graph, self.exec, self.statics, self.outs, self.allocated = graph, exec_, statics, outs, allocated
+        self.launched = False
+
+    def __call__(self, values: Sequence[CudaArray]) -> list[CudaArray] | None:
+        """The results of the program on ``values``; ``None`` when a value's layout cannot be
+        copied into its static array (the caller runs the kernels instead)."""
+        return self.launch() if _fill(self.statics, values) else None
+
+    def launch(self) -> list[CudaArray]:
+        lib, stream = driver.library(), runtime().stream
+        driver.check("cuGraphLaunch", lib.cuGraphLaunch(self.exec, stream))
+        self.launched = True
+        STATS["replayed"] += 1
+        results = []
+        copy = lib.cuMemcpyDtoDAsync_v2
+        for out in self.outs:
+            fresh = CudaArray.empty(out.shape, out.dtype)
+            if out.is_c_contiguous:
+                if out.size:
+                    driver.check("cuMemcpyDtoDAsync_v2", copy(fresh.ptr, out.ptr, out.nbytes, stream))
+            else:
+                copy_into(fresh, out)
+            results.append(fresh)
+        return results
+
+    def __del__(self) -> None:
+        try:
+            lib, stream = driver.library(), runtime().stream
+            if self.launched:  # the last launch's memory stays the graph's until freed
+                for ptr in self.allocated:
+                    lib.cuMemFreeAsync(ptr, stream)
+            lib.cuGraphExecDestroy(self.exec)
+            lib.cuGraphDestroy(self.graph)
+        except Exception:  # noqa: BLE001, S110 - at interpreter exit the driver may be gone
+            pass
+
+
+class Static:
+    """A program input's fixed array, laid out as the value it was captured with (so the graph
+    runs the kernels that value ran), and how a pass's value is copied in."""
+
+    __slots__ = ("array", "strides", "lead", "nbytes", "writable")
+
+    def __init__(self, value: CudaArray) -> None:
+        item = value.dtype.itemsize
+        self.strides = value.strides
+        if value.is_c_contiguous:
+            self.array, self.lead, self.nbytes = CudaArray.empty(value.shape, value.dtype), 0, value.nbytes
+        else:  # the memory the value's layout spans, and the layout over it
+            extent, start = span(value)
+            raw = CudaArray.empty(extent.shape, value.dtype)
+            self.array = raw.view(value.shape, value.strides, start * item)
+            self.lead, self.nbytes = start * item, extent.nbytes
+        # elements at distinct places: any value of its shape can be written into it
+        self.writable = _distinct(value.shape, value.strides, item)
+
+
+def _distinct(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> bool:
+    """Whether a layout (non-negative strides) puts every element at a place of its own.
+
+    >>> _distinct((2, 3), (12, 4), 4), _distinct((2, 3), (4, 8), 4), _distinct((2, 3), (0, 4), 4)
+    (True, True, False)
+    """
+    reach = itemsize
+    for stride, n in sorted((st, n) for n, st in zip(shape, strides) if n > 1):
+        if stride < reach:
+            return False
+        reach = stride * n
+    return True
+
+
+def _fill(statics: Sequence[Static], values: Sequence[CudaArray]) -> bool:
+    """Copy each pass value into its static array: its memory span when laid out alike, else
+    element by element; ``False`` (nothing launched) when a static repeats elements that the
+    value does not."""
+    lib, stream = driver.library(), runtime().stream
+    copy = lib.cuMemcpyDtoDAsync_v2
+    for static, value in zip(statics, values):
+        if value.strides == static.strides or value.is_c_contiguous and static.array.is_c_contiguous:
+            if static.nbytes:
+                driver.check("cuMemcpyDtoDAsync_v2",
+                             copy(static.array.ptr - static.lead, value.ptr - static.lead, static.nbytes, stream))
+        elif static.writable:
+            copy_into(static.array, value)
+        else:
+            return False
+    return True
+
+
+def _capture(step: Any, values: list[Any]) -> Sequence[Any]:
+    """Capture ``step``'s program on static copies of ``values`` and run it by launching the
+    graph; when it cannot be captured, run it as before and mark the step (``replay = False``)."""
+    lib = _library()
+    if lib is None or not all(type(v) is CudaArray for v in values):
+        step.replay = False
+        return step.fn(values)
+    statics = [Static(v) for v in values]
+    _fill(statics, values)
+    stream = runtime().stream
+    graph, exec_ = _vp(), _vp()
+    allocated: list[int] = []
+    outs = None
+    memory.begin_capture(allocated)
+    try:
+        driver.call("cuStreamBeginCapture_v2", stream, CU_STREAM_CAPTURE_MODE_RELAXED)
+        try:
+            outs = list(step.fn([s.array for s in statics]))
+        finally:
+            ended = lib.cuStreamEndCapture(stream, ctypes.byref(graph))
+            memory.end_capture()
+        driver.check("cuStreamEndCapture", ended)
+        driver.check("cuGraphInstantiateWithFlags", lib.cuGraphInstantiateWithFlags(
+            ctypes.byref(exec_), graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH))
+    except Exception:  # noqa: BLE001 - not capturable: the kernels run one by one, as before
+        if graph.value:
+            lib.cuGraphDestroy(graph)
+        outs = None
+    if outs is not None and not all(type(o) is CudaArray for o in outs):
+        lib.cuGraphExecDestroy(exec_)
+        lib.cuGraphDestroy(graph)
+        outs = None
+    if outs is None:
+        step.replay = False
+        STATS["failed"] += 1
+        return step.fn(values)
+    replay = step.replay = Replay(graph.value or 0, exec_.value or 0, statics, outs, allocated)
+    STATS["captured"] += 1
+    _replays[id(step)] = weakref.ref(step)
+    while len(_replays) > MAX_REPLAYS:
+        _drop(_replays.popitem(last=False)[1])
+    return replay.launch()
+
+
+def _drop(ref: weakref.ref) -> None:
+    step = ref()
+    if step is not None and step.replay.__class__ is Replay:
+        step.replay = None  # its graph and memory are given back; it may be captured again
+
+
+def clear() -> None:
+    """Drop every graph (a step dropped from the compiled cache drops its own)."""
+    while _replays:
+        _drop(_replays.popitem()[1])
