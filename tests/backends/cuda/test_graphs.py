@@ -47,6 +47,7 @@ def _inputs(k: int, device: str, transposed: bool = False) -> tuple[tidu.Tensor,
 
 def _passes(device: str, monkeypatch: pytest.MonkeyPatch, enabled: bool, held: list) -> list[list[np.ndarray]]:
     monkeypatch.setattr(graphs, "ENABLED", enabled)
+    monkeypatch.setattr(graphs, "TRIALS", PASSES)  # kept whatever its speed here
     compiled.clear()
     w = _weights(device)
     results = []
@@ -76,6 +77,7 @@ def test_replayed_steps_give_the_kernels_and_the_cpus_gradients(monkeypatch):
 
 def test_a_passs_gradients_outlive_the_next_replay(monkeypatch):
     monkeypatch.setattr(graphs, "ENABLED", True)
+    monkeypatch.setattr(graphs, "TRIALS", PASSES)
     compiled.clear()
     w = _weights("cuda")
     kept = []
@@ -112,3 +114,23 @@ def test_a_program_that_cannot_be_captured_runs_its_kernels(monkeypatch):
     simulated = runtime().simulated  # no capture tried there
     assert graphs.STATS["failed"] - before["failed"] == (0 if simulated else 1)
     assert step.replay is (None if simulated else False) and graphs.STATS["replayed"] == before["replayed"]
+
+
+def test_a_graph_no_faster_than_the_kernels_is_dropped(monkeypatch):
+    monkeypatch.setattr(graphs, "ENABLED", True)
+    compiled.clear()
+    w = _weights("cuda")
+    x, labels = _inputs(0, "cuda")
+    expected = _step(w, x, labels)
+    (step,) = compiled._steps.values()
+    before = dict(graphs.STATS)
+    for k in range(1, graphs.CAPTURE_AFTER + graphs.TRIALS + 2):
+        if step.replay.__class__ is graphs.Replay:
+            step.replay.eager = 0.0  # as if the kernels took no time
+        for g, e in zip(_step(w, x, labels), expected):
+            np.testing.assert_array_equal(g, e, err_msg=f"pass {k}")
+    if runtime().simulated:
+        assert step.replay is None and graphs.STATS == before
+    else:
+        assert step.replay is False and graphs.STATS["dropped"] - before["dropped"] == 1
+        assert graphs.STATS["replayed"] - before["replayed"] == 1 + graphs.TRIALS  # the capture's launch, the trials

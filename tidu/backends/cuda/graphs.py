@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -39,7 +40,8 @@ CAPTURE_AFTER = 3  # a step is captured on its third run (the first two also com
 MAX_REPLAYS = 32
 CU_STREAM_CAPTURE_MODE_RELAXED = 2
 CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1
-STATS = {"captured": 0, "replayed": 0, "failed": 0}  # (tests, benchmarks)
+TRIALS = 3  # replays timed against the kernels' run before a graph is kept
+STATS = {"captured": 0, "replayed": 0, "failed": 0, "dropped": 0}  # (tests, benchmarks)
 
 _vp = ctypes.c_void_p
 _PROTOTYPES = {
@@ -70,41 +72,74 @@ def _library() -> ctypes.CDLL | None:
 
 def runner(step: Any) -> Callable[[list[Any]], Sequence[Any]]:
     """What runs ``step``'s program on a pass's gathered device arrays: its kernels one by one
-    (``step.fn``), the capture (on the ``CAPTURE_AFTER``-th run), or the replay of its graph."""
+    (``step.fn``; the run before the capture timed), the capture (on the ``CAPTURE_AFTER``-th
+    run), or the replay of its graph."""
     state = step.replay
     if state.__class__ is Replay:
         _replays.move_to_end(id(step))
         return lambda values: _replayed(state, step, values)
     if state is False or not ENABLED or runtime().simulated:
         return step.fn
-    count = (state or 0) + 1
-    if count < CAPTURE_AFTER:
-        step.replay = count
+    count = 1 if state is None else state[0] + 1
+    if count < CAPTURE_AFTER - 1:
+        step.replay = (count, None)
         return step.fn
-    return lambda values: _capture(step, values)
+    if count == CAPTURE_AFTER - 1:
+        return lambda values: _timed(step, count, values)
+    return lambda values: _capture(step, values, state[1])
 
+
+def _timed(step: Any, count: int, values: list[Any]) -> Sequence[Any]:
+    """``step.fn(values)``, its host time kept for the capture to compare its replays with."""
+    start = time.perf_counter()
+    results = step.fn(values)
+    step.replay = (count, time.perf_counter() - start)
+    return results
 
 
 def _replayed(replay: Replay, step: Any, values: list[Any]) -> Sequence[Any]:
+    trial = replay.trials is not None
+    if trial:
+        start = time.perf_counter()
     results = replay(values)
-    return step.fn(values) if results is None else results
+    if results is None:
+        return step.fn(values)
+    if trial:
+        replay.trials.append(time.perf_counter() - start)
+        if len(replay.trials) == TRIALS:
+            if min(replay.trials) >= replay.eager:  # no faster than the kernels: not kept
+                step.replay = False
+                _replays.pop(id(step), None)
+                STATS["dropped"] += 1
+            replay.trials = None
+    return results
 
 
 class Replay:
     """A step's program as an instantiated CUDA graph over static inputs; calling it on a
-    pass's values copies them in, launches the graph and returns copies of its results."""
+    pass's values copies them in, launches the graph and returns copies of its results.
 
-    __slots__ = ("graph", "exec", "statics", "outs", "allocated", "launched", "__weakref__")
+    Its first ``TRIALS`` replays are timed against the kernels' run (``eager`` seconds of host
+    time): a graph no faster is dropped (a program of a few kernels and many inputs)."""
+
+    __slots__ = ("graph", "exec", "statics", "outs", "allocated", "launched", "copy_in", "copy_out", "eager",
+                 "trials", "__weakref__")
 
     def __init__(self, graph: int, exec_: int, statics: list[Static], outs: list[CudaArray],
-                 allocated: list[int]) -> None:
+                 allocated: list[int], eager: float | None) -> None:
         self.graph, self.exec, self.statics, self.outs, self.allocated = graph, exec_, statics, outs, allocated
         self.launched = False
+        self.copy_in = Copies([s.array.ptr - s.lead for s in statics if s.nbytes], None,
+                              [s.nbytes for s in statics if s.nbytes])
+        dense = [o for o in outs if o.is_c_contiguous and o.size]
+        self.copy_out = Copies(None, [o.ptr for o in dense], [o.nbytes for o in dense])
+        self.eager = eager
+        self.trials: list[float] | None = None if eager is None else []
 
     def __call__(self, values: Sequence[CudaArray]) -> list[CudaArray] | None:
         """The results of the program on ``values``; ``None`` when a value's layout cannot be
         copied into its static array (the caller runs the kernels instead)."""
-        return self.launch() if _fill(self.statics, values) else None
+        return self.launch() if _fill(self.statics, values, self.copy_in) else None
 
     def launch(self) -> list[CudaArray]:
         lib, stream = driver.library(), runtime().stream
@@ -112,15 +147,16 @@ class Replay:
         self.launched = True
         STATS["replayed"] += 1
         results = []
-        copy = lib.cuMemcpyDtoDAsync_v2
+        dsts = []
         for out in self.outs:
             fresh = CudaArray.empty(out.shape, out.dtype)
             if out.is_c_contiguous:
                 if out.size:
-                    driver.check("cuMemcpyDtoDAsync_v2", copy(fresh.ptr, out.ptr, out.nbytes, stream))
+                    dsts.append(fresh.ptr)
             else:
                 copy_into(fresh, out)
             results.append(fresh)
+        self.copy_out.run(dsts, None)
         return results
 
     def __del__(self) -> None:
@@ -133,6 +169,66 @@ class Replay:
             lib.cuGraphDestroy(self.graph)
         except Exception:  # noqa: BLE001, S110 - at interpreter exit the driver may be gone
             pass
+
+
+class _MemcpyAttributes(ctypes.Structure):
+    """``CUmemcpyAttributes``: source access order, source and destination location hints, flags."""
+
+    _fields_ = [("src_access_order", ctypes.c_int), ("src_type", ctypes.c_int), ("src_id", ctypes.c_int),
+                ("dst_type", ctypes.c_int), ("dst_id", ctypes.c_int), ("flags", ctypes.c_uint)]
+
+
+CU_MEMCPY_SRC_ACCESS_ORDER_STREAM = 1
+_batch = [None]  # cuMemcpyBatchAsync (CUDA 12.8's signature, kept by later drivers), or False
+
+
+class Copies:
+    """A fixed list of device-to-device copies whose destinations or sources change per run:
+    one ``cuMemcpyBatchAsync`` call where the driver has it, else one copy call each."""
+
+    __slots__ = ("dsts", "srcs", "sizes", "n")
+
+    def __init__(self, dsts: list[int] | None, srcs: list[int] | None, sizes: list[int]) -> None:
+        n = self.n = len(sizes)
+        self.dsts, self.srcs = (ctypes.c_uint64 * n)(*(dsts or ())), (ctypes.c_uint64 * n)(*(srcs or ()))
+        self.sizes = (ctypes.c_size_t * n)(*sizes)
+
+    def run(self, dsts: list[int] | None, srcs: list[int] | None) -> None:
+        if not self.n:
+            return
+        if dsts is not None:
+            self.dsts[:] = dsts
+        if srcs is not None:
+            self.srcs[:] = srcs
+        lib, stream = driver.library(), runtime().stream
+        batch = _batch[0]
+        if batch is None:
+            batch = _batch[0] = _batch_call(lib)
+        if batch:
+            fail = ctypes.c_size_t()
+            code = batch(self.dsts, self.srcs, self.sizes, self.n, ctypes.byref(_ATTRS), ctypes.byref(_ZERO), 1,
+                         ctypes.byref(fail), stream)
+            if not code:
+                return
+            _batch[0] = False  # not supported for these copies: one call each from now on
+        copy = lib.cuMemcpyDtoDAsync_v2
+        for dst, src, size in zip(self.dsts, self.srcs, self.sizes):
+            driver.check("cuMemcpyDtoDAsync_v2", copy(dst, src, size, stream))
+
+
+_ATTRS = _MemcpyAttributes(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM, 0, 0, 0, 0, 0)
+_ZERO = ctypes.c_size_t(0)
+
+
+def _batch_call(lib: ctypes.CDLL) -> Any:
+    fn = getattr(lib, "cuMemcpyBatchAsync", None)
+    if fn is None or os.environ.get("TIDU_CUDA_BATCH_COPY", "1") == "0":
+        return False
+    p = ctypes.POINTER
+    fn.argtypes = [p(ctypes.c_uint64), p(ctypes.c_uint64), p(ctypes.c_size_t), ctypes.c_size_t, p(_MemcpyAttributes),
+                   p(ctypes.c_size_t), ctypes.c_size_t, p(ctypes.c_size_t), _vp]
+    fn.restype = ctypes.c_int
+    return fn
 
 
 class Static:
@@ -169,25 +265,29 @@ def _distinct(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -
     return True
 
 
-def _fill(statics: Sequence[Static], values: Sequence[CudaArray]) -> bool:
-    """Copy each pass value into its static array: its memory span when laid out alike, else
-    element by element; ``False`` (nothing launched) when a static repeats elements that the
-    value does not."""
-    lib, stream = driver.library(), runtime().stream
-    copy = lib.cuMemcpyDtoDAsync_v2
+def _fill(statics: Sequence[Static], values: Sequence[CudaArray], copies: Copies) -> bool:
+    """Copy each pass value into its static array: its memory span when laid out alike (one
+    batch of copies), else element by element; ``False`` (nothing copied) when a static repeats
+    elements that the value does not."""
+    srcs = []
+    odd = []
     for static, value in zip(statics, values):
         if value.strides == static.strides or value.is_c_contiguous and static.array.is_c_contiguous:
             if static.nbytes:
-                driver.check("cuMemcpyDtoDAsync_v2",
-                             copy(static.array.ptr - static.lead, value.ptr - static.lead, static.nbytes, stream))
+                srcs.append(value.ptr - static.lead)
         elif static.writable:
-            copy_into(static.array, value)
+            odd.append((static, value))
+            if static.nbytes:  # the batch's copy for it copies its span onto itself (the same bytes)
+                srcs.append(static.array.ptr - static.lead)
         else:
             return False
+    copies.run(None, srcs)
+    for static, value in odd:
+        copy_into(static.array, value)
     return True
 
 
-def _capture(step: Any, values: list[Any]) -> Sequence[Any]:
+def _capture(step: Any, values: list[Any], eager: float | None) -> Sequence[Any]:
     """Capture ``step``'s program on static copies of ``values`` and run it by launching the
     graph; when it cannot be captured, run it as before and mark the step (``replay = False``)."""
     lib = _library()
@@ -195,7 +295,8 @@ def _capture(step: Any, values: list[Any]) -> Sequence[Any]:
         step.replay = False
         return step.fn(values)
     statics = [Static(v) for v in values]
-    _fill(statics, values)
+    for static, value in zip(statics, values):
+        copy_into(static.array, value)
     stream = runtime().stream
     graph, exec_ = _vp(), _vp()
     allocated: list[int] = []
@@ -223,7 +324,7 @@ def _capture(step: Any, values: list[Any]) -> Sequence[Any]:
         step.replay = False
         STATS["failed"] += 1
         return step.fn(values)
-    replay = step.replay = Replay(graph.value or 0, exec_.value or 0, statics, outs, allocated)
+    replay = step.replay = Replay(graph.value or 0, exec_.value or 0, statics, outs, allocated, eager)
     STATS["captured"] += 1
     _replays[id(step)] = weakref.ref(step)
     while len(_replays) > MAX_REPLAYS:
