@@ -75,16 +75,21 @@ def test_replayed_steps_give_the_kernels_and_the_cpus_gradients(monkeypatch):
     assert not np.array_equal(replayed[-1][0], replayed[-2][0])  # each pass its own values
 
 
+def _tanh_layer(w: dict[str, tidu.Tensor], x: tidu.Tensor) -> None:
+    h = F.linear(x, w["w1"], w["b1"]).tanh()
+    (h * h).sum().backward()  # a backward of three instructions
+
+
 def test_a_passs_gradients_outlive_the_next_replay(monkeypatch):
     monkeypatch.setattr(graphs, "ENABLED", True)
     monkeypatch.setattr(graphs, "TRIALS", PASSES)
+    monkeypatch.setattr(graphs, "MIN_PROGRAM", 1)
     compiled.clear()
     w = _weights("cuda")
     kept = []
     for k in range(PASSES):
         x, labels = _inputs(k, "cuda")
-        h = F.linear(x, w["w1"], w["b1"]).tanh()
-        (h * h).sum().backward()
+        _tanh_layer(w, x)
         kept.append((w["w1"].grad, x.cpu().numpy()))
         w["w1"].grad = w["b1"].grad = None
     for grad, x in kept:  # d/dW sum(tanh(x W^T + b)^2) = (2 t (1 - t^2))^T x
@@ -134,3 +139,15 @@ def test_a_graph_no_faster_than_the_kernels_is_dropped(monkeypatch):
     else:
         assert step.replay is False and graphs.STATS["dropped"] - before["dropped"] == 1
         assert graphs.STATS["replayed"] - before["replayed"] == 1 + graphs.TRIALS  # the capture's launch, the trials
+
+
+def test_a_short_program_is_not_captured(monkeypatch):
+    monkeypatch.setattr(graphs, "ENABLED", True)
+    compiled.clear()
+    w = _weights("cuda")
+    before = dict(graphs.STATS)
+    for k in range(PASSES):
+        _tanh_layer(w, _inputs(k, "cuda")[0])
+    (step,) = compiled._steps.values()
+    assert len(step.program) < graphs.MIN_PROGRAM and graphs.STATS == before
+    assert step.replay is (None if runtime().simulated else False)

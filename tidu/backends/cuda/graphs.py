@@ -40,6 +40,7 @@ CAPTURE_AFTER = 3  # a step is captured on its third run (the first two also com
 MAX_REPLAYS = 32
 CU_STREAM_CAPTURE_MODE_RELAXED = 2
 CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1
+MIN_PROGRAM = 8  # instructions; a shorter program is never captured
 TRIALS = 3  # replays timed against the kernels' run before a graph is kept
 STATS = {"captured": 0, "replayed": 0, "failed": 0, "dropped": 0}  # (tests, benchmarks)
 
@@ -79,6 +80,9 @@ def runner(step: Any) -> Callable[[list[Any]], Sequence[Any]]:
         _replays.move_to_end(id(step))
         return lambda values: _replayed(state, step, values)
     if state is False or not ENABLED or runtime().simulated:
+        return step.fn
+    if state is None and len(step.program) < MIN_PROGRAM:
+        step.replay = False  # a few kernels: their launches cost less than a replay's copies
         return step.fn
     count = 1 if state is None else state[0] + 1
     if count < CAPTURE_AFTER - 1:
