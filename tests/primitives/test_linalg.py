@@ -79,9 +79,9 @@ def test_the_gradient_of_a_transposed_weight_is_one_product_in_its_layout(x_shap
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("rows, out_features", [(8, 70), (100, 70), (8, 10)])
-def test_linear_product_values_and_layout_either_way_it_runs(dtype: Any, rows: int, out_features: int) -> None:
-    """``x @ w.T`` with fewer rows than output features (64 or more) runs as ``(w @ x.T).T`` and
-    is copied into C order: the same values as numpy's product, a contiguous result either way."""
+def test_linear_product_values_and_layout(dtype: Any, rows: int, out_features: int) -> None:
+    """``x @ w.T`` (a transposed operand, read in place by the BLAS): numpy's values, a
+    contiguous result, for fewer and for more rows than output features."""
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal((rows, 20)).astype(dtype), rng.standard_normal((out_features, 20)).astype(dtype)
     out = tidu.nn.functional.linear(tidu.tensor(x), tidu.tensor(w))

@@ -70,9 +70,6 @@ def _dot_plan(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_numb
             None if out == lead + (m, n) else out, m * k * n)
 
 
-_SWAP_MIN_N = 64  # below, the swapped product was slower (a (128, 512) @ (512, 10) product: 49 against 30 us)
-
-
 def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.ndarray:
     perm_a, a_shape, perm_b, b_shape, out_shape, size = _dot_plan(a.shape, b.shape, dimension_numbers)
     if perm_a is not None:
@@ -85,12 +82,7 @@ def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.nd
         b = b.reshape(b_shape)
     if a.shape[-1] == 0:
         return np.zeros(a.shape[:-1] + b.shape[-1:] if out_shape is None else out_shape, a.dtype)
-    if a.ndim == 2 and perm_b is not None and a.shape[0] < b.shape[1] >= _SWAP_MIN_N:
-        # x @ w.T (F.linear's product) with fewer rows than columns: OpenBLAS's sgemm runs
-        # (w @ x.T).T, then a copy into C order, in 5-7% less time than the product as written
-        out = np.ascontiguousarray(serial_blas(size, np.matmul, b.T, a.T).T)
-    else:
-        out = serial_blas(size, np.matmul, a, b)
+    out = serial_blas(size, np.matmul, a, b)
     return out if out_shape is None else out.reshape(out_shape)
 
 
