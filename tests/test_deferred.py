@@ -366,3 +366,17 @@ def test_broadcasts_of_queued_work_of_views_and_of_leaves_match_pytorch(device):
     after = row + tidu.ones(4, 3, device=device)
     assert before.cpu().numpy().tolist() == [[1.0] * 3] * 4
     assert after.cpu().numpy().tolist() == [[2.0] * 3] * 4
+
+
+def test_a_broadcast_of_a_stale_view_takes_its_new_place_in_the_graph():
+    """A view whose base was written since it was made is broadcast from its new graph position
+    (``bind_broadcast`` refreshes it, as the general bind does)."""
+    grads = []
+    for lib in (tidu, torch):
+        leaf = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        base = leaf * 1
+        row = base[0]
+        base.mul_(2.0)
+        (row + lib.ones(4, 3)).sum().backward()
+        grads.append(leaf.grad.tolist())
+    assert grads[0] == grads[1] == [[8.0, 8.0, 8.0], [0.0, 0.0, 0.0]]

@@ -221,3 +221,44 @@ def test_fuzz_einsum(data: Any, n_ops: int) -> None:
     eq = ",".join("".join(t) for t in terms) + "->" + "".join(out)
     shapes = [tuple(sizes[c] for c in t) for t in terms]
     run_both(lambda *xs: _lib(xs[0]).einsum(eq, *xs), None, [Arg(s) for s in shapes], "float64")
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_the_matrix_product_short_path_matches_the_general_bind(device: str, monkeypatch: Any) -> None:
+    """``a @ b`` of two 2-D tensors takes ``dispatch.bind_matmul``: PyTorch's values, dtypes and
+    gradients (a queued operand, a stale view, integers, no grad), as the general bind gives them,
+    and the general path's error for two devices."""
+    from tidu.core import deferred, dispatch
+
+    monkeypatch.setattr(deferred, "ENABLED", True)
+    rng = np.random.default_rng(7)
+    xs, ws = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+
+    def product(lib: Any, x: Any, w: Any) -> Any:
+        base = w * 1.0
+        view = base[1:, :]
+        base.mul_(2.0)  # the view's place in the graph is stale
+        a = ((x * 2.0) @ w).tanh()  # a queued left operand
+        return view @ a.t() @ a
+
+    tx, tw = (torch.tensor(a, requires_grad=True) for a in (xs, ws))
+    expected = product(torch, tx, tw)
+    expected.sum().backward()
+    calls = []
+    short = dispatch.bind_matmul
+    monkeypatch.setattr("tidu.ops.linalg.bind_matmul", lambda a, b: calls.append(1) or short(a, b))
+    x, w = (tidu.tensor(a, requires_grad=True, device=device) for a in (xs, ws))
+    out = product(tidu, x, w)
+    out.sum().backward()
+    assert len(calls) == 3
+    np.testing.assert_allclose(out.detach().cpu().numpy(), expected.detach().numpy(), rtol=1e-12)
+    for got, want in ((x.grad, tx.grad), (w.grad, tw.grad)):
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    ints = tidu.tensor([[1, 2]], dtype=tidu.int32, device=device) @ tidu.tensor([[3], [4]], dtype=tidu.int32,
+                                                                                  device=device)
+    assert ints.dtype is tidu.int32 and ints.tolist() == [[11]]
+    with tidu.no_grad():
+        assert not (x @ w).requires_grad
+    if device == "cuda":
+        with pytest.raises(RuntimeError, match="cuda:0 and cpu|cpu and cuda:0"):
+            x @ tidu.tensor(ws)

@@ -233,6 +233,54 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return out
 
 
+# (shape, shape, dtype, device type) -> (signature entry, multiply-adds, kernel): ``bind_matmul``'s lookup
+_MATMULS: dict[tuple, tuple] = {}
+_MM_PARAMS = {"dimension_numbers": (((1,), (0,)), ((), ()))}
+
+
+def bind_matmul(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` for exact 2-D ``Tensor``s of one non-bool dtype whose inner sizes agree (the
+    caller checked that): what ``bind(dot_general, ...)`` does, without the general path's lookups.
+
+    >>> import tidu
+    >>> from tidu.core.dispatch import bind_matmul
+    >>> bind_matmul(tidu.tensor([[1.0, 2.0]]), tidu.tensor([[3.0], [4.0]]))
+    tensor([[11.]])
+    """
+    device = a._device
+    if b._device is not device:
+        return bind_eager(dot_general, (a, b), _MM_PARAMS)  # the general path's error, or a 0-d move
+    abuf, bbuf = a._buf, b._buf
+    key = (abuf.shape, bbuf.shape, a._dtype, device.type)
+    hit = _MATMULS.get(key)
+    if hit is None:
+        entry = _signature(dot_general, (a, b), _MM_PARAMS)
+        (m, k), n = abuf.shape, bbuf.shape[1]
+        if len(_MATMULS) >= _MAX_SIGNATURES:
+            _MATMULS.clear()
+        hit = _MATMULS[key] = (entry, m * k * n, dot_general.impls[device.type])
+    entry, size, impl = hit
+    grad_on = grad_mode._state.enabled
+    if grad_on:
+        for t in (a, b):
+            if t._view is not None and t._view.version != t._version.value:
+                refresh_view(t)
+    if deferred.PENDING and (id(storage(abuf)) in deferred._pending_ids or id(storage(bbuf)) in deferred._pending_ids):
+        deferred.flush()
+    if device is CPU:
+        out = wrap(serial_blas(size, np.matmul, abuf, bbuf), entry[1][0].dtype, device)
+    else:
+        out = _output(dot_general, impl(abuf, bbuf, **_MM_PARAMS), entry[1][0], device)
+    if grad_on and (a._requires_grad or b._requires_grad):
+        args = (a, b)
+        if entry[5] and GROUPED:
+            with deferred._lock:
+                _record_grouped(_application(dot_general, _MM_PARAMS, entry), args, entry, out)
+        else:
+            _record(dot_general, args, _MM_PARAMS, entry, [out])
+    return out
+
+
 def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arrays: list[Any],
            params: dict[str, Any], grad_on: bool) -> Tensor:
     """A deferred call (tidu/core/deferred.py): its output allocated, its work queued and, when an
@@ -466,6 +514,8 @@ def refresh_view(view: Any) -> None:
     view._trace = fresh._trace
 
 
+from ..backends.cpu.threads import serial_blas  # noqa: E402
 from ..backends.cuda.memory import CudaArray  # noqa: E402
+from ..primitives.linalg import dot_general  # noqa: E402
 from ..primitives.structural import broadcast_in_dim  # noqa: E402
 from ..primitives.transfer import device_put  # noqa: E402 - primitives import this module's users

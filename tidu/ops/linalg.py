@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import dtypes
+from ..core.dispatch import bind_matmul
 from ..core.primitive import bind
 from ..primitives.linalg import dot_general
 from ..primitives.reduce import reduce_sum
@@ -62,7 +63,7 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
         sa, sb = input._buf.shape, other._buf.shape
         if (len(sa) == 2 == len(sb) and sa[1] == sb[0] and input._dtype is other._dtype
                 and input._dtype is not dtypes.bool_):
-            return bind(dot_general, input, other, dimension_numbers=_MM)
+            return bind_matmul(input, other)
     _check_tensors("matmul", input, other)
     a, b = input, other
     _same_dtype(a, b)
