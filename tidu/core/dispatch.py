@@ -180,8 +180,7 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
 
 _NO_PARAMS: dict[str, Any] = {}
 
-# (shape, dtype, device type, target shape) -> (signature entry, params, the view's strides when the
-# operand is C-contiguous): ``bind_broadcast``'s lookup
+# (shape, dtype, device type, target shape) -> (signature entry, params): ``bind_broadcast``'s lookup
 _BROADCASTS: dict[tuple, tuple] = {}
 
 
@@ -203,22 +202,16 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         lead = len(shape) - buf.ndim
         params = {"shape": shape, "broadcast_dimensions": tuple(range(lead, len(shape)))}
         entry = _signature(broadcast_in_dim, (x,), params)  # the shape rule's errors
-        strides = [0] * lead + [0 if n == 1 else st for n, st in zip(buf.shape, np.empty(buf.shape, buf.dtype).strides)]
         if len(_BROADCASTS) >= _MAX_SIGNATURES:
             _BROADCASTS.clear()
-        hit = _BROADCASTS[key] = (entry, params, tuple(strides))
-    entry, params, strides = hit
+        hit = _BROADCASTS[key] = (entry, params)
+    entry, params = hit
     grad_on = grad_mode._state.enabled
     if grad_on and x._view is not None and x._view.version != x._version.value:
         refresh_view(x)
     if deferred.PENDING and id(storage(buf)) in deferred._pending_ids:
         deferred.flush()
-    if x._device is CPU and buf.flags.c_contiguous and buf.size:
-        array = np.ndarray(shape, buf.dtype, buffer=buf, strides=strides)
-        array.flags.writeable = False  # as np.broadcast_to's: its elements alias one another
-    else:
-        array = broadcast_in_dim.impls[x._device.type](buf, **params)
-    out = wrap(array, x._dtype, x._device)
+    out = wrap(broadcast_in_dim.impls[x._device.type](buf, **params), x._dtype, x._device)
     out._version = x._version
     replay = entry[6]
     if replay is None:
@@ -233,8 +226,8 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return out
 
 
-# (shape, shape, dtype, device type) -> (signature entry, multiply-adds, kernel): ``bind_matmul``'s lookup
-_MATMULS: dict[tuple, tuple] = {}
+# (shape, shape, dtype, device type) -> signature entry: ``bind_matmul``'s lookup
+_MATMULS: dict[tuple, list] = {}
 _MM_PARAMS = {"dimension_numbers": (((1,), (0,)), ((), ()))}
 
 
@@ -252,14 +245,12 @@ def bind_matmul(a: Tensor, b: Tensor) -> Tensor:
         return bind_eager(dot_general, (a, b), _MM_PARAMS)  # the general path's error, or a 0-d move
     abuf, bbuf = a._buf, b._buf
     key = (abuf.shape, bbuf.shape, a._dtype, device.type)
-    hit = _MATMULS.get(key)
-    if hit is None:
+    entry = _MATMULS.get(key)
+    if entry is None:
         entry = _signature(dot_general, (a, b), _MM_PARAMS)
-        (m, k), n = abuf.shape, bbuf.shape[1]
         if len(_MATMULS) >= _MAX_SIGNATURES:
             _MATMULS.clear()
-        hit = _MATMULS[key] = (entry, m * k * n, dot_general.impls[device.type])
-    entry, size, impl = hit
+        _MATMULS[key] = entry
     grad_on = grad_mode._state.enabled
     if grad_on:
         for t in (a, b):
@@ -267,10 +258,7 @@ def bind_matmul(a: Tensor, b: Tensor) -> Tensor:
                 refresh_view(t)
     if deferred.PENDING and (id(storage(abuf)) in deferred._pending_ids or id(storage(bbuf)) in deferred._pending_ids):
         deferred.flush()
-    if device is CPU:
-        out = wrap(serial_blas(size, np.matmul, abuf, bbuf), entry[1][0].dtype, device)
-    else:
-        out = _output(dot_general, impl(abuf, bbuf, **_MM_PARAMS), entry[1][0], device)
+    out = wrap(dot_general.impls[device.type](abuf, bbuf, **_MM_PARAMS), entry[1][0].dtype, device)
     if grad_on and (a._requires_grad or b._requires_grad):
         args = (a, b)
         if entry[5] and GROUPED:
@@ -514,7 +502,6 @@ def refresh_view(view: Any) -> None:
     view._trace = fresh._trace
 
 
-from ..backends.cpu.threads import serial_blas  # noqa: E402
 from ..backends.cuda.memory import CudaArray  # noqa: E402
 from ..primitives.linalg import dot_general  # noqa: E402
 from ..primitives.structural import broadcast_in_dim  # noqa: E402
