@@ -97,13 +97,19 @@ def test_a_passs_gradients_outlive_the_next_replay(monkeypatch):
         np.testing.assert_allclose(grad.cpu().numpy(), (2 * t * (1 - t * t)).T @ x, rtol=1e-4, atol=1e-5)
 
 
-def test_a_program_that_cannot_be_captured_runs_its_kernels(monkeypatch):
+def _built(monkeypatch: pytest.MonkeyPatch) -> tuple[dict, tidu.Tensor, tidu.Tensor, list, compiled.Step]:
+    """Weights, inputs, the gradients of one pass and the compiled step it built, graphs on."""
     monkeypatch.setattr(graphs, "ENABLED", True)
     compiled.clear()
     w = _weights("cuda")
     x, labels = _inputs(0, "cuda")
     expected = _step(w, x, labels)
     (step,) = compiled._steps.values()
+    return w, x, labels, expected, step
+
+
+def test_a_program_that_cannot_be_captured_runs_its_kernels(monkeypatch):
+    w, x, labels, expected, step = _built(monkeypatch)
     program = step.fn
 
     def reads_the_host(values):  # a host constant copied in: a graph cannot hold it
@@ -122,12 +128,7 @@ def test_a_program_that_cannot_be_captured_runs_its_kernels(monkeypatch):
 
 
 def test_a_graph_no_faster_than_the_kernels_is_dropped(monkeypatch):
-    monkeypatch.setattr(graphs, "ENABLED", True)
-    compiled.clear()
-    w = _weights("cuda")
-    x, labels = _inputs(0, "cuda")
-    expected = _step(w, x, labels)
-    (step,) = compiled._steps.values()
+    w, x, labels, expected, step = _built(monkeypatch)
     before = dict(graphs.STATS)
     for k in range(1, graphs.CAPTURE_AFTER + graphs.TRIALS + 2):
         if step.replay.__class__ is graphs.Replay:
