@@ -12,12 +12,19 @@ import pytest
 
 import tidu
 from tidu.autograd import compiled
+from tidu.core import programs
 from tidu.backends.cuda import graphs
 from tidu.backends.cuda.memory import CudaArray
 from tidu.backends.cuda.runtime import runtime
 
 F = tidu.nn.functional
 PASSES = graphs.CAPTURE_AFTER + 3
+
+
+@pytest.fixture(autouse=True)
+def _compiled_steps_on(monkeypatch):
+    """Graphs replay compiled steps: on even in a ``TIDU_CACHE=0`` run."""
+    monkeypatch.setattr(programs, "ENABLED", True)
 
 
 def _weights(device: str) -> dict[str, tidu.Tensor]:
@@ -144,6 +151,7 @@ def test_a_graph_no_faster_than_the_kernels_is_dropped(monkeypatch):
 
 def test_a_short_program_is_not_captured(monkeypatch):
     monkeypatch.setattr(graphs, "ENABLED", True)
+    monkeypatch.setattr(graphs, "MIN_PROGRAM", 100)  # three instructions fused, ten without fusion
     compiled.clear()
     w = _weights("cuda")
     before = dict(graphs.STATS)
