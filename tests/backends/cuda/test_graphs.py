@@ -12,10 +12,10 @@ import pytest
 
 import tidu
 from tidu.autograd import compiled
-from tidu.core import programs
 from tidu.backends.cuda import graphs
 from tidu.backends.cuda.memory import CudaArray
 from tidu.backends.cuda.runtime import runtime
+from tidu.core import programs
 
 F = tidu.nn.functional
 PASSES = graphs.CAPTURE_AFTER + 3
