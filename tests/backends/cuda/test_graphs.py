@@ -160,3 +160,22 @@ def test_a_short_program_is_not_captured(monkeypatch):
     (step,) = compiled._steps.values()
     assert len(step.program) < graphs.MIN_PROGRAM and graphs.STATS == before
     assert step.replay is (None if runtime().simulated else False)
+
+
+@pytest.mark.parametrize("limit", ["inputs", "own memory"])
+def test_a_step_over_the_memory_limit_runs_its_kernels(monkeypatch, limit):
+    w, x, labels, expected, step = _built(monkeypatch)
+    capture = graphs._capture
+
+    def at_the_limit(step, values, eager):  # the inputs alone over it, or only with the graph's own memory
+        inputs = sum(v.nbytes for v in values)
+        monkeypatch.setattr(graphs, "MAX_GRAPH_BYTES", inputs - 1 if limit == "inputs" else inputs)
+        return capture(step, values, eager)
+
+    monkeypatch.setattr(graphs, "_capture", at_the_limit)
+    before = dict(graphs.STATS)
+    for k in range(PASSES):
+        for g, e in zip(_step(w, x, labels), expected):
+            np.testing.assert_array_equal(g, e, err_msg=f"pass {k}")
+    simulated = runtime().simulated
+    assert step.replay is (None if simulated else False) and graphs.STATS["captured"] == before["captured"]

@@ -6,17 +6,21 @@ cuBLASLt's own call: 10-50 µs an instruction measured on an H200 host) that is 
 step's time. From a step's ``CAPTURE_AFTER``-th run on, its program is captured once
 (``cuStreamBeginCapture`` on tidu's stream) and each later pass replays the graph:
 
-- the graph reads fixed *static* arrays, one per program input, which each pass fills with
-  its gathered values (a device copy each, in any layout);
+- the graph reads fixed *static* arrays, one per program input, laid out as the value it was
+  captured with; each pass copies its gathered values in (one batched copy where they are laid
+  out alike);
 - the program's own arrays are the graph's memory (allocation nodes; the graph frees them
   when it is launched again), never tidu's cache;
 - its results are copied into fresh arrays after the launch, so a pass's gradients outlive
   the next pass.
 
-A program that cannot be captured (it reads a value on the host, copies a host constant, an
-input that is not a device array) runs its kernels as before, and is not tried again. Graphs
-are off under the simulator and with ``TIDU_CUDA_GRAPHS=0``; at most ``MAX_REPLAYS`` steps
-hold one (the least recently replayed gives its memory back first).
+A graph's first ``TRIALS`` replays are timed against the kernels' run, and one no faster is
+dropped; a program of fewer than ``MIN_PROGRAM`` instructions is never captured. A program that
+cannot be captured (it reads a value on the host, copies a host constant, an input that is not
+a device array) runs its kernels as before, and is not tried again. Graphs
+are off under the simulator and with ``TIDU_CUDA_GRAPHS=0``; a step whose inputs and own memory
+exceed ``MAX_GRAPH_BYTES`` keeps its kernels, and at most ``MAX_REPLAYS`` steps hold a graph (the
+least recently replayed gives its memory back first).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ MAX_REPLAYS = 32
 CU_STREAM_CAPTURE_MODE_RELAXED = 2
 CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1
 MIN_PROGRAM = 8  # instructions; a shorter program is never captured
+MAX_GRAPH_BYTES = 256 << 20  # a graph's static inputs and own memory; a larger step is not captured
 TRIALS = 3  # replays timed against the kernels' run before a graph is kept
 STATS = {"captured": 0, "replayed": 0, "failed": 0, "dropped": 0}  # (tests, benchmarks)
 
@@ -130,7 +135,7 @@ class Replay:
                  "trials", "__weakref__")
 
     def __init__(self, graph: int, exec_: int, statics: list[Static], outs: list[CudaArray],
-                 allocated: list[int], eager: float | None) -> None:
+                 allocated: list[tuple[int, int]], eager: float | None) -> None:
         self.graph, self.exec, self.statics, self.outs, self.allocated = graph, exec_, statics, outs, allocated
         self.launched = False
         self.copy_in = Copies([s.array.ptr - s.lead for s in statics if s.nbytes], None,
@@ -167,7 +172,7 @@ class Replay:
         try:
             lib, stream = driver.library(), runtime().stream
             if self.launched:  # the last launch's memory stays the graph's until freed
-                for ptr in self.allocated:
+                for ptr, _ in self.allocated:
                     lib.cuMemFreeAsync(ptr, stream)
             lib.cuGraphExecDestroy(self.exec)
             lib.cuGraphDestroy(self.graph)
@@ -298,12 +303,16 @@ def _capture(step: Any, values: list[Any], eager: float | None) -> Sequence[Any]
     if lib is None or not all(type(v) is CudaArray for v in values):
         step.replay = False
         return step.fn(values)
+    static_bytes = sum(v.nbytes for v in values)
+    if static_bytes > MAX_GRAPH_BYTES:  # large values: kernels outweigh launches, and copies would double them
+        step.replay = False
+        return step.fn(values)
     statics = [Static(v) for v in values]
     for static, value in zip(statics, values):
         copy_into(static.array, value)
     stream = runtime().stream
     graph, exec_ = _vp(), _vp()
-    allocated: list[int] = []
+    allocated: list[tuple[int, int]] = []
     outs = None
     memory.begin_capture(allocated)
     try:
@@ -320,7 +329,8 @@ def _capture(step: Any, values: list[Any], eager: float | None) -> Sequence[Any]
         if graph.value:
             lib.cuGraphDestroy(graph)
         outs = None
-    if outs is not None and not all(type(o) is CudaArray for o in outs):
+    if outs is not None and (not all(type(o) is CudaArray for o in outs)
+                             or static_bytes + sum(n for _, n in allocated) > MAX_GRAPH_BYTES):
         lib.cuGraphExecDestroy(exec_)
         lib.cuGraphDestroy(graph)
         outs = None

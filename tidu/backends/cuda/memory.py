@@ -30,11 +30,12 @@ def _round(nbytes: int) -> int:
     return max((nbytes + GRANULE - 1) // GRANULE, 1) * GRANULE
 
 
-_capture: list[int] | None = None  # while a CUDA graph is captured (graphs.py): the graph's allocations
+_capture: list[tuple[int, int]] | None = None  # while a CUDA graph is captured (graphs.py): its allocations
 
 
-def begin_capture(allocated: list[int]) -> None:
-    """From now on allocations are the captured graph's (listed in ``allocated``), not the cache's."""
+def begin_capture(allocated: list[tuple[int, int]]) -> None:
+    """From now on allocations are the captured graph's (listed in ``allocated`` as (pointer,
+    bytes)), not the cache's."""
     global _capture
     _capture = allocated
 
@@ -52,7 +53,7 @@ def allocate(nbytes: int) -> tuple[int, int]:
     if _capture is not None:
         ptr = ctypes.c_void_p()
         driver.call("cuMemAllocAsync", ctypes.byref(ptr), size, runtime().stream)
-        _capture.append(ptr.value or 0)
+        _capture.append((ptr.value or 0, size))
         return ptr.value or 0, 0
     free = _CACHE.get(size)
     return (free.pop() if free else _allocate(size)), size
