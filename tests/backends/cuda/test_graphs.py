@@ -12,7 +12,7 @@ import pytest
 
 import tidu
 from tidu.autograd import compiled
-from tidu.backends.cuda import graphs
+from tidu.backends.cuda import graphs, memory
 from tidu.backends.cuda.memory import CudaArray
 from tidu.backends.cuda.runtime import runtime
 from tidu.core import programs
@@ -179,3 +179,19 @@ def test_a_step_over_the_memory_limit_runs_its_kernels(monkeypatch, limit):
             np.testing.assert_array_equal(g, e, err_msg=f"pass {k}")
     simulated = runtime().simulated
     assert step.replay is (None if simulated else False) and graphs.STATS["captured"] == before["captured"]
+
+
+def test_running_out_of_memory_gives_the_graphs_memory_back(monkeypatch):
+    w, x, labels, expected, step = _built(monkeypatch)
+    monkeypatch.setattr(graphs, "TRIALS", PASSES)
+    for _ in range(graphs.CAPTURE_AFTER - 1):
+        _step(w, x, labels)
+    assert (step.replay.__class__ is graphs.Replay) is not runtime().simulated
+    assert graphs.release_memory in memory.ON_OUT_OF_MEMORY
+    with pytest.raises(tidu.cuda.OutOfMemoryError, match="out of memory"):
+        tidu.empty(2**46, device="cuda")
+    assert step.replay is None  # dropped (on a GPU), and captured again later
+    for _ in range(graphs.CAPTURE_AFTER + 1):
+        for g, e in zip(_step(w, x, labels), expected):
+            np.testing.assert_array_equal(g, e)
+    assert (step.replay.__class__ is graphs.Replay) is not runtime().simulated

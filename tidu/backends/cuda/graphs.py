@@ -356,3 +356,19 @@ def clear() -> None:
     """Drop every graph (a step dropped from the compiled cache drops its own)."""
     while _replays:
         _drop(_replays.popitem()[1])
+
+
+def release_memory() -> int:
+    """Drop every graph and give its memory back to the driver (an allocation failed); the
+    number of graphs dropped."""
+    count = len(_replays)
+    if count:
+        clear()
+        runtime().synchronize()  # the graphs' frees done: trimming keeps what a queued launch uses
+        trim = getattr(driver.library(), "cuDeviceGraphMemTrim", None)
+        if trim is not None:
+            trim(0)
+    return count
+
+
+memory.ON_OUT_OF_MEMORY.append(release_memory)

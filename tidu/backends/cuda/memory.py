@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,11 @@ def allocate(nbytes: int) -> tuple[int, int]:
     return (free.pop() if free else _allocate(size)), size
 
 
+# What gives memory back when an allocation fails, before the cache is emptied: each returns how
+# much it gave (graphs.py: the CUDA graphs' own memory)
+ON_OUT_OF_MEMORY: list[Callable[[], int]] = []
+
+
 def _allocate(size: int) -> int:
     rt = runtime()
     ptr = ctypes.c_void_p()
@@ -67,7 +73,7 @@ def _allocate(size: int) -> int:
             driver.call("cuMemAllocAsync", ctypes.byref(ptr), size, rt.stream)
             return ptr.value or 0
         except driver.OutOfMemoryError as exc:
-            if attempt == 0 and empty_cache():
+            if attempt == 0 and sum(release() for release in ON_OUT_OF_MEMORY) + empty_cache():
                 continue
             raise driver.OutOfMemoryError(
                 "cuMemAllocAsync", exc.code, f"CUDA out of memory. Tried to allocate {_fmt_bytes(size)}"
