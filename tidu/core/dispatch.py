@@ -211,12 +211,14 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         refresh_view(x)
     if deferred.PENDING and id(storage(buf)) in deferred._pending_ids:
         deferred.flush()
-    out = wrap(broadcast_in_dim.impls[x._device.type](buf, **params), x._dtype, x._device)
-    out._version = x._version
-    replay = entry[6]
-    if replay is None:
-        replay = entry[6] = _replay(broadcast_in_dim, (x,), params, 0, 0, 1)
-    out._view = _view_of(x, replay)
+    array = broadcast_in_dim.impls[x._device.type](buf, **params)
+    out = wrap(array, x._dtype, x._device)
+    if storage(array) is storage(buf):  # a view (the kernels make one): linked to its base
+        out._version = x._version
+        replay = entry[6]
+        if replay is None:
+            replay = entry[6] = _replay(broadcast_in_dim, (x,), params, 0, 0, 1)
+        out._view = _view_of(x, replay)
     if grad_on and x._requires_grad:
         if GROUPED:
             with deferred._lock:

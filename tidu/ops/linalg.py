@@ -42,9 +42,6 @@ def _same_dtype(a: Any, b: Any) -> None:
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
-_MM = (((1,), (0,)), ((), ()))  # (m, k) @ (k, n)
-
-
 def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dimensions.
 

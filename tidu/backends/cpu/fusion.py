@@ -453,7 +453,8 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
     # one thread: no split. How the loop reads each operand (an expression on ``{}``, the array):
     # dense and flat, or (``along``) the row every row repeats, or the value of each row
     reads = [_read(kind, len(shape)) for kind in kinds]
-    readers = [eval(f"lambda v: {read.format('v')}") for read in reads]  # noqa: S307 - from _read's templates
+    readers = [(lambda v: dense(v).reshape(-1)) if kind is None  # a strided one copied, as the chunked loop does
+               else eval(f"lambda v: {read.format('v')}") for kind, read in zip(kinds, reads)]  # noqa: S307 - _read's
     bounds = (shape[-1], 0, size // shape[-1] if shape[-1] else 0) if along else ()
 
     def into(results: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:
