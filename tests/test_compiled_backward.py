@@ -311,8 +311,10 @@ def _random_output(ops: list, leaves: list) -> Any:
        st.lists(st.booleans(), min_size=3, max_size=3))
 def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None:
     """Random DAGs over three leaves (some not requiring grad): built and reused steps give the
-    general walk's gradients exactly, but for the stacking pass (a sum of small products as one
-    product: another summation order), which is held off for the exact comparison."""
+    general walk's gradients to a few float32 ulps, with the passes that sum in another order
+    held off (stacking: a sum of small products as one product; transposed products: ``b @ a``
+    for ``(a @ b).T``), then to rounding with them. Not exactly: one full run on an AMD EPYC
+    found two elements one ulp apart that the same example, rerun alone, gives equal."""
     arrays = [_rand(3, 3, seed=i) for i in range(3)]
 
     def grads(enabled: bool) -> list:
@@ -325,13 +327,14 @@ def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None
         return [None if t.grad is None else t.grad.numpy() for t in leaves]
 
     before = dict(compiled.STATS)
-    with mock.patch.object(fusion, "stack_sums", lambda program, keep: list(program)):
-        compared = _compiled_matches_general(grads)
+    with (mock.patch.object(fusion, "stack_sums", lambda program, keep: list(program)),
+          mock.patch.object(compiled, "_transposed_products", lambda program, keep, device: list(program))):
+        compared = _compiled_matches_general(grads, tol=1e-6)
     if compared:  # both passes compiled, the second one reused
         assert compiled.STATS["built"] + compiled.STATS["reused"] == before["built"] + before["reused"] + 2
         assert compiled.STATS["reused"] > before["reused"]
     compiled.clear()
-    _compiled_matches_general(grads, tol=1e-4)  # with stacking: rounding only
+    _compiled_matches_general(grads, tol=1e-4)  # with both passes: rounding only
 
 
 def _compiled_matches_general(grads: Callable[[bool], list], tol: float = 0.0) -> bool:
