@@ -249,3 +249,17 @@ def test_linear_weight_gradient_is_the_product_itself(device: str, monkeypatch: 
     assert "dot_general" in products and "transpose" not in products
     expected = (2 * (x @ layer.weight.t() + layer.bias)).t() @ x
     np.testing.assert_allclose(layer.weight.grad.cpu().numpy(), expected.detach().cpu().numpy(), rtol=1e-5)
+
+
+def test_load_state_dict_copies_across_devices() -> None:
+    """A state on one device loads into a module on the other (PyTorch's ``copy_``), keeping the
+    module's device and dtype; it was an AttributeError from the copy kernel."""
+    cpu = tidu.nn.Linear(3, 2)
+    gpu = tidu.nn.Linear(3, 2, dtype=tidu.float64).cuda()
+    gpu.load_state_dict(cpu.state_dict())
+    assert gpu.weight.device.type == "cuda" and gpu.weight.dtype is tidu.float64
+    np.testing.assert_allclose(gpu.weight.detach().cpu().numpy(), cpu.weight.detach().numpy(), rtol=1e-7)
+    back = tidu.nn.Linear(3, 2)
+    back.load_state_dict(gpu.state_dict())
+    assert back.bias.device.type == "cpu" and back.bias.dtype is tidu.float32
+    np.testing.assert_allclose(back.bias.detach().numpy(), cpu.bias.detach().numpy(), rtol=1e-7)

@@ -312,11 +312,22 @@ def test_the_short_path_gives_pytorchs_values_gradients_and_dtypes(name, dtype, 
                 np.testing.assert_allclose(leaf.grad.numpy(), reference.grad.numpy(), rtol=tol)
 
 
-def test_the_short_path_leaves_other_operands_to_the_general_path():
-    """A subclass, a stale view, an array the user holds and mixed dtypes take the general path,
-    with its checks and conversions; the results are PyTorch's."""
+def test_the_short_path_leaves_other_operands_to_the_general_path(monkeypatch):
+    """A subclass other than ``nn.Parameter``, a stale view, an array the user holds and mixed
+    dtypes take the general path, with its checks and conversions; the results are PyTorch's.
+    A ``Parameter`` takes the short path."""
+    from tidu.core import dispatch
+    from tidu.ops import math as ops_math
+
+    class Mine(tidu.Tensor):
+        __slots__ = ()
+
+    short = []
+    monkeypatch.setattr(ops_math, "bind_same", lambda prim, args: short.append(1) or dispatch.bind_same(prim, args))
     w = tidu.nn.Parameter(tidu.tensor([1.0, 2.0]))
-    assert ((w * w).sum().backward(), w.grad.tolist())[1] == [2.0, 4.0]
+    assert ((w * w).sum().backward(), w.grad.tolist())[1] == [2.0, 4.0] and short == [1]
+    mine = Mine(np.array([1.0, 2.0]), requires_grad=True)
+    assert ((mine * mine).sum().backward(), mine.grad.tolist())[1] == [2.0, 4.0] and short == [1]
     leaf = tidu.tensor([1.0, 2.0, 3.0], requires_grad=True)
     base = leaf * 1
     view = base[1:]

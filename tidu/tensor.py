@@ -367,6 +367,11 @@ class Tensor:
         return (self[i] for i in range(self._buf.shape[0]))  # type: ignore[index]
 
 
+# Tensor types the ops' short paths take (``dispatch.bind_same`` and its kin): ``Tensor`` and the
+# subclasses that change no op (``nn.Parameter`` adds itself); another subclass takes ``bind``
+SHORT_PATH_TYPES: set[type] = {Tensor}
+
+
 def wrap(array: Any, dtype: dtypes.dtype, device: Device) -> Tensor:
     """A new tensor of ``array`` (of ``dtype``, on ``device``), built without ``__init__``'s
     defaults and checks: the constructor of every bind's result."""

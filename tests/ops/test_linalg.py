@@ -262,3 +262,32 @@ def test_the_matrix_product_short_path_matches_the_general_bind(device: str, mon
     if device == "cuda":
         with pytest.raises(RuntimeError, match="cuda:0 and cpu|cpu and cuda:0"):
             x @ tidu.tensor(ws)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_linear_takes_the_product_short_path_with_parameters(device: str, monkeypatch: Any) -> None:
+    """``F.linear`` of a 2-D input with a ``Parameter`` weight and bias (``nn.Linear``) runs its
+    product through ``bind_matmul`` (the weight transposed) and its bias add through the short
+    paths: PyTorch's values and gradients; a 3-D input takes the general product."""
+    from tidu.core import dispatch
+
+    calls = []
+    short = dispatch.bind_matmul
+    monkeypatch.setattr("tidu.nn.functional.bind_matmul", lambda *a, **k: calls.append(k) or short(*a, **k))
+    torch.manual_seed(0)
+    ref = torch.nn.Linear(4, 3).double()
+    layer = tidu.nn.Linear(4, 3, dtype=tidu.float64).to(device)
+    layer.load_state_dict({k: tidu.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
+    xs = np.random.default_rng(3).standard_normal((5, 4))
+    for shape in ((5, 4), (1, 5, 4)):
+        tx = torch.tensor(xs.reshape(shape), requires_grad=True)
+        x = tidu.tensor(xs.reshape(shape), requires_grad=True, device=device)
+        expected, out = ref(tx).tanh(), layer(x).tanh()
+        expected.sum().backward()
+        out.sum().backward()
+        np.testing.assert_allclose(out.detach().cpu().numpy(), expected.detach().numpy(), rtol=1e-12)
+        for got, want in ((x.grad, tx.grad), (layer.weight.grad, ref.weight.grad), (layer.bias.grad, ref.bias.grad)):
+            np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+        for p in (*layer.parameters(), *ref.parameters()):
+            p.grad = None
+    assert calls == [{"transposed": True}]  # the 2-D input only

@@ -228,28 +228,33 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return out
 
 
-# (shape, shape, dtype, device type) -> signature entry: ``bind_matmul``'s lookup
+# (shape, shape, dtype, device type, b transposed) -> signature entry: ``bind_matmul``'s lookup
 _MATMULS: dict[tuple, list] = {}
-_MM_PARAMS = {"dimension_numbers": (((1,), (0,)), ((), ()))}
+_MM_PARAMS = ({"dimension_numbers": (((1,), (0,)), ((), ()))},  # a @ b
+              {"dimension_numbers": (((1,), (1,)), ((), ()))})  # a @ b.T, contracting b's last dim
 
 
-def bind_matmul(a: Tensor, b: Tensor) -> Tensor:
-    """``a @ b`` for exact 2-D ``Tensor``s of one non-bool dtype whose inner sizes agree (the
-    caller checked that): what ``bind(dot_general, ...)`` does, without the general path's lookups.
+def bind_matmul(a: Tensor, b: Tensor, transposed: bool = False) -> Tensor:
+    """``a @ b`` (``a @ b.T`` if ``transposed``: ``F.linear``'s product) for 2-D tensors of the
+    short paths' types and of one non-bool dtype whose contracted sizes agree (the caller checked
+    that): what ``bind(dot_general, ...)`` does, without the general path's lookups.
 
     >>> import tidu
     >>> from tidu.core.dispatch import bind_matmul
     >>> bind_matmul(tidu.tensor([[1.0, 2.0]]), tidu.tensor([[3.0], [4.0]]))
     tensor([[11.]])
+    >>> bind_matmul(tidu.tensor([[1.0, 2.0]]), tidu.tensor([[3.0, 4.0]]), transposed=True)
+    tensor([[11.]])
     """
+    params = _MM_PARAMS[transposed]
     device = a._device
     if b._device is not device:
-        return bind_eager(dot_general, (a, b), _MM_PARAMS)  # the general path's error, or a 0-d move
+        return bind_eager(dot_general, (a, b), params)  # the general path's error, or a 0-d move
     abuf, bbuf = a._buf, b._buf
-    key = (abuf.shape, bbuf.shape, a._dtype, device.type)
+    key = (abuf.shape, bbuf.shape, a._dtype, device.type, transposed)
     entry = _MATMULS.get(key)
     if entry is None:
-        entry = _signature(dot_general, (a, b), _MM_PARAMS)
+        entry = _signature(dot_general, (a, b), params)
         if len(_MATMULS) >= _MAX_SIGNATURES:
             _MATMULS.clear()
         _MATMULS[key] = entry
@@ -260,14 +265,14 @@ def bind_matmul(a: Tensor, b: Tensor) -> Tensor:
                 refresh_view(t)
     if deferred.PENDING and (id(storage(abuf)) in deferred._pending_ids or id(storage(bbuf)) in deferred._pending_ids):
         deferred.flush()
-    out = wrap(dot_general.impls[device.type](abuf, bbuf, **_MM_PARAMS), entry[1][0].dtype, device)
+    out = wrap(dot_general.impls[device.type](abuf, bbuf, **params), entry[1][0].dtype, device)
     if grad_on and (a._requires_grad or b._requires_grad):
         args = (a, b)
         if entry[5] and GROUPED:
             with deferred._lock:
-                _record_grouped(_application(dot_general, _MM_PARAMS, entry), args, entry, out)
+                _record_grouped(_application(dot_general, params, entry), args, entry, out)
         else:
-            _record(dot_general, args, _MM_PARAMS, entry, [out])
+            _record(dot_general, args, params, entry, [out])
     return out
 
 

@@ -20,6 +20,7 @@ from .. import ops
 from ..core import dtypes
 from ..core.deferred import reads_exposed
 from ..core.device import CPU
+from ..core.dispatch import bind_matmul
 from ..core.grad_mode import no_grad
 from ..core.inplace import assign_
 from ..core.primitive import bind
@@ -29,7 +30,7 @@ from ..primitives import gather as gather_prims
 from ..primitives import linalg
 from ..primitives import nn as nn_prims
 from ..primitives.slicing import pad as pad_p
-from ..tensor import Tensor, placed
+from ..tensor import SHORT_PATH_TYPES, Tensor, placed
 
 __all__ = [
     "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
@@ -98,8 +99,11 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
         )
     if weight.ndim == 2 and input.dtype is weight.dtype and input.dtype.is_floating_point:
         # one product contracting the weight's last dim: its gradient comes out in its layout
-        dims = (((input.ndim - 1,), (1,)), ((), ()))
-        out = bind(linalg.dot_general, input, weight, dimension_numbers=dims)
+        if input.ndim == 2 and type(input) in SHORT_PATH_TYPES and type(weight) in SHORT_PATH_TYPES:
+            out = bind_matmul(input, weight, transposed=True)
+        else:
+            dims = (((input.ndim - 1,), (1,)), ((), ()))
+            out = bind(linalg.dot_general, input, weight, dimension_numbers=dims)
     else:
         out = ops.matmul(input, weight.t() if weight.ndim == 2 else weight)
     return out if bias is None else out + bias

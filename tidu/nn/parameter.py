@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
-from ..tensor import Tensor
+from ..tensor import SHORT_PATH_TYPES, Tensor
 
 
 class Parameter(Tensor):
@@ -39,3 +39,6 @@ class Parameter(Tensor):
 
     def __reduce__(self) -> Any:
         return (Parameter, (self.detach(), self.requires_grad))
+
+
+SHORT_PATH_TYPES.add(Parameter)  # a leaf that requires grad by default, the same tensor to every op

@@ -20,7 +20,7 @@ from ..core.dispatch import bind_broadcast
 from ..core.primitive import Var, bind
 from ..core.tape import KEPT
 from ..primitives import creation, structural
-from ..tensor import Tensor
+from ..tensor import SHORT_PATH_TYPES, Tensor
 
 
 def is_value(x: Any) -> bool:
@@ -107,7 +107,8 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast") -> tuple[int
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
     shape = tuple(shape)
-    current = x._buf.shape if type(x) is Tensor else tuple(x.shape)
+    short = type(x) is Tensor or type(x) in SHORT_PATH_TYPES
+    current = x._buf.shape if short else tuple(x.shape)
     if current == shape:
         return x
     if len(current) > len(shape):
@@ -115,7 +116,7 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
             f"The number of sizes provided ({len(shape)}) must be greater or equal to the number of "
             f"dimensions in the tensor ({len(current)})"
         )
-    if type(x) is Tensor:
+    if short:
         return bind_broadcast(x, shape)
     lead = len(shape) - len(current)
     return bind(structural.broadcast_in_dim, x, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
@@ -171,13 +172,13 @@ def operands(*args: Any, op: str, float_only: bool = False, dtype: dtypes.dtype 
 
 
 def same_or_scalar(a: Any, b: Any, float_only: bool = False) -> list[Any] | None:
-    """The common cases without the general machinery: two exact ``Tensor``s of one dtype and
-    device (broadcast to one shape), or one and a Python number of no higher category; ``None``
-    otherwise. The operands come back as exact ``Tensor``s of one shape, dtype and device, ready
-    for ``dispatch.bind_same``."""
-    if type(a) is Tensor:
+    """The common cases without the general machinery: two tensors of the short paths' types
+    (``tensor.SHORT_PATH_TYPES``) of one dtype and device (broadcast to one shape), or one and a
+    Python number of no higher category; ``None`` otherwise. The operands come back as such
+    tensors of one shape, dtype and device, ready for ``dispatch.bind_same``."""
+    if type(a) is Tensor or type(a) in SHORT_PATH_TYPES:
         t, other, first = a, b, True
-    elif type(b) is Tensor:
+    elif type(b) is Tensor or type(b) in SHORT_PATH_TYPES:
         t, other, first = b, a, False
     else:
         return None
@@ -185,7 +186,7 @@ def same_or_scalar(a: Any, b: Any, float_only: bool = False) -> list[Any] | None
     if float_only and not floating:
         return None
     kind = type(other)
-    if kind is Tensor:
+    if kind is Tensor or kind in SHORT_PATH_TYPES:
         if other._dtype is not t._dtype or other._device is not t._device:
             return None
         sa, sb = a._buf.shape, b._buf.shape

@@ -11,7 +11,7 @@ from ..core.primitive import bind
 from ..primitives.linalg import dot_general
 from ..primitives.reduce import reduce_sum
 from ..primitives.structural import transpose as transpose_p
-from ..tensor import Tensor
+from ..tensor import SHORT_PATH_TYPES
 from ._operands import broadcast_shapes, broadcast_to, is_value
 from .shape import reshape, squeeze, unsqueeze
 
@@ -56,7 +56,7 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.tensor([[1, 2]]) @ tidu.tensor([[3], [4]])
     tensor([[11]])
     """
-    if type(input) is Tensor and type(other) is Tensor:  # the common case, checked at once
+    if type(input) in SHORT_PATH_TYPES and type(other) in SHORT_PATH_TYPES:  # the common case, checked at once
         sa, sb = input._buf.shape, other._buf.shape
         if (len(sa) == 2 == len(sb) and sa[1] == sb[0] and input._dtype is other._dtype
                 and input._dtype is not dtypes.bool_):

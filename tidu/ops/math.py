@@ -12,7 +12,7 @@ from ..core import dtypes
 from ..core.dispatch import bind_same
 from ..core.primitive import Var, bind
 from ..primitives import elementwise as ew
-from ..tensor import Tensor
+from ..tensor import SHORT_PATH_TYPES, Tensor
 from ._operands import (
     broadcast_shapes,
     broadcast_to,
@@ -174,7 +174,7 @@ def neg(input: Any) -> Any:  # noqa: A002
 
 def _unary(prim: Any, name: str, doc: str) -> Any:
     def fn(input: Any) -> Any:  # noqa: A002
-        if type(input) is Tensor and input._dtype.is_floating_point:
+        if (type(input) is Tensor or type(input) in SHORT_PATH_TYPES) and input._dtype.is_floating_point:
             return bind_same(prim, (input,))
         return bind(prim, float_operand(input, name))
 

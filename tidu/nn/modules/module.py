@@ -420,7 +420,7 @@ class Module:
                 )
                 continue
             with no_grad():
-                assign_(target, value.detach().to(target.dtype), op="load_state_dict")
+                assign_(target, value.detach().to(target.device, target.dtype), op="load_state_dict")
         unexpected = [k for k in state_dict.keys() if k not in own]
         if strict:
             if unexpected:
