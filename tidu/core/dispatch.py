@@ -108,9 +108,7 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
         args = _same_device(prim, args)
     grad_on = grad_mode._state.enabled
     if grad_on:
-        for a in args:
-            if a._view is not None and a._view.version != a._version.value:
-                refresh_view(a)
+        _refresh_stale(args)
     entry = _signature(prim, args, params)
     out_avals = entry[1]
     defer = entry[3]
@@ -137,13 +135,26 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if grad_on and not prim.nondiff:
         for a in args:
             if a._requires_grad:
-                if entry[5] and GROUPED:
-                    with deferred._lock:
-                        _record_grouped(_application(prim, params, entry), args, entry, outs[0])
-                else:
-                    _record(prim, args, params, entry, outs)
+                _record_call(prim, args, params, entry, outs)
                 break
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _refresh_stale(args: Sequence[Any]) -> None:
+    """Views among ``args`` whose base was written since they took their graph position take
+    their new one (``refresh_view``)."""
+    for a in args:
+        if a._view is not None and a._view.version != a._version.value:
+            refresh_view(a)
+
+
+def _record_call(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
+    """Record a call that ran: in the open group where its signature is grouped, else as a node."""
+    if entry[5] and GROUPED:
+        with deferred._lock:
+            _record_grouped(_application(prim, params, entry), args, entry, outs[0])
+    else:
+        _record(prim, args, params, entry, outs)
 
 
 # (prim, shape, dtype, device type) -> the signature entry of a call without params on operands of
@@ -152,8 +163,9 @@ _SAME: dict[tuple, list] = {}
 
 
 def bind_same(prim: Primitive, args: tuple) -> Any:
-    """``bind(prim, *args)`` for exact ``Tensor``s of one shape, dtype and device and no params
-    (the caller checked that), without the general path's checks when the call is deferred."""
+    """``bind(prim, *args)`` for tensors of the short paths' types (``tensor.SHORT_PATH_TYPES``) of
+    one shape, dtype and device and no params (the caller checked that), without the general
+    path's checks when the call is deferred."""
     a = args[0]
     key = (prim, a._buf.shape, a._dtype, a._device.type)
     entry = _SAME.get(key)
@@ -168,7 +180,7 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
     if not defer or not deferred.ENABLED:
         return bind_eager(prim, args, {})
     grad_on = grad_mode._state.enabled
-    if grad_on:
+    if grad_on:  # _refresh_stale written out: this is every elementwise op's path
         for t in args:
             if t._view is not None and t._view.version != t._version.value:
                 refresh_view(t)
@@ -185,8 +197,9 @@ _BROADCASTS: dict[tuple, tuple] = {}
 
 
 def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """``broadcast_in_dim`` of an exact ``Tensor`` along its trailing dims (numpy's rule) to
-    ``shape``: what ``bind`` does, the view made and recorded without the general path's lookups.
+    """``broadcast_in_dim`` of a tensor of the short paths' types along its trailing dims (numpy's
+    rule) to ``shape``: what ``bind`` does, the view made and recorded without the general path's
+    lookups.
 
     >>> import tidu
     >>> from tidu.core.dispatch import bind_broadcast
@@ -206,25 +219,16 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
             _BROADCASTS.clear()
         hit = _BROADCASTS[key] = (entry, params)
     entry, params = hit
+    args = (x,)
     grad_on = grad_mode._state.enabled
-    if grad_on and x._view is not None and x._view.version != x._version.value:
-        refresh_view(x)
-    if deferred.PENDING and id(storage(buf)) in deferred._pending_ids:
+    if grad_on:
+        _refresh_stale(args)
+    if deferred.PENDING and deferred.reads_pending((buf,)):
         deferred.flush()
-    array = broadcast_in_dim.impls[x._device.type](buf, **params)
-    out = wrap(array, x._dtype, x._device)
-    if storage(array) is storage(buf):  # a view (the kernels make one): linked to its base
-        out._version = x._version
-        replay = entry[6]
-        if replay is None:
-            replay = entry[6] = _replay(broadcast_in_dim, (x,), params, 0, 0, 1)
-        out._view = _view_of(x, replay)
+    out = wrap(broadcast_in_dim.impls[x._device.type](buf, **params), x._dtype, x._device)
+    _link_view(broadcast_in_dim, args, params, out, 0, 1, entry)  # the kernels make a view
     if grad_on and x._requires_grad:
-        if GROUPED:
-            with deferred._lock:
-                _record_grouped(_application(broadcast_in_dim, params, entry), (x,), entry, out)
-        else:
-            _record(broadcast_in_dim, (x,), params, entry, [out])
+        _record_call(broadcast_in_dim, args, params, entry, [out])
     return out
 
 
@@ -258,21 +262,15 @@ def bind_matmul(a: Tensor, b: Tensor, transposed: bool = False) -> Tensor:
         if len(_MATMULS) >= _MAX_SIGNATURES:
             _MATMULS.clear()
         _MATMULS[key] = entry
+    args = (a, b)
     grad_on = grad_mode._state.enabled
     if grad_on:
-        for t in (a, b):
-            if t._view is not None and t._view.version != t._version.value:
-                refresh_view(t)
-    if deferred.PENDING and (id(storage(abuf)) in deferred._pending_ids or id(storage(bbuf)) in deferred._pending_ids):
+        _refresh_stale(args)
+    if deferred.PENDING and deferred.reads_pending((abuf, bbuf)):
         deferred.flush()
     out = wrap(dot_general.impls[device.type](abuf, bbuf, **params), entry[1][0].dtype, device)
     if grad_on and (a._requires_grad or b._requires_grad):
-        args = (a, b)
-        if entry[5] and GROUPED:
-            with deferred._lock:
-                _record_grouped(_application(dot_general, params, entry), args, entry, out)
-        else:
-            _record(dot_general, args, params, entry, [out])
+        _record_call(dot_general, args, params, entry, [out])
     return out
 
 

@@ -134,12 +134,11 @@ class Replay:
     __slots__ = ("graph", "exec", "statics", "outs", "allocated", "launched", "copy_in", "copy_out", "eager",
                  "trials", "__weakref__")
 
-    def __init__(self, graph: int, exec_: int, statics: list[Static], outs: list[CudaArray],
+    def __init__(self, graph: int, exec_: int, statics: list[Static], copy_in: Copies, outs: list[CudaArray],
                  allocated: list[tuple[int, int]], eager: float | None) -> None:
         self.graph, self.exec, self.statics, self.outs, self.allocated = graph, exec_, statics, outs, allocated
         self.launched = False
-        self.copy_in = Copies([s.array.ptr - s.lead for s in statics if s.nbytes], None,
-                              [s.nbytes for s in statics if s.nbytes])
+        self.copy_in = copy_in
         dense = [o for o in outs if o.is_c_contiguous and o.size]
         self.copy_out = Copies(None, [o.ptr for o in dense], [o.nbytes for o in dense])
         self.eager = eager
@@ -308,8 +307,8 @@ def _capture(step: Any, values: list[Any], eager: float | None) -> Sequence[Any]
         step.replay = False
         return step.fn(values)
     statics = [Static(v) for v in values]
-    for static, value in zip(statics, values):
-        copy_into(static.array, value)
+    copy_in = Copies([s.array.ptr - s.lead for s in statics if s.nbytes], None, [s.nbytes for s in statics if s.nbytes])
+    _fill(statics, values, copy_in)
     stream = runtime().stream
     graph, exec_ = _vp(), _vp()
     allocated: list[tuple[int, int]] = []
@@ -338,7 +337,7 @@ def _capture(step: Any, values: list[Any], eager: float | None) -> Sequence[Any]
         step.replay = False
         STATS["failed"] += 1
         return step.fn(values)
-    replay = step.replay = Replay(graph.value or 0, exec_.value or 0, statics, outs, allocated, eager)
+    replay = step.replay = Replay(graph.value or 0, exec_.value or 0, statics, copy_in, outs, allocated, eager)
     STATS["captured"] += 1
     _replays[id(step)] = weakref.ref(step)
     while len(_replays) > MAX_REPLAYS:
