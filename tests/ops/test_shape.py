@@ -201,3 +201,62 @@ def test_bad_arguments_raise_like_torch(name: str) -> None:
         lib_fn(torch)
     with pytest.raises(exc, match=message):
         lib_fn(tidu)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_views_take_the_short_path_as_the_general_bind(device: str, monkeypatch: Any) -> None:
+    """``transpose``, ``permute``, ``reshape`` and basic indexing bind through
+    ``dispatch.bind_view``: PyTorch's values and gradients for a queued operand, a stale view, a
+    reshape that must copy and a ``Parameter``, on a first and a repeated (cached) call; a
+    write through such a view reaches its base; a tensor subclass takes the general ``bind``;
+    bad dims raise on every call."""
+    from tidu.core import deferred, dispatch
+
+    monkeypatch.setattr(deferred, "ENABLED", True)
+    calls: list[str] = []
+    short = dispatch.bind_view
+    for module in ("tidu.ops.shape", "tidu.ops.indexing"):
+        monkeypatch.setattr(f"{module}.bind_view", lambda p, x, params: calls.append(p.name) or short(p, x, params))
+    xs = np.random.default_rng(11).standard_normal((3, 4, 5))
+
+    def chain(lib: Any, x: Any, w: Any) -> Any:
+        base = x * 1.0
+        stale = base[1]
+        base.mul_(2.0)  # ``stale``'s place in the graph is stale
+        queued = (x * 2.0).tanh()  # a queued operand
+        a = queued.transpose(0, 2).reshape(5, 12)
+        b = x.permute(2, 0, 1)[1:, :, 2].reshape(-1)  # a reshape of a non-contiguous view: a copy
+        return a.sum() + (b * b).sum() + (stale.t() * w).sum()
+
+    tx, tw = torch.tensor(xs, requires_grad=True), torch.nn.Parameter(torch.ones(5, 4, dtype=torch.float64))
+    expected = chain(torch, tx, tw)
+    expected.backward()
+    for _ in range(2):
+        calls.clear()
+        x = tidu.tensor(xs, requires_grad=True, device=device)
+        w = tidu.nn.Parameter(tidu.ones(5, 4, dtype=tidu.float64, device=device))
+        out = chain(tidu, x, w)
+        out.backward()
+        assert calls == ["slice", "reshape", "transpose", "reshape", "transpose", "slice", "reshape", "reshape",
+                         "transpose"]
+        np.testing.assert_allclose(out.item(), expected.item(), rtol=1e-12)
+        for got, want in ((x.grad, tx.grad), (w.grad, tw.grad)):
+            np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+
+    base = tidu.zeros(3, 4, device=device)
+    view = base.t()
+    view[0, 1] = 5.0
+    assert base.cpu().numpy()[1, 0] == 5.0 and base._version is view._version
+
+    class Other(tidu.Tensor):
+        pass
+
+    bound: list[str] = []
+    monkeypatch.setattr(dispatch, "bind", lambda p, *a, **k: bound.append(p.name) or tidu.core.primitive.bind(p, *a, **k))
+    other = Other(np.ones((2, 3)))
+    assert other.t().shape == (3, 2) and bound == ["transpose"]
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="number of dims don't match"):
+            x.permute(0, 1)
+        with pytest.raises(RuntimeError, match="invalid for input of size 60"):
+            x.reshape(7, -1)

@@ -11,11 +11,11 @@ import numpy as np
 
 from ..backends.layout import storage
 from ..eager import Trace
-from ..tensor import Tensor, ViewInfo, wrap
+from ..tensor import SHORT_PATH_TYPES, Tensor, ViewInfo, wrap
 from . import deferred, grad_mode, groups, programs
 from .device import CPU, CUDA
 from .groups import GroupTrace
-from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, freeze
+from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, bind, freeze
 from .programs import TensorRecordedGraph, distinct_pattern, saved_positions
 from .tape import SavedInput, SavedOutput, TapeNode, fresh_key
 
@@ -218,17 +218,56 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         if len(_BROADCASTS) >= _MAX_SIGNATURES:
             _BROADCASTS.clear()
         hit = _BROADCASTS[key] = (entry, params)
-    entry, params = hit
+    return _bind_structural(broadcast_in_dim, x, hit[1], hit[0])
+
+
+# (prim, param items, shape, dtype, device type) -> signature entry: ``bind_view``'s lookup
+_VIEWS: dict[tuple, list] = {}
+
+
+def bind_view(prim: Primitive, x: Any, params: dict[str, Any]) -> Any:
+    """``bind(prim, x, **params)`` for a structural primitive of one input and one output that
+    makes a view where it can (``reshape``, ``transpose``, ``slice``): for a tensor of the short
+    paths' types, the call made and recorded from a signature cached by (primitive, params,
+    shape, dtype, device), without the general path's lookups; anything else takes ``bind``.
+
+    >>> import tidu
+    >>> from tidu.core.dispatch import bind_view
+    >>> from tidu.primitives.structural import transpose
+    >>> bind_view(transpose, tidu.tensor([[1.0, 2.0]], requires_grad=True), {"permutation": (1, 0)})
+    tensor([[1.],
+            [2.]], grad_fn=<transpose>)
+    """
+    if type(x) is not Tensor and type(x) not in SHORT_PATH_TYPES:
+        return bind(prim, x, **params)
+    key = (prim, *params.items(), x._buf.shape, x._dtype, x._device.type)
+    entry = _VIEWS.get(key)
+    if entry is None:
+        entry = _signature(prim, (x,), params)  # the shape rule's errors
+        if len(_VIEWS) >= _MAX_SIGNATURES:
+            _VIEWS.clear()
+        _VIEWS[key] = entry
+    return _bind_structural(prim, x, params, entry)
+
+
+def _bind_structural(prim: Primitive, x: Tensor, params: dict[str, Any], entry: list) -> Tensor:
+    """The short paths' call of a structural primitive of one input and one output (its signature
+    ``entry`` looked up): what ``bind_eager`` does for it, and the output linked as a view of
+    ``x`` where the kernel made one."""
     args = (x,)
     grad_on = grad_mode._state.enabled
-    if grad_on:
-        _refresh_stale(args)
+    if grad_on and x._view is not None and x._view.version != x._version.value:
+        refresh_view(x)
+    buf = x._buf
     if deferred.PENDING and deferred.reads_pending((buf,)):
         deferred.flush()
-    out = wrap(broadcast_in_dim.impls[x._device.type](buf, **params), x._dtype, x._device)
-    _link_view(broadcast_in_dim, args, params, out, 0, 1, entry)  # the kernels make a view
+    device = x._device
+    result = prim.impls[device.type](buf, **params)
+    out = wrap(result, entry[1][0].dtype, device)
+    if result.base is not None or result is buf:
+        _link_view(prim, args, params, out, 0, 1, entry)
     if grad_on and x._requires_grad:
-        _record_call(broadcast_in_dim, args, params, entry, [out])
+        _record_call(prim, args, params, entry, [out])
     return out
 
 

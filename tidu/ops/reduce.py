@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core import dtypes
 from ..core.aval import wrap_dim
+from ..core.dispatch import bind_view
 from ..core.primitive import bind
 from ..primitives import reduce as rp
 from ..primitives.structural import reshape as reshape_p
@@ -41,7 +42,7 @@ def _dims(dim: Any, ndim: int) -> tuple[int, ...]:
 
 def _keep(out: Any, x: Any, dims: tuple[int, ...]) -> Any:
     shape = tuple(1 if d in dims else s for d, s in enumerate(x.shape))
-    return bind(reshape_p, out, new_sizes=shape)
+    return bind_view(reshape_p, out, {"new_sizes": shape})
 
 
 def _finish(out: Any, x: Any, dims: tuple[int, ...], keepdim: bool) -> Any:

@@ -11,6 +11,7 @@ from math import prod
 from typing import Any
 
 from ..core import dtypes
+from ..core.dispatch import bind_view
 from ..core.primitive import bind
 from ..primitives.slicing import slice_p
 from ..primitives.structural import broadcast_in_dim, rev
@@ -68,10 +69,24 @@ def reshape(input: Any, *shape: Any, **kwargs: Any) -> Any:  # noqa: A002
     tensor([[0, 1, 2],
             [3, 4, 5]])
     """
-    sizes = _infer(list(_sizes(_keyword(shape, kwargs, "shape", "reshape"))), prod(input.shape))
-    if sizes == tuple(input.shape):
+    in_shape = tuple(input.shape)
+    try:
+        sizes = _RESHAPES.get((in_shape, shape)) if not kwargs else None
+    except TypeError:  # a list of sizes: not a key
+        sizes = None
+    if sizes is None:
+        sizes = _infer(list(_sizes(_keyword(shape, kwargs, "shape", "reshape"))), prod(in_shape))
+        if not kwargs and all(type(s) is int for s in shape):
+            if len(_RESHAPES) >= 4096:
+                _RESHAPES.clear()
+            _RESHAPES[(in_shape, shape)] = sizes
+    if sizes == in_shape:
         return input
-    return bind(reshape_p, input, new_sizes=sizes)
+    return bind_view(reshape_p, input, {"new_sizes": sizes})
+
+
+# (input shape, the sizes as given: ints) -> the result's shape (``reshape``'s ``-1`` inferred)
+_RESHAPES: dict[tuple, tuple[int, ...]] = {}
 
 
 def view(input: Any, *shape: Any) -> Any:  # noqa: A002
@@ -92,16 +107,34 @@ def permute(input: Any, *dims: Any, **kwargs: Any) -> Any:  # noqa: A002
     tidu.Size([4, 2, 3])
     """
     dims = _sizes(_keyword(dims, kwargs, "dims", "permute"))
-    if len(dims) != input.ndim:
+    ndim = input.ndim
+    try:
+        perm = _PERMUTATIONS.get((ndim, dims), False)
+    except TypeError:  # dims that are not ints
+        perm = False
+    if perm is False:
+        perm = _permutation(dims, ndim)
+        if all(type(d) is int for d in dims):
+            if len(_PERMUTATIONS) >= 4096:
+                _PERMUTATIONS.clear()
+            _PERMUTATIONS[(ndim, dims)] = perm
+    return input if perm is None else bind_view(transpose_p, input, {"permutation": perm})
+
+
+# (ndim, dims as given: ints) -> the permutation (``None``: the identity): ``permute``'s lookup
+_PERMUTATIONS: dict[tuple, tuple[int, ...] | None] = {}
+
+
+def _permutation(dims: tuple, ndim: int) -> tuple[int, ...] | None:
+    """``dims`` checked and wrapped (``None`` when they leave every dimension in place)."""
+    if len(dims) != ndim:
         raise RuntimeError(
-            f"permute(): number of dims don't match in permute: input.dim() = {input.ndim}, len(dims) = {len(dims)}"
+            f"permute(): number of dims don't match in permute: input.dim() = {ndim}, len(dims) = {len(dims)}"
         )
-    perm = tuple(wrap_dim(d, input.ndim) for d in dims)
+    perm = tuple(wrap_dim(d, ndim) for d in dims)
     if len(set(perm)) != len(perm):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    if perm == tuple(range(input.ndim)):
-        return input
-    return bind(transpose_p, input, permutation=perm)
+    return None if perm == tuple(range(ndim)) else perm
 
 
 def transpose(input: Any, dim0: int, dim1: int) -> Any:  # noqa: A002
@@ -111,12 +144,25 @@ def transpose(input: Any, dim0: int, dim1: int) -> Any:  # noqa: A002
     >>> tidu.zeros(2, 3).transpose(0, -1).shape
     tidu.Size([3, 2])
     """
-    a, b = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
-    if input.ndim == 0:
-        return input
-    perm = list(range(input.ndim))
-    perm[a], perm[b] = perm[b], perm[a]
-    return permute(input, perm)
+    ndim = input.ndim
+    key = (ndim, dim0, dim1)
+    perm = _SWAPS.get(key, False)
+    if perm is False:
+        a, b = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
+        perm = None
+        if a != b and ndim:
+            swapped = list(range(ndim))
+            swapped[a], swapped[b] = swapped[b], swapped[a]
+            perm = tuple(swapped)
+        if type(dim0) is int and type(dim1) is int:
+            if len(_SWAPS) >= 4096:
+                _SWAPS.clear()
+            _SWAPS[key] = perm
+    return input if perm is None else bind_view(transpose_p, input, {"permutation": perm})
+
+
+# (ndim, dim0, dim1) -> the permutation (``None``: nothing moves): ``transpose``'s lookup
+_SWAPS: dict[tuple, tuple[int, ...] | None] = {}
 
 
 def t(input: Any) -> Any:  # noqa: A002
@@ -217,7 +263,7 @@ def unsqueeze(input: Any, dim: int) -> Any:  # noqa: A002
     d = wrap_dim(dim, input.ndim + 1)
     shape = list(input.shape)
     shape.insert(d, 1)
-    return bind(reshape_p, input, new_sizes=tuple(shape))
+    return bind_view(reshape_p, input, {"new_sizes": tuple(shape)})
 
 
 def squeeze(input: Any, dim: Any = None) -> Any:  # noqa: A002
@@ -233,7 +279,7 @@ def squeeze(input: Any, dim: Any = None) -> Any:  # noqa: A002
         dims = set(wrap_dims(dim, input.ndim))
         dims = {d for d in dims if input.shape[d] == 1}
     shape = tuple(s for d, s in enumerate(input.shape) if d not in dims)
-    return input if shape == tuple(input.shape) else bind(reshape_p, input, new_sizes=shape)
+    return input if shape == tuple(input.shape) else bind_view(reshape_p, input, {"new_sizes": shape})
 
 
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:  # noqa: A002
@@ -348,7 +394,7 @@ def _narrow(x: Any, d: int, start: int, stop: int) -> Any:
         return x
     starts = tuple(start if i == d else 0 for i in range(x.ndim))
     limits = tuple(stop if i == d else s for i, s in enumerate(x.shape))
-    return bind(slice_p, x, start_indices=starts, limit_indices=limits, strides=(1,) * x.ndim)
+    return bind_view(slice_p, x, {"start_indices": starts, "limit_indices": limits, "strides": (1,) * x.ndim})
 
 
 def roll(input: Any, shifts: Any, dims: Any = None) -> Any:  # noqa: A002
