@@ -158,15 +158,16 @@ def _record_call(prim: Primitive, args: Sequence[Any], params: dict[str, Any], e
 
 
 # (prim, shape, dtype, device type) -> the signature entry of a call without params on operands of
-# that one aval: the elementwise fast path's lookup (``bind_same``)
+# that one aval (but a ``select``'s boolean condition): the elementwise fast path's lookup (``bind_same``)
 _SAME: dict[tuple, list] = {}
 
 
 def bind_same(prim: Primitive, args: tuple) -> Any:
     """``bind(prim, *args)`` for tensors of the short paths' types (``tensor.SHORT_PATH_TYPES``) of
-    one shape, dtype and device and no params (the caller checked that), without the general
-    path's checks when the call is deferred."""
-    a = args[0]
+    one shape, dtype and device and no params (the caller checked that; ``select``'s first
+    operand is its boolean condition), without the general path's checks when the call is
+    deferred."""
+    a = args[-1]
     key = (prim, a._buf.shape, a._dtype, a._device.type)
     entry = _SAME.get(key)
     if entry is None:
@@ -271,8 +272,8 @@ def _bind_structural(prim: Primitive, x: Tensor, params: dict[str, Any], entry: 
     return out
 
 
-# (shape, shape, dtype, device type, b transposed) -> signature entry: ``bind_matmul``'s lookup
-_MATMULS: dict[tuple, list] = {}
+# (shape, shape, dtype, device type, dimension numbers) -> signature entry: ``bind_product``'s lookup
+_PRODUCTS: dict[tuple, list] = {}
 _MM_PARAMS = ({"dimension_numbers": (((1,), (0,)), ((), ()))},  # a @ b
               {"dimension_numbers": (((1,), (1,)), ((), ()))})  # a @ b.T, contracting b's last dim
 
@@ -280,7 +281,7 @@ _MM_PARAMS = ({"dimension_numbers": (((1,), (0,)), ((), ()))},  # a @ b
 def bind_matmul(a: Tensor, b: Tensor, transposed: bool = False) -> Tensor:
     """``a @ b`` (``a @ b.T`` if ``transposed``: ``F.linear``'s product) for 2-D tensors of the
     short paths' types and of one non-bool dtype whose contracted sizes agree (the caller checked
-    that): what ``bind(dot_general, ...)`` does, without the general path's lookups.
+    that): ``bind_product`` with a matrix product's dimension numbers.
 
     >>> import tidu
     >>> from tidu.core.dispatch import bind_matmul
@@ -289,18 +290,33 @@ def bind_matmul(a: Tensor, b: Tensor, transposed: bool = False) -> Tensor:
     >>> bind_matmul(tidu.tensor([[1.0, 2.0]]), tidu.tensor([[3.0, 4.0]]), transposed=True)
     tensor([[11.]])
     """
-    params = _MM_PARAMS[transposed]
+    return bind_product(a, b, _MM_PARAMS[transposed])
+
+
+def bind_product(a: Tensor, b: Tensor, params: dict[str, Any]) -> Tensor:
+    """``bind(dot_general, a, b, **params)`` for tensors of the short paths' types and of one
+    non-bool dtype (the caller checked that): the call made and recorded from a signature cached
+    by (shapes, dtype, device, dimension numbers), without the general path's lookups.
+
+    >>> import tidu
+    >>> from tidu.core.dispatch import bind_product
+    >>> dims = {"dimension_numbers": (((2,), (0,)), ((), ()))}  # (..., k) @ (k, n)
+    >>> bind_product(tidu.ones(2, 1, 3), tidu.ones(3, 2), dims)
+    tensor([[[3., 3.]],
+    <BLANKLINE>
+            [[3., 3.]]])
+    """
     device = a._device
     if b._device is not device:
         return bind_eager(dot_general, (a, b), params)  # the general path's error, or a 0-d move
     abuf, bbuf = a._buf, b._buf
-    key = (abuf.shape, bbuf.shape, a._dtype, device.type, transposed)
-    entry = _MATMULS.get(key)
+    key = (abuf.shape, bbuf.shape, a._dtype, device.type, params["dimension_numbers"])
+    entry = _PRODUCTS.get(key)
     if entry is None:
-        entry = _signature(dot_general, (a, b), params)
-        if len(_MATMULS) >= _MAX_SIGNATURES:
-            _MATMULS.clear()
-        _MATMULS[key] = entry
+        entry = _signature(dot_general, (a, b), params)  # the shape rule's errors
+        if len(_PRODUCTS) >= _MAX_SIGNATURES:
+            _PRODUCTS.clear()
+        _PRODUCTS[key] = entry
     args = (a, b)
     grad_on = grad_mode._state.enabled
     if grad_on:

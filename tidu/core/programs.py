@@ -174,7 +174,12 @@ def _distinct(inputs: Sequence[ValueKey]) -> tuple[list, tuple[int, ...]]:
 
 def distinct_pattern(inputs: Sequence[ValueKey]) -> tuple[int, ...]:
     """Which inputs are the same value: each one's index among the distinct inputs."""
+    if len({k._hash for k in inputs}) == len(inputs):  # distinct hashes: distinct values
+        return _IDENTITY[len(inputs)] if len(inputs) < len(_IDENTITY) else tuple(range(len(inputs)))
     return _distinct(inputs)[1]
+
+
+_IDENTITY = [tuple(range(n)) for n in range(8)]
 
 
 def _build(op: Any, active_slots: tuple, pattern: tuple, active_in: tuple, ctx: Any) -> Program:

@@ -88,6 +88,28 @@ _KEPT_CONSTANTS: dict[tuple, Tensor] = {}
 
 
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast") -> tuple[int, ...]:
+    """The shape ``shapes`` broadcast to (numpy's and PyTorch's rule); ``op`` names the op in the
+    error. Results are remembered per tuple of shapes.
+
+    >>> broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
+    try:
+        found = _SHAPES.get(shapes)
+    except TypeError:  # a list among the shapes
+        return _broadcast_shapes(shapes, op)
+    if found is None:
+        found = _broadcast_shapes(shapes, op)
+        if len(_SHAPES) >= 4096:
+            _SHAPES.clear()
+        _SHAPES[shapes] = found
+    return found
+
+
+_SHAPES: dict[tuple, tuple[int, ...]] = {}  # shapes -> their broadcast shape (``broadcast_shapes``)
+
+
+def _broadcast_shapes(shapes: tuple, op: str) -> tuple[int, ...]:
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for shape in shapes:
@@ -192,23 +214,15 @@ def same_or_scalar(a: Any, b: Any, float_only: bool = False) -> list[Any] | None
         sa, sb = a._buf.shape, b._buf.shape
         if sa == sb:
             return [a, b]
-        shape = _BROADCASTS.get((sa, sb))
-        if shape is None:
-            try:
-                shape = broadcast_shapes(sa, sb)
-            except RuntimeError:
-                return None  # the general path raises, naming the op
-            if len(_BROADCASTS) >= 1024:
-                _BROADCASTS.clear()
-            _BROADCASTS[(sa, sb)] = shape
+        try:
+            shape = broadcast_shapes(sa, sb)
+        except RuntimeError:
+            return None  # the general path raises, naming the op
         return [broadcast_to(a, shape), broadcast_to(b, shape)]
     if kind is float and floating or kind is int and t._dtype.category:  # no higher category
         c = constant(other, t._dtype, t, t._buf.shape)
         return [t, c] if first else [c, t]
     return None
-
-
-_BROADCASTS: dict[tuple, tuple[int, ...]] = {}  # (shape, shape) -> their broadcast shape
 
 
 def _on_one_device(args: Sequence[Any]) -> list[Any]:

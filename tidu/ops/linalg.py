@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import dtypes
-from ..core.dispatch import bind_matmul
+from ..core.dispatch import bind_matmul, bind_product
 from ..core.primitive import bind
 from ..primitives.linalg import dot_general
 from ..primitives.reduce import reduce_sum
@@ -56,11 +56,18 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.tensor([[1, 2]]) @ tidu.tensor([[3], [4]])
     tensor([[11]])
     """
-    if type(input) in SHORT_PATH_TYPES and type(other) in SHORT_PATH_TYPES:  # the common case, checked at once
+    if type(input) in SHORT_PATH_TYPES and type(other) in SHORT_PATH_TYPES:  # the common cases, checked at once
         sa, sb = input._buf.shape, other._buf.shape
-        if (len(sa) == 2 == len(sb) and sa[1] == sb[0] and input._dtype is other._dtype
-                and input._dtype is not dtypes.bool_):
-            return bind_matmul(input, other)
+        if input._dtype is other._dtype and input._dtype is not dtypes.bool_:
+            if len(sa) == 2 == len(sb) and sa[1] == sb[0]:
+                return bind_matmul(input, other)
+            params = _PRODUCTS.get((sa, sb))
+            if params is None:
+                if len(_PRODUCTS) >= 4096:
+                    _PRODUCTS.clear()
+                params = _PRODUCTS[(sa, sb)] = _product_params(sa, sb)
+            if params:
+                return bind_product(input, other, params)
     _check_tensors("matmul", input, other)
     a, b = input, other
     _same_dtype(a, b)
@@ -94,6 +101,23 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     nb = len(batch)
     dims = (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
     return bind(dot_general, a, b, dimension_numbers=dims)
+
+
+# (shape, shape) -> ``dot_general``'s params for ``matmul`` of tensors of those shapes, or ``False``
+# where the general path decides (vectors, broadcast batch dims, errors): its short path's lookup
+_PRODUCTS: dict[tuple, dict | bool] = {}
+
+
+def _product_params(sa: tuple[int, ...], sb: tuple[int, ...]) -> dict | bool:
+    """The params of ``matmul``'s product of an ``(..., m, k)`` and a ``(k, n)`` or
+    ``(..., k, n)`` tensor of the same batch dims (what the general path binds); ``False`` for
+    anything else."""
+    if len(sa) >= 2 and len(sb) == 2 and sa[-1] == sb[0]:
+        return {"dimension_numbers": (((len(sa) - 1,), (0,)), ((), ()))}
+    if len(sa) == len(sb) >= 3 and sa[:-2] == sb[:-2] and sa[-1] == sb[-2]:
+        nb = len(sa) - 2
+        return {"dimension_numbers": (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))}
+    return False
 
 
 def mm(input: Any, mat2: Any) -> Any:  # noqa: A002

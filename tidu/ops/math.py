@@ -311,6 +311,11 @@ def where(condition: Any, input: Any, other: Any) -> Any:  # noqa: A002
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype.name}"
         )
+    if (type(condition) in SHORT_PATH_TYPES and type(input) in SHORT_PATH_TYPES and type(other) in SHORT_PATH_TYPES
+            and input._dtype is other._dtype and condition._device is input._device is other._device):
+        shape = broadcast_shapes(condition._buf.shape, input._buf.shape, other._buf.shape, op="where")
+        return bind_same(ew.select, (broadcast_to(condition, shape), broadcast_to(input, shape),
+                                     broadcast_to(other, shape)))
     like = next((v for v in (condition, input, other) if isinstance(v, Var)), condition)
     dt = dtypes.result_type(input, other)
     a, b = lift(input, dt, like), lift(other, dt, like)

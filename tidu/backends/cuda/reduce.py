@@ -58,8 +58,11 @@ def reinterpret(x: CudaArray, shape: tuple[int, ...], dtype: Any = None) -> Cuda
 
 
 def flat(x: CudaArray, dtype: Any = None) -> CudaArray:
-    """``x`` as 1-D, bool viewed as uint8 (what the kernels take)."""
+    """``x`` as the kernels' 1-D parameters take it, bool viewed as uint8: a C-contiguous array of
+    another type as it is (the launcher packs it flat), anything else reinterpreted as 1-D."""
     if dtype is None:
+        if x.dtype.kind != "b" and x.is_c_contiguous:
+            return x
         dtype = np.uint8 if x.dtype == np.bool_ else x.dtype
     return reinterpret(x, (x.size,), dtype)
 
