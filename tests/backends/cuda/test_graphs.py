@@ -167,10 +167,10 @@ def test_a_step_over_the_memory_limit_runs_its_kernels(monkeypatch, limit):
     w, x, labels, expected, step = _built(monkeypatch)
     capture = graphs._capture
 
-    def at_the_limit(step, values, eager):  # the inputs alone over it, or only with the graph's own memory
+    def at_the_limit(step, values, eager, seen):  # the inputs alone over it, or only with the graph's own memory
         inputs = sum(v.nbytes for v in values)
         monkeypatch.setattr(graphs, "MAX_GRAPH_BYTES", inputs - 1 if limit == "inputs" else inputs)
-        return capture(step, values, eager)
+        return capture(step, values, eager, None)  # every input copied into the graph's statics
 
     monkeypatch.setattr(graphs, "_capture", at_the_limit)
     before = dict(graphs.STATS)
@@ -195,3 +195,28 @@ def test_running_out_of_memory_gives_the_graphs_memory_back(monkeypatch):
         for g, e in zip(_step(w, x, labels), expected):
             np.testing.assert_array_equal(g, e)
     assert (step.replay.__class__ is graphs.Replay) is not runtime().simulated
+
+
+def test_inputs_read_in_place_are_checked_on_every_pass(monkeypatch):
+    """Inputs that stay where they were (the weights, the batch) are read in place; a pass whose
+    weights moved runs the kernels, and ``MAX_MISSES`` such passes drop the graph, which is
+    captured again copying every input. Every pass's gradients are the kernels'."""
+    w, x, labels, expected, step = _built(monkeypatch)
+    monkeypatch.setattr(graphs, "TRIALS", PASSES)
+    before = dict(graphs.STATS)
+    for k in range(graphs.CAPTURE_AFTER + 1):
+        for g, e in zip(_step(w, x, labels), expected):
+            np.testing.assert_array_equal(g, e, err_msg=f"pass {k}")
+    simulated = runtime().simulated
+    placed = graphs.STATS["in_place"] - before["in_place"]
+    assert placed == 0 if simulated else placed > 0 and step.replay.in_place
+    moved = {k: tidu.tensor(t.detach().cpu().numpy(), device="cuda", requires_grad=True) for k, t in w.items()}
+    for k in range(graphs.MAX_MISSES + graphs.CAPTURE_AFTER + 1):
+        for g, e in zip(_step(moved, x, labels), expected):
+            np.testing.assert_array_equal(g, e, err_msg=f"moved, pass {k}")
+    if simulated:
+        assert graphs.STATS == before
+    else:
+        assert graphs.STATS["missed"] - before["missed"] == graphs.MAX_MISSES
+        assert graphs.STATS["dropped"] - before["dropped"] == 1 and graphs.STATS["captured"] - before["captured"] == 2
+        assert step.replay.__class__ is graphs.Replay and not step.replay.in_place  # every input copied now

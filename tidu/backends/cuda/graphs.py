@@ -6,7 +6,10 @@ cuBLASLt's own call: 10-50 µs an instruction measured on an H200 host) that is 
 step's time. From a step's ``CAPTURE_AFTER``-th run on, its program is captured once
 (``cuStreamBeginCapture`` on tidu's stream) and each later pass replays the graph:
 
-- the graph reads fixed *static* arrays, one per program input, laid out as the value it was
+- an input whose value lay in the same array, at the same place, on the run before the capture
+  (a weight or a view of one, the batch of a loop over one batch) is read *in place*: a pass
+  checks that its value is at that address in that layout, and copies nothing;
+- the graph reads every other input from a fixed *static* array, laid out as the value it was
   captured with; each pass copies its gathered values in (one batched copy where they are laid
   out alike);
 - the program's own arrays are the graph's memory (allocation nodes; the graph frees them
@@ -14,8 +17,9 @@ step's time. From a step's ``CAPTURE_AFTER``-th run on, its program is captured 
 - its results are copied into fresh arrays after the launch, so a pass's gradients outlive
   the next pass.
 
-A graph's first ``TRIALS`` replays are timed against the kernels' run, and one no faster is
-dropped; a program of fewer than ``MIN_PROGRAM`` instructions is never captured. A program that
+A pass whose in-place input is elsewhere runs the kernels, and ``MAX_MISSES`` such passes in
+a row drop the graph (the step is captured again, copying every input). A graph's first
+``TRIALS`` replays are timed against the kernels' run, and one no faster is dropped; a program of fewer than ``MIN_PROGRAM`` instructions is never captured. A program that
 cannot be captured (it reads a value on the host, copies a host constant, an input that is not
 a device array) runs its kernels as before, and is not tried again. Graphs
 are off under the simulator and with ``TIDU_CUDA_GRAPHS=0``; a step whose inputs and own memory
@@ -47,7 +51,8 @@ CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1
 MIN_PROGRAM = 8  # instructions; a shorter program is never captured
 MAX_GRAPH_BYTES = 256 << 20  # a graph's static inputs and own memory; a larger step is not captured
 TRIALS = 3  # replays timed against the kernels' run before a graph is kept
-STATS = {"captured": 0, "replayed": 0, "failed": 0, "dropped": 0}  # (tests, benchmarks)
+MAX_MISSES = 3  # passes in a row whose in-place inputs moved before a graph is dropped
+STATS = {"captured": 0, "replayed": 0, "failed": 0, "dropped": 0, "missed": 0, "in_place": 0, "copied": 0}
 
 _vp = ctypes.c_void_p
 _PROTOTYPES = {
@@ -59,6 +64,7 @@ _PROTOTYPES = {
     "cuGraphDestroy": [_vp],
 }
 _replays: OrderedDict[int, weakref.ref] = OrderedDict()  # id(step) -> the step, for steps holding a Replay
+_moved: weakref.WeakSet = weakref.WeakSet()  # steps whose inputs read in place moved: they copy every input
 
 
 def _library() -> ctypes.CDLL | None:
@@ -91,19 +97,43 @@ def runner(step: Any) -> Callable[[list[Any]], Sequence[Any]]:
         return step.fn
     count = 1 if state is None else state[0] + 1
     if count < CAPTURE_AFTER - 1:
-        step.replay = (count, None)
+        step.replay = (count, None, None)
         return step.fn
     if count == CAPTURE_AFTER - 1:
         return lambda values: _timed(step, count, values)
-    return lambda values: _capture(step, values, state[1])
+    return lambda values: _capture(step, values, state[1], state[2])
 
 
 def _timed(step: Any, count: int, values: list[Any]) -> Sequence[Any]:
-    """``step.fn(values)``, its host time kept for the capture to compare its replays with."""
+    """``step.fn(values)``, its host time kept for the capture to compare its replays with, and
+    where its values lay (the capture reads in place those that lie there again)."""
+    seen = [_lies(v) for v in values]
     start = time.perf_counter()
     results = step.fn(values)
-    step.replay = (count, time.perf_counter() - start)
+    step.replay = (count, time.perf_counter() - start, seen)
     return results
+
+
+def _place(value: Any) -> tuple | None:
+    """Where a device array is and how it is laid out (``None`` for anything else)."""
+    return (value.ptr, value.shape, value.strides, value.dtype) if type(value) is CudaArray else None
+
+
+def _lies(value: Any) -> tuple | None:
+    """The array whose memory a device array lies in (its root base, weakly) and its place there;
+    ``None`` for anything else."""
+    return (weakref.ref(_root(value)), _place(value)) if type(value) is CudaArray else None
+
+
+def _lies_again(seen: tuple | None, value: Any) -> bool:
+    """Whether ``value`` lies where ``seen`` (``_lies`` of a value before) says, in the same array."""
+    return seen is not None and seen[1] == _place(value) and seen[0]() is _root(value)
+
+
+def _root(value: CudaArray) -> CudaArray:
+    while type(value.owner) is CudaArray:
+        value = value.owner
+    return value
 
 
 def _replayed(replay: Replay, step: Any, values: list[Any]) -> Sequence[Any]:
@@ -112,6 +142,11 @@ def _replayed(replay: Replay, step: Any, values: list[Any]) -> Sequence[Any]:
         start = time.perf_counter()
     results = replay(values)
     if results is None:
+        if replay.misses >= MAX_MISSES:  # its in-place inputs moved for good: captured again later,
+            step.replay = None  # copying every input
+            _replays.pop(id(step), None)
+            _moved.add(step)
+            STATS["dropped"] += 1
         return step.fn(values)
     if trial:
         replay.trials.append(time.perf_counter() - start)
@@ -125,18 +160,22 @@ def _replayed(replay: Replay, step: Any, values: list[Any]) -> Sequence[Any]:
 
 
 class Replay:
-    """A step's program as an instantiated CUDA graph over static inputs; calling it on a
-    pass's values copies them in, launches the graph and returns copies of its results.
+    """A step's program as an instantiated CUDA graph; calling it on a pass's values checks that
+    those it reads in place are where they were captured (``in_place``: input index and place),
+    copies the others into their static arrays (``statics``, for the inputs ``copied``),
+    launches the graph and returns copies of its results.
 
     Its first ``TRIALS`` replays are timed against the kernels' run (``eager`` seconds of host
     time): a graph no faster is dropped (a program of a few kernels and many inputs)."""
 
-    __slots__ = ("graph", "exec", "statics", "outs", "allocated", "launched", "copy_in", "copy_out", "eager",
-                 "trials", "__weakref__")
+    __slots__ = ("graph", "exec", "statics", "copied", "in_place", "misses", "outs", "allocated", "launched",
+                 "copy_in", "copy_out", "eager", "trials", "__weakref__")
 
-    def __init__(self, graph: int, exec_: int, statics: list[Static], copy_in: Copies, outs: list[CudaArray],
+    def __init__(self, graph: int, exec_: int, statics: list[Static], copied: list[int],
+                 in_place: list[tuple[int, tuple]], copy_in: Copies, outs: list[CudaArray],
                  allocated: list[tuple[int, int]], eager: float | None) -> None:
         self.graph, self.exec, self.statics, self.outs, self.allocated = graph, exec_, statics, outs, allocated
+        self.copied, self.in_place, self.misses = copied, in_place, 0
         self.launched = False
         self.copy_in = copy_in
         dense = [o for o in outs if o.is_c_contiguous and o.size]
@@ -145,9 +184,17 @@ class Replay:
         self.trials: list[float] | None = None if eager is None else []
 
     def __call__(self, values: Sequence[CudaArray]) -> list[CudaArray] | None:
-        """The results of the program on ``values``; ``None`` when a value's layout cannot be
-        copied into its static array (the caller runs the kernels instead)."""
-        return self.launch() if _fill(self.statics, values, self.copy_in) else None
+        """The results of the program on ``values``; ``None`` when an input read in place has
+        moved (counted in ``misses``) or a value's layout cannot be copied into its static array
+        (the caller runs the kernels instead)."""
+        for i, place in self.in_place:
+            value = values[i]
+            if type(value) is not CudaArray or value.ptr != place[0] or value.strides != place[2]:
+                self.misses += 1
+                STATS["missed"] += 1
+                return None
+        self.misses = 0
+        return self.launch() if _fill(self.statics, [values[i] for i in self.copied], self.copy_in) else None
 
     def launch(self) -> list[CudaArray]:
         lib, stream = driver.library(), runtime().stream
@@ -295,20 +342,29 @@ def _fill(statics: Sequence[Static], values: Sequence[CudaArray], copies: Copies
     return True
 
 
-def _capture(step: Any, values: list[Any], eager: float | None) -> Sequence[Any]:
-    """Capture ``step``'s program on static copies of ``values`` and run it by launching the
-    graph; when it cannot be captured, run it as before and mark the step (``replay = False``)."""
+def _capture(step: Any, values: list[Any], eager: float | None, seen: list | None) -> Sequence[Any]:
+    """Capture ``step``'s program, reading in place the values that lie where those of the run
+    before lay (``seen``: ``_lies`` of each) and static copies of the others, and run it by
+    launching the graph; when it cannot be captured, run it as before and mark the step
+    (``replay = False``)."""
     lib = _library()
     if lib is None or not all(type(v) is CudaArray for v in values):
         step.replay = False
         return step.fn(values)
-    static_bytes = sum(v.nbytes for v in values)
+    seen = [] if seen is None or step in _moved else seen
+    in_place = [(i, _place(v)) for i, v in enumerate(values) if i < len(seen) and _lies_again(seen[i], v)]
+    fixed = {i for i, _ in in_place}
+    copied = [i for i in range(len(values)) if i not in fixed]
+    static_bytes = sum(values[i].nbytes for i in copied)
     if static_bytes > MAX_GRAPH_BYTES:  # large values: kernels outweigh launches, and copies would double them
         step.replay = False
         return step.fn(values)
-    statics = [Static(v) for v in values]
+    statics = [Static(values[i]) for i in copied]
     copy_in = Copies([s.array.ptr - s.lead for s in statics if s.nbytes], None, [s.nbytes for s in statics if s.nbytes])
-    _fill(statics, values, copy_in)
+    _fill(statics, [values[i] for i in copied], copy_in)
+    read = list(values)
+    for i, static in zip(copied, statics):
+        read[i] = static.array
     stream = runtime().stream
     graph, exec_ = _vp(), _vp()
     allocated: list[tuple[int, int]] = []
@@ -317,7 +373,7 @@ def _capture(step: Any, values: list[Any], eager: float | None) -> Sequence[Any]
     try:
         driver.call("cuStreamBeginCapture_v2", stream, CU_STREAM_CAPTURE_MODE_RELAXED)
         try:
-            outs = list(step.fn([s.array for s in statics]))
+            outs = list(step.fn(read))
         finally:
             ended = lib.cuStreamEndCapture(stream, ctypes.byref(graph))
             memory.end_capture()
@@ -337,8 +393,11 @@ def _capture(step: Any, values: list[Any], eager: float | None) -> Sequence[Any]
         step.replay = False
         STATS["failed"] += 1
         return step.fn(values)
-    replay = step.replay = Replay(graph.value or 0, exec_.value or 0, statics, copy_in, outs, allocated, eager)
+    replay = step.replay = Replay(graph.value or 0, exec_.value or 0, statics, copied, in_place, copy_in, outs,
+                                  allocated, eager)
     STATS["captured"] += 1
+    STATS["in_place"] += len(in_place)
+    STATS["copied"] += len(copied)
     _replays[id(step)] = weakref.ref(step)
     while len(_replays) > MAX_REPLAYS:
         _drop(_replays.popitem(last=False)[1])
