@@ -179,7 +179,7 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
     if defer is None:
         defer = entry[3] = _deferral(prim, {}, entry)
     if not defer or not deferred.ENABLED:
-        return bind_eager(prim, args, {})
+        return _call(prim, args, _NO_PARAMS, entry)
     grad_on = grad_mode._state.enabled
     if grad_on:  # _refresh_stale written out: this is every elementwise op's path
         for t in args:
@@ -187,7 +187,7 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
                 refresh_view(t)
     arrays = [t._buf for t in args]
     if deferred._exposed and deferred.reads_exposed(arrays):
-        return bind_eager(prim, args, {})
+        return _call(prim, args, _NO_PARAMS, entry)
     return _defer(prim, entry, defer, args, arrays, _NO_PARAMS, grad_on)
 
 
@@ -219,7 +219,7 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         if len(_BROADCASTS) >= _MAX_SIGNATURES:
             _BROADCASTS.clear()
         hit = _BROADCASTS[key] = (entry, params)
-    return _bind_structural(broadcast_in_dim, x, hit[1], hit[0])
+    return _call(broadcast_in_dim, (x,), hit[1], hit[0])
 
 
 # (prim, param items, shape, dtype, device type) -> signature entry: ``bind_view``'s lookup
@@ -248,27 +248,32 @@ def bind_view(prim: Primitive, x: Any, params: dict[str, Any]) -> Any:
         if len(_VIEWS) >= _MAX_SIGNATURES:
             _VIEWS.clear()
         _VIEWS[key] = entry
-    return _bind_structural(prim, x, params, entry)
+    return _call(prim, (x,), params, entry)
 
 
-def _bind_structural(prim: Primitive, x: Tensor, params: dict[str, Any], entry: list) -> Tensor:
-    """The short paths' call of a structural primitive of one input and one output (its signature
-    ``entry`` looked up): what ``bind_eager`` does for it, and the output linked as a view of
-    ``x`` where the kernel made one."""
-    args = (x,)
+def _call(prim: Primitive, args: tuple, params: dict[str, Any], entry: list) -> Tensor:
+    """What ``bind_eager`` does for a call that runs now, for the short paths: tensors of their
+    types on one device, one output, the signature ``entry`` looked up. Stale views refreshed,
+    queued work that the kernel reads flushed, the output linked as a view of an input where the
+    kernel made one, and the call recorded."""
     grad_on = grad_mode._state.enabled
-    if grad_on and x._view is not None and x._view.version != x._version.value:
-        refresh_view(x)
-    buf = x._buf
-    if deferred.PENDING and deferred.reads_pending((buf,)):
+    if grad_on:
+        for a in args:
+            if a._view is not None and a._view.version != a._version.value:
+                refresh_view(a)
+    arrays = [a._buf for a in args]
+    if deferred.PENDING and deferred.reads_pending(arrays):
         deferred.flush()
-    device = x._device
-    result = prim.impls[device.type](buf, **params)
+    device = args[0]._device
+    result = prim.impls[device.type](*arrays, **params)
     out = wrap(result, entry[1][0].dtype, device)
-    if result.base is not None or result is buf:
+    if result.base is not None or _returns_input(result, arrays):
         _link_view(prim, args, params, out, 0, 1, entry)
-    if grad_on and x._requires_grad:
-        _record_call(prim, args, params, entry, [out])
+    if grad_on and not prim.nondiff:
+        for a in args:
+            if a._requires_grad:
+                _record_call(prim, args, params, entry, [out])
+                break
     return out
 
 
@@ -309,24 +314,14 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any]) -> Tensor:
     device = a._device
     if b._device is not device:
         return bind_eager(dot_general, (a, b), params)  # the general path's error, or a 0-d move
-    abuf, bbuf = a._buf, b._buf
-    key = (abuf.shape, bbuf.shape, a._dtype, device.type, params["dimension_numbers"])
+    key = (a._buf.shape, b._buf.shape, a._dtype, device.type, params["dimension_numbers"])
     entry = _PRODUCTS.get(key)
     if entry is None:
         entry = _signature(dot_general, (a, b), params)  # the shape rule's errors
         if len(_PRODUCTS) >= _MAX_SIGNATURES:
             _PRODUCTS.clear()
         _PRODUCTS[key] = entry
-    args = (a, b)
-    grad_on = grad_mode._state.enabled
-    if grad_on:
-        _refresh_stale(args)
-    if deferred.PENDING and deferred.reads_pending((abuf, bbuf)):
-        deferred.flush()
-    out = wrap(dot_general.impls[device.type](abuf, bbuf, **params), entry[1][0].dtype, device)
-    if grad_on and (a._requires_grad or b._requires_grad):
-        _record_call(dot_general, args, params, entry, [out])
-    return out
+    return _call(dot_general, (a, b), params, entry)
 
 
 def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arrays: list[Any],
