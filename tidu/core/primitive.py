@@ -94,9 +94,23 @@ class Primitive:
 
         ``device="cuda"`` registers the CUDA kernel: ``CudaArray`` in, made C-contiguous
         first unless ``takes_views`` (the view primitives), a fresh ``CudaArray`` out."""
-        if device == "cuda" and not takes_views:
-            fn = _contiguous_inputs(fn)
-        self.impls[device] = fn
+        contiguous = device == "cuda" and not takes_views
+        build = getattr(fn, "build", None)
+        if build is None:
+            self.impls[device] = _contiguous_inputs(fn) if contiguous else fn
+            return
+        built: list[Callable[..., Any]] = []
+
+        def first(*arrays: Any, **params: Any) -> Any:
+            """A lazy kernel (tidu/backends/cuda/lazy.py): built on the first call, and registered
+            in place of this function."""
+            if not built:
+                real = build()
+                built.append(_contiguous_inputs(real) if contiguous else real)
+                self.impls[device] = built[0]
+            return built[0](*arrays, **params)
+
+        self.impls[device] = first
 
     def def_abstract_eval(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """The shape rule: ``ShapeDtype`` in, ``ShapeDtype`` out; raises on bad input."""

@@ -14,6 +14,9 @@ from typing import Any
 
 
 def lazy(factory: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
+    """A function that calls ``factory()``'s function, built on its first call. Its ``build``
+    is the factory: ``Primitive.def_impl`` registers in its place the built function itself,
+    once built, so that a kernel call does not pass through this one."""
     built: list[Callable[..., Any]] = []
 
     def impl(*args: Any, **params: Any) -> Any:
@@ -21,6 +24,7 @@ def lazy(factory: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
             built.append(factory())
         return built[0](*args, **params)
 
+    impl.build = factory  # type: ignore[attr-defined]
     return impl
 
 
