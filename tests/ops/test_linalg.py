@@ -156,6 +156,8 @@ def _raises_like_torch(call: Callable, exc: type, match: str) -> None:
     "call,exc,match",
     [
         (lambda L: L.ones(2, 3) @ L.ones(2, 3), RuntimeError, "cannot be multiplied \\(2x3 and 2x3\\)"),
+        (lambda L: L.ones(2, 3, 4) @ L.ones(5, 4), RuntimeError, "cannot be multiplied \\(6x4 and 5x4\\)"),
+        (lambda L: L.ones(3, 4) @ L.ones(2, 5, 4), RuntimeError, "to be: \\[2, 4\\] but got: \\[2, 5\\]"),
         (lambda L: L.ones(2) @ L.ones(3), RuntimeError, "inconsistent tensor size"),
         (lambda L: L.ones(2, 3) @ L.ones(2), RuntimeError, "size mismatch"),
         (lambda L: L.ones(2, 2, 3) @ L.ones(3, 3, 2), RuntimeError, "must match"),
@@ -291,3 +293,39 @@ def test_linear_takes_the_product_short_path_with_parameters(device: str, monkey
         for p in (*layer.parameters(), *ref.parameters()):
             p.grad = None
     assert calls == [{"transposed": True}]  # the 2-D input only
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_batched_products_take_the_product_short_path(device: str, monkeypatch: Any) -> None:
+    """``(..., m, k) @ (k, n)`` and products of the same batch dims bind through
+    ``dispatch.bind_product`` (PyTorch's values and gradients, a transposed view among the
+    operands); broadcast batch dims, vectors and a size mismatch take the general path (its
+    result, its error)."""
+    from tidu.core import dispatch
+
+    calls = []
+    short = dispatch.bind_product
+    monkeypatch.setattr("tidu.ops.linalg.bind_product", lambda a, b, p: calls.append(p) or short(a, b, p))
+    rng = np.random.default_rng(9)
+    xs, ws, ks = rng.standard_normal((2, 3, 4)), rng.standard_normal((5, 4)), rng.standard_normal((2, 3, 4))
+
+    def products(lib: Any, x: Any, w: Any, k: Any) -> Any:
+        a = x @ w.t()  # (2, 3, 4) @ (4, 5)
+        b = x @ k.transpose(-2, -1)  # (2, 3, 4) @ (2, 4, 3)
+        c = x @ k[:1].transpose(-2, -1)  # (2, 3, 4) @ (1, 4, 3), broadcast batch dims: the general path
+        return (a.tanh().sum() + (b * b).sum() + c.sum()) * (x[0, 0] @ w[0])  # vectors: the general path
+
+    ref = [torch.tensor(v, requires_grad=True) for v in (xs, ws, ks)]
+    expected = products(torch, *ref)
+    expected.backward()
+    for _ in range(2):  # a first and a cached call
+        calls.clear()
+        got = [tidu.tensor(v, requires_grad=True, device=device) for v in (xs, ws, ks)]
+        out = products(tidu, *got)
+        out.backward()
+        assert [p["dimension_numbers"] for p in calls] == [(((2,), (0,)), ((), ())), (((2,), (1,)), ((0,), (0,)))]
+        np.testing.assert_allclose(out.item(), expected.item(), rtol=1e-12)
+        for t, r in zip(got, ref):
+            np.testing.assert_allclose(t.grad.cpu().numpy(), r.grad.numpy(), rtol=1e-10, atol=1e-12)
+    with pytest.raises(RuntimeError, match=r"cannot be multiplied \(6x4 and 5x4\)"):
+        tidu.tensor(xs, device=device) @ tidu.tensor(ws, device=device)

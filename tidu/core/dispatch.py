@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import weakref
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -261,20 +262,21 @@ def _call(prim: Primitive, args: tuple, params: dict[str, Any], entry: list) -> 
         for a in args:
             if a._view is not None and a._view.version != a._version.value:
                 refresh_view(a)
-    arrays = [a._buf for a in args]
+    arrays = list(map(_BUF, args))
     if deferred.PENDING and deferred.reads_pending(arrays):
         deferred.flush()
     device = args[0]._device
     result = prim.impls[device.type](*arrays, **params)
     out = wrap(result, entry[1][0].dtype, device)
-    if result.base is not None or _returns_input(result, arrays):
+    if (result.base is not None or result is arrays[0] or result is arrays[-1]
+            or len(arrays) > 2 and _returns_input(result, arrays)):
         _link_view(prim, args, params, out, 0, 1, entry)
-    if grad_on and not prim.nondiff:
-        for a in args:
-            if a._requires_grad:
-                _record_call(prim, args, params, entry, [out])
-                break
+    if grad_on and not prim.nondiff and any(map(_REQUIRES_GRAD, args)):
+        _record_call(prim, args, params, entry, [out])
     return out
+
+
+_BUF, _REQUIRES_GRAD = attrgetter("_buf"), attrgetter("_requires_grad")
 
 
 # (shape, shape, dtype, device type, dimension numbers) -> signature entry: ``bind_product``'s lookup
@@ -321,7 +323,19 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any]) -> Tensor:
         if len(_PRODUCTS) >= _MAX_SIGNATURES:
             _PRODUCTS.clear()
         _PRODUCTS[key] = entry
-    return _call(dot_general, (a, b), params, entry)
+    # ``_call`` written out for two operands that make no view: W5's forward lost 3% through it
+    grad_on = grad_mode._state.enabled
+    if grad_on:
+        for t in (a, b):
+            if t._view is not None and t._view.version != t._version.value:
+                refresh_view(t)
+    abuf, bbuf = a._buf, b._buf
+    if deferred.PENDING and deferred.reads_pending((abuf, bbuf)):
+        deferred.flush()
+    out = wrap(dot_general.impls[device.type](abuf, bbuf, **params), entry[1][0].dtype, device)
+    if grad_on and (a._requires_grad or b._requires_grad):
+        _record_call(dot_general, (a, b), params, entry, [out])
+    return out
 
 
 def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arrays: list[Any],

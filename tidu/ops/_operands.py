@@ -214,10 +214,12 @@ def same_or_scalar(a: Any, b: Any, float_only: bool = False) -> list[Any] | None
         sa, sb = a._buf.shape, b._buf.shape
         if sa == sb:
             return [a, b]
-        try:
-            shape = broadcast_shapes(sa, sb)
-        except RuntimeError:
-            return None  # the general path raises, naming the op
+        shape = _SHAPES.get((sa, sb))  # broadcast_shapes's memo, read without its call
+        if shape is None:
+            try:
+                shape = broadcast_shapes(sa, sb)
+            except RuntimeError:
+                return None  # the general path raises, naming the op
         return [broadcast_to(a, shape), broadcast_to(b, shape)]
     if kind is float and floating or kind is int and t._dtype.category:  # no higher category
         c = constant(other, t._dtype, t, t._buf.shape)

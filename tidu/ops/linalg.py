@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 from ..core import dtypes
@@ -92,7 +93,12 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
             raise RuntimeError(f"size mismatch, got input ({a.shape[-2]}), mat ({_fmt(a)}), vec ({b.shape[0]})")
         return bind(dot_general, a, b, dimension_numbers=(((a.ndim - 1,), (0,)), ((), ())))
     if a.shape[-1] != b.shape[-2]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_fmt(a)} and {_fmt(b)})")
+        if b.ndim == 2:  # PyTorch's messages: the rows of ``a`` as one, or the batch as one
+            rows = prod(a.shape[:-1])
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{a.shape[-1]} and {_fmt(b)})")
+        batch = prod(broadcast_shapes(a.shape[:-2], b.shape[:-2], op="matmul"))
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, "
+                           f"{a.shape[-1]}] but got: [{batch}, {b.shape[-2]}].")
     if b.ndim == 2:  # (..., k) @ (k, n): one product over a's last dim, its leading dims kept
         return bind(dot_general, a, b, dimension_numbers=(((a.ndim - 1,), (0,)), ((), ())))
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], op="matmul")
