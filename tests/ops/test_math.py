@@ -642,3 +642,30 @@ def test_fuzz_binary_shapes_and_dtypes(shapes: Any, dtypes: tuple, name: str, se
     same_or_same_error(
         lambda L: fn(*[L.tensor(x) for x in arrays]), CLOSE, f"{name}{dtypes} {shapes.input_shapes}"
     )
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_where_of_one_dtype_takes_the_elementwise_short_path(device: str, monkeypatch: Any) -> None:
+    """``where`` on tensors of one dtype and device (broadcast condition and operands) binds
+    ``select`` through ``dispatch.bind_same``, with PyTorch's values and gradients; operands of
+    two dtypes take the general path and promote as PyTorch does."""
+    from tidu.core import dispatch
+
+    calls = []
+    short = dispatch.bind_same
+    monkeypatch.setattr("tidu.ops.math.bind_same", lambda p, args: calls.append(p.name) or short(p, args))
+    rng = np.random.default_rng(4)
+    xs, ys, cond = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal((3, 1)) > 0
+    outs = []
+    for lib, dev in ((torch, "cpu"), (tidu, device)):
+        x, y = (lib.tensor(a, requires_grad=True, device=dev) for a in (xs, ys))
+        out = lib.where(lib.tensor(cond, device=dev), x, y)
+        (out * out).sum().backward()
+        outs.append([t.detach().cpu().numpy() for t in (out, x.grad, y.grad)])
+    assert "select" in calls
+    for got, want in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    calls.clear()
+    mixed = tidu.where(tidu.tensor(cond, device=device), tidu.ones(3, 4, device=device),
+                       tidu.zeros(4, dtype=tidu.float64, device=device))
+    assert mixed.dtype is tidu.float64 and "select" not in calls
