@@ -7,25 +7,27 @@ On a GPU the host's Python is most of a small model's step (bench/gpu_tensor.py)
 checks, lookups, output and record are paid before its kernel is launched. This script times the
 same work on the CPU, on shapes so small that the kernels take next to nothing: the ops
 bench/peers.py's W6 binds (views, products, a masked fill, a layer norm, a softmax, a sum), each
-on a (2, 4, 8) float32 input that requires grad, and W6's block itself shrunk to (2, 8, 16),
-forward and forward + backward. Figures are microseconds per call (the median over interleaved
+on a (2, 4, 8) float32 input that requires grad, and W6's block itself (``peers.w6_transformer``)
+shrunk to (2, 8, 16), forward and forward + backward. Figures are microseconds per call (the median over interleaved
 batches) and the ratio tidu / PyTorch; tidu's and PyTorch's results are compared first.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ``bench`` importable as a package
 import tidu
+from bench import peers
 
 LIBS = {"tidu": tidu, "torch": torch}
 
@@ -72,36 +74,6 @@ def op_cases(lib: Any) -> dict[str, Callable[[], Any]]:
     }
 
 
-def small_block(lib: Any, batch: int = 2, seq: int = 8, d: int = 16, heads: int = 4) -> tuple[Callable, Callable]:
-    """W6's block (bench/peers.py) on small shapes: its forward, and a forward + backward step."""
-    rng = np.random.default_rng(5)
-    F = lib.nn.functional
-    shapes = {"wqkv": (3 * d, d), "wo": (d, d), "w1": (4 * d, d), "w2": (d, 4 * d)}
-    w = {k: lib.tensor((rng.standard_normal(s) / math.sqrt(s[1])).astype(np.float32), requires_grad=True)
-         for k, s in shapes.items()}
-    ln1, ln2 = lib.nn.LayerNorm(d), lib.nn.LayerNorm(d)
-    x = lib.tensor(rng.standard_normal((batch, seq, d)).astype(np.float32))
-    mask = lib.triu(lib.ones(seq, seq, dtype=lib.bool), diagonal=1)
-
-    def block() -> Any:
-        h = ln1(x)
-        q, k, v = (h @ w["wqkv"].t()).split(d, dim=-1)
-        q, k, v = (t.reshape(batch, seq, heads, d // heads).transpose(1, 2) for t in (q, k, v))
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // heads)
-        att = F.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
-        y = x + att.transpose(1, 2).reshape(batch, seq, d) @ w["wo"].t()
-        return y + F.gelu(ln2(y) @ w["w1"].t()) @ w["w2"].t()
-
-    def step() -> Any:
-        block().sum().backward()
-        g = w["wqkv"].grad
-        for t in w.values():
-            t.grad = None
-        return g
-
-    return block, step
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter timing, noisier")
@@ -110,15 +82,14 @@ def main() -> int:
     torch.set_num_threads(1)
     tidu.set_num_threads(1)
     cases = {name: op_cases(lib) for name, lib in LIBS.items()}
-    blocks = {name: small_block(lib) for name, lib in LIBS.items()}
+    blocks, check, *_ = peers.w6_transformer(batch=2, seq=8, d=16, heads=4)
     for name, fn in cases["tidu"].items():  # the same values as PyTorch's
         np.testing.assert_allclose(fn().detach().numpy(), cases["torch"][name]().detach().numpy(), rtol=1e-5,
                                    atol=1e-6, err_msg=name)
-    np.testing.assert_allclose(blocks["tidu"][1]().numpy(), blocks["torch"][1]().numpy(), rtol=1e-4, atol=1e-5)
+    check()
     rows = [(name, per_call({lib: cases[lib][name] for lib in LIBS}, budget / 4)) for name in cases["tidu"]]
-    rows.append(("small block (2, 8, 16): forward", per_call({lib: blocks[lib][0] for lib in LIBS}, budget)))
-    rows.append(("small block (2, 8, 16): forward + backward",
-                 per_call({lib: blocks[lib][1] for lib in LIBS}, budget)))
+    rows.append(("small block (2, 8, 16): forward", per_call({lib: blocks[lib].forward for lib in LIBS}, budget)))
+    rows.append(("small block (2, 8, 16): forward + backward", per_call(blocks, budget)))
     print(f"command: python bench/{' '.join(sys.argv[0].split('/')[-1:] + sys.argv[1:])}")
     print(f"versions: tidu {tidu.__version__}, torch {torch.__version__}, numpy {np.__version__}; one thread each\n")
     print("| work (inputs require grad) | tidu µs | PyTorch µs | tidu / PyTorch |")

@@ -248,6 +248,7 @@ def w6_transformer(batch: int = 8, seq: int = 64, d: int = 128, heads: int = 4,
                 t.grad = None
             return g
 
+        step.forward = block  # the forward alone (bench/host_cost.py)
         return step
 
     steps = {name: make(lib) for name, lib in LIBS.items()}

@@ -220,7 +220,7 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         if len(_BROADCASTS) >= _MAX_SIGNATURES:
             _BROADCASTS.clear()
         hit = _BROADCASTS[key] = (entry, params)
-    return _call(broadcast_in_dim, (x,), hit[1], hit[0])
+    return _call_one(broadcast_in_dim, x, hit[1], hit[0])
 
 
 # (prim, param items, shape, dtype, device type) -> signature entry: ``bind_view``'s lookup
@@ -249,7 +249,24 @@ def bind_view(prim: Primitive, x: Any, params: dict[str, Any]) -> Any:
         if len(_VIEWS) >= _MAX_SIGNATURES:
             _VIEWS.clear()
         _VIEWS[key] = entry
-    return _call(prim, (x,), params, entry)
+    return _call_one(prim, x, params, entry)
+
+
+def _call_one(prim: Primitive, x: Tensor, params: dict[str, Any], entry: list) -> Tensor:
+    """``_call`` of one input (views and broadcasts: W2's and W5's bias adds), written out."""
+    grad_on = grad_mode._state.enabled
+    if grad_on and x._view is not None and x._view.version != x._version.value:
+        refresh_view(x)
+    buf = x._buf
+    if deferred.PENDING and deferred.reads_pending((buf,)):
+        deferred.flush()
+    result = prim.impls[x._device.type](buf, **params)
+    out = wrap(result, entry[1][0].dtype, x._device)
+    if result.base is not None or result is buf:
+        _link_view(prim, (x,), params, out, 0, 1, entry)
+    if grad_on and x._requires_grad:
+        _record_call(prim, (x,), params, entry, [out])
+    return out
 
 
 def _call(prim: Primitive, args: tuple, params: dict[str, Any], entry: list) -> Tensor:
@@ -279,7 +296,7 @@ def _call(prim: Primitive, args: tuple, params: dict[str, Any], entry: list) -> 
 _BUF, _REQUIRES_GRAD = attrgetter("_buf"), attrgetter("_requires_grad")
 
 
-# (shape, shape, dtype, device type, dimension numbers) -> signature entry: ``bind_product``'s lookup
+# (shape, shape, dtype, device type, tag of the dimension numbers) -> signature entry: ``bind_product``'s lookup
 _PRODUCTS: dict[tuple, list] = {}
 _MM_PARAMS = ({"dimension_numbers": (((1,), (0,)), ((), ()))},  # a @ b
               {"dimension_numbers": (((1,), (1,)), ((), ()))})  # a @ b.T, contracting b's last dim
@@ -297,13 +314,15 @@ def bind_matmul(a: Tensor, b: Tensor, transposed: bool = False) -> Tensor:
     >>> bind_matmul(tidu.tensor([[1.0, 2.0]]), tidu.tensor([[3.0, 4.0]]), transposed=True)
     tensor([[11.]])
     """
-    return bind_product(a, b, _MM_PARAMS[transposed])
+    return bind_product(a, b, _MM_PARAMS[transposed], transposed)
 
 
-def bind_product(a: Tensor, b: Tensor, params: dict[str, Any]) -> Tensor:
+def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) -> Tensor:
     """``bind(dot_general, a, b, **params)`` for tensors of the short paths' types and of one
     non-bool dtype (the caller checked that): the call made and recorded from a signature cached
-    by (shapes, dtype, device, dimension numbers), without the general path's lookups.
+    by (shapes, dtype, device, dimension numbers), without the general path's lookups. ``tag``
+    stands for the dimension numbers in that key (``bind_matmul``'s bool: no nested tuple to hash
+    per call); by default they are their own.
 
     >>> import tidu
     >>> from tidu.core.dispatch import bind_product
@@ -316,7 +335,7 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any]) -> Tensor:
     device = a._device
     if b._device is not device:
         return bind_eager(dot_general, (a, b), params)  # the general path's error, or a 0-d move
-    key = (a._buf.shape, b._buf.shape, a._dtype, device.type, params["dimension_numbers"])
+    key = (a._buf.shape, b._buf.shape, a._dtype, device.type, params["dimension_numbers"] if tag is None else tag)
     entry = _PRODUCTS.get(key)
     if entry is None:
         entry = _signature(dot_general, (a, b), params)  # the shape rule's errors
