@@ -276,9 +276,7 @@ def _call(prim: Primitive, args: tuple, params: dict[str, Any], entry: list) -> 
     kernel made one, and the call recorded."""
     grad_on = grad_mode._state.enabled
     if grad_on:
-        for a in args:
-            if a._view is not None and a._view.version != a._version.value:
-                refresh_view(a)
+        _refresh_stale(args)
     arrays = list(map(_BUF, args))
     if deferred.PENDING and deferred.reads_pending(arrays):
         deferred.flush()
@@ -342,18 +340,18 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) 
         if len(_PRODUCTS) >= _MAX_SIGNATURES:
             _PRODUCTS.clear()
         _PRODUCTS[key] = entry
-    # ``_call`` written out for two operands that make no view: W5's forward lost 3% through it
+    # ``_call``'s steps for two operands that make no view, written out: through ``_call`` a
+    # product took 0.4 µs more (W5 binds two a step)
+    args = (a, b)
     grad_on = grad_mode._state.enabled
     if grad_on:
-        for t in (a, b):
-            if t._view is not None and t._view.version != t._version.value:
-                refresh_view(t)
+        _refresh_stale(args)
     abuf, bbuf = a._buf, b._buf
     if deferred.PENDING and deferred.reads_pending((abuf, bbuf)):
         deferred.flush()
     out = wrap(dot_general.impls[device.type](abuf, bbuf, **params), entry[1][0].dtype, device)
     if grad_on and (a._requires_grad or b._requires_grad):
-        _record_call(dot_general, (a, b), params, entry, [out])
+        _record_call(dot_general, args, params, entry, [out])
     return out
 
 

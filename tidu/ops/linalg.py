@@ -62,11 +62,11 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
         if input._dtype is other._dtype and input._dtype is not dtypes.bool_:
             if len(sa) == 2 == len(sb) and sa[1] == sb[0]:
                 return bind_matmul(input, other)
-            params = _PRODUCTS.get((sa, sb))
+            params = _PRODUCT_PARAMS.get((sa, sb))
             if params is None:
-                if len(_PRODUCTS) >= 4096:
-                    _PRODUCTS.clear()
-                params = _PRODUCTS[(sa, sb)] = _product_params(sa, sb)
+                if len(_PRODUCT_PARAMS) >= 4096:
+                    _PRODUCT_PARAMS.clear()
+                params = _PRODUCT_PARAMS[(sa, sb)] = _product_params(sa, sb)
             if params:
                 return bind_product(input, other, params)
     _check_tensors("matmul", input, other)
@@ -111,7 +111,7 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
 
 # (shape, shape) -> ``dot_general``'s params for ``matmul`` of tensors of those shapes, or ``False``
 # where the general path decides (vectors, broadcast batch dims, errors): its short path's lookup
-_PRODUCTS: dict[tuple, dict | bool] = {}
+_PRODUCT_PARAMS: dict[tuple, dict | bool] = {}
 
 
 def _product_params(sa: tuple[int, ...], sb: tuple[int, ...]) -> dict | bool:

@@ -121,13 +121,9 @@ def _place(value: Any) -> tuple | None:
 
 def _lies(value: Any) -> tuple | None:
     """The array whose memory a device array lies in (its root base, weakly) and its place there;
-    ``None`` for anything else."""
+    ``None`` for anything else. Two are equal when the value lies at one place of one live array
+    (weak references compare their referents)."""
     return (weakref.ref(_root(value)), _place(value)) if type(value) is CudaArray else None
-
-
-def _lies_again(seen: tuple | None, value: Any) -> bool:
-    """Whether ``value`` lies where ``seen`` (``_lies`` of a value before) says, in the same array."""
-    return seen is not None and seen[1] == _place(value) and seen[0]() is _root(value)
 
 
 def _root(value: CudaArray) -> CudaArray:
@@ -352,7 +348,8 @@ def _capture(step: Any, values: list[Any], eager: float | None, seen: list | Non
         step.replay = False
         return step.fn(values)
     seen = [] if seen is None or step in _moved else seen
-    in_place = [(i, _place(v)) for i, v in enumerate(values) if i < len(seen) and _lies_again(seen[i], v)]
+    in_place = [(i, _place(v)) for i, v in enumerate(values) if i < len(seen) and seen[i] is not None
+                and seen[i] == _lies(v)]
     fixed = {i for i, _ in in_place}
     copied = [i for i in range(len(values)) if i not in fixed]
     static_bytes = sum(values[i].nbytes for i in copied)
