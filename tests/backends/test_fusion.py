@@ -267,6 +267,31 @@ def test_w3_backward_is_one_kernel_and_matches() -> None:
     run_both(b.program, fused, len(b.avals), inputs, keep)
 
 
+@pytest.mark.parametrize("n", [1000, 2 * (1 << 18) + 3], ids=["one-thread", "chunked"])
+def test_a_one_element_operand_is_read_once_by_either_loop(n: int) -> None:
+    """A seed other than one (a one-element operand, passed to the loop as its value): the
+    one-thread loop and the chunked one compute what the unfused program does, and the
+    gradient scales with the seed."""
+    b, forward, slot = w3_chain(n)
+    keep = {slot["dx"]}
+    fused = fusion.fuse(b.program, keep)
+    assert len(fused) == 1
+    rng = np.random.default_rng(2)
+    slots: list = [None] * len(b.avals)
+    slots[slot["x"]], slots[slot["w"]] = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(2))
+    instructions.run(forward, slots)
+    inputs = {s: v for s, v in enumerate(slots) if v is not None}
+    run_both(b.program, fused, len(b.avals), inputs | {slot["seed"]: np.array(2.5, np.float32)}, keep)
+    dx = {}
+    for seed in (1.0, 2.5):
+        fused_slots = [None] * len(b.avals)
+        for s, v in (inputs | {slot["seed"]: np.array(seed, np.float32)}).items():
+            fused_slots[s] = v
+        instructions.run(fused, fused_slots)
+        dx[seed] = fused_slots[slot["dx"]]
+    np.testing.assert_allclose(dx[2.5], 2.5 * dx[1.0], rtol=1e-5, atol=1e-6)
+
+
 def test_large_arrays_run_chunked_on_threads() -> None:
     import tidu
     from tidu.backends.cpu import threads

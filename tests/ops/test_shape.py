@@ -206,7 +206,7 @@ def test_bad_arguments_raise_like_torch(name: str) -> None:
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_views_take_the_short_path_as_the_general_bind(device: str, monkeypatch: Any) -> None:
     """``transpose``, ``permute``, ``reshape`` and basic indexing bind through
-    ``dispatch.bind_view``: PyTorch's values and gradients for a queued operand, a stale view, a
+    ``dispatch.bind_one``: PyTorch's values and gradients for a queued operand, a stale view, a
     reshape that must copy and a ``Parameter``, on a first and a repeated (cached) call; a
     write through such a view reaches its base; a tensor subclass takes the general ``bind``;
     bad dims raise on every call."""
@@ -214,9 +214,9 @@ def test_views_take_the_short_path_as_the_general_bind(device: str, monkeypatch:
 
     monkeypatch.setattr(deferred, "ENABLED", True)
     calls: list[str] = []
-    short = dispatch.bind_view
+    short = dispatch.bind_one
     for module in ("tidu.ops.shape", "tidu.ops.indexing"):
-        monkeypatch.setattr(f"{module}.bind_view", lambda p, x, params: calls.append(p.name) or short(p, x, params))
+        monkeypatch.setattr(f"{module}.bind_one", lambda p, x, params: calls.append(p.name) or short(p, x, params))
     xs = np.random.default_rng(11).standard_normal((3, 4, 5))
 
     def chain(lib: Any, x: Any, w: Any) -> Any:

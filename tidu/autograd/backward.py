@@ -123,9 +123,6 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} outputs")
     wanted = None if inputs is None else {t._ensure_key() for t in inputs}
-    if wanted is not None:
-        for out in outputs:
-            wanted.add(out._ensure_key())  # an output may itself be an input
     with grad_mode.set_grad_enabled(create_graph):
         seeds = [_seed(out, g, shared_seed and not create_graph) for out, g in zip(outputs, grad_outputs)]
     out, seed = outputs[0], seeds[0]

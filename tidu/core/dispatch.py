@@ -223,32 +223,33 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return _call_one(broadcast_in_dim, x, hit[1], hit[0])
 
 
-# (prim, param items, shape, dtype, device type) -> signature entry: ``bind_view``'s lookup
-_VIEWS: dict[tuple, list] = {}
+# (prim, param items, shape, dtype, device type) -> signature entry: ``bind_one``'s lookup
+_ONE_INPUT: dict[tuple, list] = {}
 
 
-def bind_view(prim: Primitive, x: Any, params: dict[str, Any]) -> Any:
-    """``bind(prim, x, **params)`` for a structural primitive of one input and one output that
-    makes a view where it can (``reshape``, ``transpose``, ``slice``): for a tensor of the short
-    paths' types, the call made and recorded from a signature cached by (primitive, params,
-    shape, dtype, device), without the general path's lookups; anything else takes ``bind``.
+def bind_one(prim: Primitive, x: Any, params: dict[str, Any]) -> Any:
+    """``bind(prim, x, **params)`` for a primitive of one input and one output that is never
+    deferred and has a kernel on every device: the views (``reshape``, ``transpose``, ``slice``,
+    which make one where they can) and the reductions. For a tensor of the short paths' types,
+    the call made and recorded from a signature cached by (primitive, params, shape, dtype,
+    device), without the general path's lookups; anything else takes ``bind``.
 
     >>> import tidu
-    >>> from tidu.core.dispatch import bind_view
+    >>> from tidu.core.dispatch import bind_one
     >>> from tidu.primitives.structural import transpose
-    >>> bind_view(transpose, tidu.tensor([[1.0, 2.0]], requires_grad=True), {"permutation": (1, 0)})
+    >>> bind_one(transpose, tidu.tensor([[1.0, 2.0]], requires_grad=True), {"permutation": (1, 0)})
     tensor([[1.],
             [2.]], grad_fn=<transpose>)
     """
     if type(x) is not Tensor and type(x) not in SHORT_PATH_TYPES:
         return bind(prim, x, **params)
     key = (prim, *params.items(), x._buf.shape, x._dtype, x._device.type)
-    entry = _VIEWS.get(key)
+    entry = _ONE_INPUT.get(key)
     if entry is None:
         entry = _signature(prim, (x,), params)  # the shape rule's errors
-        if len(_VIEWS) >= _MAX_SIGNATURES:
-            _VIEWS.clear()
-        _VIEWS[key] = entry
+        if len(_ONE_INPUT) >= _MAX_SIGNATURES:
+            _ONE_INPUT.clear()
+        _ONE_INPUT[key] = entry
     return _call_one(prim, x, params, entry)
 
 
@@ -264,7 +265,7 @@ def _call_one(prim: Primitive, x: Tensor, params: dict[str, Any], entry: list) -
     out = wrap(result, entry[1][0].dtype, x._device)
     if result.base is not None or result is buf:
         _link_view(prim, (x,), params, out, 0, 1, entry)
-    if grad_on and x._requires_grad:
+    if grad_on and x._requires_grad and not prim.nondiff:
         _record_call(prim, (x,), params, entry, [out])
     return out
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core import deferred, dtypes, grad_mode
 from ..core.device import CPU
-from ..core.dispatch import bind_view, plain_view
+from ..core.dispatch import bind_one, plain_view
 from ..core.inplace import assign_, check_writable
 from ..core.primitive import Var, bind
 from ..primitives import gather as gather_prims
@@ -275,9 +275,9 @@ def _basic(plan: _Plan) -> tuple[tuple | None, tuple[int, ...]]:
 def _read_basic(x: Any, sliced: tuple | None, basic_shape: tuple[int, ...]) -> Any:
     out = x
     if sliced is not None:
-        out = bind_view(slice_p, out, {"start_indices": sliced[0], "limit_indices": sliced[1], "strides": sliced[2]})
+        out = bind_one(slice_p, out, {"start_indices": sliced[0], "limit_indices": sliced[1], "strides": sliced[2]})
     if (out._buf.shape if out.__class__ is Tensor else tuple(out.shape)) != basic_shape:
-        out = bind_view(reshape_p, out, {"new_sizes": basic_shape})
+        out = bind_one(reshape_p, out, {"new_sizes": basic_shape})
     return out
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core import dtypes
 from ..core.aval import wrap_dim
-from ..core.dispatch import bind_view
+from ..core.dispatch import bind_one
 from ..core.primitive import bind
 from ..primitives import reduce as rp
 from ..primitives.structural import reshape as reshape_p
@@ -42,7 +42,7 @@ def _dims(dim: Any, ndim: int) -> tuple[int, ...]:
 
 def _keep(out: Any, x: Any, dims: tuple[int, ...]) -> Any:
     shape = tuple(1 if d in dims else s for d, s in enumerate(x.shape))
-    return bind_view(reshape_p, out, {"new_sizes": shape})
+    return bind_one(reshape_p, out, {"new_sizes": shape})
 
 
 def _finish(out: Any, x: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
@@ -86,7 +86,7 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
     elif not x.dtype.is_floating_point:
         x = convert(x, dtypes.int64)
     dims = _dims(dim, x.ndim)
-    return _finish(bind(rp.reduce_sum, x, axes=dims), x, dims, keepdim)
+    return _finish(bind_one(rp.reduce_sum, x, {"axes": dims}), x, dims, keepdim)
 
 
 def mean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:  # noqa: A002
@@ -175,7 +175,7 @@ def amax(input: Any, dim: Any = (), keepdim: bool = False) -> Any:  # noqa: A002
     _empty_dims(input, dims, "amax")
     if input.dtype is dtypes.bool_:
         return convert(amax(convert(input, dtypes.int32), dim, keepdim), dtypes.bool_)
-    return _finish(bind(rp.reduce_max, input, axes=dims), input, dims, keepdim)
+    return _finish(bind_one(rp.reduce_max, input, {"axes": dims}), input, dims, keepdim)
 
 
 def amin(input: Any, dim: Any = (), keepdim: bool = False) -> Any:  # noqa: A002

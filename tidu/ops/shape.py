@@ -11,7 +11,7 @@ from math import prod
 from typing import Any
 
 from ..core import dtypes
-from ..core.dispatch import bind_view
+from ..core.dispatch import bind_one
 from ..core.primitive import bind
 from ..primitives.slicing import slice_p
 from ..primitives.structural import broadcast_in_dim, rev
@@ -82,7 +82,7 @@ def reshape(input: Any, *shape: Any, **kwargs: Any) -> Any:  # noqa: A002
             _RESHAPES[(in_shape, shape)] = sizes
     if sizes == in_shape:
         return input
-    return bind_view(reshape_p, input, {"new_sizes": sizes})
+    return bind_one(reshape_p, input, {"new_sizes": sizes})
 
 
 # (input shape, the sizes as given: ints) -> the result's shape (``reshape``'s ``-1`` inferred)
@@ -118,7 +118,7 @@ def permute(input: Any, *dims: Any, **kwargs: Any) -> Any:  # noqa: A002
             if len(_PERMUTATIONS) >= 4096:
                 _PERMUTATIONS.clear()
             _PERMUTATIONS[(ndim, dims)] = perm
-    return input if perm is None else bind_view(transpose_p, input, {"permutation": perm})
+    return input if perm is None else bind_one(transpose_p, input, {"permutation": perm})
 
 
 # (ndim, dims as given: ints) -> the permutation (``None``: the identity): ``permute``'s lookup
@@ -158,7 +158,7 @@ def transpose(input: Any, dim0: int, dim1: int) -> Any:  # noqa: A002
             if len(_SWAPS) >= 4096:
                 _SWAPS.clear()
             _SWAPS[key] = perm
-    return input if perm is None else bind_view(transpose_p, input, {"permutation": perm})
+    return input if perm is None else bind_one(transpose_p, input, {"permutation": perm})
 
 
 # (ndim, dim0, dim1) -> the permutation (``None``: nothing moves): ``transpose``'s lookup
@@ -263,7 +263,7 @@ def unsqueeze(input: Any, dim: int) -> Any:  # noqa: A002
     d = wrap_dim(dim, input.ndim + 1)
     shape = list(input.shape)
     shape.insert(d, 1)
-    return bind_view(reshape_p, input, {"new_sizes": tuple(shape)})
+    return bind_one(reshape_p, input, {"new_sizes": tuple(shape)})
 
 
 def squeeze(input: Any, dim: Any = None) -> Any:  # noqa: A002
@@ -279,7 +279,7 @@ def squeeze(input: Any, dim: Any = None) -> Any:  # noqa: A002
         dims = set(wrap_dims(dim, input.ndim))
         dims = {d for d in dims if input.shape[d] == 1}
     shape = tuple(s for d, s in enumerate(input.shape) if d not in dims)
-    return input if shape == tuple(input.shape) else bind_view(reshape_p, input, {"new_sizes": shape})
+    return input if shape == tuple(input.shape) else bind_one(reshape_p, input, {"new_sizes": shape})
 
 
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:  # noqa: A002
@@ -394,7 +394,7 @@ def _narrow(x: Any, d: int, start: int, stop: int) -> Any:
         return x
     starts = tuple(start if i == d else 0 for i in range(x.ndim))
     limits = tuple(stop if i == d else s for i, s in enumerate(x.shape))
-    return bind_view(slice_p, x, {"start_indices": starts, "limit_indices": limits, "strides": (1,) * x.ndim})
+    return bind_one(slice_p, x, {"start_indices": starts, "limit_indices": limits, "strides": (1,) * x.ndim})
 
 
 def roll(input: Any, shifts: Any, dims: Any = None) -> Any:  # noqa: A002

@@ -334,9 +334,12 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
     # deferred loops read them: one loop per layout of the inputs, built when first met
     variants: dict[tuple, tuple[Callable[..., None], tuple[int, ...]]] = {}
 
+    empty = np.empty
+    results_of = [(a.shape, a.dtype.np) for a in out_avals]
+
     def run(*values: Any) -> tuple[Any, ...]:
-        results = tuple(np.empty(a.shape, a.dtype.np) for a in out_avals)
-        layouts = tuple(layout_of(v) for v in values)
+        results = tuple([empty(shape, dtype) for shape, dtype in results_of])
+        layouts = tuple(map(layout_of, values))
         if not any(layouts):
             into(results, values)
             return results
@@ -448,19 +451,24 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
 
     shape = body.out_avals[0].shape
     size = math.prod(shape)
-    if scalar_at or size >= (TASKS_PARALLEL_MIN if along else PARALLEL_MIN):
+    if size >= (TASKS_PARALLEL_MIN if along else PARALLEL_MIN):
         return chunked, body
     # one thread: no split. How the loop reads each operand (an expression on ``{}``, the array):
-    # dense and flat, or (``along``) the row every row repeats, or the value of each row
+    # dense and flat, or (``along``) the row every row repeats, or the value of each row; then
+    # each one-element operand's value
     reads = [_read(kind, len(shape)) for kind in kinds]
-    readers = [(lambda v: dense(v).reshape(-1)) if kind is None  # a strided one copied, as the chunked loop does
-               else eval(f"lambda v: {read.format('v')}") for kind, read in zip(kinds, reads)]  # noqa: S307 - _read's
     bounds = (shape[-1], 0, size // shape[-1] if shape[-1] else 0) if along else ()
-
-    def into(results: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:
-        loop(*[r.reshape(-1) for r in results], *[f(values[k]) for k, f in zip(array_at, readers)], *consts, *bounds)
-
-    into.flat = (loop, array_at, reads, tuple(consts), bounds, len(shape))  # type: ignore[attr-defined] # for slot_runner
+    view = "" if len(shape) == 1 else ".reshape(-1)"
+    # a strided operand read element by element is copied first (``dense``), as the chunked loop does
+    args = [*(f"r[{j}]{view}" for j in range(len(outs))),
+            *((f"dense(v[{k}]){view}" if kind is None else read.format(f"v[{k}]"))
+              for k, kind, read in zip(array_at, kinds, reads)),
+            *(f"v[{k}].flat[0]" for k in scalar_at), *(f"c[{j}]" for j in range(len(consts))), *map(str, bounds)]
+    namespace: dict[str, Any] = {"loop": loop, "dense": dense, "c": tuple(consts)}
+    exec(f"def into(r, v):\n    loop({', '.join(args)})\n", namespace)  # noqa: S102 - generated from slot numbers
+    into = namespace["into"]
+    # for slot_runner
+    into.flat = (loop, array_at, reads, scalar_at, tuple(consts), bounds, len(shape))
     return into, body
 
 
@@ -483,10 +491,11 @@ def slot_runner(into: Callable[..., None], outs: Sequence[int], ins: Sequence[in
     flat = getattr(into, "flat", None)
     if flat is None:
         return lambda slots: into([slots[o] for o in outs], [slots[i] for i in ins])
-    loop, array_at, reads, consts, bounds, ndim = flat
+    loop, array_at, reads, scalar_at, consts, bounds, ndim = flat
     view = "" if ndim == 1 else ".reshape(-1)"
     args = [*(f"s[{o}]{view}" for o in outs), *(read.format(f"s[{ins[k]}]") for k, read in zip(array_at, reads)),
-            *(f"c[{j}]" for j in range(len(consts))), *map(str, bounds)]
+            *(f"s[{ins[k]}].flat[0]" for k in scalar_at), *(f"c[{j}]" for j in range(len(consts))),
+            *map(str, bounds)]
     namespace: dict[str, Any] = {"loop": loop, "c": consts}
     exec(f"def run(s):\n    loop({', '.join(args)})\n", namespace)  # noqa: S102 - generated from slot numbers
     return namespace["run"]

@@ -99,12 +99,25 @@ def fused_into(parts: list[Instr], outs: list[int],
 
     operands = list(zip(body.arrays, array_at))
     by_dtypes: dict[tuple, Kernel] = {}  # this group's kernels by operand dtypes and whole operands
+    # the launch where every array operand is whole (C-contiguous, the result's size), once met:
+    # (kernel, the operands' positions in ``values``, their dtypes, whether each must be whole)
+    whole_launch: list[Any] = [None]
 
     def into(results: Sequence[CudaArray], values: Sequence[CudaArray]) -> None:
         first = results[0]
         n = first.size
         if not n:
             return
+        known = whole_launch[0]
+        if known is not None:
+            kernel, at, expected, whole_at = known
+            args = [values[k] for k in at]
+            for v, dtype, whole in zip(args, expected, whole_at):
+                if v.dtype is not dtype or whole and (v.size != n or not v.is_c_contiguous):
+                    break
+            else:
+                kernel(n, n, 1, *results, *args, *consts, *[n] * n_arr)
+                return
         cols = first.shape[-1] if first.shape else 1
         arrays, periods = [], []
         for slot, k in operands:  # broadcast operands are read in place
@@ -133,6 +146,9 @@ def fused_into(parts: list[Instr], outs: list[int],
                                  *(["int64"] * len(arrays))])
                 kernel = _kernels[key] = Kernel(loop, f"void({sig})")
             by_dtypes[dtypes] = kernel
+            if not along and all(whole):
+                at = [*array_at, *scalar_at]
+                whole_launch[0] = (kernel, at, [values[k].dtype for k in at], [True] * n_arr + [False] * n_sc)
         kernel(n, n, cols or 1, *results, *arrays, *scalars, *consts, *periods)
 
     return into, body

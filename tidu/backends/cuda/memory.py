@@ -124,6 +124,8 @@ def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]
 
 
 _STRIDES: dict[tuple, tuple[int, ...]] = {}
+# (shape, dtype as given) -> (np.dtype, size, pool block bytes, strides): ``CudaArray.empty``'s lookup
+_LAYOUTS: dict[tuple, tuple] = {}
 _DENSE: dict[tuple, bool] = {}
 
 
@@ -222,6 +224,19 @@ class CudaArray:
 
     @classmethod
     def empty(cls, shape: tuple[int, ...], dtype: Any) -> CudaArray:
+        try:
+            layout = _LAYOUTS.get((shape, dtype))
+        except TypeError:  # a list for a shape
+            layout = None
+        if layout is not None and _capture is None:  # allocate's cached path, written out
+            dtype, size, nbytes, strides = layout
+            free = _CACHE.get(nbytes)
+            self = object.__new__(cls)
+            self.ptr = free.pop() if free else _allocate(nbytes)
+            self.shape, self.dtype, self.size, self.owner, self.host = shape, dtype, size, None, None
+            self.strides, self.is_c_contiguous, self.pooled = strides, True, nbytes
+            return self
+        key = (shape, dtype)
         dtype = np.dtype(dtype)
         if runtime().simulated:
             try:
@@ -234,6 +249,10 @@ class CudaArray:
             return cls(shape, dtype, None, host.ctypes.data, host, host)
         shape = tuple(shape)
         size = math.prod(shape)
+        if type(key[0]) is tuple:
+            if len(_LAYOUTS) >= 4096:
+                _LAYOUTS.clear()
+            _LAYOUTS[key] = (dtype, size, _round(size * dtype.itemsize), contiguous_strides(shape, dtype.itemsize))
         ptr, pooled = allocate(size * dtype.itemsize)
         self = object.__new__(cls)  # what __init__ makes of a fresh dense array, without its checks
         self.shape, self.dtype, self.size, self.ptr, self.owner, self.host = shape, dtype, size, ptr, None, None
