@@ -85,7 +85,7 @@ def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: 
     slots.append(out)
     _pending_ids.add(id(out))
     in_slots = tuple(ins)
-    _structure.append((app.uid, in_slots))
+    _structure.append((app._uid, in_slots))  # numbered by dispatch._application
     PENDING.append((app, impl, params, in_slots, slot))
 
 

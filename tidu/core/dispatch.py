@@ -401,7 +401,7 @@ def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Ten
             code = ~e
         in_keys.append(key)
         codes.append(code)
-    group.parts.append((app.uid, *codes))  # one tuple a call: uids and codes are both ints
+    group.parts.append((app._uid, *codes))  # one tuple a call: uids and codes are both ints (``_application`` set the uid)
     save_in, save_out, _ = _plan(app, args, in_keys, entry)
     saved = group.saved_data
     for i in save_in:
@@ -456,6 +456,7 @@ def _application(prim: Primitive, params: dict[str, Any], entry: list) -> Applic
     app = entry[2]
     if app is None:
         app = entry[2] = Application(prim, freeze(params), entry[0], entry[1])
+        app.uid  # noqa: B018 - numbered now: ``_record_grouped`` reads ``app._uid``
     return app
 
 
