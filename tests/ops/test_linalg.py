@@ -297,10 +297,10 @@ def test_linear_takes_the_product_short_path_with_parameters(device: str, monkey
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_batched_products_take_the_product_short_path(device: str, monkeypatch: Any) -> None:
-    """``(..., m, k) @ (k, n)`` and products of the same batch dims bind through
-    ``dispatch.bind_product`` (PyTorch's values and gradients, a transposed view among the
-    operands); broadcast batch dims, vectors and a size mismatch take the general path (its
-    result, its error)."""
+    """``(..., m, k) @ (k, n)``, products of the same batch dims and products with a vector bind
+    through ``dispatch.bind_product`` (PyTorch's values and gradients, a transposed view among
+    the operands); broadcast batch dims and a size mismatch take the general path (its result,
+    its error)."""
     from tidu.core import dispatch
 
     calls = []
@@ -313,7 +313,9 @@ def test_batched_products_take_the_product_short_path(device: str, monkeypatch: 
         a = x @ w.t()  # (2, 3, 4) @ (4, 5)
         b = x @ k.transpose(-2, -1)  # (2, 3, 4) @ (2, 4, 3)
         c = x @ k[:1].transpose(-2, -1)  # (2, 3, 4) @ (1, 4, 3), broadcast batch dims: the general path
-        return (a.tanh().sum() + (b * b).sum() + c.sum()) * (x[0, 0] @ w[0])  # vectors: the general path
+        v = x[0, 0] @ w[0]  # vector @ vector
+        mv, vm, bv = x[1] @ w[1], w[2] @ x[0].t(), x @ w[3]  # matrix @ vector, vector @ matrix, (2, 3, 4) @ (4,)
+        return (a.tanh().sum() + (b * b).sum() + c.sum()) * v + (mv * mv).sum() + vm.exp().sum() + bv.sum()
 
     ref = [torch.tensor(v, requires_grad=True) for v in (xs, ws, ks)]
     expected = products(torch, *ref)
@@ -323,7 +325,10 @@ def test_batched_products_take_the_product_short_path(device: str, monkeypatch: 
         got = [tidu.tensor(v, requires_grad=True, device=device) for v in (xs, ws, ks)]
         out = products(tidu, *got)
         out.backward()
-        assert [p["dimension_numbers"] for p in calls] == [(((2,), (0,)), ((), ())), (((2,), (1,)), ((0,), (0,)))]
+        vector = (((0,), (0,)), ((), ()))
+        assert [p["dimension_numbers"] for p in calls] == [
+            (((2,), (0,)), ((), ())), (((2,), (1,)), ((0,), (0,))), vector, (((1,), (0,)), ((), ())), vector,
+            (((2,), (0,)), ((), ()))]
         np.testing.assert_allclose(out.item(), expected.item(), rtol=1e-12)
         for t, r in zip(got, ref):
             np.testing.assert_allclose(t.grad.cpu().numpy(), r.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -116,8 +116,12 @@ _PRODUCT_PARAMS: dict[tuple, dict | bool] = {}
 
 def _product_params(sa: tuple[int, ...], sb: tuple[int, ...]) -> dict | bool:
     """The params of ``matmul``'s product of an ``(..., m, k)`` and a ``(k, n)`` or
-    ``(..., k, n)`` tensor of the same batch dims (what the general path binds); ``False`` for
-    anything else."""
+    ``(..., k, n)`` tensor of the same batch dims, or of a vector and a tensor of at least one
+    dimension whose sizes agree (what the general path binds); ``False`` for anything else."""
+    if len(sa) >= 1 and len(sb) == 1 and sa[-1] == sb[0]:  # (..., k) @ (k,): the vector's dim gone
+        return {"dimension_numbers": (((len(sa) - 1,), (0,)), ((), ()))}
+    if len(sa) == 1 and len(sb) >= 2 and sa[0] == sb[-2]:  # (k,) @ (..., k, n)
+        return {"dimension_numbers": (((0,), (len(sb) - 2,)), ((), ()))}
     if len(sa) >= 2 and len(sb) == 2 and sa[-1] == sb[0]:
         return {"dimension_numbers": (((len(sa) - 1,), (0,)), ((), ()))}
     if len(sa) == len(sb) >= 3 and sa[:-2] == sb[:-2] and sa[-1] == sb[-2]:
