@@ -479,6 +479,41 @@ def test_views_and_leaves_used_twice(monkeypatch: Any) -> None:
     check_higher(views, _rand(6), _rand(2), monkeypatch=monkeypatch)
 
 
+def test_create_graph_steps_bind_through_the_short_paths(monkeypatch: Any) -> None:
+    """A ``create_graph`` step binds its products, elementwise calls and one-operand calls through
+    dispatch's short paths (``compiled._short_bind``; ``bind_eager`` is left the constants, which
+    have no operands), on a built and on a reused step, with PyTorch's values; an operand of
+    another tensor type takes ``bind_eager``."""
+    import torch
+
+    general: list[str] = []
+    bind_eager = compiled.bind_eager
+    monkeypatch.setattr(compiled, "bind_eager", lambda p, a, k: general.append(p.name) or bind_eager(p, a, k))
+    a_np, x_np = _rand(5, 5).astype(np.float64), _rand(5, seed=1).astype(np.float64)
+    ta, tx = torch.tensor(a_np, requires_grad=True), torch.tensor(x_np, requires_grad=True)
+    (tg,) = torch.autograd.grad(torch.tanh(ta @ tx).sum() + (torch.sin(tx) * tx).sum(), tx, create_graph=True)
+    expected = torch.autograd.grad((tg * tg).sum(), [ta, tx])
+    compiled.clear()
+    for _ in range(2):
+        general.clear()
+        a, x = tidu.tensor(a_np, requires_grad=True), tidu.tensor(x_np, requires_grad=True)
+        (g,) = tidu.autograd.grad(tidu.tanh(a @ x).sum() + (tidu.sin(x) * x).sum(), x, create_graph=True)
+        assert set(general) <= {"full"}, general
+        np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy(), rtol=1e-12)
+        for got, want in zip(tidu.autograd.grad((g * g).sum(), [a, x]), expected):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+    class Other(tidu.Tensor):
+        pass
+
+    general.clear()
+    x = Other(x_np)
+    x.requires_grad_()
+    (g,) = tidu.autograd.grad((tidu.sin(x) * x).sum(), x, create_graph=True)
+    assert "mul" in general
+    np.testing.assert_allclose(g.detach().numpy(), np.cos(x_np) * x_np + np.sin(x_np), rtol=1e-12)
+
+
 def test_backward_with_create_graph(monkeypatch: Any) -> None:
     def via_backward(lib: Any, x: Any, w: Any) -> list:
         (lib.tanh(x * w) * x).sum().backward(create_graph=True)

@@ -34,7 +34,8 @@ from typing import Any
 from ..backends.cpu import fusion
 from ..core import grad_mode, programs
 from ..core.device import CUDA
-from ..core.dispatch import bind_eager
+from ..core.dispatch import bind_eager, bind_one, bind_product, bind_same
+from ..core.dtypes import bool_
 from ..core.groups import GroupNode, GroupTrace, raw_node
 from ..core.instructions import Instr, impl_instr
 from ..core.primitive import Application, accumulate_add
@@ -44,7 +45,7 @@ from ..eager.trace import FREED_MESSAGE, TraceNode
 from ..primitives.creation import full as full_p
 from ..primitives.linalg import dot_general as dot_general_p
 from ..primitives.structural import transpose as transpose_p
-from ..tensor import Tensor, wrap
+from ..tensor import SHORT_PATH_TYPES, Tensor, wrap
 
 MAX_STEPS = 256
 _steps: OrderedDict[tuple, Step] = OrderedDict()
@@ -365,13 +366,39 @@ class _Builder:
 
 
 def bind_instr(app: Application, ins: Any, outs: Any) -> Instr:
-    """The instruction binding ``app``'s primitive on tensors (recorded when grad mode is on)."""
+    """The instruction binding ``app``'s primitive on tensors (recorded when grad mode is on):
+    through the short path its avals allow (``_short_bind``) when every operand is of the short
+    paths' types, else through ``bind_eager``."""
     prim, params = app.prim, dict(app.params)
+    short = _short_bind(app, params)
 
     def fn(*args: Tensor) -> Any:
+        if short is not None:
+            for a in args:
+                if type(a) not in SHORT_PATH_TYPES:
+                    break
+            else:
+                return short(args)
         return bind_eager(prim, args, params)
 
     return Instr(fn, tuple(ins), tuple(outs), app)
+
+
+def _short_bind(app: Application, params: dict[str, Any]) -> Any:
+    """``args -> outputs`` through a short path of ``core.dispatch`` for calls of ``app`` (its
+    avals fixed by the step's key), or ``None``: ``bind_same`` for operands of one aval and no
+    params, ``bind_product`` for a product of one non-bool dtype, ``bind_one`` for one operand.
+    Each gives ``bind_eager``'s result; calls that move devices or make several outputs take it."""
+    prim, avals = app.prim, app.in_avals
+    if prim.moves_device or not avals or len(app.out_avals) != 1:
+        return None
+    if not params and all(a == avals[0] for a in avals):
+        return lambda args: bind_same(prim, args)
+    if prim is dot_general_p and len(avals) == 2 and avals[0].dtype is avals[1].dtype is not bool_:
+        return lambda args: bind_product(args[0], args[1], params)
+    if len(avals) == 1 and avals[0].device in prim.impls:
+        return lambda args: bind_one(prim, args[0], params)
+    return None
 
 
 def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
