@@ -276,8 +276,10 @@ def _call(prim: Primitive, args: tuple, params: dict[str, Any], entry: list) -> 
     queued work that the kernel reads flushed, the output linked as a view of an input where the
     kernel made one, and the call recorded."""
     grad_on = grad_mode._state.enabled
-    if grad_on:
-        _refresh_stale(args)
+    if grad_on:  # _refresh_stale written out: every call that runs now after a short path's lookup
+        for t in args:
+            if t._view is not None and t._view.version != t._version.value:
+                refresh_view(t)
     arrays = list(map(_BUF, args))
     if deferred.PENDING and deferred.reads_pending(arrays):
         deferred.flush()

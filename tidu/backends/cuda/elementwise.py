@@ -64,7 +64,7 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
             out[i] = f(x[i])
             i += s
 
-    kernels: dict[tuple, Kernel] = {}
+    kernels: dict[tuple, Callable[..., None]] = {}  # dtypes -> the kernel's launch (``Kernel.grid``)
 
     def run(x: CudaArray, out_dtype: Any) -> CudaArray:
         x = contiguous(x)
@@ -72,7 +72,7 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
         key = (x.dtype, out_dtype)
         kernel = kernels.get(key)
         if kernel is None:
-            kernel = kernels[key] = Kernel(loop, _sig(x.dtype, out_dtype))
+            kernel = kernels[key] = Kernel(loop, _sig(x.dtype, out_dtype)).grid()
         out = CudaArray.empty(x.shape, out_dtype)
         n = out.size
         if n:
@@ -97,7 +97,7 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
             out[i] = f(a[i], b[i])
             i += s
 
-    kernels: dict[tuple, Kernel] = {}
+    kernels: dict[tuple, Callable[..., None]] = {}  # dtypes (and layout) -> the kernel's launch (``Kernel.grid``)
 
     def broadcast_loop(a, b, out, n, na, nb):  # noqa: ANN001, ANN202
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
@@ -113,14 +113,14 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
             key = (a.dtype, b.dtype, out_dtype)
             kernel = kernels.get(key)
             if kernel is None:
-                kernel = kernels[key] = Kernel(loop, _sig(a.dtype, b.dtype, out_dtype))
+                kernel = kernels[key] = Kernel(loop, _sig(a.dtype, b.dtype, out_dtype)).grid()
             kernel(n, a, b, out, n)
             return out
         (va, na), (vb, nb) = repeated(a), repeated(b)
         key = (a.dtype, b.dtype, out_dtype, "repeated")
         kernel = kernels.get(key)
         if kernel is None:
-            kernel = kernels[key] = Kernel(broadcast_loop, _sig(a.dtype, b.dtype, out_dtype, periods=2))
+            kernel = kernels[key] = Kernel(broadcast_loop, _sig(a.dtype, b.dtype, out_dtype, periods=2)).grid()
         kernel(n, va, vb, out, n, na, nb)
         return out
 

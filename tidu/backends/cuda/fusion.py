@@ -148,7 +148,7 @@ def fused_into(parts: list[Instr], outs: list[int],
             by_dtypes[dtypes] = kernel
             if not along and all(whole):
                 at = [*array_at, *scalar_at]
-                whole_launch[0] = (kernel, at, [values[k].dtype for k in at], [True] * n_arr + [False] * n_sc)
+                whole_launch[0] = (kernel.grid(), at, [values[k].dtype for k in at], [True] * n_arr + [False] * n_sc)
         kernel(n, n, cols or 1, *results, *arrays, *scalars, *consts, *periods)
 
     return into, body

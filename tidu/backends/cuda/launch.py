@@ -87,6 +87,13 @@ class Kernel:
             self._prepare()
         self._grid(n, *args)
 
+    def grid(self) -> Callable[..., None]:
+        """What ``kernel(n, *args)`` calls, compiled now: a launch without ``__call__``'s frame, for
+        the per-op paths that keep it."""
+        if not self._ready:
+            self._prepare()
+        return self._grid
+
     def launch(self, blocks: int, threads: int, *args: Any, shared_bytes: int = 0) -> None:
         if not self._ready:
             self._prepare()
