@@ -241,8 +241,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                 continue
         if not create_graph:
             data = ct._data
+            flags = data.flags  # one object (a CudaArray makes its flags on each read)
             # .grad owns writable memory: no broadcast view, no storage shared with another .grad
-            if not (data.flags.writeable and data.flags.owndata) or id(data) in given:
+            if not (flags.writeable and flags.owndata) or id(data) in given:
                 data = data.copy()
             given.add(id(data))
             ct = wrap(data, ct._dtype, ct._device)
