@@ -284,7 +284,8 @@ def _call(prim: Primitive, args: tuple, params: dict[str, Any], entry: list) -> 
     if deferred.PENDING and deferred.reads_pending(arrays):
         deferred.flush()
     device = args[0]._device
-    result = prim.impls[device.type](*arrays, **params)
+    impl = prim.impls[device.type]
+    result = impl(*arrays, **params) if params else impl(*arrays)
     out = wrap(result, entry[1][0].dtype, device)
     if (result.base is not None or result is arrays[0] or result is arrays[-1]
             or len(arrays) > 2 and _returns_input(result, arrays)):

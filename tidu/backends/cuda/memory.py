@@ -159,7 +159,7 @@ class CudaArray:
     cache when it dies.
     """
 
-    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "host", "is_c_contiguous", "size", "pooled",
+    __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "base", "host", "is_c_contiguous", "size", "pooled",
                  "__weakref__")
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, strides: tuple[int, ...] | None, ptr: int,
@@ -175,16 +175,17 @@ class CudaArray:
         self.size = math.prod(shape)
         self.ptr = ptr
         self.owner = owner
+        self.base = owner if isinstance(owner, CudaArray) else None  # numpy's ``base``: the array viewed
         self.host = host  # the simulator's "device" memory
         self.pooled = 0
 
     def __del__(self) -> None:
-        if self.pooled:
-            _CACHE.setdefault(self.pooled, []).append(self.ptr)
-
-    @property
-    def base(self) -> CudaArray | None:
-        return self.owner if isinstance(self.owner, CudaArray) else None
+        size = self.pooled
+        if size:
+            free = _CACHE.get(size)
+            if free is None:
+                free = _CACHE[size] = []
+            free.append(self.ptr)
 
     @property
     def flags(self) -> _Flags:
@@ -202,6 +203,7 @@ class CudaArray:
         out = object.__new__(CudaArray)  # what __init__ makes of it, its density looked up once per layout
         shape, strides, dtype = tuple(shape), tuple(strides), self.dtype
         out.shape, out.strides, out.dtype, out.ptr, out.owner, out.host, out.pooled = shape, strides, dtype, ptr, self, None, 0
+        out.base = self
         out.is_c_contiguous = _dense(shape, strides, dtype.itemsize)
         out.size = math.prod(shape)
         return out
@@ -233,7 +235,7 @@ class CudaArray:
             free = _CACHE.get(nbytes)
             self = object.__new__(cls)
             self.ptr = free.pop() if free else _allocate(nbytes)
-            self.shape, self.dtype, self.size, self.owner, self.host = shape, dtype, size, None, None
+            self.shape, self.dtype, self.size, self.owner, self.base, self.host = shape, dtype, size, None, None, None
             self.strides, self.is_c_contiguous, self.pooled = strides, True, nbytes
             return self
         key = (shape, dtype)
@@ -255,7 +257,7 @@ class CudaArray:
             _LAYOUTS[key] = (dtype, size, _round(size * dtype.itemsize), contiguous_strides(shape, dtype.itemsize))
         ptr, pooled = allocate(size * dtype.itemsize)
         self = object.__new__(cls)  # what __init__ makes of a fresh dense array, without its checks
-        self.shape, self.dtype, self.size, self.ptr, self.owner, self.host = shape, dtype, size, ptr, None, None
+        self.shape, self.dtype, self.size, self.ptr, self.owner, self.base, self.host = shape, dtype, size, ptr, None, None, None
         self.strides = contiguous_strides(shape, dtype.itemsize)
         self.is_c_contiguous = True
         self.pooled = pooled
