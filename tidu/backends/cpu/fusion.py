@@ -317,12 +317,14 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
     (a CUDA kernel for device values: tidu/backends/cuda/fusion.py)."""
     if parts[0].app.out_avals[0].device == "cuda":
         from ..cuda.fusion import fused_into
+        from ..cuda.memory import CudaArray
 
         into, body = fused_into(parts, outs)
-        out_avals = body.out_avals
+        device_empty = CudaArray.empty
+        cuda_results_of = [(a.shape, a.dtype.np) for a in body.out_avals]
 
         def run_cuda(*values: Any) -> tuple[Any, ...]:
-            results = tuple(_empty_cuda(a.shape, a.dtype.np) for a in out_avals)
+            results = tuple([device_empty(shape, dtype) for shape, dtype in cuda_results_of])
             into(results, values)
             return results
 
@@ -365,12 +367,6 @@ def layout_of(a: Any) -> str | None:
     if a.size <= 1 or (a.flags.c_contiguous if type(a) is np.ndarray else a.is_c_contiguous):
         return None
     return in_place_layout(a.shape, a.strides, a.dtype.itemsize)
-
-
-def _empty_cuda(shape: tuple[int, ...], dtype: Any) -> Any:
-    from ..cuda.memory import CudaArray
-
-    return CudaArray.empty(shape, dtype)
 
 
 def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
