@@ -388,15 +388,16 @@ def _short_bind(app: Application, params: dict[str, Any]) -> Any:
     """``args -> outputs`` through a short path of ``core.dispatch`` for calls of ``app`` (its
     avals fixed by the step's key), or ``None``: ``bind_same`` for operands of one aval and no
     params, ``bind_product`` for a product of one non-bool dtype, ``bind_one`` for one operand.
-    Each gives ``bind_eager``'s result; calls that move devices or make several outputs take it."""
+    Each gives ``bind_eager``'s result; calls that move devices, make several outputs or have
+    no kernel on their device (``bind_eager``'s error) take it."""
     prim, avals = app.prim, app.in_avals
-    if prim.moves_device or not avals or len(app.out_avals) != 1:
+    if prim.moves_device or not avals or len(app.out_avals) != 1 or avals[-1].device not in prim.impls:
         return None
     if not params and all(a == avals[0] for a in avals):
         return lambda args: bind_same(prim, args)
     if prim is dot_general_p and len(avals) == 2 and avals[0].dtype is avals[1].dtype is not bool_:
         return lambda args: bind_product(args[0], args[1], params)
-    if len(avals) == 1 and avals[0].device in prim.impls:
+    if len(avals) == 1:
         return lambda args: bind_one(prim, args[0], params)
     return None
 

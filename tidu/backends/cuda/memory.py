@@ -233,8 +233,9 @@ class CudaArray:
         if layout is not None and _capture is None:  # allocate's cached path, written out
             dtype, size, nbytes, strides = layout
             free = _CACHE.get(nbytes)
+            ptr = free.pop() if free else _allocate(nbytes)  # before the object: a failure leaves none half made
             self = object.__new__(cls)
-            self.ptr = free.pop() if free else _allocate(nbytes)
+            self.ptr = ptr
             self.shape, self.dtype, self.size, self.owner, self.base, self.host = shape, dtype, size, None, None, None
             self.strides, self.is_c_contiguous, self.pooled = strides, True, nbytes
             return self
