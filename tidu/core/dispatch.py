@@ -405,13 +405,7 @@ def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Ten
         in_keys.append(key)
         codes.append(code)
     group.parts.append((app._uid, *codes))  # one tuple a call: uids and codes are both ints (``_application`` set the uid)
-    if len(args) == 2:  # ``_plan``'s lookup written out for the commonest arity
-        a, b = args
-        plan = entry[4].get((a._requires_grad, a._trace is None, b._requires_grad, b._trace is None,
-                             in_keys[0] is in_keys[1]))
-    else:
-        plan = None
-    save_in, save_out, _ = plan or _plan(app, args, in_keys, entry)
+    save_in, save_out, _ = _plan(app, args, in_keys, entry)
     saved = group.saved_data
     for i in save_in:
         raw = in_keys[i].key

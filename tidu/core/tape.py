@@ -69,15 +69,8 @@ _Input = ValueKey.Input
 _count = _keys.counter
 
 
-_new = object.__new__
-
-
 def fresh_key() -> ValueKey:
-    """``ValueKey.Input`` of the next integer, made without a call to its ``__init__``."""
-    key = _new(_Input)
-    key.key = n = _count()
-    key._hash = hash(("input", n))  # as ``_Input.__init__`` hashes it
-    return key
+    return _Input(_count())
 
 
 def _modified(tensor: Any, expected: int, role: str) -> RuntimeError:

@@ -110,7 +110,8 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
 
 
 # (shape, shape) -> ``dot_general``'s params for ``matmul`` of tensors of those shapes, or ``False``
-# where the general path decides (vectors, broadcast batch dims, errors): its short path's lookup
+# where the general path decides (broadcast batch dims; sizes that do not agree, whose error it raises):
+# its short path's lookup
 _PRODUCT_PARAMS: dict[tuple, dict | bool] = {}
 
 

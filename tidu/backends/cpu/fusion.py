@@ -454,18 +454,28 @@ def fused_loop(parts: list[Instr], outs: list[int], once: Collection[int] = (),
     # each one-element operand's value
     reads = [_read(kind, len(shape)) for kind in kinds]
     bounds = (shape[-1], 0, size // shape[-1] if shape[-1] else 0) if along else ()
-    view = "" if len(shape) == 1 else ".reshape(-1)"
+    flat = (loop, array_at, reads, scalar_at, tuple(consts), bounds, len(shape))  # for slot_runner
     # a strided operand read element by element is copied first (``dense``), as the chunked loop does
-    args = [*(f"r[{j}]{view}" for j in range(len(outs))),
-            *((f"dense(v[{k}]){view}" if kind is None else read.format(f"v[{k}]"))
-              for k, kind, read in zip(array_at, kinds, reads)),
-            *(f"v[{k}].flat[0]" for k in scalar_at), *(f"c[{j}]" for j in range(len(consts))), *map(str, bounds)]
+    view = "" if len(shape) == 1 else ".reshape(-1)"
+    copying = [f"dense({{}}){view}" if kind is None else read for kind, read in zip(kinds, reads)]
+    args = _loop_args(flat, [f"r[{j}]" for j in range(len(outs))], [f"v[{k}]" for k in range(len(ins))], copying)
     namespace: dict[str, Any] = {"loop": loop, "dense": dense, "c": tuple(consts)}
-    exec(f"def into(r, v):\n    loop({', '.join(args)})\n", namespace)  # noqa: S102 - generated from slot numbers
+    exec(f"def into(r, v):\n    loop({args})\n", namespace)  # noqa: S102 - generated from slot numbers
     into = namespace["into"]
-    # for slot_runner
-    into.flat = (loop, array_at, reads, scalar_at, tuple(consts), bounds, len(shape))
+    into.flat = flat
     return into, body
+
+
+def _loop_args(flat: tuple, outs: list[str], values: list[str], reads: list[str]) -> str:
+    """The arguments of a one-thread loop's call (``fused_loop``'s ``flat``) as source: the
+    results named ``outs`` viewed flat, then the operands named ``values`` (by position in the
+    body's inputs), each array as ``reads`` has it, each one-element operand as its value, then
+    the constants (``c``) and the row bounds."""
+    _loop, array_at, _reads, scalar_at, consts, bounds, ndim = flat
+    view = "" if ndim == 1 else ".reshape(-1)"
+    return ", ".join([*(f"{o}{view}" for o in outs), *(read.format(values[k]) for k, read in zip(array_at, reads)),
+                      *(f"{values[k]}.flat[0]" for k in scalar_at), *(f"c[{j}]" for j in range(len(consts))),
+                      *map(str, bounds)])
 
 
 def _read(kind: str | None, ndim: int) -> str:
@@ -487,13 +497,10 @@ def slot_runner(into: Callable[..., None], outs: Sequence[int], ins: Sequence[in
     flat = getattr(into, "flat", None)
     if flat is None:
         return lambda slots: into([slots[o] for o in outs], [slots[i] for i in ins])
-    loop, array_at, reads, scalar_at, consts, bounds, ndim = flat
-    view = "" if ndim == 1 else ".reshape(-1)"
-    args = [*(f"s[{o}]{view}" for o in outs), *(read.format(f"s[{ins[k]}]") for k, read in zip(array_at, reads)),
-            *(f"s[{ins[k]}].flat[0]" for k in scalar_at), *(f"c[{j}]" for j in range(len(consts))),
-            *map(str, bounds)]
+    loop, _array_at, reads, _scalar_at, consts, _bounds, _ndim = flat
+    args = _loop_args(flat, [f"s[{o}]" for o in outs], [f"s[{i}]" for i in ins], reads)
     namespace: dict[str, Any] = {"loop": loop, "c": consts}
-    exec(f"def run(s):\n    loop({', '.join(args)})\n", namespace)  # noqa: S102 - generated from slot numbers
+    exec(f"def run(s):\n    loop({args})\n", namespace)  # noqa: S102 - generated from slot numbers
     return namespace["run"]
 
 

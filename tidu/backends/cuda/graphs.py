@@ -19,12 +19,13 @@ step's time. From a step's ``CAPTURE_AFTER``-th run on, its program is captured 
 
 A pass whose in-place input is elsewhere runs the kernels, and ``MAX_MISSES`` such passes in
 a row drop the graph (the step is captured again, copying every input). A graph's first
-``TRIALS`` replays are timed against the kernels' run, and one no faster is dropped; a program of fewer than ``MIN_PROGRAM`` instructions is never captured. A program that
-cannot be captured (it reads a value on the host, copies a host constant, an input that is not
-a device array) runs its kernels as before, and is not tried again. Graphs
-are off under the simulator and with ``TIDU_CUDA_GRAPHS=0``; a step whose inputs and own memory
-exceed ``MAX_GRAPH_BYTES`` keeps its kernels, and at most ``MAX_REPLAYS`` steps hold a graph (the
-least recently replayed gives its memory back first).
+``TRIALS`` replays are timed against the kernels' run, and one no faster is dropped; a program
+of fewer than ``MIN_PROGRAM`` instructions is never captured. A program that cannot be
+captured (it reads a value on the host, copies a host constant, an input that is not a device
+array) runs its kernels as before, and is not tried again. Graphs are off under the simulator
+and with ``TIDU_CUDA_GRAPHS=0``; a step whose inputs and own memory exceed ``MAX_GRAPH_BYTES``
+keeps its kernels, and at most ``MAX_REPLAYS`` steps hold a graph (the least recently replayed
+gives its memory back first).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..layout import storage
 from . import driver, memory
 from .copy import copy_into
 from .memory import CudaArray
@@ -123,13 +125,7 @@ def _lies(value: Any) -> tuple | None:
     """The array whose memory a device array lies in (its root base, weakly) and its place there;
     ``None`` for anything else. Two are equal when the value lies at one place of one live array
     (weak references compare their referents)."""
-    return (weakref.ref(_root(value)), _place(value)) if type(value) is CudaArray else None
-
-
-def _root(value: CudaArray) -> CudaArray:
-    while type(value.owner) is CudaArray:
-        value = value.owner
-    return value
+    return (weakref.ref(storage(value)), _place(value)) if type(value) is CudaArray else None
 
 
 def _replayed(replay: Replay, step: Any, values: list[Any]) -> Sequence[Any]:

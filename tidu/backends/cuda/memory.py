@@ -124,8 +124,21 @@ def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]
 
 
 _STRIDES: dict[tuple, tuple[int, ...]] = {}
-# (shape, dtype as given) -> (np.dtype, size, pool block bytes, strides): ``CudaArray.empty``'s lookup
+# (shape, dtype as given) -> (shape, np.dtype, size, pool block bytes, strides): ``CudaArray.empty``'s lookup
 _LAYOUTS: dict[tuple, tuple] = {}
+
+
+def _layout(shape: Any, dtype: Any) -> tuple:
+    """A fresh dense array's layout (``_LAYOUTS``' entries), remembered when ``shape`` is a tuple."""
+    key = (shape, dtype)
+    shape, dtype = tuple(shape), np.dtype(dtype)
+    size = math.prod(shape)
+    layout = (shape, dtype, size, _round(size * dtype.itemsize), contiguous_strides(shape, dtype.itemsize))
+    if type(key[0]) is tuple:
+        if len(_LAYOUTS) >= 4096:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = layout
+    return layout
 _DENSE: dict[tuple, bool] = {}
 
 
@@ -230,39 +243,31 @@ class CudaArray:
             layout = _LAYOUTS.get((shape, dtype))
         except TypeError:  # a list for a shape
             layout = None
-        if layout is not None and _capture is None:  # allocate's cached path, written out
-            dtype, size, nbytes, strides = layout
+        if layout is None:
+            if runtime().simulated:
+                return cls._simulated_empty(shape, np.dtype(dtype))
+            layout = _layout(shape, dtype)
+        shape, dtype, size, nbytes, strides = layout
+        if _capture is None:  # allocate's cached path, written out
             free = _CACHE.get(nbytes)
-            ptr = free.pop() if free else _allocate(nbytes)  # before the object: a failure leaves none half made
-            self = object.__new__(cls)
-            self.ptr = ptr
-            self.shape, self.dtype, self.size, self.owner, self.base, self.host = shape, dtype, size, None, None, None
-            self.strides, self.is_c_contiguous, self.pooled = strides, True, nbytes
-            return self
-        key = (shape, dtype)
-        dtype = np.dtype(dtype)
-        if runtime().simulated:
-            try:
-                host = np.empty(shape, dtype)
-            except MemoryError:
-                nbytes = math.prod(shape) * dtype.itemsize
-                raise driver.OutOfMemoryError(
-                    "cuMemAllocAsync", 2, f"CUDA out of memory. Tried to allocate {_fmt_bytes(nbytes)}"
-                ) from None
-            return cls(shape, dtype, None, host.ctypes.data, host, host)
-        shape = tuple(shape)
-        size = math.prod(shape)
-        if type(key[0]) is tuple:
-            if len(_LAYOUTS) >= 4096:
-                _LAYOUTS.clear()
-            _LAYOUTS[key] = (dtype, size, _round(size * dtype.itemsize), contiguous_strides(shape, dtype.itemsize))
-        ptr, pooled = allocate(size * dtype.itemsize)
+            ptr, pooled = (free.pop() if free else _allocate(nbytes)), nbytes
+        else:
+            ptr, pooled = allocate(nbytes)
         self = object.__new__(cls)  # what __init__ makes of a fresh dense array, without its checks
         self.shape, self.dtype, self.size, self.ptr, self.owner, self.base, self.host = shape, dtype, size, ptr, None, None, None
-        self.strides = contiguous_strides(shape, dtype.itemsize)
-        self.is_c_contiguous = True
-        self.pooled = pooled
+        self.strides, self.is_c_contiguous, self.pooled = strides, True, pooled
         return self
+
+    @classmethod
+    def _simulated_empty(cls, shape: tuple[int, ...], dtype: np.dtype) -> CudaArray:
+        try:
+            host = np.empty(shape, dtype)
+        except MemoryError:
+            nbytes = math.prod(shape) * dtype.itemsize
+            raise driver.OutOfMemoryError(
+                "cuMemAllocAsync", 2, f"CUDA out of memory. Tried to allocate {_fmt_bytes(nbytes)}"
+            ) from None
+        return cls(shape, dtype, None, host.ctypes.data, host, host)
 
     @classmethod
     def from_host(cls, array: np.ndarray) -> CudaArray:
