@@ -283,3 +283,41 @@ def test_a_group_key_tells_calls_apart_by_their_inputs():
     assert same is not app and same.uid == app.uid
     wider = app.in_avals[0].update(shape=(5,))
     assert Application(app.prim, app.params, (wider, wider), app.out_avals).uid != app.uid
+
+
+def test_a_kept_second_order_gradient_does_not_chain_the_next_steps_graph():
+    """A ``create_graph`` pass closes the group its recorded calls opened: a gradient kept into the
+    next step (``g`` below, alive until reassigned) must not pull that step's forward into its
+    group, or each step's graph would reach every earlier one (a step rebuilt every time, a
+    walk and the memory it holds growing without bound). The step's program is reused, its
+    walk keeps its size, and the earlier steps' groups die with their tensors."""
+    rng = np.random.default_rng(3)
+    a = tidu.tensor(rng.standard_normal((6, 6)))
+    x = tidu.tensor(rng.standard_normal(6), requires_grad=True)
+    a_ref, x_ref = torch.tensor(a.numpy()), torch.tensor(x.detach().numpy(), requires_grad=True)
+    (g_ref,) = torch.autograd.grad(torch.tanh(a_ref @ x_ref).sum(), x_ref, create_graph=True)
+    sizes, built, first_group = [], [], None
+    walk = compiled.structure
+    walks: list[int] = []
+
+    def counted(*args, **kwargs):
+        found = walk(*args, **kwargs)
+        walks.append(len(found.nodes))
+        return found
+
+    compiled.structure = counted
+    try:
+        for step in range(5):
+            loss = tidu.tanh(a @ x).sum()
+            (g,) = tidu.autograd.grad(loss, x, create_graph=True)
+            np.testing.assert_allclose(g.detach().numpy(), g_ref.detach().numpy(), rtol=1e-12)
+            if step == 0:
+                first_group = weakref.ref(g.grad_fn.group)
+            built.append(compiled.STATS["built"])
+            sizes.append(walks[-1])
+    finally:
+        compiled.structure = walk
+    assert len(set(sizes)) == 1, f"the walk grew step by step: {sizes}"
+    assert built[1:] == [built[1]] * 4, "a later step built a new program"
+    gc.collect()
+    assert first_group() is None, "the first step's group outlived its step"

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import grad_mode, programs
+from ..core import grad_mode, groups, programs
 from ..core.device import CPU
 from ..core.dispatch import refresh_view
 from ..core.groups import raw_node
@@ -109,7 +109,23 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
                  walked: compiled.Walk | None = None, shared_seed: bool = False) -> dict[Any, Tensor]:
     """Cotangents of the wanted keys, summed over every output (tensor hooks applied on the way);
     ``walked``: the one output's ``compiled.structure``, when the caller has walked it;
-    ``shared_seed``: implicit ones seeds may be ``_seed``'s shared arrays."""
+    ``shared_seed``: implicit ones seeds may be ``_seed``'s shared arrays.
+
+    A ``create_graph`` pass closes the group its recorded calls left open (core/groups.py): the
+    caller's next calls start a new one. Left open, it would take in the next step's forward,
+    and each step's graph would reach the last one's through it (a walk, and the memory it
+    holds, growing every step while a result such as the gradient is kept)."""
+    if not create_graph:
+        return _pass(outputs, grad_outputs, inputs, retain_graph, create_graph, hooks, walked, shared_seed)
+    try:
+        return _pass(outputs, grad_outputs, inputs, retain_graph, create_graph, hooks, walked, shared_seed)
+    finally:
+        groups.close()
+
+
+def _pass(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,
+          retain_graph: bool | None, create_graph: bool, hooks: Hooks | None, walked: compiled.Walk | None,
+          shared_seed: bool) -> dict[Any, Tensor]:
     if retain_graph is None:
         retain_graph = create_graph
     for t in [*outputs, *(inputs or ())]:
