@@ -7,7 +7,7 @@ Each workload is written once against the PyTorch API and run with ``lib = tidu`
 medians of interleaved batches, each batch ending in the library's synchronize, so a
 figure is what a loop of that work costs in steady state.
 
-    per-op     ``a + b`` on 1024 float32 (no grad): launch to result, per op
+    per-op     ``a + b`` on 1024 float32 (no grad, tidu's deferral off for the row): launch to result, per op
     small      3 ops on 1024 floats, forward + backward (``(x * w).tanh().sum().backward()``)
     exp 64M    ``x.exp()`` on 64M float32 (deferral off: the unary kernel), GB/s against a device copy
     fused 64M  ``(a * b + c).tanh()`` on 64M float32, deferral on (one fused kernel), GB/s
@@ -21,7 +21,8 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -75,14 +76,25 @@ def check(a: Any, b: Any, rtol: float = 2e-3, atol: float = 2e-4) -> None:
     np.testing.assert_allclose(host(a), host(b), rtol=rtol, atol=atol)
 
 
-def eager(fn: Callable[[], Any]) -> Any:
-    """``fn()`` with tidu's deferral off (tidu/core/deferred.py): the op launches now. A deferred
-    op whose result nobody reads would never run, so these rows would time nothing."""
+@contextmanager
+def deferral_off() -> Iterator[None]:
+    """tidu's deferral (tidu/core/deferred.py) off inside the block: each op launches when called.
+    A deferred op whose result nobody reads would never run, so the eager rows would time
+    nothing."""
     switch, deferred.ENABLED = deferred.ENABLED, False
     try:
-        return fn()
+        yield
     finally:
         deferred.ENABLED = switch
+
+
+def eager(fn: Callable[[], Any]) -> Any:
+    """``fn()`` with deferral off (``deferral_off``)."""
+    with deferral_off():
+        return fn()
+
+
+EAGER_ROWS = {"per-op"}  # timed with deferral off throughout: the op alone, no switch per call
 
 
 def per_op() -> tuple[dict, Callable[[], None]]:
@@ -94,7 +106,7 @@ def per_op() -> tuple[dict, Callable[[], None]]:
         a, b = made[name]
 
         def op() -> Any:
-            return eager(lambda: a + b) if name == "tidu" else a + b
+            return a + b
 
         return op
 
@@ -191,9 +203,10 @@ def main() -> int:
     for name in only:
         make, unit, scale = WORKLOADS[name]
         try:
-            fns, verify = make()
-            verify()
-            times = timeit(fns)
+            with deferral_off() if name in EAGER_ROWS else nullcontext():
+                fns, verify = make()
+                verify()
+                times = timeit(fns)
         except Exception as exc:  # noqa: BLE001 - report every workload, then fail
             failed = True
             print(f"{name}: FAILED {type(exc).__name__}: {exc}")

@@ -102,6 +102,36 @@ def test_generated_launch_packs_numba_abi(monkeypatch: pytest.MonkeyPatch) -> No
         grid(1000, _Array, 5, 2.5)
 
 
+def test_fixed_launch_packs_only_the_pointers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A launch prepared once (``Kernel.fixed``'s) packs its template's sizes, strides and scalars
+    once; each call writes only its arrays' pointers, which the parameter pointers address in a
+    buffer of their own, and launches on the grid the template's size gives."""
+    import ctypes
+    import struct
+    from types import SimpleNamespace
+
+    from numba import types
+
+    from tidu.backends.cuda import launch
+
+    calls: list[tuple] = []
+    monkeypatch.setattr(launch, "_driver_launch", lambda: lambda *args: calls.append(args) or 0)
+    argtypes = [types.float32[::1], types.int64, types.float32[:, ::1]]
+    template = (launch.dense_like((2, 3), "float32"), 5, launch.dense_like((2, 3), "float32"))
+    fixed = launch._fixed_launcher(argtypes, 7, 9, launch._blocks(1000), template, [0, 2])
+    fixed(SimpleNamespace(ptr=0x1000), SimpleNamespace(ptr=0x2000))
+    (_, blocks, threads, shared, stream, params), = calls
+    assert (blocks, threads, shared, stream) == (4, 256, 0, 9)
+    pointers = (ctypes.c_void_p * 17).from_address(params)
+    value = [struct.unpack("=q", ctypes.string_at(p, 8))[0] for p in pointers]
+    # meminfo, parent, size, itemsize, data, shape, stride (flat); the scalar; the 2-D array's nine
+    assert value == [0, 0, 6, 4, 0x1000, 6, 4, 5, 0, 0, 6, 4, 0x2000, 2, 3, 12, 4]
+    fixed(SimpleNamespace(ptr=0x3000), SimpleNamespace(ptr=0x4000))
+    value = [struct.unpack("=q", ctypes.string_at(p, 8))[0] for p in pointers]
+    assert (value[4], value[12], value[2], value[13]) == (0x3000, 0x4000, 6, 2)
+    assert launch._blocks(0) == 1 and launch._blocks(10**9) == launch.MAX_BLOCKS
+
+
 def test_driver_errors_are_runtime_errors() -> None:
     with pytest.raises(driver.OutOfMemoryError) as info:
         driver.check("cuMemAllocAsync", driver.CUDA_ERROR_OUT_OF_MEMORY)

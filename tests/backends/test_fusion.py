@@ -148,6 +148,27 @@ def test_random_chains_match_unfused(dt, seed: int, device: str) -> None:
         run_both(at_shape, fused, len(b.avals), {s: values(dt, shape, rng) for s in inputs}, keep, device)
 
 
+def test_a_repeated_cuda_group_on_whole_operands_launches_prepared(monkeypatch) -> None:
+    """A fused CUDA group run again on whole operands (C-contiguous, of the result's size) launches
+    through a launch prepared once for that size (``Kernel.fixed``): the unfused program's values
+    on each run, the launch prepared on the second run and reused after."""
+    from tidu.backends.cuda import launch
+
+    prepared = []
+    fixed = launch.Kernel.fixed
+    monkeypatch.setattr(launch.Kernel, "fixed", lambda self, *a: prepared.append(a[0]) or fixed(self, *a))
+    b = Builder()
+    x, y = (b.input(ShapeDtype((300,), float32, "cuda")) for _ in range(2))
+    out = b.emit(ew.tanh, b.emit(ew.mul, b.emit(ew.exp, x), y))  # no add after a multiply: no FMA to tell apart
+    fused = fusion.fuse(b.program, {out})
+    assert len(fused) == 1
+    rng = np.random.default_rng(4)
+    for run in range(3):
+        run_both(b.program, fused, len(b.avals), {x: values(float32, (300,), rng), y: values(float32, (300,), rng)},
+                 {out}, "cuda")
+        assert prepared == ([] if run == 0 else [300])
+
+
 def _reshaped(program: list[Instr], shape: tuple[int, ...]) -> list[Instr]:
     """``program`` rebuilt for ``shape`` (every (5,) becomes ``shape``)."""
     b = Builder()

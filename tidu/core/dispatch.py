@@ -38,8 +38,9 @@ def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
 
 # (prim, param items, shape, dtype, device type per argument) -> [in_avals, out_avals, Application or
 # None, deferral (``_deferral``; None: not yet known), saving plans by input pattern (``_plan``),
-# grouped when not deferred (``_new_entry``), the replay of a one-input view (``_link_view``)]:
-# a repeated call skips the shape rule (it has passed for these inputs).
+# grouped when not deferred (``_new_entry``), the replay of a one-input view (``_link_view``), the
+# kernel prepared for it (``_prepared``; None: not yet known)]: a repeated call skips the shape rule
+# (it has passed for these inputs).
 _SIGNATURES: dict[tuple, list] = {}
 _MAX_SIGNATURES = 4096
 
@@ -92,7 +93,7 @@ def _new_entry(prim: Primitive, args: Sequence[Any], params: dict[str, Any], cac
     in_avals = tuple(a.aval for a in args)
     out_avals = abstract_eval(prim, in_avals, params)
     grouped = cached and len(out_avals) == 1 and out_avals[0].dtype.is_floating_point and not prim.moves_device
-    return [in_avals, out_avals, None, None if cached else False, {}, grouped, None]
+    return [in_avals, out_avals, None, None if cached else False, {}, grouped, None, None]
 
 
 def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -284,18 +285,33 @@ def _call(prim: Primitive, args: tuple, params: dict[str, Any], entry: list) -> 
     if deferred.PENDING and deferred.reads_pending(arrays):
         deferred.flush()
     device = args[0]._device
-    impl = prim.impls[device.type]
-    result = impl(*arrays, **params) if params else impl(*arrays)
-    out = wrap(result, entry[1][0].dtype, device)
-    if (result.base is not None or result is arrays[0] or result is arrays[-1]
-            or len(arrays) > 2 and _returns_input(result, arrays)):
-        _link_view(prim, args, params, out, 0, 1, entry)
+    kernel = entry[7]
+    if kernel is None:
+        kernel = entry[7] = _prepared(prim, entry, params, device.type)
+    if kernel:  # a fresh array: no view to link
+        out = wrap(kernel(*arrays), entry[1][0].dtype, device)
+    else:
+        impl = prim.impls[device.type]
+        result = impl(*arrays, **params) if params else impl(*arrays)
+        out = wrap(result, entry[1][0].dtype, device)
+        if (result.base is not None or result is arrays[0] or result is arrays[-1]
+                or len(arrays) > 2 and _returns_input(result, arrays)):
+            _link_view(prim, args, params, out, 0, 1, entry)
     if grad_on and not prim.nondiff and any(map(_REQUIRES_GRAD, args)):
         _record_call(prim, args, params, entry, [out])
     return out
 
 
 _BUF, _REQUIRES_GRAD = attrgetter("_buf"), attrgetter("_requires_grad")
+
+
+def _prepared(prim: Primitive, entry: list, params: dict[str, Any], device: str) -> Any:
+    """The kernel that ``prim`` prepares for the signature ``entry`` on ``device``
+    (``Primitive.def_prepare``), or ``False``: it has none, or the call has params."""
+    prepare = prim.prepares.get(device)
+    if prepare is None or params:
+        return False
+    return prepare(*entry[0]) or False
 
 
 # (shape, shape, dtype, device type, tag of the dimension numbers) -> signature entry: ``bind_product``'s lookup

@@ -76,6 +76,7 @@ class Primitive:
         self.nondiff = nondiff
         self.where = _declaration_site()
         self.impls: dict[str, Callable[..., Any]] = {}
+        self.prepares: dict[str, Callable[..., Any]] = {}
         self.abstract_eval: Callable[..., Any] | None = None
         self.jvp_rules: tuple[Callable[..., Any] | None, ...] | None = None
         self.transpose: Callable[..., Any] | None = None
@@ -111,6 +112,14 @@ class Primitive:
             return built[0](*arrays, **params)
 
         self.impls[device] = first
+
+    def def_prepare(self, fn: Callable[..., Any], device: str = "cuda") -> None:
+        """The kernel of one signature, made once: ``fn(*in_avals)`` gives a function of the
+        arrays alone (a call without params, whose output aval the shape rule gives), or
+        ``None`` where it has none for those avals. The eager calls of that signature run it
+        in place of the impl (dispatch's ``_call``): a CUDA elementwise op's launch prepared
+        once, not looked up and packed per call."""
+        self.prepares[device] = fn
 
     def def_abstract_eval(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """The shape rule: ``ShapeDtype`` in, ``ShapeDtype`` out; raises on bad input."""

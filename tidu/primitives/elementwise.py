@@ -76,7 +76,13 @@ def unary(name: str, scalar_fn: Callable, *jvp: Callable, dtypes: tuple = FLOATS
         runs = cuda_runs.runs or cuda_runs.build()
         return runs[0 if x.dtype.kind == "f" else 1](x, x.dtype if out_dtype is None else out_dtype.np)
 
+    def cuda_prepare(x: ShapeDtype) -> Callable[[Any], Any]:
+        runs = cuda_runs.runs or cuda_runs.build()
+        return runs[0 if x.dtype.np.kind == "f" else 1].prepare(
+            x.shape, x.dtype.np, x.dtype.np if out_dtype is None else out_dtype.np)
+
     prim.def_impl(cuda_impl, device="cuda", takes_views=True)  # the run makes its input contiguous
+    prim.def_prepare(cuda_prepare)
     if jvp:
         prim.def_jvp(*jvp)
     prim.def_batch(batch_elementwise(prim))
@@ -115,7 +121,16 @@ def binary(name: str, scalar_fn: Callable, *jvp: Callable | None, dtypes: tuple 
         runs = cuda_runs.runs or cuda_runs.build()
         return runs[0 if x.dtype.kind == "f" else 1](x, y, x.dtype if out_dtype is None else out_dtype.np)
 
+    def cuda_prepare(x: ShapeDtype, y: ShapeDtype) -> Callable[[Any, Any], Any] | None:
+        floating = x.dtype.np.kind == "f"
+        if check is not None and not floating:
+            return None  # the impl's check reads the operands
+        runs = cuda_runs.runs or cuda_runs.build()
+        return runs[0 if floating else 1].prepare(
+            x.shape, x.dtype.np, y.dtype.np, x.dtype.np if out_dtype is None else out_dtype.np)
+
     prim.def_impl(cuda_impl, device="cuda", takes_views=True)  # broadcast operands are read in place
+    prim.def_prepare(cuda_prepare)
     if jvp:
         prim.def_jvp(*jvp)
     prim.def_batch(batch_elementwise(prim))

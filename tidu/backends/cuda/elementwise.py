@@ -8,6 +8,7 @@ first use and launched by ``launch.Kernel``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,7 @@ from numba import cuda
 
 from ..layout import repeat_period
 from .copy import contiguous, numba_name
-from .launch import Kernel
+from .launch import Kernel, dense_like
 from .memory import CudaArray
 
 
@@ -64,21 +65,40 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
             out[i] = f(x[i])
             i += s
 
-    kernels: dict[tuple, Callable[..., None]] = {}  # dtypes -> the kernel's launch (``Kernel.grid``)
+    kernels: dict[tuple, Kernel] = {}  # dtypes -> the kernel
+    launches: dict[tuple, Callable[..., None]] = {}  # dtypes -> its launch (``Kernel.grid``)
 
     def run(x: CudaArray, out_dtype: Any) -> CudaArray:
         x = contiguous(x)
         out_dtype = np.dtype(out_dtype)
         key = (x.dtype, out_dtype)
-        kernel = kernels.get(key)
+        kernel = launches.get(key)
         if kernel is None:
-            kernel = kernels[key] = Kernel(loop, _sig(x.dtype, out_dtype)).grid()
+            kernel = launches[key] = _kernel(kernels, key, loop).grid()
         out = CudaArray.empty(x.shape, out_dtype)
         n = out.size
         if n:
             kernel(n, x, out, n)
         return out
 
+    def prepare(shape: tuple[int, ...], dtype: Any, out_dtype: Any) -> Callable[[CudaArray], CudaArray]:
+        """``run`` of one signature: a C-contiguous ``x`` of ``shape`` and ``dtype`` launches through
+        a launch prepared once (``Kernel.fixed``); any other takes ``run``."""
+        dtype, out_dtype = np.dtype(dtype), np.dtype(out_dtype)
+        n = math.prod(shape)
+        launch = _kernel(kernels, (dtype, out_dtype), loop).fixed(n, dense_like(shape, dtype),
+                                                                    dense_like(shape, out_dtype), n)
+
+        def prepared(x: CudaArray) -> CudaArray:
+            if not x.is_c_contiguous:
+                return run(x, out_dtype)
+            out = CudaArray.empty(shape, out_dtype)
+            launch(x, out)
+            return out
+
+        return prepared
+
+    run.prepare = prepare
     return run
 
 
@@ -97,7 +117,8 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
             out[i] = f(a[i], b[i])
             i += s
 
-    kernels: dict[tuple, Callable[..., None]] = {}  # dtypes (and layout) -> the kernel's launch (``Kernel.grid``)
+    kernels: dict[tuple, Kernel] = {}  # dtypes -> the kernel
+    launches: dict[tuple, Callable[..., None]] = {}  # dtypes (and layout) -> a kernel's launch (``Kernel.grid``)
 
     def broadcast_loop(a, b, out, n, na, nb):  # noqa: ANN001, ANN202
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
@@ -111,20 +132,46 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
             return out
         if a.is_c_contiguous and b.is_c_contiguous:
             key = (a.dtype, b.dtype, out_dtype)
-            kernel = kernels.get(key)
+            kernel = launches.get(key)
             if kernel is None:
-                kernel = kernels[key] = Kernel(loop, _sig(a.dtype, b.dtype, out_dtype)).grid()
+                kernel = launches[key] = _kernel(kernels, key, loop).grid()
             kernel(n, a, b, out, n)
             return out
         (va, na), (vb, nb) = repeated(a), repeated(b)
         key = (a.dtype, b.dtype, out_dtype, "repeated")
-        kernel = kernels.get(key)
+        kernel = launches.get(key)
         if kernel is None:
-            kernel = kernels[key] = Kernel(broadcast_loop, _sig(a.dtype, b.dtype, out_dtype, periods=2)).grid()
+            kernel = launches[key] = Kernel(broadcast_loop, _sig(a.dtype, b.dtype, out_dtype, periods=2)).grid()
         kernel(n, va, vb, out, n, na, nb)
         return out
 
+    def prepare(shape: tuple[int, ...], a_dtype: Any, b_dtype: Any, out_dtype: Any) -> Callable[..., CudaArray]:
+        """``run`` of one signature: C-contiguous operands of ``shape`` and these dtypes launch
+        through a launch prepared once (``Kernel.fixed``); any others take ``run``."""
+        a_dtype, b_dtype, out_dtype = np.dtype(a_dtype), np.dtype(b_dtype), np.dtype(out_dtype)
+        n = math.prod(shape)
+        launch = _kernel(kernels, (a_dtype, b_dtype, out_dtype), loop).fixed(
+            n, dense_like(shape, a_dtype), dense_like(shape, b_dtype), dense_like(shape, out_dtype), n)
+
+        def prepared(a: CudaArray, b: CudaArray) -> CudaArray:
+            if not (a.is_c_contiguous and b.is_c_contiguous):
+                return run(a, b, out_dtype)
+            out = CudaArray.empty(shape, out_dtype)
+            launch(a, b, out)
+            return out
+
+        return prepared
+
+    run.prepare = prepare
     return run
+
+
+def _kernel(kernels: dict[tuple, Kernel], dtypes: tuple, loop: Callable) -> Kernel:
+    """The contiguous ``loop`` compiled for ``dtypes`` (its arrays' dtypes), made once."""
+    kernel = kernels.get(dtypes)
+    if kernel is None:
+        kernel = kernels[dtypes] = Kernel(loop, _sig(*dtypes))
+    return kernel
 
 
 def _select_loop(p, a, b, out, n, np_, na, nb):  # noqa: ANN001, ANN202

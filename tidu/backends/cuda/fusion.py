@@ -17,7 +17,7 @@ from typing import Any
 from ...core.instructions import Instr
 from .copy import numba_name
 from .elementwise import repeated
-from .launch import Kernel
+from .launch import Kernel, dense_like
 from .memory import CudaArray
 
 _loops: dict[str, Callable[..., None]] = {}  # source digest -> the kernel's Python function
@@ -100,7 +100,8 @@ def fused_into(parts: list[Instr], outs: list[int],
     operands = list(zip(body.arrays, array_at))
     by_dtypes: dict[tuple, Kernel] = {}  # this group's kernels by operand dtypes and whole operands
     # the launch where every array operand is whole (C-contiguous, the result's size), once met:
-    # (kernel, the operands' positions in ``values``, their dtypes, whether each must be whole)
+    # (kernel, the operands' positions in ``values``, their dtypes, whether each must be whole,
+    # its launches prepared by size: ``Kernel.fixed``)
     whole_launch: list[Any] = [None]
 
     def into(results: Sequence[CudaArray], values: Sequence[CudaArray]) -> None:
@@ -110,13 +111,20 @@ def fused_into(parts: list[Instr], outs: list[int],
             return
         known = whole_launch[0]
         if known is not None:
-            kernel, at, expected, whole_at = known
+            kernel, at, expected, whole_at, by_size = known
             args = [values[k] for k in at]
             for v, dtype, whole in zip(args, expected, whole_at):
                 if v.dtype is not dtype or whole and (v.size != n or not v.is_c_contiguous):
                     break
             else:
-                kernel(n, n, 1, *results, *args, *consts, *[n] * n_arr)
+                launch = by_size.get(n)
+                if launch is None:  # the launch of this size prepared once: only pointers packed a call
+                    if len(by_size) >= 64:
+                        by_size.clear()
+                    flat = [dense_like((n if whole else 1,), dtype) for dtype, whole in zip(expected, whole_at)]
+                    launch = by_size[n] = kernel.fixed(n, n, 1, *[dense_like((n,), r.dtype) for r in results],
+                                                       *flat, *consts, *[n] * n_arr)
+                launch(*results, *args)
                 return
         cols = first.shape[-1] if first.shape else 1
         arrays, periods = [], []
@@ -148,7 +156,7 @@ def fused_into(parts: list[Instr], outs: list[int],
             by_dtypes[dtypes] = kernel
             if not along and all(whole):
                 at = [*array_at, *scalar_at]
-                whole_launch[0] = (kernel.grid(), at, [values[k].dtype for k in at], [True] * n_arr + [False] * n_sc)
+                whole_launch[0] = (kernel, at, [values[k].dtype for k in at], [True] * n_arr + [False] * n_sc, {})
         kernel(n, n, cols or 1, *results, *arrays, *scalars, *consts, *periods)
 
     return into, body
