@@ -115,12 +115,11 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs:
     caller's next calls start a new one. Left open, it would take in the next step's forward,
     and each step's graph would reach the last one's through it (a walk, and the memory it
     holds, growing every step while a result such as the gradient is kept)."""
-    if not create_graph:
-        return _pass(outputs, grad_outputs, inputs, retain_graph, create_graph, hooks, walked, shared_seed)
     try:
         return _pass(outputs, grad_outputs, inputs, retain_graph, create_graph, hooks, walked, shared_seed)
     finally:
-        groups.close()
+        if create_graph:
+            groups.close()
 
 
 def _pass(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequence[Tensor] | None,
