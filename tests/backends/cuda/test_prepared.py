@@ -84,3 +84,21 @@ def test_eager_calls_run_the_prepared_kernel() -> None:
     assert callable(entry[7])
     np.testing.assert_allclose(out.cpu().numpy(), x + y, rtol=1e-6)
     np.testing.assert_allclose(again.cpu().numpy(), np.exp(x + y), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0), (1,)])
+def test_prepared_kernels_of_empty_and_zero_dim_signatures(shape: tuple) -> None:
+    """Zero-d and empty operands take the prepared kernel too (a launch over no elements for an
+    empty one), with numpy's values and shapes."""
+    rng = np.random.default_rng(2)
+    x, y = (np.asarray(rng.standard_normal(shape), np.float32) for _ in range(2))
+    a, b = tidu.tensor(x, device="cuda"), tidu.tensor(y, device="cuda")
+    switch, deferred.ENABLED = deferred.ENABLED, False
+    try:
+        out = (a * b).tanh()
+    finally:
+        deferred.ENABLED = switch
+    assert callable(dispatch._SAME[(tidu.primitives.elementwise.mul, shape, tidu.float32, "cuda")][7])
+    assert out.shape == shape
+    np.testing.assert_allclose(out.cpu().numpy(), np.tanh(x * y), rtol=1e-6)
+
