@@ -84,10 +84,8 @@ def unary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, Any], CudaArray]:
     def prepare(shape: tuple[int, ...], dtype: Any, out_dtype: Any) -> Callable[[CudaArray], CudaArray]:
         """``run`` of one signature: a C-contiguous ``x`` of ``shape`` and ``dtype`` launches through
         a launch prepared once (``Kernel.fixed``); any other takes ``run``."""
-        dtype, out_dtype = np.dtype(dtype), np.dtype(out_dtype)
-        n = math.prod(shape)
-        launch = _kernel(kernels, (dtype, out_dtype), loop).fixed(n, dense_like(shape, dtype),
-                                                                    dense_like(shape, out_dtype), n)
+        out_dtype = np.dtype(out_dtype)
+        launch = _fixed_loop(kernels, loop, shape, (dtype, out_dtype))
 
         def prepared(x: CudaArray) -> CudaArray:
             if not x.is_c_contiguous:
@@ -148,10 +146,8 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
     def prepare(shape: tuple[int, ...], a_dtype: Any, b_dtype: Any, out_dtype: Any) -> Callable[..., CudaArray]:
         """``run`` of one signature: C-contiguous operands of ``shape`` and these dtypes launch
         through a launch prepared once (``Kernel.fixed``); any others take ``run``."""
-        a_dtype, b_dtype, out_dtype = np.dtype(a_dtype), np.dtype(b_dtype), np.dtype(out_dtype)
-        n = math.prod(shape)
-        launch = _kernel(kernels, (a_dtype, b_dtype, out_dtype), loop).fixed(
-            n, dense_like(shape, a_dtype), dense_like(shape, b_dtype), dense_like(shape, out_dtype), n)
+        out_dtype = np.dtype(out_dtype)
+        launch = _fixed_loop(kernels, loop, shape, (a_dtype, b_dtype, out_dtype))
 
         def prepared(a: CudaArray, b: CudaArray) -> CudaArray:
             if not (a.is_c_contiguous and b.is_c_contiguous):
@@ -164,6 +160,15 @@ def binary_kernel(scalar_fn: Callable) -> Callable[[CudaArray, CudaArray, Any], 
 
     run.prepare = prepare
     return run
+
+
+def _fixed_loop(kernels: dict[tuple, Kernel], loop: Callable, shape: tuple[int, ...],
+                dtypes: tuple) -> Callable[..., None]:
+    """The contiguous ``loop``'s launch over arrays of ``shape`` and ``dtypes`` (operands, then the
+    output), prepared once (``Kernel.fixed``): it takes the arrays alone."""
+    dtypes = tuple(np.dtype(d) for d in dtypes)
+    n = math.prod(shape)
+    return _kernel(kernels, dtypes, loop).fixed(n, *[dense_like(shape, d) for d in dtypes], n)
 
 
 def _kernel(kernels: dict[tuple, Kernel], dtypes: tuple, loop: Callable) -> Kernel:
