@@ -97,8 +97,39 @@ def _hook_once_for_many_outputs(L: Any) -> list:
     return [x.grad, L.tensor(float(len(seen))), seen[0]]
 
 
+def _hook_then_in_place(L: Any) -> list:
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    y.register_hook(lambda g: g * 2)  # stays with this value of y
+    z = y * 3
+    y.add_(1.0)
+    y.register_hook(lambda g: g * 5)  # the written value's
+    y.retain_grad()  # follows the tensor
+    (y.sum() + z.sum()).backward()
+    return [x.grad, y.grad]
+
+
+def _retain_grad_with_autograd_grad(L: Any) -> list:
+    """A pass that differentiates a retain_grad tensor fills its .grad (accumulating), whether
+    it runs for ``grad`` or for ``backward(inputs=...)``; one that does not leaves it alone."""
+    x, w = L.tensor([1.0, 2.0], requires_grad=True), L.tensor([3.0, 4.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    z = (y * w).sum()
+    L.autograd.grad(z, w, retain_graph=True)  # y's gradient is not needed
+    seen = [L.zeros(2) if y.grad is None else y.grad * 100]
+    (gx,) = L.autograd.grad(z, x, retain_graph=True)
+    seen.append(y.grad.clone())
+    L.autograd.grad(z, [x, y], retain_graph=True)
+    seen.append(y.grad.clone())
+    z.backward(inputs=[w], retain_graph=True)
+    seen.append(y.grad.clone())
+    z.backward(inputs=[x])
+    return [gx, *seen, y.grad, x.grad, w.grad]
+
+
 HOOKS = [_hook_once_for_many_outputs, _leaf_hook, _non_leaf_hook, _hook_on_shared_intermediate, _removed_hook, _hook_on_output,
-         _hook_with_autograd_grad, _hook_and_retain_grad]
+         _hook_with_autograd_grad, _hook_and_retain_grad, _hook_then_in_place, _retain_grad_with_autograd_grad]
 
 
 @pytest.mark.parametrize("fn", HOOKS, ids=lambda f: f.__name__)

@@ -420,3 +420,32 @@ def test_fuzz_in_place_programs_never_give_a_wrong_gradient(steps: list) -> None
             assert (g is None or not g.numpy().any()) and (r is None or not r.numpy().any())
         else:
             np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_writing_a_quotient_keeps_its_backward() -> None:
+    """``div`` saves its operands, not its output (as PyTorch): the quotient written in place
+    leaves the backward of ``x / y`` intact."""
+
+    def fn(L: Any, x: Any, y: Any) -> Any:
+        q = x / y
+        out = q * 1.0
+        q.mul_(3.0)
+        return out + q
+
+    check_like_torch(fn, (3,), (3,))
+
+
+def test_view_of_a_written_base_requires_grad_like_torch() -> None:
+    """A view taken before its base was written in place by a tensor that requires grad reports
+    the base's new graph position (``requires_grad``, ``grad_fn``, ``is_leaf``), as PyTorch's."""
+    for L in (tidu, torch):
+        w = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        base = L.zeros(3)
+        view = base[1:]
+        assert not view.requires_grad
+        base.add_(w)
+        assert view.requires_grad and view.grad_fn is not None and not view.is_leaf, L.__name__
+        view.retain_grad()
+        (view * view).sum().backward()
+        np.testing.assert_allclose(w.grad.tolist(), [0.0, 4.0, 6.0])
+        np.testing.assert_allclose(view.grad.tolist(), [4.0, 6.0])

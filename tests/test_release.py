@@ -199,3 +199,40 @@ def test_a_released_group_splits_into_released_nodes(monkeypatch: Any) -> None:
     assert all(Trace(n).is_released() for n in nodes)
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         out.backward()  # mul reads its 2, a Python number operand: freed, as in PyTorch
+
+
+# --- a pass frees only what it ran -------------------------------------------------------------
+def _losses_apart(lib: Any) -> list:
+    """Two losses of one forward, their graphs apart but for the leaf (one group here, unless
+    grouping is off), each run backward once: the first frees only its own calls."""
+    x = lib.tensor(X, dtype=lib.float64, requires_grad=True)
+    a = lib.tanh(x * 2)
+    b = lib.sin(x) * x
+    a.sum().backward()
+    first = x.grad.tolist()
+    b.sum().backward()
+    return [first, x.grad.tolist()]
+
+
+def _one_input_at_a_time(lib: Any) -> list:
+    """``grad`` for one input runs (and frees) only the calls on its path: the other input's
+    pass still runs, and a second pass for the first raises."""
+    x = lib.tensor(X, dtype=lib.float64, requires_grad=True)
+    y = lib.tensor(Y, dtype=lib.float64, requires_grad=True)
+    loss = (lib.tanh(x * 2) + lib.sin(y) * y).sum()
+    gx, gy = lib.autograd.grad(loss, x)[0].tolist(), lib.autograd.grad(loss, y)[0].tolist()
+    try:
+        lib.autograd.grad(loss, x)
+    except RuntimeError as e:
+        return [gx, gy, str(e)]
+    return [gx, gy, None]
+
+
+@pytest.mark.parametrize("case", [_losses_apart, _one_input_at_a_time], ids=lambda f: f.__name__)
+def test_a_pass_frees_only_the_calls_it_ran(case: Callable, mode: str) -> None:
+    got, want = case(tidu), case(torch)
+    for a, b in zip(got, want, strict=True):
+        if isinstance(b, list):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+        else:
+            assert a == b

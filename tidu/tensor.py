@@ -170,11 +170,26 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        if self._view is not None:
+            self._refresh()
         return self._trace is None
 
     @property
     def grad_fn(self) -> Any:
+        if self._view is not None:
+            self._refresh()
         return self._trace
+
+    def _refresh(self) -> None:
+        """A view whose base was written in place since takes its new graph position (as the
+        next op reading it would): PyTorch's view of a base that now requires grad does too."""
+        view = self._view
+        if view is not None and view.version != self._version.value:
+            from .core import grad_mode
+            from .core.dispatch import refresh_view
+
+            if grad_mode.is_grad_enabled():
+                refresh_view(self)
 
     @property
     def grad(self) -> Tensor | None:
@@ -198,6 +213,8 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        if self._view is not None:
+            self._refresh()
         return self._requires_grad
 
     @requires_grad.setter
@@ -217,16 +234,22 @@ class Tensor:
         return self
 
     def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in ``.grad`` at the next backward.
+        """Keep this non-leaf tensor's gradient in ``.grad``: every pass that differentiates it
+        (``backward``, or ``autograd.grad`` with an input behind it) accumulates into it, as in
+        PyTorch. Written in place, the tensor keeps retaining (its new value's gradient).
 
         >>> import tidu
         >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
         >>> y = x * 3
         >>> y.retain_grad()
-        >>> (y * y).sum().backward()
+        >>> (y * y).sum().backward(retain_graph=True)
         >>> y.grad
         tensor([ 6., 12.])
+        >>> _ = tidu.autograd.grad((y * y).sum(), x)  # a pass for x differentiates y too
+        >>> y.grad
+        tensor([12., 24.])
         """
+        self._refresh()
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._trace is not None:
@@ -239,6 +262,8 @@ class Tensor:
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
+        The hook belongs to the tensor's current value: written in place later, the tensor holds a
+        new value, and the hook still sees the old one's gradient (PyTorch's rule).
 
         >>> import tidu
         >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
@@ -248,12 +273,15 @@ class Tensor:
         tensor([20., 40.])
         >>> h.remove()
         """
+        self._refresh()
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._hooks is None:
             self._hooks = {}
         handle = RemovableHandle(self._hooks)
-        self._hooks[handle.id] = hook
+        # under this value's key: a later in-place write gives the tensor a new one, and the hook
+        # keeps seeing the gradient of this value (PyTorch's rule)
+        self._hooks[handle.id] = (self._ensure_key(), hook)
         HOOKED[id(self)] = self
         return handle
 

@@ -13,6 +13,7 @@ from ..core.device import CPU
 from ..core.dispatch import refresh_view
 from ..core.groups import raw_node
 from ..eager import topological_traces, try_backward
+from ..eager.backward import leading_to
 from ..tensor import HOOKED, RETAINED, Tensor, placed, wrap
 from . import compiled
 from .executor import EXECUTOR
@@ -21,19 +22,28 @@ from .executor import EXECUTOR
 class Hooks:
     """The tensor hooks of one backward pass, by key; handed to the executor as ``ctx``.
 
-    A non-leaf's hooks run when its node is reached (its gradient is then complete);
-    ``final`` keeps each hooked gradient for ``retain_grad``.
+    A hook is kept under the key its tensor had when it was registered: written in place since,
+    the tensor holds a new value, and the hook still sees the gradient of the old one (PyTorch's
+    rule; ``retain_grad`` follows the tensor instead). A non-leaf's hooks run when its node is
+    reached (its gradient is then complete); ``final`` keeps each hooked gradient for
+    ``retain_grad``.
     """
 
     def __init__(self) -> None:
-        self.by_key = {t._key: t for t in list(HOOKED.values()) if t._hooks and t._key is not None} if HOOKED else {}
+        self.by_key: dict[Any, list] = {}
+        self.non_leaf = False  # a hook waits on a non-leaf's gradient
+        if HOOKED:
+            for t in list(HOOKED.values()):
+                for key, hook in (t._hooks or {}).values():
+                    self.by_key.setdefault(key, []).append(hook)
+                    self.non_leaf = self.non_leaf or key is not t._key or t._trace is not None
         self.final: dict[Any, Tensor] = {}
 
     def run(self, key: Any, grad: Tensor) -> Tensor:
-        tensor = self.by_key.get(key)
-        if tensor is None:
+        hooks = self.by_key.get(key)
+        if hooks is None:
             return grad
-        for hook in list(tensor._hooks.values()):
+        for hook in hooks:
             result = hook(grad)
             if result is not None:
                 grad = result
@@ -45,7 +55,7 @@ class Hooks:
 
     def on_non_leaves(self) -> bool:
         """Whether a hook waits on a non-leaf (it runs inside the walk; leaves' run after it)."""
-        return any(t._trace is not None for t in self.by_key.values())
+        return self.non_leaf
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -160,10 +170,13 @@ def _pass(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequen
                 if totals is not None:
                     return totals
             totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
-    if not retain_graph:
+    if not retain_graph:  # as PyTorch, free the nodes the pass ran: those on a path to a wanted key
         for out in outputs:
-            for trace in topological_traces(out._trace):
-                trace.release()
+            traces = topological_traces(out._trace)
+            needed = None if wanted is None else leading_to(traces, wanted)
+            for trace in traces:
+                if needed is None or trace.node in needed:
+                    trace.release()
     return totals
 
 
@@ -237,11 +250,16 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
             walks = [[] if out._trace is None else compiled.walk_nodes(raw_node(out._trace)) for out in outputs]
             leaves = _leaves(outputs, walks) + _retained()
     else:
-        leaves = targets
+        leaves = [*targets, *_retained_on_path(targets)]
     hooks = Hooks()
     # no hook may see (and write into) a shared seed; every .grad below owns its memory
     totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks, walked,
                           shared_seed=not hooks.by_key)
+    _deposit(leaves, totals, hooks, create_graph)
+
+
+def _deposit(leaves: Sequence[Tensor], totals: dict[Any, Tensor], hooks: Hooks, create_graph: bool) -> None:
+    """Accumulate each of ``leaves``' gradient in ``totals`` (hooked) into its ``.grad``."""
     given: set[int] = set()
     for leaf in leaves:
         ct = totals.pop(leaf._key, None)  # popped: a gradient copied into ``.grad`` dies at once
@@ -297,6 +315,31 @@ def _retained() -> list[Tensor]:
     return [t for t in list(RETAINED.values()) if t._retains_grad and t._trace is not None]
 
 
+def _retained_on_path(inputs: Sequence[Tensor]) -> list[Tensor]:
+    """The ``retain_grad`` tensors (not among ``inputs``) that a pass for ``inputs`` differentiates,
+    as PyTorch's does: those with one of ``inputs`` behind them. Each of their nodes is read as its
+    own (a group is split), which only a pass with such tensors pays."""
+    retained = _retained()
+    if not retained:
+        return []
+    wanted = {t._key for t in inputs if t._key is not None}
+    found = []
+    for t in retained:
+        if t._key in wanted:
+            continue
+        stack, seen = [t._trace], set()
+        while stack:
+            node = stack.pop().node
+            if node in seen:
+                continue
+            seen.add(node)
+            if any(requires_grad and key in wanted for _, key, requires_grad in node.input_edges):
+                found.append(t)
+                break
+            stack += [trace for trace, _, requires_grad in node.input_edges if requires_grad and trace is not None]
+    return found
+
+
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
          create_graph: bool = False, allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
@@ -318,7 +361,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
     hooks = Hooks()
-    totals = run_backward(outs, grads, ins, retain_graph, create_graph, hooks)
+    retained = _retained_on_path(ins)
+    totals = run_backward(outs, grads, [*ins, *retained], retain_graph, create_graph, hooks)
+    if retained:  # as in PyTorch, a pass that differentiates a retain_grad tensor fills its .grad
+        _deposit(retained, {t._key: totals.pop(t._key) for t in retained if t._key in totals}, hooks, create_graph)
     result = []
     for i, t in enumerate(ins):
         ct = totals.get(t._key)
@@ -334,7 +380,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                     f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
-        elif not create_graph:
-            ct = ct.detach()
+        else:
+            if not create_graph:
+                ct = ct.detach()
+            if t._retains_grad and t._trace is not None:  # an input that retains its gradient
+                _deposit([t], {t._key: ct.clone()}, Hooks(), create_graph)  # gets a copy, as in PyTorch
         result.append(ct)
     return tuple(result)

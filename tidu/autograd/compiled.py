@@ -56,17 +56,18 @@ _SLOT_BITS = 9  # an output slot in a wiring code (MAX_OUTPUTS = 256)
 class Step:
     """A built backward step: what to gather from the nodes, the program, the results."""
 
-    __slots__ = ("program", "gathers", "results", "fn", "source", "on_tensors", "replay", "__weakref__")
+    __slots__ = ("program", "gathers", "results", "fn", "source", "on_tensors", "replay", "releases", "__weakref__")
 
     def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str,
                  on_tensors: bool = False) -> None:
         self.program = program
-        self.gathers = gathers  # (node position, ((is_output, index, passed to fn), ...), node name)
+        self.gathers = gathers  # (node position, ((is_output, index), ...), node name): what fn reads
         self.results = results  # (leaf index or (position, output slot), slot, dtype)
         self.fn = fn  # [seed, *gathered values] -> the results (the program as Python code)
         self.source = source  # fn's code, for reading (``print(step.source)``)
         self.on_tensors = on_tensors  # binds on tensors (``create_graph``), else kernels on arrays
         self.replay: Any = None  # on the GPU: runs so far, its CUDA graph, or False (backends/cuda/graphs.py)
+        self.releases: dict[int, frozenset] = {}  # what a pass frees where not everything (``_releases``)
 
 
 def clear() -> None:
@@ -260,8 +261,13 @@ def _execute(step: Step, walk: Walk, seed: Tensor, device: Any, retain_graph: bo
     on_tensors = step.on_tensors
     values = _gather(step, nodes, seed if on_tensors else seed._data, on_tensors)
     if not retain_graph:
-        for node in nodes:
-            node.release()  # the leaves that receive .grad stay (Note [release] in core/tape.py)
+        releases = step.releases
+        for pos, node in enumerate(nodes):
+            calls = releases.get(pos)  # the leaves that receive .grad stay (Note [release] in core/tape.py)
+            if calls is None:
+                node.release()
+            elif calls:
+                node.release_calls(calls)
     fn = step.fn
     if device is CUDA and not on_tensors:
         from ..backends.cuda.graphs import runner
@@ -275,8 +281,8 @@ def _execute(step: Step, walk: Walk, seed: Tensor, device: Any, retain_graph: bo
 
 
 def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> list[Any]:
-    """The program's inputs: the seed, then the saved values it reads, each version-checked (and
-    so is every saved value it gathers but does not read): arrays, or with ``on_tensors`` the saved
+    """The program's inputs: the seed, then the saved values it reads, each version-checked:
+    arrays, or with ``on_tensors`` the saved
     tensors themselves (a saved output unpacked with its key and trace), so that the bound
     backward joins the graph."""
     values = [seed]
@@ -287,7 +293,7 @@ def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> 
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         comp = node.computation
-        for is_output, index, used in reads:
+        for is_output, index in reads:
             if comp is None:  # a group: saved by raw key
                 key = (node.primal_out_keys[index] if is_output else node.input_edges[index][1]).key
             elif is_output:
@@ -315,8 +321,7 @@ def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> 
                     value._trace = GroupTrace(node, index)
             else:
                 value = value.unpack(name)._data
-            if used:
-                append(value)
+            append(value)
     return values
 
 
@@ -423,7 +428,8 @@ def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
             cts[target] = b.add(existing, ct)
 
     group_slots: dict[int, dict] = {}  # position -> (a call's output?, call or edge index) -> residual slot
-    for pos, call in _call_order(walk, pos_of):
+    order = _call_order(walk, pos_of)
+    for pos, call in order:
         node = nodes[pos]
         if call >= 0:
             slots = group_slots.get(pos)
@@ -460,13 +466,16 @@ def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
     else:
         program = _constants_once(program)
     program = _with_frees(program, keep)
-    # a value no instruction reads is not passed in, but still version-checked as the general walk does
+    # a value no instruction reads (no wanted gradient needs it) is neither gathered nor checked:
+    # as in PyTorch and the general walk (``leading_to``), it cannot fail the pass
     read = {i for instr in program for i in instr.ins}
     inputs = [0] + [slot for _, reads, _ in gathers for _, _, slot in reads if slot in read]
+    gathers = [(pos, used, name) for pos, reads, name in gathers
+               if (used := tuple((is_output, index) for is_output, index, slot in reads if slot in read))]
     fn, source = _compile(program, inputs, [slot for _, slot, _ in results])
-    gathers = [(pos, tuple((is_output, index, slot in read) for is_output, index, slot in reads), name)
-               for pos, reads, name in gathers]
-    return Step(program, gathers, results, fn, source, on_tensors)
+    step = Step(program, gathers, results, fn, source, on_tensors)
+    step.releases = _releases(walk, order, pos_of)
+    return step
 
 
 def _call_backward(b: _Builder, op: Any, in_keys: list, requires_grad: list, active: tuple, out_cts: list,
@@ -511,6 +520,47 @@ def _target(trace: Any, key: Any, leaf_index: dict, pos_of: dict) -> Any:
         return leaf_index[key.key]
     code = _producer(trace, key, pos_of)
     return (code >> _SLOT_BITS, code & ((1 << _SLOT_BITS) - 1))
+
+
+def _releases(walk: Walk, order: list[tuple[int, int]], pos_of: dict) -> dict[int, frozenset]:
+    """What a pass without ``retain_graph`` frees, as PyTorch's frees the nodes it runs: the calls
+    (of ``order``, consumers first) on a path to a wanted key. By position: the calls of a group
+    that frees only those (``GroupNode.release_calls``), an empty set for a node that frees
+    nothing; a position not listed frees all it saved."""
+    nodes = walk.nodes
+    wanted_leaves = set(walk.wanted_leaves)
+    wanted_outs = set(walk.wanted_outs)
+    leaf_index = walk.leaf_index
+    needed: set[tuple[int, int]] = set()
+
+    def reaches(target: Any) -> bool:
+        if type(target) is int:
+            return target in wanted_leaves
+        pos, slot = target
+        if pos << _SLOT_BITS | slot in wanted_outs:
+            return True
+        return (pos, slot if nodes[pos].__class__ is GroupNode else -1) in needed
+
+    for pos, call in reversed(order):  # producers first
+        node = nodes[pos]
+        if call >= 0:
+            edges = node.input_edges
+            inputs = [((pos, c), True) if c >= 0 else
+                      (_target(edges[~c][0], edges[~c][1], leaf_index, pos_of), edges[~c][2])
+                      for c in node.records[call][2]]
+        else:
+            inputs = [(_target(t, k, leaf_index, pos_of), r) for t, k, r in node.input_edges]
+        if any(r and reaches(target) for target, r in inputs):
+            needed.add((pos, call))
+    releases: dict[int, frozenset] = {}
+    for pos, node in enumerate(nodes):
+        if node.__class__ is GroupNode:
+            calls = frozenset(c for p, c in needed if p == pos)
+            if len(calls) < len(node.records):
+                releases[pos] = calls
+        elif (pos, -1) not in needed:
+            releases[pos] = frozenset()
+    return releases
 
 
 def _call_order(walk: Walk, pos_of: dict) -> list[tuple[int, int]]:

@@ -24,7 +24,7 @@ import weakref
 
 from ..eager import ReleasedValues, Trace, TraceNode
 from .programs import TensorRecordedGraph
-from .tape import SavedOutput, TapeNode
+from .tape import SavedOutput, TapeNode, release_saved
 
 _open: weakref.ref | None = None  # the open group, weakly: a group lives as long as its tensors
 MAX_CALLS = 256  # a longer group closes (its structure is a compiled step's key)
@@ -41,7 +41,7 @@ class GroupNode(TraceNode):
     of a compiled step's key.
     """
 
-    __slots__ = ("records", "parts", "structure", "external", "split_nodes")
+    __slots__ = ("records", "parts", "structure", "external", "split_nodes", "released_calls")
 
     def __init__(self) -> None:
         self.computation = None
@@ -53,6 +53,7 @@ class GroupNode(TraceNode):
         self.structure: tuple | None = None
         self.external: dict | None = {}  # raw key -> index in input_edges, while open
         self.split_nodes: list[TapeNode] | None = None
+        self.released_calls: frozenset = frozenset()  # released one by one (``release_calls``)
 
     def close(self) -> None:
         global _open
@@ -63,6 +64,25 @@ class GroupNode(TraceNode):
             _open = None
 
     release = TapeNode.release  # the calls' saved values freed, their leaves kept (Note [release])
+
+    def release_calls(self, calls: frozenset) -> None:
+        """Release only ``calls`` (a pass ran only theirs, as PyTorch frees only the nodes it
+        runs): a saved value is freed once no call left reads it."""
+        saved = self.saved_data
+        if saved is None or saved.__class__ is ReleasedValues:
+            return
+        released = self.released_calls = self.released_calls | calls
+        if len(released) == len(self.records):
+            self.release()
+            return
+        out_keys = self.primal_out_keys
+        read: set = set()  # by the calls not released
+        for j, (_, in_keys, _, save_in, save_out) in enumerate(self.records):
+            if j not in released:
+                read.update(in_keys[i].key for i in save_in)
+                if save_out:
+                    read.add(out_keys[j].key)
+        saved.update(release_saved({k: v for k, v in saved.items() if k not in read}))
 
     def split(self) -> list[TapeNode]:
         """One ``TapeNode`` per call (built once), sharing the group's saved values."""

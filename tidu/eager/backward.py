@@ -61,19 +61,30 @@ def try_backward(
     """Propagate ``seed`` (the cotangent of ``output_key``) back through ``output_trace``.
 
     Returns the cotangent of every key reached. With ``wanted`` (a tidu
-    extension) only those keys are returned, and other cotangents are dropped
-    as soon as the walk has passed the node that produced them.
+    extension) only those keys are returned, other cotangents are dropped
+    as soon as the walk has passed the node that produced them, and only the
+    nodes on a path to a wanted key run, each differentiated only in the inputs
+    on such a path (``leading_to``): as in PyTorch, a gradient nobody asked for
+    never reads its node's saved values, so it cannot fail on them.
     """
     cotangents: dict[ValueKey, Any] = {output_key: seed}
-    for trace in reversed(topological_traces(output_trace)):
+    traces = topological_traces(output_trace)
+    needed = None if wanted is None else leading_to(traces, wanted)
+    for trace in reversed(traces):
         node = trace.node
+        if needed is not None and node not in needed:
+            continue
         cts = [cotangents.get(k) for k in node.primal_out_keys]
         active = [i for i, c in enumerate(cts) if c is not None]
         if not active:
             continue
         if node.saved_data is None:
             raise RuntimeError(FREED_MESSAGE)
-        wrt = [key for _, key, requires_grad in node.input_edges if requires_grad]
+        if needed is None:
+            wrt = [key for _, key, requires_grad in node.input_edges if requires_grad]
+        else:
+            wrt = [key for t, key, requires_grad in node.input_edges
+                   if requires_grad and (key in wanted or t is not None and t.node in needed)]
         linear = node.computation.try_linearize(active, ctx, wrt)
         values = executor.execute_forward(PrimitiveGraph(linear), node.saved_data)
         in_cts = executor.run_transposed_linear(linear, [cts[i] for i in active], values, ctx)
@@ -95,6 +106,20 @@ def try_backward(
     if wanted is not None:
         return {k: v for k, v in cotangents.items() if k in wanted}
     return cotangents
+
+
+def leading_to(traces: Sequence[Trace], wanted: Collection[ValueKey]) -> set:
+    """The nodes of ``traces`` (producers before consumers, as ``topological_traces`` lists them)
+    with an input that requires grad and is wanted or made by such a node: those whose backward
+    a cotangent of a ``wanted`` key needs."""
+    needed: set = set()
+    for trace in traces:
+        node = trace.node
+        for t, key, requires_grad in node.input_edges:
+            if requires_grad and (key in wanted or t is not None and t.node in needed):
+                needed.add(node)
+                break
+    return needed
 
 
 backward = try_backward

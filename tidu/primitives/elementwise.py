@@ -432,7 +432,9 @@ mul.def_transpose(
     lambda ct, x, y: [ct * y if ops.is_linear(x) else None, x * ct if ops.is_linear(y) else None],
     bilinear=True,
 )
-div = binary("div", _div, lambda dx, x, y, out: dx / y, lambda dy, x, y, out: -(dy * out) / y)
+# d/dy reads x and y, not the output, as PyTorch's does: writing the quotient in place leaves
+# its backward intact
+div = binary("div", _div, lambda dx, x, y, out: dx / y, lambda dy, x, y, out: -(dy * (x / y / y)))
 div.def_transpose(lambda ct, x, y: [ct / y, None], linear_in=(0,))
 # PyTorch's conventions at 0: d/dx is 0 where y == 0, d/dy is 0 where x == 0 and y >= 0.
 pow = binary(  # noqa: A001 - the primitive's name
