@@ -449,3 +449,69 @@ def test_view_of_a_written_base_requires_grad_like_torch() -> None:
         (view * view).sum().backward()
         np.testing.assert_allclose(w.grad.tolist(), [0.0, 4.0, 6.0])
         np.testing.assert_allclose(view.grad.tolist(), [4.0, 6.0])
+
+
+@pytest.mark.parametrize("write", ["copy_", "fill_", "fill_tensor", "zero_", "view_fill_"])
+def test_an_overwritten_value_gets_a_zero_gradient_like_torch(write: str) -> None:
+    """``copy_``/``fill_``/``zero_`` give the value they overwrite a gradient of zeros (PyTorch's
+    rule), so the leaves behind it get ``.grad`` zeros, not ``None``; an inf in it stays out."""
+    results = []
+    for L in (tidu, torch):
+        x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = L.tensor([4.0, 5.0, 6.0], requires_grad=True)
+        y = x * 2
+        y = y / (y - 2.0)  # an inf at x == 1
+        if write == "copy_":
+            y.copy_(w * 3)
+        elif write == "fill_":
+            y.fill_(0.5)
+        elif write == "fill_tensor":
+            y.fill_(w.sum() / 10)
+        elif write == "zero_":
+            y.zero_()
+        else:
+            y[1:].fill_(0.5)
+        (y * L.tensor([1.0, 2.0, 3.0])).sum().backward()
+        results.append([None if t.grad is None else t.grad.numpy() for t in (x, w)] + [y.detach().numpy()])
+    for got, want in zip(*results, strict=True):  # the inf's nan gradient included, as PyTorch's
+        assert (got is None) == (want is None)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_copying_into_a_tensor_every_step_like_torch() -> None:
+    """A buffer that takes ``copy_(w)`` every step keeps its overwritten history in the graph with
+    a zero gradient. Walking it again (each step's backward does) reads nothing the last step
+    freed, as PyTorch's ``copy_`` saves nothing; with ``copy_(w * 2)`` it reaches the freed 2 of
+    the last step's product, and both raise."""
+    for source, raises in ((lambda w: w, False), (lambda w: w * 2, True)):
+        outcomes = []
+        for L in (tidu, torch):
+            w = L.tensor([1.0, 2.0], requires_grad=True)
+            buffer = L.zeros(2)
+            try:
+                for _ in range(3):
+                    buffer.copy_(source(w))
+                    (buffer * buffer).sum().backward()
+            except RuntimeError as e:
+                outcomes.append(str(e))
+            else:
+                outcomes.append(w.grad.tolist())
+        assert outcomes[0] == outcomes[1]
+        assert isinstance(outcomes[0], str) == raises
+
+
+def test_a_key_written_after_attention_keeps_its_backward() -> None:
+    """``scaled_dot_product_attention`` scales its operands before the product, as PyTorch's
+    math path does, so writing the key in place afterwards does not fail the backward."""
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((3, 1, 4, 4))
+    results = []
+    for L in (tidu, torch):
+        q, v = (L.tensor(d, requires_grad=True) for d in (data[0], data[2]))
+        k = L.tensor(data[1])
+        out = L.nn.functional.scaled_dot_product_attention(q, k, v)
+        k.mul_(2.0)
+        out.sum().backward()
+        results.append((out.detach().numpy(), q.grad.numpy(), v.grad.numpy()))
+    for got, want in zip(*results, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)

@@ -48,6 +48,50 @@ UNARY: dict[str, Callable[[Any, Any], Any]] = {
     "pow": lambda lib, x: (x * x + 0.5) ** 1.5,
     "all_sum": lambda lib, x: x * x.sum(),
     "expand": lambda lib, x: x[2].expand(N, N) * x,
+    "max_dim": lambda lib, x: x.max(1, keepdim=True)[0] * x,
+    "amax": lambda lib, x: x - x.amax(0, keepdim=True),
+    "flip": lambda lib, x: x.flip(0),
+    "roll": lambda lib, x: x.roll(1, 1),
+    "std": lambda lib, x: x * x.std(1, keepdim=True),
+    "var": lambda lib, x: x + x.var(0, keepdim=True),
+    "logsumexp": lambda lib, x: x - x.logsumexp(1, keepdim=True),
+    "norm": lambda lib, x: x / (1.0 + x.norm()),
+    "cumsum": lambda lib, x: x.cumsum(1),
+    "prod": lambda lib, x: x * x.prod(0, keepdim=True),
+    "mean_all": lambda lib, x: x - x.mean(),
+    "layer_norm": lambda lib, x: lib.nn.functional.layer_norm(x, (N,)),
+    "gelu": lambda lib, x: lib.nn.functional.gelu(x),
+    "gelu_tanh": lambda lib, x: lib.nn.functional.gelu(x, approximate="tanh"),
+    "silu": lambda lib, x: lib.nn.functional.silu(x),
+    "sqrt": lambda lib, x: (x * x + 0.1).sqrt(),
+    "rsqrt": lambda lib, x: (x * x + 0.1).rsqrt(),
+    "log": lambda lib, x: (x * x + 0.5).log(),
+    "log1p": lambda lib, x: (x * x).log1p(),
+    "expm1": lambda lib, x: lib.expm1(x),
+    "erf": lambda lib, x: lib.erf(x),
+    "reciprocal": lambda lib, x: (x * x + 0.5).reciprocal(),
+    "cos": lambda lib, x: lib.cos(x),
+    "abs": lambda lib, x: x.abs() * x,
+    "floor": lambda lib, x: x + lib.floor(x * 3) * 0.1,
+    "pow_int": lambda lib, x: x**3,
+    "rpow": lambda lib, x: 2.0**x,
+    "lerp": lambda lib, x: lib.lerp(x, x * 0.5, 0.3),
+    "tril": lambda lib, x: x.tril(),
+    "triu": lambda lib, x: x.triu(1),
+    "gather": lambda lib, x: x.gather(1, lib.tensor([[1, 0, 3, 2]] * N, device=x.device)),
+    "index_select": lambda lib, x: x.index_select(0, lib.tensor([3, 1, 1, 0], device=x.device)),
+    "int_index": lambda lib, x: x[lib.tensor([2, 0, 1, 3], device=x.device)],
+    "masked_fill": lambda lib, x: x.masked_fill(x > 0.3, 0.25),
+    "step_slice": lambda lib, x: lib.cat([x[::2], x[1::2]], 0),
+    "narrow": lambda lib, x: lib.cat([x.narrow(1, 0, 2), x.narrow(1, 2, 2)], 1),
+    "chunk": lambda lib, x: lib.cat(list(reversed(x.chunk(2, 0))), 0),
+    "unsqueeze": lambda lib, x: x.unsqueeze(0).squeeze(0) + x.unsqueeze(1).sum(1),
+    "repeat": lambda lib, x: x[:2].repeat(2, 1),
+    "mT": lambda lib, x: x.mT @ x,
+    "einsum": lambda lib, x: lib.einsum("ij,jk->ik", x, x.t()),
+    "bmm": lambda lib, x: lib.bmm(x.unsqueeze(0), x.unsqueeze(0)).squeeze(0),
+    "softmax0": lambda lib, x: lib.softmax(x, 0),
+    "mse": lambda lib, x: lib.nn.functional.mse_loss(x, x.t().detach()) * x,
 }
 BINARY: dict[str, Callable[[Any, Any, Any], Any]] = {
     "add": lambda lib, x, y: x + y,
@@ -60,6 +104,18 @@ BINARY: dict[str, Callable[[Any, Any, Any], Any]] = {
     "row": lambda lib, x, y: x + y[1],  # a row broadcast over the other's rows
     "cat": lambda lib, x, y: lib.cat([x[:1], y[1:]], 0),
     "stack_sum": lambda lib, x, y: lib.stack([x, y]).sum(0),
+    "minimum": lambda lib, x, y: lib.minimum(x, y - 0.25),
+    "outer": lambda lib, x, y: lib.outer(x[0], y[1]) + x,
+    "lerp": lambda lib, x, y: lib.lerp(x, y, 0.25),
+    "pow": lambda lib, x, y: (x * x + 0.5) ** (y * 0.5),
+    "scatter_add": lambda lib, x, y: x.scatter_add(1, lib.tensor([[0, 1, 1, 3]] * N, device=x.device), y),
+    "setitem": lambda lib, x, y: _setitem(x, y),
+    "cross_entropy": lambda lib, x, y: lib.nn.functional.cross_entropy(x, lib.tensor([0, 3, 1, 2], device=x.device)) * y,
+    "bce_logits": lambda lib, x, y: lib.nn.functional.binary_cross_entropy_with_logits(x, lib.sigmoid(y.detach())) * y,
+    "attention": lambda lib, x, y: lib.nn.functional.scaled_dot_product_attention(
+        x.unsqueeze(0), y.unsqueeze(0), x.unsqueeze(0)).squeeze(0),
+    "linear": lambda lib, x, y: lib.nn.functional.linear(x, y, y[0]),
+    "where_mul": lambda lib, x, y: lib.where(y > 0, x * y, -x),
 }
 SCALAR: dict[str, Callable[[Any, float], Any]] = {
     "mul": lambda x, c: x * c,
@@ -73,7 +129,21 @@ INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "row_add_": lambda x, y: x[1].add_(y[0]),  # through a view: the base's graph is rewritten
     "t_mul_": lambda x, y: x.t().mul_(y),
     "sub_scaled_": lambda x, y: x.sub_(y, alpha=0.5),
+    "div_": lambda x, y: x.div_(y * y + 1.0),
+    "clamp_": lambda x, y: x.clamp_(-0.5, 0.6),
+    "setitem_": lambda x, y: x.__setitem__((slice(0, 2), 1), y[0, :2]),
+    "mask_set_": lambda x, y: x.__setitem__(x > 0.5, 0.0),
+    "copy_": lambda x, y: x.copy_(y),
+    "zero_row_": lambda x, y: x[2].zero_(),
+    "fill_column_": lambda x, y: x[:, 1].fill_(0.5),
+    "iadd": lambda x, y: x.__iadd__(y),
 }
+
+
+def _setitem(x: Any, y: Any) -> Any:
+    z = x.clone()
+    z[1:3, ::2] = y[:2, :2]
+    return z
 
 
 def _shares_memory(a: Any, b: Any) -> bool:
@@ -127,14 +197,14 @@ def make_program(seed: int) -> dict:
 class Run:
     """One library's run of a program: leaves kept across steps, the result of each step."""
 
-    def __init__(self, lib: Any, program: dict) -> None:
+    def __init__(self, lib: Any, program: dict, device: str = "cpu") -> None:
         self.lib, self.program = lib, program
         dt = getattr(lib, program["dtype"])
         data = program["data"]
-        self.leaves = [lib.tensor(data[i], dtype=dt, requires_grad=True) for i in range(LEAVES)]
-        self.const = lib.tensor(data[LEAVES], dtype=dt)
-        self.weights = [lib.tensor(data[LEAVES + 1 + k], dtype=dt) for k in range(3)]
-        self.v = lib.tensor(data[-1], dtype=dt)
+        self.leaves = [lib.tensor(data[i], dtype=dt, requires_grad=True, device=device) for i in range(LEAVES)]
+        self.const = lib.tensor(data[LEAVES], dtype=dt, device=device)
+        self.weights = [lib.tensor(data[LEAVES + 1 + k], dtype=dt, device=device) for k in range(3)]
+        self.v = lib.tensor(data[-1], dtype=dt, device=device)
 
     def step(self) -> dict:
         """Run the program once: what it produced, or where and what it raised."""
@@ -233,9 +303,10 @@ class Run:
                     p.grad = None
 
 
-def check(seed: int) -> None:
+def check(seed: int, device: str = "cpu") -> None:
+    """Program ``seed`` in tidu (on ``device``) against PyTorch (on the CPU)."""
     program = make_program(seed)
-    runs = Run(tidu, program), Run(torch, program)
+    runs = Run(tidu, program, device), Run(torch, program)
     tol = TOL[program["dtype"]]
     for step in range(STEPS):
         got, want = runs[0].step(), runs[1].step()
@@ -307,3 +378,10 @@ def machinery(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
 @pytest.mark.parametrize("seed", range(40))
 def test_random_program_matches_torch(seed: int, machinery: str) -> None:
     check(seed)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_program_on_cuda_matches_torch(seed: int) -> None:
+    """A few programs on the CUDA device (the simulator in CI, where they are slow; the device
+    tool runs many: ``python -c "from tests.test_program_fuzz import check; ..."``)."""
+    check(seed, "cuda")

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import grad_mode
+from . import dtypes, grad_mode
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -62,12 +62,14 @@ def _keep_originals(value: Any, target: Any, since: int | None) -> None:
             stack.extend(edge[0] for edge in node.input_edges)
 
 
-def assign_(target: Any, value: Any, *, op: str, since: int | None = None) -> Any:
+def assign_(target: Any, value: Any, *, op: str, since: int | None = None, overwrites: bool = False) -> Any:
     """Write ``value`` (a tensor of ``target``'s shape and dtype) into ``target``, in place.
 
     Pass ``since=mark()`` taken before computing ``value``: nodes recorded for this write that
     saved ``target`` then keep its original value instead of failing at backward. A ``target``
     that is a view of a base in autograd is written through the base (PyTorch's semantics).
+    ``overwrites``: ``value`` does not read ``target`` (``copy_``, ``fill_``); the overwritten
+    value's history then gets a zero gradient (``_overwrite_in_graph``), as a constant's does.
 
     >>> import tidu
     >>> from tidu.core.inplace import assign_
@@ -88,8 +90,10 @@ def assign_(target: Any, value: Any, *, op: str, since: int | None = None) -> An
         if value._trace is None:  # a leaf: the target becomes a recorded copy of it
             value = value.clone()
         _keep_originals(value, target, since)
+        if overwrites and target._trace is not None:
+            value = _overwrite_in_graph(value, target)
     elif grad_mode.is_grad_enabled() and target._trace is not None:
-        value = _constant_in_graph(value, target)
+        value = _overwrite_in_graph(value, target)
     view = target._view
     if view is not None and grad_mode.is_grad_enabled() and (
         value._trace is not None or view.base._requires_grad or target._requires_grad
@@ -110,13 +114,17 @@ def assign_(target: Any, value: Any, *, op: str, since: int | None = None) -> An
     return target
 
 
-def _constant_in_graph(value: Any, target: Any) -> Any:
-    """Constant data written over a non-leaf: recorded as ``where(True, value, target)``, so the
-    tensor still requires grad and its history gets a zero gradient (PyTorch's ``FillBackward``)."""
+def _overwrite_in_graph(value: Any, target: Any) -> Any:
+    """``value`` written over a non-leaf whose value it does not read (constant data, or a
+    ``copy_`` source): recorded as ``where(True, value, target)``, so the tensor still requires
+    grad and its history gets a zero gradient (PyTorch's ``FillBackward``, ``CopyBackwards``),
+    with no arithmetic on ``target`` (an inf in it stays out of the result)."""
+    from ..ops._operands import kept_constant
     from ..ops.math import where
-    from ..tensor import placed
 
-    return where(placed(np.ones(target._buf.shape, np.bool_), None, target._device), value, target)
+    # the mask is kept on release (as PyTorch's copy_ saves nothing): the overwritten history may
+    # be walked again by a later step's write, as in ``c.copy_(w)`` every step
+    return where(kept_constant(True, dtypes.bool_, target, tuple(target._buf.shape)), value, target)
 
 
 def _assign_through_view(target: Any, value: Any, op: str) -> Any:

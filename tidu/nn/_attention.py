@@ -58,7 +58,10 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")
     q_len, k_len = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = ops.matmul(query, key.transpose(-2, -1)) * scale
+    # PyTorch's math path: each operand scaled by sqrt(scale) before the product, which so saves
+    # scaled copies (a key written in place afterwards leaves the backward intact)
+    factor = math.sqrt(abs(scale))
+    scores = ops.matmul(query * (-factor if scale < 0 else factor), key.transpose(-2, -1) * factor)
     if is_causal:
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")

@@ -124,13 +124,15 @@ def _fit(self: Tensor, value: Any, name: str, *, cast: bool = False) -> Tensor:
     return value
 
 
-def _inplace(compute: Any, name: str, *, cast: bool = False) -> Any:
-    """An in-place method: the new value computed out of place (recorded), then ``assign_``."""
+def _inplace(compute: Any, name: str, *, cast: bool = False, overwrites: bool = False) -> Any:
+    """An in-place method: the new value computed out of place (recorded), then ``assign_``
+    (``overwrites``: the new value does not read the old one)."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         check_writable(self, name)
         since = mark()
-        return assign_(self, _fit(self, compute(self, *args, **kwargs), name, cast=cast), op=name, since=since)
+        value = _fit(self, compute(self, *args, **kwargs), name, cast=cast)
+        return assign_(self, value, op=name, since=since, overwrites=overwrites)
 
     method.__name__ = name
     method.__doc__ = f"In-place ``{name}``: the tensor takes the new value in its own storage."
@@ -180,8 +182,8 @@ INPLACE = {
     "mul_": _inplace(math.mul, "mul_"),
     "div_": _inplace(math.div, "div_"),
     "zero_": _inplace(lambda s: _fill(s, 0), "zero_"),
-    "fill_": _inplace(_fill, "fill_", cast=True),
-    "copy_": _inplace(_copy, "copy_", cast=True),
+    "fill_": _inplace(_fill, "fill_", cast=True, overwrites=True),
+    "copy_": _inplace(_copy, "copy_", cast=True, overwrites=True),
     "normal_": _inplace(lambda s, mean=0.0, std=1.0: _random(s, lambda g, n: g.normal(mean, std, n), "normal_kernel_cpu"),
                         "normal_"),
     "uniform_": _inplace(lambda s, a=0.0, b=1.0, **kw: _random(
