@@ -515,3 +515,16 @@ def test_a_key_written_after_attention_keeps_its_backward() -> None:
         results.append((out.detach().numpy(), q.grad.numpy(), v.grad.numpy()))
     for got, want in zip(*results, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_writing_a_normalized_output_keeps_its_backward() -> None:
+    """``layer_norm`` saves its input, not its output (as PyTorch's), so the normalized tensor
+    written in place leaves its backward intact."""
+
+    def fn(L: Any, x: Any) -> Any:
+        y = L.nn.functional.layer_norm(x, (3,))
+        out = y * 2.0
+        y.mul_(3.0)
+        return out + y
+
+    check_like_torch(fn, (2, 3))

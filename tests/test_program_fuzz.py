@@ -27,6 +27,7 @@ from tidu.core import deferred, dispatch, programs
 N = 4  # every register is (N, N): transposes, products and broadcasts keep the shape
 STEPS = 4  # a queue's structure fuses on its third flush (deferred.FUSE_AFTER)
 LEAVES = 3
+LARGE = 1e3  # a step whose values reach this is not compared (nor are later ones)
 TOL = {"float64": {"rtol": 1e-9, "atol": 1e-12}, "float32": {"rtol": 2e-4, "atol": 1e-5}}
 
 UNARY: dict[str, Callable[[Any, Any], Any]] = {
@@ -138,6 +139,9 @@ INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "fill_column_": lambda x, y: x[:, 1].fill_(0.5),
     "iadd": lambda x, y: x.__iadd__(y),
 }
+
+
+DETACHING = {"mse", "bce_logits"}  # ops with a detached operand
 
 
 def _setitem(x: Any, y: Any) -> Any:
@@ -322,6 +326,8 @@ def check(seed: int, device: str = "cpu") -> None:
                 f"{where}\ntidu: {got.get('raised')} {got.get('message', '')}\n"
                 f"torch: {want.get('raised')} {want.get('message', '')}")
             return  # a failed backward leaves both graphs in states not worth comparing further
+        if max(np.abs(r).max() for r in want["regs"]) > LARGE:
+            return  # updates blew values up: rounding differences now decide sin(x) and the like
         assert got["requires_grad"] == want["requires_grad"], where
         for name in ("loss", "grads", "retained", "regs"):
             a, b = got[name], want[name]
@@ -336,9 +342,11 @@ def check(seed: int, device: str = "cpu") -> None:
 
 def check_by_differences(program: dict, got: dict, where: str) -> None:
     """tidu's first step against central differences of PyTorch's forward (float64, no grad),
-    where PyTorch's backward refuses the program: the leaves' gradients of the loss (a program
-    with hooks, or differentiated twice, is not checked: neither is a plain derivative)."""
-    if program["double"] or any(instr[0] == "hook" for instr in program["instrs"]):
+    where PyTorch's backward refuses the program: the leaves' gradients of the loss. Not checked
+    where a gradient is not the derivative of the values: a program with hooks, a detached value
+    (differences see through it), or differentiated twice."""
+    if program["double"] or any(instr[0] in ("hook", "detach", "no_grad", "leaf") or instr[1] in DETACHING
+                                for instr in program["instrs"]):
         return
     def loss_at(data: np.ndarray) -> float:
         run = Run(torch, {**program, "dtype": "float64", "data": data})

@@ -218,7 +218,10 @@ layer_norm = Primitive("layer_norm")
 layer_norm.def_abstract_eval(_check_layer_norm)
 layer_norm.def_impl(cpu_layer_norm)
 layer_norm.def_impl(kernel("norm", "layer_norm"), device="cuda")
-layer_norm.def_jvp(lambda dx, x, y, *, k, eps: layer_norm_tangent.bind(dx, x, y, k=k, eps=eps))
+# the rule recomputes y from x rather than read the output, as PyTorch's saves the input (and
+# its statistics): writing the normalized output in place leaves its backward intact
+layer_norm.def_jvp(lambda dx, x, y, *, k, eps: layer_norm_tangent.bind(dx, x, layer_norm.bind(x, k=k, eps=eps),
+                                                                       k=k, eps=eps))
 layer_norm.def_batch(batch_unary(lambda x, *, k, eps: layer_norm.bind(x, k=k, eps=eps)))
 
 
