@@ -3,7 +3,8 @@
 Each program is a seeded list of instructions over a register file of square tensors: elementwise
 ops (deferred and fused), reductions broadcast back, products, views, ``where``, detaching,
 ``no_grad`` work, in-place writes (which may make a later backward fail, as in PyTorch),
-``retain_grad``, and a loss that is either backpropagated or differentiated twice. It runs for
+``retain_grad``, and a loss that is backpropagated (once, twice, or term by term with gradients),
+differentiated twice, or given to ``autograd.grad``. It runs for
 ``STEPS`` steps on the same leaves, so a structure is seen often enough to be fused and its
 backward step reused, while the values change (an SGD update, or gradients accumulated).
 
@@ -28,6 +29,11 @@ N = 4  # every register is (N, N): transposes, products and broadcasts keep the 
 STEPS = 4  # a queue's structure fuses on its third flush (deferred.FUSE_AFTER)
 LEAVES = 3
 LARGE = 1e3  # a step whose values reach this is not compared (nor are later ones)
+# how a step ends, with its odds: loss.backward(); the loss differentiated twice (a gradient with
+# create_graph, then the backward of a loss of it); the backward of the loss's terms with their
+# weights as gradients; loss.backward(retain_graph=True) then loss.backward(); autograd.grad of
+# the loss in every leaf, allow_unused
+ENDS = {"backward": 0.4, "double": 0.2, "vector": 0.15, "twice": 0.1, "grad": 0.15}
 TOL = {"float64": {"rtol": 1e-9, "atol": 1e-12}, "float32": {"rtol": 2e-4, "atol": 1e-5}}
 
 UNARY: dict[str, Callable[[Any, Any], Any]] = {
@@ -191,7 +197,7 @@ def make_program(seed: int) -> dict:
     return {
         "instrs": instrs,
         "loss": [int(i) for i in rng.choice(count, size=min(count, 3), replace=False)],
-        "double": bool(rng.integers(4) == 0),  # the loss differentiated twice
+        "end": str(rng.choice(list(ENDS), p=list(ENDS.values()))),
         "update": bool(rng.integers(2)),  # an SGD step between steps, else gradients accumulate
         "dtype": "float64" if rng.integers(4) else "float32",
         "data": rng.uniform(-1, 1, (LEAVES + 1 + 4, N, N)),
@@ -226,25 +232,38 @@ class Run:
             if not loss.requires_grad:
                 return self._result(regs, retained, loss, None)
             at = "backward"
-            if program["double"]:
+            end, given = program["end"], None
+            if end == "double":
                 (g,) = lib.autograd.grad(loss, self.leaves[0], create_graph=True)
                 # every leaf in the second loss: PyTorch's gradient of relu(x) (say) requires grad,
                 # with a zero derivative in x, where tidu's is a constant (docs/guides/pytorch-differences.md)
                 ((g * self.v).sum() + sum((p * p).sum() for p in self.leaves)).backward()
+            elif end == "vector":
+                lib.autograd.backward([regs[i] for i in program["loss"]], self.weights[:len(program["loss"])])
+            elif end == "twice":
+                loss.backward(retain_graph=True)
+                self._unalias(retained)
+                loss.backward()
+            elif end == "grad":
+                given = lib.autograd.grad(loss, self.leaves, allow_unused=True)
             else:
                 loss.backward()
-            if lib is torch:
-                # PyTorch 2.13 may store one buffer as two leaves' .grad (the rows of a stacked
-                # sum's broadcast gradient), so the next step accumulates into both twice
-                for t in [*self.leaves, *retained]:
-                    if t.grad is not None:
-                        t.grad = t.grad.clone()
-            result = self._result(regs, retained, loss, None)
+            self._unalias(retained)
+            result = self._result(regs, retained, loss, given)
             at = "update"
             self._update()
             return result
         except RuntimeError as e:
             return {"raised": (at, type(e).__name__), "message": str(e)}
+
+    def _unalias(self, retained: list) -> None:
+        """PyTorch 2.13 may store one buffer as two leaves' ``.grad`` (the rows of a stacked sum's
+        broadcast gradient), so the next backward accumulates into both twice: its gradients are
+        copied apart after each backward."""
+        if self.lib is torch:
+            for t in [*self.leaves, *retained]:
+                if t.grad is not None:
+                    t.grad = t.grad.clone()
 
     def _run(self, instr: tuple, regs: list, retained: list) -> Any:
         lib = self.lib
@@ -285,13 +304,15 @@ class Run:
             return t
         raise AssertionError(kind)
 
-    def _result(self, regs: list, retained: list, loss: Any, _: Any) -> dict:
+    def _result(self, regs: list, retained: list, loss: Any, given: Any) -> dict:
+        """What a step produced; ``given``: the gradients ``autograd.grad`` returned, compared in
+        place of the leaves' ``.grad``."""
         def arr(t: Any) -> Any:
             return None if t is None else t.detach().cpu().numpy().copy()
 
         return {
             "loss": arr(loss),
-            "grads": [arr(p.grad) for p in self.leaves],
+            "grads": [arr(g) for g in given] if given is not None else [arr(p.grad) for p in self.leaves],
             "retained": [arr(t.grad) for t in retained],
             "regs": [arr(t) for t in regs],
             "requires_grad": [t.requires_grad for t in regs],
@@ -345,8 +366,8 @@ def check_by_differences(program: dict, got: dict, where: str) -> None:
     where PyTorch's backward refuses the program: the leaves' gradients of the loss. Not checked
     where a gradient is not the derivative of the values: a program with hooks, a detached value
     (differences see through it), or differentiated twice."""
-    if program["double"] or any(instr[0] in ("hook", "detach", "no_grad", "leaf") or instr[1] in DETACHING
-                                for instr in program["instrs"]):
+    if program["end"] in ("double", "twice") or any(
+            instr[0] in ("hook", "detach", "no_grad", "leaf") or instr[1] in DETACHING for instr in program["instrs"]):
         return
     def loss_at(data: np.ndarray) -> float:
         run = Run(torch, {**program, "dtype": "float64", "data": data})
