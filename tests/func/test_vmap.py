@@ -30,6 +30,19 @@ def test_vmap_over_the_table_matches_torch(name: str) -> None:
     close(vmap(fn, in_dims=in_dims)(*mixed), torch.func.vmap(fn, in_dims=in_dims)(*tmixed))
 
 
+def test_tensor_methods_inside_vmap_match_torch() -> None:
+    """``clone``, ``detach``, ``contiguous``, ``numel`` and the ``new_*`` factories work on batched
+    values, as on torch.func's; ``detach`` cuts the gradient of ``vmap(grad(f))`` as there."""
+    (a, b), (ta, tb) = both(arrays([(3, 4), (4,)], 0))
+
+    def f(x: Any, y: Any) -> Any:
+        z = x.clone() * y.contiguous()
+        return (z * z.detach() + x.new_ones(4) * x.numel() + x.new_zeros(4)).sum()
+
+    close(vmap(f, in_dims=(0, None))(a, b), torch.func.vmap(f, in_dims=(0, None))(ta, tb))
+    close(vmap(grad(f), in_dims=(0, None))(a, b), torch.func.vmap(torch.func.grad(f), in_dims=(0, None))(ta, tb))
+
+
 def test_in_dims_and_out_dims_match_torch() -> None:
     (a, b), (ta, tb) = both(arrays([(2, 4, 3), (3, 4)], 1))
 

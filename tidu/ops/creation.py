@@ -484,7 +484,7 @@ def _new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = Non
 
 
 METHODS: dict = {}
-# Tensor-only methods (not on ``Var`` inside AD rules).
+# methods of tensors and of ``Var`` s (inside ``vmap``: per-example shape, unbatched, as torch.func)
 TENSOR_METHODS = {
     "zeros_like": zeros_like,
     "new_zeros": _new(0), "new_ones": _new(1), "new_empty": _new(0), "new_full": _new_full,

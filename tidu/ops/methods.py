@@ -16,6 +16,7 @@ RuntimeError: a leaf Variable that requires grad is being used in an in-place op
 
 from __future__ import annotations
 
+from math import prod as math_prod
 from typing import Any
 
 import numpy as np
@@ -239,24 +240,41 @@ def _data_set(self: Tensor, value: Tensor) -> None:
     self._device = value._device
 
 
+def _var_detach(self: Var) -> Var:
+    """``detach`` of a batched value inside ``vmap``: the batch, detached (the AD transforms run
+    on it once lowered to a tensor)."""
+    wrap = getattr(self.tracer, "wrap", None)  # a vmap level's (func.batching.BatchTrace)
+    if wrap is None:
+        raise RuntimeError("detach() of a value inside a JVP or transpose rule: a rule's values are not on the tape")
+    return wrap(self.value.detach())
+
+
 TENSOR_ONLY = {
     "backward": _backward,
     **INPLACE,
-    "clone": _clone,
     "contiguous": _contiguous,
     "is_contiguous": lambda self, memory_format=None: bool(self._data.flags.c_contiguous),
     "cpu": _cpu,
     "cuda": _cuda,
     "data": property(_data_get, _data_set),
-    **creation.TENSOR_METHODS,
 }
+# on a ``Var`` too (inside ``vmap``, as on torch.func's batched tensors), each its own way
+VAR_ONLY = {
+    "detach": _var_detach,
+    "contiguous": lambda self, memory_format=None: self,
+    "numel": lambda self: math_prod(self.aval.shape),
+    "is_cuda": property(lambda self: self.aval.device == "cuda"),
+}
+BOTH = {"clone": _clone, **creation.TENSOR_METHODS}
 
 
 def install() -> None:
-    for name, fn in COMMON.items():
+    for name, fn in {**COMMON, **BOTH}.items():
         setattr(Tensor, name, fn)
         setattr(Var, name, fn)
     for name, fn in TENSOR_ONLY.items():
         setattr(Tensor, name, fn)
+    for name, fn in VAR_ONLY.items():
+        setattr(Var, name, fn)
     Tensor.__hash__ = lambda self: id(self)  # type: ignore[method-assign]
     Var.__hash__ = lambda self: id(self)  # type: ignore[method-assign]
