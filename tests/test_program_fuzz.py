@@ -411,6 +411,30 @@ def test_random_program_matches_torch(seed: int, machinery: str) -> None:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_random_program_on_cuda_matches_torch(seed: int) -> None:
-    """A few programs on the CUDA device (the simulator in CI, where they are slow; the device
-    tool runs many: ``python -c "from tests.test_program_fuzz import check; ..."``)."""
+    """A few programs on the CUDA device (the simulator in CI; on a GPU, ``main`` runs many)."""
     check(seed, "cuda")
+
+
+def main(argv: list[str]) -> int:
+    """``python tests/test_program_fuzz.py FIRST LAST [cpu|cuda] [on|off|both]``: programs
+    FIRST..LAST-1 with the machinery on, off or both; prints each failure, returns how many."""
+    first, last = int(argv[0]), int(argv[1])
+    device = argv[2] if len(argv) > 2 else "cpu"
+    modes = {"on": [True], "off": [False], "both": [True, False]}[argv[3] if len(argv) > 3 else "both"]
+    failures = 0
+    for on in modes:
+        deferred.ENABLED = programs.ENABLED = dispatch.GROUPED = on
+        for seed in range(first, last):
+            try:
+                check(seed, device)
+            except AssertionError as e:
+                failures += 1
+                print(f"FAIL (machinery {'on' if on else 'off'}) {e}", flush=True)
+        print(f"{last - first} programs on {device}, machinery {'on' if on else 'off'}: {failures} failed so far")
+    return failures
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(1 if main(sys.argv[1:]) else 0)

@@ -42,6 +42,19 @@ _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL} | {"bool_": bool_, "float": float32, "double": float64, "long": int64, "int": int32}
 
 
+TORCH_NAMES = {"bool": "Bool", "int32": "Int", "int64": "Long", "float32": "Float", "float64": "Double"}
+
+
+def not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
+    """PyTorch's error for a kernel that has no ``dt`` version, naming PyTorch's kernel.
+
+    >>> from tidu.core import dtypes
+    >>> print(dtypes.not_implemented("softmax_lastdim_kernel_impl", dtypes.int64))
+    "softmax_lastdim_kernel_impl" not implemented for 'Long'
+    """
+    return NotImplementedError(f'"{kernel}" not implemented for \'{TORCH_NAMES[dt.name]}\'')
+
+
 def from_numpy_dtype(np_dtype: Any) -> dtype:
     found = _BY_NP.get(np.dtype(np_dtype))
     if found is None:

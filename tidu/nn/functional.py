@@ -73,11 +73,10 @@ def _along(vector: Any, ndim: int, dim: int) -> Any:
     return vector.reshape(*shape)
 
 
-def _float_input(input: Any, name: str) -> None:  # noqa: A002
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+def _float_input(input: Any, kernel: str) -> None:  # noqa: A002
+    """PyTorch's error (naming its CPU ``kernel``) for an input that is not floating-point."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{input.dtype.name}\' (expected a floating-point input)')
+        raise dtypes.not_implemented(kernel, input.dtype)
 
 
 # --- linear layers -------------------------------------------------------------------------
@@ -161,6 +160,7 @@ def silu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     >>> tidu.nn.functional.silu(tidu.tensor([0.0, 1.0]))
     tensor([0.0000, 0.7311])
     """
+    _float_input(input, "silu_cpu")
     return input * ops.sigmoid(input)
 
 
@@ -238,6 +238,7 @@ def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, 
         if p is not None and tuple(p.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(p.shape)} and normalized_shape = {list(shape)}")
+    _float_input(input, "LayerNormKernelImpl")
     if weight is not None and bias is not None and weight.dtype == input.dtype == bias.dtype:
         return bind(nn_prims.layer_norm_affine, input, weight, bias, k=k, eps=float(eps))
     out = bind(nn_prims.layer_norm, input, k=k, eps=float(eps))
@@ -498,6 +499,10 @@ def mse_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = No
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_size(input, target)
+    dt = dtypes.result_type(input, target)
+    if not dt.is_floating_point:  # after the shapes' check, as PyTorch's
+        ops.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+        raise dtypes.not_implemented("mse_cpu", dt)
     diff = input - target
     loss = diff * diff
     return _reduce(loss if weight is None else loss * weight, reduction)

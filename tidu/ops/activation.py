@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ..core import dtypes
 from ..core.aval import wrap_dim
 from ..core.primitive import bind
 from ..primitives import nn as prims
@@ -27,11 +28,13 @@ def _softmax_like(prim: Any, name: str, input: Any, dim: Any, dtype: Any) -> Any
         input = input.to(dtype)
     if not is_value(input):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{input.dtype.name}\' (expected a floating-point input)')
     if dim is None:
         dim = _softmax_dim(input.ndim, name)
-    return bind(prim, input, axis=wrap_dim(dim, input.ndim))
+    axis = wrap_dim(dim, input.ndim)
+    if not input.dtype.is_floating_point:  # PyTorch's kernel names
+        raise dtypes.not_implemented(f"{name}_{'lastdim_' if axis == max(input.ndim - 1, 0) else ''}kernel_impl",
+                                     input.dtype)
+    return bind(prim, input, axis=axis)
 
 
 def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Any:  # noqa: A002

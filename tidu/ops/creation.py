@@ -390,8 +390,7 @@ def manual_seed(seed: int) -> None:
 def _float_dtype(dtype: Any, kernel: str) -> dtypes.dtype:
     dt = _dtype(dtype)
     if not dt.is_floating_point:
-        names = {"int64": "Long", "int32": "Int", "bool": "Bool"}
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{names[dt.name]}\'')
+        raise dtypes.not_implemented(kernel, dt)
     return dt
 
 

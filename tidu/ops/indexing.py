@@ -614,12 +614,14 @@ def index_select(input: Any, dim: int, index: Any) -> Any:  # noqa: A002
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     array = index._host().reshape(-1).astype(np.int64)
+    if input.ndim == 0 and array.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {array.size} value(s)")
+    if n == 0 and array.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     bad = array[(array < 0) | (array >= n)]
     if bad.size:
         raise IndexError(f"index out of range in self: index {int(bad[0])} for dimension {d} with size {n}")
     if input.ndim == 0:
-        if array.size != 1:
-            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {array.size} value(s)")
         return input
     lead, trail = tuple(input.shape[:d]), tuple(input.shape[d + 1:])
     return bind(gather_prims.gather, input, _index_operand(array, lead, trail, input), axis=d)

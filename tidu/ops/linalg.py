@@ -20,7 +20,7 @@ __all__ = ["bmm", "dot", "einsum", "matmul", "mm", "outer"]
 
 # PyTorch's messages name the C types
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
-_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}
+_SCALAR_NAMES = dtypes.TORCH_NAMES
 
 
 def _fmt(x: Any) -> str:
@@ -348,6 +348,8 @@ def einsum(equation: str, *operands: Any) -> Any:
                     f"previously seen size {seen}"
                 )
             sizes[c] = seen if s == 1 else s
+    if len(operands) > 1 and operands[0].dtype is dtypes.bool_:  # PyTorch contracts in batched products
+        raise dtypes.not_implemented("bmm", dtypes.bool_)
     ell = sorted(c for c in sizes if isinstance(c, int))
     if arrow:
         out = _parse_term(rhs, 0)

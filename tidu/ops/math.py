@@ -35,11 +35,7 @@ __all__ = [
 ]
 
 # --- argument checks with PyTorch's messages -----------------------------------------------------
-_TORCH_DTYPE_NAMES = {"bool": "Bool", "int32": "Int", "int64": "Long", "float32": "Float", "float64": "Double"}
-
-
-def _not_implemented(kernel: str, dt: dtypes.dtype) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_DTYPE_NAMES[dt.name]}\'')
+_not_implemented = dtypes.not_implemented
 
 
 def _tensor(x: Any, op: str, arg: str = "input", position: int = 1) -> None:
@@ -377,6 +373,8 @@ def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
     tensor([-0.1587,  0.0000,  0.8413])
     """
     x = float_operand(input, "gelu")
+    if x is not input:
+        raise _not_implemented("GeluKernelImpl", input.dtype)
     if approximate == "none":  # x * Phi(x): the backward reads x, Phi and x / sqrt(2) (PyTorch's roundings)
         return x * (erf(x * (1.0 / math.sqrt(2.0))) * 0.5 + 0.5)
     if approximate == "tanh":

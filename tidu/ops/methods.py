@@ -94,7 +94,6 @@ def _backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = No
     backward(self, gradient, retain_graph, create_graph, inputs)
 
 
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}
 
 
 def _can_cast(src: dtypes.dtype, dst: dtypes.dtype) -> bool:
@@ -116,8 +115,8 @@ def _fit(self: Tensor, value: Any, name: str, *, cast: bool = False) -> Tensor:
     if value.dtype is not self.dtype:
         if not cast and not _can_cast(value.dtype, self.dtype):
             raise RuntimeError(
-                f"result type {_TORCH_NAMES[value.dtype.name]} can't be cast to the desired output type "
-                f"{_TORCH_NAMES[self.dtype.name]}"
+                f"result type {dtypes.TORCH_NAMES[value.dtype.name]} can't be cast to the desired output type "
+                f"{dtypes.TORCH_NAMES[self.dtype.name]}"
             )
         value = convert(value, self.dtype)
     if cast and value.device != self.device:  # copy_ across devices (differentiable)
@@ -158,7 +157,7 @@ def _fill(self: Tensor, value: Any) -> Any:
 
 def _random(self: Tensor, draw: Any, name: str) -> Any:
     if not self.dtype.is_floating_point:
-        raise NotImplementedError(f'"{name}" not implemented for \'{_TORCH_NAMES[self.dtype.name]}\'')
+        raise dtypes.not_implemented(name, self.dtype)
     return placed(draw(creation.generator(), self._buf.shape).astype(self.dtype.np), self.dtype, self._device)
 
 
