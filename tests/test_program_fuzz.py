@@ -149,6 +149,26 @@ INPLACE: dict[str, Callable[[Any, Any], Any]] = {
 
 
 DETACHING = {"mse", "bce_logits"}  # ops with a detached operand
+_CUBES: dict = {}
+
+
+def _cube(lib: Any) -> Any:
+    """``x ** 3`` as a custom ``autograd.Function`` of ``lib`` (its saved input version-checked)."""
+    if lib not in _CUBES:
+
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                ctx.save_for_backward(x)
+                return x * x * x
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                (x,) = ctx.saved_tensors
+                return g * 3 * x * x
+
+        _CUBES[lib] = Cube
+    return _CUBES[lib]
 
 
 def _setitem(x: Any, y: Any) -> Any:
@@ -181,8 +201,12 @@ def make_program(seed: int) -> dict:
             instrs.append(("scalar", str(rng.choice(list(SCALAR))), pick(), float(rng.choice([0.5, 2.0, -1.5]))))
         elif r < 77:
             instrs.append(("detach", pick()))
-        elif r < 82:
+        elif r < 80:
             instrs.append(("no_grad", str(rng.choice(list(BINARY))), pick(), pick()))
+        elif r < 81:  # grad mode switched back on inside no_grad
+            instrs.append(("enable_grad", str(rng.choice(list(BINARY))), pick(), pick()))
+        elif r < 82:
+            instrs.append(("function", pick()))  # a custom autograd.Function
         elif r < 89:  # written in place: the register keeps its tensor, which now holds the result
             instrs.append(("inplace", str(rng.choice(list(INPLACE))), int(rng.integers(LEAVES, count)), pick()))
             continue
@@ -284,6 +308,11 @@ class Run:
         if kind == "no_grad":
             with lib.no_grad():
                 return BINARY[instr[1]](lib, regs[instr[2]], regs[instr[3]])
+        if kind == "enable_grad":
+            with lib.no_grad(), lib.enable_grad():
+                return BINARY[instr[1]](lib, regs[instr[2]], regs[instr[3]])
+        if kind == "function":
+            return _cube(lib).apply(regs[instr[1]])
         if kind == "inplace":
             target, source = regs[instr[2]], regs[instr[3]]
             # PyTorch refuses a write that reads what it writes (tidu reads it first), and fails
