@@ -18,6 +18,8 @@ from tidu.autograd import compiled
 from tidu.backends.cpu import fusion
 from tidu.core import programs
 
+from .test_program_fuzz import cube
+
 F = tidu.nn.functional
 
 
@@ -580,17 +582,7 @@ def test_create_graph_inplace_modified_saved_value_raises(monkeypatch: Any) -> N
 
 
 def test_create_graph_falls_back_for_hooks_and_functions(monkeypatch: Any) -> None:
-    class Cube(tidu.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, t: Any) -> Any:
-            ctx.save_for_backward(t)
-            return t * t * t
-
-        @staticmethod
-        def backward(ctx: Any, g: Any) -> Any:
-            (t,) = ctx.saved_tensors
-            return g * 3 * t * t
-
+    Cube = cube(tidu)  # noqa: N806 - an autograd.Function class
     monkeypatch.setattr(programs, "ENABLED", True)
     compiled.clear()
     x = tidu.tensor([1.0, 2.0], requires_grad=True)

@@ -152,7 +152,7 @@ DETACHING = {"mse", "bce_logits"}  # ops with a detached operand
 _CUBES: dict = {}
 
 
-def _cube(lib: Any) -> Any:
+def cube(lib: Any) -> Any:
     """``x ** 3`` as a custom ``autograd.Function`` of ``lib`` (its saved input version-checked)."""
     if lib not in _CUBES:
 
@@ -312,7 +312,7 @@ class Run:
             with lib.no_grad(), lib.enable_grad():
                 return BINARY[instr[1]](lib, regs[instr[2]], regs[instr[3]])
         if kind == "function":
-            return _cube(lib).apply(regs[instr[1]])
+            return cube(lib).apply(regs[instr[1]])
         if kind == "inplace":
             target, source = regs[instr[2]], regs[instr[3]]
             # PyTorch refuses a write that reads what it writes (tidu reads it first), and fails

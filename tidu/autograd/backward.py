@@ -10,7 +10,6 @@ import numpy as np
 
 from ..core import grad_mode, groups, programs
 from ..core.device import CPU
-from ..core.dispatch import refresh_view
 from ..core.groups import raw_node
 from ..eager import topological_traces, try_backward
 from ..eager.backward import leading_to
@@ -138,8 +137,7 @@ def _pass(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequen
     if retain_graph is None:
         retain_graph = create_graph
     for t in [*outputs, *(inputs or ())]:
-        if t._view is not None and t._view.version != t._version.value and grad_mode.is_grad_enabled():
-            refresh_view(t)  # a view whose base was written since: its current graph position
+        t._refresh()  # a view whose base was written since: its current graph position
     for i, out in enumerate(outputs):
         if not out._requires_grad:
             raise RuntimeError(
@@ -258,14 +256,16 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     _deposit(leaves, totals, hooks, create_graph)
 
 
-def _deposit(leaves: Sequence[Tensor], totals: dict[Any, Tensor], hooks: Hooks, create_graph: bool) -> None:
-    """Accumulate each of ``leaves``' gradient in ``totals`` (hooked) into its ``.grad``."""
+def _deposit(leaves: Sequence[Tensor], totals: dict[Any, Tensor], hooks: Hooks | None, create_graph: bool) -> None:
+    """Accumulate each of ``leaves``' gradient in ``totals`` into its ``.grad``, hooked by ``hooks``
+    (``None``: the gradients are final)."""
     given: set[int] = set()
     for leaf in leaves:
         ct = totals.pop(leaf._key, None)  # popped: a gradient copied into ``.grad`` dies at once
         if ct is None:
             continue
-        ct = hooks.final.get(leaf._key, ct) if leaf._trace is not None else hooks.run(leaf._key, ct)
+        if hooks is not None:
+            ct = hooks.final.get(leaf._key, ct) if leaf._trace is not None else hooks.run(leaf._key, ct)
         old = leaf.grad
         if old is not None:
             ct = _accumulate(old, ct, create_graph)
@@ -384,6 +384,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             if not create_graph:
                 ct = ct.detach()
             if t._retains_grad and t._trace is not None:  # an input that retains its gradient
-                _deposit([t], {t._key: ct.clone()}, Hooks(), create_graph)  # gets a copy, as in PyTorch
+                _deposit([t], {t._key: ct.clone()}, None, create_graph)  # gets a copy, as in PyTorch
         result.append(ct)
     return tuple(result)

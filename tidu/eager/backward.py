@@ -83,8 +83,7 @@ def try_backward(
         if needed is None:
             wrt = [key for _, key, requires_grad in node.input_edges if requires_grad]
         else:
-            wrt = [key for t, key, requires_grad in node.input_edges
-                   if requires_grad and (key in wanted or t is not None and t.node in needed)]
+            wrt = [edge[1] for edge in node.input_edges if _on_path(edge, wanted, needed)]
         linear = node.computation.try_linearize(active, ctx, wrt)
         values = executor.execute_forward(PrimitiveGraph(linear), node.saved_data)
         in_cts = executor.run_transposed_linear(linear, [cts[i] for i in active], values, ctx)
@@ -115,11 +114,16 @@ def leading_to(traces: Sequence[Trace], wanted: Collection[ValueKey]) -> set:
     needed: set = set()
     for trace in traces:
         node = trace.node
-        for t, key, requires_grad in node.input_edges:
-            if requires_grad and (key in wanted or t is not None and t.node in needed):
-                needed.add(node)
-                break
+        if any(_on_path(edge, wanted, needed) for edge in node.input_edges):
+            needed.add(node)
     return needed
+
+
+def _on_path(edge: tuple, wanted: Collection[ValueKey], needed: set) -> bool:
+    """Whether an input edge ``(trace, key, requires_grad)`` leads to a wanted key: it is one, or
+    its producer is ``needed``."""
+    trace, key, requires_grad = edge
+    return requires_grad and (key in wanted or trace is not None and trace.node in needed)
 
 
 backward = try_backward

@@ -532,9 +532,6 @@ def _warn_size(input: Any, target: Any) -> None:  # noqa: A002
         )
 
 
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}
-
-
 # a CUDA target array -> ((its version, classes, ignore_index), any ignored) when it last passed the check
 _CHECKED_TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -569,7 +566,7 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     if not isinstance(target, Tensor):
         raise TypeError(f"{name}(): argument 'target' must be Tensor, not {type(target).__name__}")
     if target.dtype is not dtypes.int64:
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_TORCH_NAMES[target.dtype.name]} "
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {dtypes.TORCH_NAMES[target.dtype.name]} "
                            f"({name} takes int64 class indices)")
     class_dim = 1 if logp.ndim >= 2 else 0
     if logp.ndim == 0:

@@ -20,7 +20,6 @@ __all__ = ["bmm", "dot", "einsum", "matmul", "mm", "outer"]
 
 # PyTorch's messages name the C types
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
-_SCALAR_NAMES = dtypes.TORCH_NAMES
 
 
 def _fmt(x: Any) -> str:
@@ -162,7 +161,7 @@ def bmm(input: Any, mat2: Any) -> Any:  # noqa: A002
         raise RuntimeError(f"batch2 must be a 3D tensor (got {mat2.ndim}-D)")
     if input.dtype is not mat2.dtype:
         raise RuntimeError(
-            f"expected scalar type {_SCALAR_NAMES[input.dtype.name]} but found {_SCALAR_NAMES[mat2.dtype.name]}"
+            f"expected scalar type {dtypes.TORCH_NAMES[input.dtype.name]} but found {dtypes.TORCH_NAMES[mat2.dtype.name]}"
         )
     want = [input.shape[0], input.shape[2]]
     if list(mat2.shape[:2]) != want:
@@ -184,8 +183,8 @@ def dot(input: Any, tensor: Any) -> Any:  # noqa: A002
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
     if input.dtype is not tensor.dtype:
         raise RuntimeError(
-            f"dot : expected both vectors to have same dtype, but found {_SCALAR_NAMES[input.dtype.name]} and "
-            f"{_SCALAR_NAMES[tensor.dtype.name]}"
+            f"dot : expected both vectors to have same dtype, but found {dtypes.TORCH_NAMES[input.dtype.name]} and "
+            f"{dtypes.TORCH_NAMES[tensor.dtype.name]}"
         )
     return matmul(input, tensor)
 
@@ -333,8 +332,8 @@ def einsum(equation: str, *operands: Any) -> Any:
     for x in operands[1:]:
         if x.dtype is not operands[0].dtype:
             raise RuntimeError(
-                f"expected scalar type {_SCALAR_NAMES[operands[0].dtype.name]} but found "
-                f"{_SCALAR_NAMES[x.dtype.name]}"
+                f"expected scalar type {dtypes.TORCH_NAMES[operands[0].dtype.name]} but found "
+                f"{dtypes.TORCH_NAMES[x.dtype.name]}"
             )
     labels = [_expand_ellipsis(_parse_term(t, k), x.ndim, k) for k, (t, x) in enumerate(zip(terms, operands))]
     sizes: dict[Any, int] = {}
