@@ -161,12 +161,54 @@ ERRORS = {
     "full-negative": (lambda L: L.full((2, -3), 1.0), RuntimeError),
     "new_zeros-negative": (lambda L: L.ones(1).new_zeros(-1), RuntimeError),
     "default-dtype-int": (lambda L: L.set_default_dtype(L.int64), TypeError),
+    # no size at all is a forgotten argument, not a 0-d tensor (that is ``()``)
+    "zeros-no-size": (lambda L: L.zeros(dtype=L.float32), TypeError),
+    "ones-no-size": (lambda L: L.ones(), TypeError),
+    "empty-no-size": (lambda L: L.empty(requires_grad=True), TypeError),
+    "rand-no-size": (lambda L: L.rand(), TypeError),
+    "randn-no-size": (lambda L: L.randn(dtype=L.float64), TypeError),
+    "new_ones-no-size": (lambda L: L.ones(1).new_ones(), TypeError),
+    "new_empty-no-size": (lambda L: L.ones(1).new_empty(dtype=L.float64), TypeError),
 }
 MESSAGES = {  # where the exact message matters to scripts
     "requires-grad-int-tensor", "requires-grad-int-zeros", "requires-grad-int-method", "ragged", "str-first",
     "arange-step-0", "arange-sign", "linspace-negative", "eye-negative", "randint-empty-range", "rand-int",
     "default-dtype-int", "ragged-scalar", "zeros-float-size", "zeros-negative", "ones-negative", "full-negative", "new_zeros-negative",
+    "zeros-no-size", "ones-no-size", "empty-no-size", "randn-no-size", "new_ones-no-size", "new_empty-no-size",
 }
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.zeros(()), lambda L: L.ones([]), lambda L: L.empty(()), lambda L: L.rand(()), lambda L: L.randn([]),
+    lambda L: L.full((), 2.0), lambda L: L.randint(0, 5, ()), lambda L: L.ones(2).new_zeros(()),
+])
+def test_an_empty_size_makes_a_0d_tensor_as_in_torch(make) -> None:
+    ours, ref = make(tidu), make(torch)
+    assert tuple(ours.shape) == tuple(ref.shape) == ()
+    assert str(ours.dtype).removeprefix("tidu.") == str(ref.dtype).removeprefix("torch.")
+
+
+def test_0d_tensors_through_the_library_s_own_size_calls() -> None:
+    """Dropout, ``nn.init`` and a custom Function's missing gradient make tensors of a 0-d
+    tensor's shape (``*shape`` would be no size at all)."""
+    x = tidu.tensor(2.0, requires_grad=True)
+    assert tidu.nn.functional.dropout(x, 0.5).shape == ()
+    assert tidu.nn.init.uniform_(tidu.empty(())).shape == ()
+    assert tidu.nn.init.normal_(tidu.empty(())).shape == ()
+
+    class Twice(tidu.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):  # noqa: ANN001, ANN205 - PyTorch's signature
+            return a * 2, b * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):  # noqa: ANN001, ANN205
+            return ga * 2, gb * 3
+
+    y = tidu.tensor(1.0, requires_grad=True)
+    a, _ = Twice.apply(x, y)
+    a.backward()  # the unused output's gradient is materialized as zeros of its 0-d shape
+    assert x.grad.item() == 2.0 and y.grad.item() == 0.0
 
 
 @pytest.mark.parametrize("name", list(ERRORS))

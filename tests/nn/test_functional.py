@@ -260,6 +260,21 @@ def test_linear_errors():
         F.bilinear(tidu.ones(2, 3), tidu.ones(2, 2), tidu.ones(4, 3, 3))
 
 
+@pytest.mark.parametrize("shapes", [((3,), (3,), None), ((2, 3), (3,), None), ((2, 3), (3,), (1,)),
+                                    ((3,), (3,), ()), ((2, 3), (3,), ()), ((2, 2, 3), (3,), ()), ((2, 2, 3), (3,), (1,)),
+                                    ((2, 3), (4, 3), (4,)), ((3,), (4, 3), (1,))])
+def test_linear_of_a_1d_weight_takes_no_bias_as_in_torch(shapes: tuple) -> None:
+    x, w, b = shapes
+    results = []
+    for lib in (torch, tidu):
+        args = [lib.ones(x) * 0.5, lib.ones(w) * 2.0, None if b is None else lib.ones(b)]
+        try:
+            results.append(lib.nn.functional.linear(*args).tolist())
+        except RuntimeError as e:
+            results.append(str(e).split(" (linear")[0])
+    assert results[1] == results[0]
+
+
 def test_dropout_functional():
     x = tidu.ones(4)
     assert F.dropout(x, 0.0) is x and F.dropout(x, 0.9, training=False) is x

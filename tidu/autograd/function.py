@@ -229,7 +229,7 @@ class FunctionLinear(_Op):
         from ..ops.creation import zeros
 
         given = dict(zip([p for p, m in zip(fn.positions, self.mask) if m], tangents))
-        full = [given[i] if i in given else None if a is None else zeros(*a.shape, dtype=a.dtype)
+        full = [given[i] if i in given else None if a is None else zeros(a.shape, dtype=a.dtype)
                 for i, a in enumerate(fn.arg_avals)]
         out = fn.cls.jvp(fn.ctx, *full)
         outs = [out] if not isinstance(out, tuple) else list(out)
@@ -259,7 +259,7 @@ class FunctionBackward(_Op):
             if m:
                 grads.append(next(given))
             else:
-                grads.append(zeros(*aval.shape, dtype=aval.dtype) if fn.ctx.materialize_grads else None)
+                grads.append(zeros(aval.shape, dtype=aval.dtype) if fn.ctx.materialize_grads else None)
         result = fn.cls.backward(fn.ctx, *grads)
         result = list(result) if isinstance(result, tuple | list) else [result]
         if len(result) != fn.n_args:
@@ -267,7 +267,7 @@ class FunctionBackward(_Op):
                                f"(expected {fn.n_args}, got {len(result)})")
         wanted = [result[p] for p, m in zip(fn.positions, self.linear.mask) if m]
         avals = [a for a, m in zip(fn.in_avals, self.linear.mask) if m]
-        filled = [zeros(*a.shape, dtype=a.dtype) if g is None else g for g, a in zip(wanted, avals)]
+        filled = [zeros(a.shape, dtype=a.dtype) if g is None else g for g, a in zip(wanted, avals)]
         return _checked(filled, avals, f"{fn.name}.backward", "gradient", "input")
 
 

@@ -340,7 +340,7 @@ def _assemble(stacked: Any, out_shape: tuple[int, ...], in_shape: tuple[int, ...
     if stacked is None:
         from ..ops.creation import zeros
 
-        return batching.lift(zeros(*batch, *out_shape, *in_shape, dtype=dtype))
+        return batching.lift(zeros((*batch, *out_shape, *in_shape), dtype=dtype))
     nd = stacked.ndim
     perm = (*range(1, depth + 1), 0, *range(depth + 1, nd)) if rows else (*range(1, nd), 0)
     moved = stacked.permute(*perm) if perm != tuple(range(nd)) else stacked

@@ -96,6 +96,8 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{cols} and {'x'.join(map(str, w))}) "
             f"(linear: input {tuple(input.shape)}, weight {tuple(weight.shape)})"
         )
+    if weight.ndim == 1 and bias is not None and (bias.ndim or input.ndim == 2):  # PyTorch's addmm's check
+        raise RuntimeError(f"mat2 must be a matrix, got 1-D tensor (linear: weight {tuple(weight.shape)} with a bias)")
     if weight.ndim == 2 and input.dtype is weight.dtype and input.dtype.is_floating_point:
         # one product contracting the weight's last dim: its gradient comes out in its layout
         if input.ndim == 2 and type(input) in SHORT_PATH_TYPES and type(weight) in SHORT_PATH_TYPES:
@@ -320,7 +322,7 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
         return input
     if p == 1.0:
         return input * 0.0
-    keep = ops.rand(*input.shape, dtype=input.dtype) < (1.0 - p)
+    keep = ops.rand(input.shape, dtype=input.dtype) < (1.0 - p)
     return ops.where(keep, input * (1.0 / (1.0 - p)), 0.0)
 
 

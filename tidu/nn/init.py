@@ -77,7 +77,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = No
     >>> bool(w.amax() <= 2.0), bool(-w.amax() <= 2.0)
     (True, True)
     """
-    return _fill(tensor, ops.rand(*tensor.shape, dtype=tensor.dtype) * (b - a) + a, "uniform_")
+    return _fill(tensor, ops.rand(tensor.shape, dtype=tensor.dtype) * (b - a) + a, "uniform_")
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
@@ -88,7 +88,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
     >>> round(w.mean().item())
     3
     """
-    return _fill(tensor, ops.randn(*tensor.shape, dtype=tensor.dtype) * std + mean, "normal_")
+    return _fill(tensor, ops.randn(tensor.shape, dtype=tensor.dtype) * std + mean, "normal_")
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

@@ -154,6 +154,10 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 
 
 def _size(size: tuple, name: str) -> tuple[int, ...]:
+    """The dims of a ``*size`` argument (ints, or one list or tuple of them: ``()`` for 0-d); none
+    given is an error, as in PyTorch, not a 0-d tensor."""
+    if not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], list | tuple):
         size = tuple(size[0])
     for i, s in enumerate(size):
@@ -244,7 +248,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
     """
     dt = _dtype(dtype, _fill_dtype(fill_value))
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    dims = _size((size,) if isinstance(size, int | np.integer) else tuple(size), "full")
+    dims = _size((size,) if isinstance(size, int | np.integer) else (tuple(size),), "full")
     return _filled(dims, value, dt, device, requires_grad)
 
 
@@ -457,15 +461,16 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = _dtype(dtype, dtypes.int64)
-    draws = _rng.integers(low, high, size=_size((size,) if isinstance(size, int) else tuple(size), "randint"))
+    draws = _rng.integers(low, high, size=_size((size,) if isinstance(size, int) else (tuple(size),), "randint"))
     return _make(draws.astype(dt.np), dt, device, requires_grad)
 
 
-def _new(fill: Any) -> Any:
+def _new(fill: Any, name: str) -> Any:
     def method(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
         dt = _dtype(dtype, self.dtype)
-        return _filled(_size(size, "new"), fill, dt, self.device if device is None else device, requires_grad)
+        return _filled(_size(size, name), fill, dt, self.device if device is None else device, requires_grad)
 
+    method.__name__ = method.__qualname__ = name
     return method
 
 
@@ -486,7 +491,7 @@ METHODS: dict = {}
 # methods of tensors and of ``Var`` s (inside ``vmap``: per-example shape, unbatched, as torch.func)
 TENSOR_METHODS = {
     "zeros_like": zeros_like,
-    "new_zeros": _new(0), "new_ones": _new(1), "new_empty": _new(0), "new_full": _new_full,
+    "new_zeros": _new(0, "new_zeros"), "new_ones": _new(1, "new_ones"), "new_empty": _new(0, "new_empty"), "new_full": _new_full,
     "new_tensor": _new_tensor,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "element_size": lambda self: self.dtype.itemsize,

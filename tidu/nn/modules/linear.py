@@ -13,7 +13,7 @@ from .module import Module
 
 
 def _empty(*shape: int, dtype: Any = None) -> Any:
-    return ops.empty(*shape, dtype=dtype)
+    return ops.empty(shape, dtype=dtype)
 
 
 def reset_weight_and_bias(weight: Any, bias: Any) -> None:

@@ -34,9 +34,9 @@ class LayerNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(ops.ones(*shape, dtype=dtype))
+            self.weight = Parameter(ops.ones(shape, dtype=dtype))
             if bias:
-                self.bias = Parameter(ops.zeros(*shape, dtype=dtype))
+                self.bias = Parameter(ops.zeros(shape, dtype=dtype))
             else:
                 self.register_parameter("bias", None)
         else:
