@@ -147,6 +147,27 @@ def test_views_share_storage() -> None:
     assert x.numpy().max() == 4.0, "flip, roll, repeat and cat copy, as in PyTorch"
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_view_shares_storage_or_raises_as_in_torch(device: str) -> None:
+    """``view`` never copies: where the strides allow no view it raises PyTorch's error (a copy
+    would silently drop writes through it); ``reshape`` copies there."""
+    calls = ["x.t().view(6)", "x.t().view(3, 2)", "x[:, 1:].view(4)", "x[:, ::2].view(4)", "x[:1].view(3)",
+             "x.t()[:1].view(2)", "x.expand(2, 2, 3).view(12)", "x.unsqueeze(0).expand(2, 2, 3).view(2, 6)",
+             "x[:, 0].view(2, 1)", "x.t().view(3, 1, 2)", "x[:0].t().view(0)", "x.t().reshape(6)"]
+    for call in calls:
+        results = []
+        for lib, where in ((torch, "cpu"), (tidu, device)):
+            x = lib.arange(6.0, device=where).reshape(2, 3)
+            try:
+                y = eval(call)  # noqa: S307 - the calls above
+                y[...] = -1.0  # a view's write reaches its base (one into an expanded view raises)
+            except RuntimeError as e:
+                results.append(str(e))
+                continue
+            results.append((tuple(y.shape), x.cpu().numpy().tolist()))
+        assert results[1] == results[0], call
+
+
 def test_cat_of_many_tensors_is_one_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     from tidu.primitives.structural import concatenate
 

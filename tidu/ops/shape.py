@@ -10,6 +10,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
+from ..backends.layout import storage
 from ..core import dtypes
 from ..core.dispatch import bind_one
 from ..core.primitive import bind
@@ -18,6 +19,7 @@ from ..primitives.structural import broadcast_in_dim, rev
 from ..primitives.structural import concatenate as concatenate_p
 from ..primitives.structural import reshape as reshape_p
 from ..primitives.structural import transpose as transpose_p
+from ..tensor import Tensor
 from ._operands import broadcast_to as _broadcast_to
 from ._operands import convert, is_value, wrap_dim, wrap_dims
 
@@ -90,13 +92,25 @@ _RESHAPES: dict[tuple, tuple[int, ...]] = {}
 
 
 def view(input: Any, *shape: Any) -> Any:  # noqa: A002
-    """``reshape`` (tidu's storage is numpy's: a view wherever numpy can give one).
+    """``reshape`` that shares ``input``'s storage, as PyTorch's: where the strides allow no view
+    (a dimension would span two contiguous pieces, as after a transpose) it raises, rather than
+    hand out a copy that writes would not reach.
 
     >>> import tidu
     >>> tidu.zeros(2, 3).view(-1).shape
     tidu.Size([6])
+    >>> tidu.zeros(2, 3).t().view(-1)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.
     """
-    return reshape(input, *shape)
+    out = reshape(input, *shape)
+    if out is not input and isinstance(input, Tensor) and input._buf.size and storage(out._buf) is not storage(input._buf):
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+            "across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return out
 
 
 def permute(input: Any, *dims: Any, **kwargs: Any) -> Any:  # noqa: A002
