@@ -85,6 +85,19 @@ CASES: dict[str, tuple[Callable, list]] = {
     "narrow": (lambda L: lambda x: x.narrow(1, -2, 2), [(2, 3), T(3, 2)]),
     "narrow-fn": (lambda L: lambda x: L.narrow(x, 0, 1, 0), [(3,)]),
     "chain": (lambda L: lambda x: L.stack([x.flip(0), x.roll(1, 0)]).repeat(1, 2, 1).mT.flatten(), [(3, 2)]),
+    "select": (lambda L: lambda x: x.select(1, -1) * 2 + x.select(0, 0)[:1], [(3, 3), T(3, 3)]),
+    "select-fn": (lambda L: lambda x: L.select(x, 0, 1), [(2, 3), (2,)]),
+    "unbind": (lambda L: lambda x: _pieces(L, x.unbind(1)), [(2, 3), T(3, 2), (0, 2)]),
+    "unbind-fn": (lambda L: lambda x: _pieces(L, L.unbind(x)), [(3,), (3, 2)]),
+    "movedim": (lambda L: lambda x: x.movedim(-1, 0), [(2, 3, 4), T(3, 2), ()]),
+    "movedim-seq": (lambda L: lambda x: L.movedim(x, (0, 2), (2, 0)), [(2, 3, 4)]),
+    "moveaxis": (lambda L: lambda x: L.moveaxis(x, [0, 1], [-1, -2]), [(2, 3, 4)]),
+    "swapaxes": (lambda L: lambda x: x.swapaxes(0, -1), [(2, 3, 4)]),
+    "swapdims-fn": (lambda L: lambda x: L.swapdims(x, 1, 0), [T(3, 2)]),
+    "ravel": (lambda L: lambda x: x.ravel(), [(2, 3), T(3, 2), ()]),
+    "view_as": (lambda L: lambda x: x.view_as(L.zeros(3, 2)), [(2, 3), (6,)]),
+    "reshape_as": (lambda L: lambda x: x.reshape_as(L.zeros(3, 2)), [T(3, 2)]),
+    "type_as": (lambda L: lambda x: x.type_as(L.zeros(1, dtype=L.float64)) * 2, [(2, 3)]),
 }
 
 
@@ -145,6 +158,31 @@ def test_views_share_storage() -> None:
     for copy in (x.flip(0), x.roll(0), x.roll(3, 1), x.repeat(1, 1), tidu.cat([x]), x.roll(1)):
         copy.numpy()[...] = 9.0
     assert x.numpy().max() == 4.0, "flip, roll, repeat and cat copy, as in PyTorch"
+
+
+@pytest.mark.parametrize("call", [
+    "x.select(0, 5)", "x.select(2, 0)", "L.zeros(()).select(0, 0)", "x.select(0, -3)", "x.select(1, 1.0)",
+    "x.movedim(0, 5)", "x.movedim((0, 1), (1,))", "x.movedim((0, 0), (1, 0))", "x.movedim((0, 1), (1, 1))",
+    "x.unbind(2)", "L.zeros(()).unbind()", "x.view_as(L.zeros(2, 2))", "x.t().view_as(L.zeros(6))",
+])
+def test_select_unbind_movedim_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: N806 - the library, as in CASES
+        x = L.zeros(2, 3)  # noqa: F841 - read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1] == errors[0]
+
+
+def test_select_unbind_and_movedim_are_views_as_in_torch() -> None:
+    for L in (torch, tidu):  # noqa: N806
+        x = L.zeros(2, 3)
+        x.select(1, 2)[0] = 1.0
+        x.unbind(0)[1][0] = 2.0
+        x.movedim(0, 1)[1, 0] = 3.0
+        x.ravel()[3] = 4.0 if x.ravel()[3] == 2.0 else -1.0
+        assert x.tolist() == [[0.0, 3.0, 1.0], [4.0, 0.0, 0.0]]
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])

@@ -26,6 +26,7 @@ from ._operands import convert, is_value, wrap_dim, wrap_dims
 __all__ = [
     "broadcast_to", "cat", "chunk", "concat", "concatenate", "expand", "flatten", "flip", "narrow", "permute",
     "repeat", "reshape", "roll", "split", "squeeze", "stack", "t", "transpose", "unflatten", "unsqueeze", "view",
+    "select", "unbind", "movedim", "moveaxis", "swapaxes", "swapdims", "ravel",
 ]
 
 
@@ -560,6 +561,93 @@ def chunk(input: Any, chunks: int, dim: int = 0) -> tuple:  # noqa: A002
     return split(input, -(-n // chunks), d)
 
 
+def select(input: Any, dim: int, index: int) -> Any:  # noqa: A002
+    """Element ``index`` of dimension ``dim``, which is removed (a view, as ``x[..., index]``).
+
+    >>> import tidu
+    >>> tidu.arange(6).reshape(2, 3).select(1, -1)
+    tensor([2, 5])
+    """
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise TypeError(f"select(): argument 'index' (position 2) must be int, not {type(index).__name__}")
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
+    i = index % n
+    return squeeze(_narrow(input, d, i, i + 1), d)
+
+
+def unbind(input: Any, dim: int = 0) -> tuple:  # noqa: A002
+    """Every ``select(dim, i)``: the slices along ``dim``, each without it.
+
+    >>> import tidu
+    >>> [t.tolist() for t in tidu.arange(4).reshape(2, 2).unbind(1)]
+    [[0, 2], [1, 3]]
+    """
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, input.ndim)
+    return tuple(squeeze(_narrow(input, d, i, i + 1), d) for i in range(input.shape[d]))
+
+
+def movedim(input: Any, source: Any, destination: Any) -> Any:  # noqa: A002
+    """Move dimensions ``source`` (an int or a sequence) to the places ``destination``; the others
+    keep their order (``moveaxis`` is the same).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3, 4).movedim(-1, 0).shape
+    tidu.Size([4, 2, 3])
+    """
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    ndim = input.ndim
+    src_w, dst_w = [wrap_dim(d, ndim) for d in src], [wrap_dim(d, ndim) for d in dst]
+    for name, given, wrapped in (("source", src, src_w), ("destination", dst, dst_w)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given})")
+    if not ndim:
+        return input
+    order: list[int | None] = [None] * ndim
+    for s, d in zip(src_w, dst_w):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in src_w)
+    return permute(input, [next(rest) if o is None else o for o in order])
+
+
+def swapaxes(input: Any, axis0: int, axis1: int) -> Any:  # noqa: A002
+    """``transpose`` (numpy's name; ``swapdims`` is the same).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3).swapaxes(0, 1).shape
+    tidu.Size([3, 2])
+    """
+    return transpose(input, axis0, axis1)
+
+
+def ravel(input: Any) -> Any:  # noqa: A002
+    """The elements as one dimension: ``reshape(-1)`` (a view where the strides allow it).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3).ravel().shape
+    tidu.Size([6])
+    """
+    return reshape(input, -1)
+
+
+def _view_as(self: Any, other: Any) -> Any:
+    return view(self, tuple(other.shape))
+
+
+def _reshape_as(self: Any, other: Any) -> Any:
+    return reshape(self, tuple(other.shape))
+
+
 def _split_method(self: Any, split_size: Any, dim: int = 0) -> tuple:
     return split(self, split_size, dim)
 
@@ -570,4 +658,8 @@ METHODS = {
     "expand": expand, "expand_as": _expand_as, "broadcast_to": broadcast_to,
     "unsqueeze": unsqueeze, "squeeze": squeeze, "flatten": flatten, "unflatten": unflatten,
     "repeat": repeat, "flip": flip, "roll": roll, "narrow": narrow, "split": _split_method, "chunk": chunk,
+    "select": select, "unbind": unbind, "movedim": movedim, "moveaxis": movedim, "swapaxes": swapaxes,
+    "swapdims": swapaxes, "ravel": ravel, "view_as": _view_as, "reshape_as": _reshape_as,
 }
+moveaxis = movedim
+swapdims = swapaxes
