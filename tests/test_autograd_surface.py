@@ -342,6 +342,31 @@ def test_grad_mode_context_managers_and_decorators() -> None:
         assert L.is_grad_enabled()
 
 
+def test_inference_mode_matches_torch() -> None:
+    for L in (tidu, torch):  # noqa: N806 - the library
+        x = L.ones(2, requires_grad=True)
+
+        @L.inference_mode()
+        def f(t: Any) -> Any:
+            return t * 2
+
+        @L.inference_mode
+        def g(t: Any) -> Any:
+            return t * 2
+
+        assert not L.is_inference_mode_enabled()
+        assert not f(x).requires_grad and not g(x).requires_grad
+        with L.inference_mode():
+            assert L.is_inference_mode_enabled() and not L.is_grad_enabled()
+            assert not (x * 2).requires_grad
+            with L.inference_mode(False):  # leaves it: grad mode on again
+                assert not L.is_inference_mode_enabled() and (x * 2).requires_grad
+            assert not (x * 2).requires_grad
+        with L.no_grad(), L.inference_mode(False):
+            assert not L.is_inference_mode_enabled() and (x * 2).requires_grad
+        assert L.is_grad_enabled() and not L.is_inference_mode_enabled()
+
+
 @pytest.mark.smoke
 def test_grad_mode_is_per_thread() -> None:
     results = {}

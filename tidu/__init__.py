@@ -35,7 +35,14 @@ from .core.dtypes import (
     promote_types,
     set_default_dtype,
 )
-from .core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .core.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .core.primitive import Primitive, bind
 from .eager import Recorder, try_backward
 from .ops import *  # noqa: E402,F403

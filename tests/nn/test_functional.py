@@ -325,3 +325,24 @@ def test_layer_norm_affine_primitive_names_both_shapes() -> None:
         layer_norm_affine.bind(tidu.ones(2, 4), tidu.ones(4), tidu.ones(3), k=1, eps=1e-5)
     with pytest.raises(RuntimeError, match="weight has dtype float64, input float32"):
         layer_norm_affine.bind(tidu.ones(2, 4), tidu.ones(4, dtype=tidu.float64), tidu.ones(4), k=1, eps=1e-5)
+
+
+@pytest.mark.parametrize("fn,x,other,kwargs", [
+    ("normalize", [[3.0, 4.0], [0.0, 0.0], [1e-13, 0.0]], None, {}),
+    ("normalize", [[0.0, 1.0, 2.0], [3.0, -4.0, 5.0]], None, {"p": 1, "dim": 0}),
+    ("normalize", [[0.0, 1.0, 2.0], [3.0, -4.0, 5.0]], None, {"p": float("inf")}),
+    ("cosine_similarity", [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]], [1.0, -1.0, 2.0], {"dim": -1}),
+    ("cosine_similarity", [[[1.0, -2.0], [0.5, 3.0]], [[0.0, 0.0], [2.0, 2.0]]], [[[1.0, 2.0]], [[-1.0, 0.5]]], {}),
+])
+def test_normalize_and_cosine_similarity_match_torch(fn: str, x: list, other: list | None, kwargs: dict) -> None:
+    """Values and gradients, zero vectors (a norm below eps) included."""
+    results = []
+    for lib in (torch, tidu):
+        leaf = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+        args = [leaf] if other is None else [leaf, lib.tensor(other, dtype=lib.float64)]
+        out = getattr(lib.nn.functional, fn)(*args, **kwargs)
+        (out * lib.arange(out.numel(), dtype=lib.float64).reshape(out.shape)).sum().backward()
+        results.append((out.detach().numpy(), leaf.grad.numpy()))
+    for ours, ref in zip(results[1], results[0]):
+        assert ours.shape == ref.shape
+        np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-12)

@@ -129,3 +129,51 @@ def test_clip_grad_value_matches_torch():
     tidu.nn.utils.clip_grad_value_(ours, 1.0)
     torch.nn.utils.clip_grad_value_(ref, 1.0)
     np.testing.assert_array_equal(ours[0].grad.numpy(), ref[0].grad.numpy())
+
+
+@pytest.mark.filterwarnings("ignore:mean is more than 2 std")  # the bounds in a tail, on purpose
+def test_trunc_normal_follows_torchs_distribution_within_its_bounds():
+    tidu.manual_seed(0)
+    torch.manual_seed(0)
+    for mean, std, a, b in [(0.0, 1.0, -2.0, 2.0), (1.0, 2.0, 0.0, 3.0), (0.0, 0.02, -0.04, 0.04), (0.0, 1.0, 6.0, 7.0)]:
+        ours = init.trunc_normal_(tidu.empty(100_000, dtype=tidu.float64), mean, std, a, b).numpy()
+        ref = torch.nn.init.trunc_normal_(torch.empty(100_000, dtype=torch.float64), mean, std, a, b).numpy()
+        assert a <= ours.min() and ours.max() <= b and not np.isnan(ours).any()
+        spread = b - a
+        np.testing.assert_allclose(np.quantile(ours, [0.1, 0.5, 0.9]), np.quantile(ref, [0.1, 0.5, 0.9]),
+                                   atol=0.01 * spread)
+    for lib in (tidu, torch):
+        with pytest.raises(RuntimeError, match=r"found from=2 > to=1"):
+            lib.nn.init.trunc_normal_(lib.empty(3), a=2.0, b=1.0)
+        with pytest.warns(UserWarning, match="mean is more than 2 std from"):
+            lib.nn.init.trunc_normal_(lib.empty(3), a=6.0, b=7.0)
+
+
+def test_eye_and_orthogonal_match_torch():
+    for shape in [(2, 3), (3, 2), (3, 3)]:
+        np.testing.assert_array_equal(init.eye_(tidu.empty(shape)).numpy(), torch.nn.init.eye_(torch.empty(shape)).numpy())
+    for shape, gain in [((3, 5), 1.0), ((5, 3), 2.0), ((4, 2, 3), 0.5)]:
+        w = init.orthogonal_(tidu.empty(shape, dtype=tidu.float64), gain=gain).numpy().reshape(shape[0], -1)
+        gram = w @ w.T if w.shape[0] <= w.shape[1] else w.T @ w
+        np.testing.assert_allclose(gram, gain**2 * np.eye(min(w.shape)), atol=1e-12)
+    for lib in (tidu, torch):
+        with pytest.raises(ValueError, match="Only tensors with 2 dimensions are supported"):
+            lib.nn.init.eye_(lib.empty(2, 2, 2))
+        with pytest.raises(ValueError, match="Only tensors with 2 or more dimensions are supported"):
+            lib.nn.init.orthogonal_(lib.empty(3))
+
+
+def test_parameters_to_vector_and_back_match_torch():
+    results = []
+    for lib in (tidu, torch):
+        torch.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.Linear(2, 1)).double()
+        vec = lib.nn.utils.parameters_to_vector(model.parameters())
+        (vec * lib.arange(vec.numel(), dtype=lib.float64)).sum().backward()
+        grads = [p.grad.tolist() for p in model.parameters()]
+        lib.nn.utils.vector_to_parameters(lib.arange(vec.numel(), dtype=lib.float64) / 2, model.parameters())
+        params = [(p.tolist(), p.requires_grad, p.is_leaf) for p in model.parameters()]
+        with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
+            lib.nn.utils.vector_to_parameters([1.0], model.parameters())
+        results.append((tuple(vec.shape), grads, params))
+    assert results[0] == results[1]

@@ -98,6 +98,7 @@ CASES: dict[str, tuple[Callable, list]] = {
     "view_as": (lambda L: lambda x: x.view_as(L.zeros(3, 2)), [(2, 3), (6,)]),
     "reshape_as": (lambda L: lambda x: x.reshape_as(L.zeros(3, 2)), [T(3, 2)]),
     "type_as": (lambda L: lambda x: x.type_as(L.zeros(1, dtype=L.float64)) * 2, [(2, 3)]),
+    "broadcast_tensors": (lambda L: lambda x: _pieces(L, L.broadcast_tensors(x, L.ones(3, 1, 1), x[:1])), [(2, 3), T(3, 2)]),
 }
 
 

@@ -1,4 +1,4 @@
-"""Grad mode, per thread: ``no_grad``, ``enable_grad``, ``set_grad_enabled``."""
+"""Grad mode, per thread: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``."""
 
 from __future__ import annotations
 
@@ -105,3 +105,62 @@ def _set_grad_enabled_decorate(self: set_grad_enabled, fn: F) -> F:
 
 
 set_grad_enabled.__call__ = _set_grad_enabled_decorate  # type: ignore[method-assign]
+
+
+class _Inference(threading.local):
+    enabled: bool = False
+
+
+_inference = _Inference()
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode`` block is running (in this thread).
+
+    >>> import tidu
+    >>> with tidu.inference_mode():
+    ...     tidu.is_inference_mode_enabled()
+    True
+    """
+    return _inference.enabled
+
+
+class inference_mode:  # noqa: N801 - PyTorch's name
+    """Context manager and decorator (with or without a call): grad mode off, as in ``no_grad``;
+    ``inference_mode(False)`` leaves inference mode and turns grad mode on, as PyTorch's does.
+    Unlike PyTorch's inference tensors, the tensors made inside are ordinary tensors that do not
+    require grad: later code may use them in autograd.
+
+    >>> import tidu
+    >>> x = tidu.ones(2, requires_grad=True)
+    >>> with tidu.inference_mode():
+    ...     (x * 2).requires_grad
+    False
+    >>> tidu.inference_mode(lambda t: t * 2)(x).requires_grad
+    False
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode):  # ``@inference_mode``, without a call
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        self._prev = _state.enabled, _inference.enabled
+        _state.enabled, _inference.enabled = not self.mode, self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        _state.enabled, _inference.enabled = self._prev
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]

@@ -34,8 +34,8 @@ from ..tensor import SHORT_PATH_TYPES, Tensor, placed
 
 __all__ = [
     "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
-    "dropout", "elu", "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
-    "mse_loss", "multi_head_attention_forward", "nll_loss", "one_hot", "pad", "relu",
+    "cosine_similarity", "dropout", "elu", "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
+    "mse_loss", "multi_head_attention_forward", "nll_loss", "normalize", "one_hot", "pad", "relu",
     "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
 
@@ -377,6 +377,31 @@ def _renorm_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: floa
     scale[rows] = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
     with no_grad():
         assign_(weight, weight * placed(scale.reshape(-1, 1), None, weight.device), op="embedding_renorm_")
+
+
+def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:  # noqa: A002
+    """``input`` divided by its ``p``-norm along ``dim``, a norm below ``eps`` counting as ``eps``
+    (so a zero vector stays zero).
+
+    >>> import tidu
+    >>> tidu.nn.functional.normalize(tidu.tensor([[3.0, 4.0], [0.0, 0.0]]))
+    tensor([[0.6000, 0.8000],
+            [0.0000, 0.0000]])
+    """
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
+
+
+def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
+    """The cosine of the angle between ``x1`` and ``x2`` (broadcast together) along ``dim``, which
+    is removed: each normalized first, a norm below ``eps`` counting as ``eps`` (PyTorch's order).
+
+    >>> import tidu
+    >>> tidu.nn.functional.cosine_similarity(tidu.tensor([[1.0, 0.0]]), tidu.tensor([[1.0, 1.0]]))
+    tensor([0.7071])
+    """
+    if x1.shape != x2.shape:
+        x1, x2 = ops.broadcast_tensors(x1, x2)
+    return (normalize(x1, 2.0, dim, eps) * normalize(x2, 2.0, dim, eps)).sum(dim)
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:

@@ -8,16 +8,20 @@ so the values differ from PyTorch's but follow the same distributions.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
+import numpy as np
+
 from .. import ops
+from ..core import dtypes
 from ..core.grad_mode import no_grad
 from ..core.inplace import assign_
 from ..tensor import Tensor
 
 __all__ = [
-    "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "uniform_",
-    "xavier_normal_", "xavier_uniform_", "zeros_",
+    "calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "orthogonal_",
+    "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
 ]
 
 
@@ -173,3 +177,108 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlin
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Any = None) -> Tensor:
+    """Fill with draws from ``N(mean, std**2)`` truncated to ``[a, b]``: uniform draws between the
+    normal CDF's values at ``a`` and ``b``, mapped back through its inverse, then clamped (as
+    PyTorch's, whose warning about bounds far in a tail applies here too).
+
+    >>> import tidu
+    >>> w = tidu.nn.init.trunc_normal_(tidu.empty(1000), std=0.02, a=-0.03, b=0.03)
+    >>> bool(w.abs().amax() <= 0.03)
+    True
+    """
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
+                      "may be incorrect.", stacklevel=2)
+    low, high = (_normal_cdf((a - mean) / std), _normal_cdf((b - mean) / std)) if std > 0 else (0.5, 0.5)
+    u = low + ops.rand(tensor.numel(), dtype=dtypes.float64).numpy() * (high - low)
+    values = np.clip(_normal_ppf(u) * std + mean, a, b)
+    return _fill(tensor, ops.tensor(values.reshape(tuple(tensor.shape)), dtype=tensor.dtype), "trunc_normal_")
+
+
+def _normal_cdf(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+# Acklam's rational approximation of the standard normal's inverse CDF (relative error < 1.2e-9)
+_PPF_A = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02,
+          -3.066479806614716e01, 2.506628277459239e00)
+_PPF_B = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02, 6.680131188771972e01,
+          -1.328068155288572e01)
+_PPF_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00, -2.549732539343734e00,
+          4.374664141464968e00, 2.938163982698783e00)
+_PPF_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
+
+
+def _normal_ppf(p: np.ndarray) -> np.ndarray:
+    """The standard normal quantile of each probability in ``p`` (0 and 1 give -inf and inf).
+
+    >>> from tidu.nn.init import _normal_ppf
+    >>> [round(float(v), 6) for v in _normal_ppf(np.array([0.5, 0.975, 0.001]))]
+    [0.0, 1.959964, -3.090232]
+    """
+    p = np.asarray(p, dtype=np.float64)
+    out = np.empty_like(p)
+
+    def poly(coeffs: tuple, x: np.ndarray) -> np.ndarray:
+        acc = np.zeros_like(x)
+        for c in coeffs:
+            acc = acc * x + c
+        return acc
+
+    tail = 0.02425
+    lower, upper = p < tail, p > 1 - tail
+    mid = ~(lower | upper)
+    q = p[mid] - 0.5
+    r = q * q
+    out[mid] = poly(_PPF_A, r) * q / (poly(_PPF_B, r) * r + 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for where, q, sign in ((lower, np.sqrt(-2 * np.log(p[lower])), 1.0),
+                               (upper, np.sqrt(-2 * np.log1p(-p[upper])), -1.0)):
+            out[where] = sign * poly(_PPF_C, q) / (poly(_PPF_D, q) * q + 1)
+    out[p == 0.0] = -np.inf
+    out[p == 1.0] = np.inf
+    return out
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity (ones on the diagonal, zeros elsewhere).
+
+    >>> import tidu
+    >>> tidu.nn.init.eye_(tidu.empty(2, 3))
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, ops.eye(*tensor.shape, dtype=tensor.dtype), "eye_")
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix (dims after the first flattened): the Q of a QR
+    factorization of normal draws, signs fixed by R's diagonal, times ``gain`` (Saxe et al.).
+
+    >>> import tidu
+    >>> w = tidu.nn.init.orthogonal_(tidu.empty(3, 5))
+    >>> bool(((w @ w.T) - tidu.eye(3)).abs().amax() < 1e-5)
+    True
+    """
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = ops.randn(rows, cols, dtype=dtypes.float64).numpy()
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, ops.tensor(q.reshape(tuple(tensor.shape)) * gain, dtype=tensor.dtype), "orthogonal_")

@@ -27,7 +27,7 @@ from ..core.inplace import assign_, check_writable, mark
 from ..core.primitive import Var, bind
 from ..primitives import structural, transfer
 from ..tensor import Tensor, placed
-from . import activation, conv, creation, indexing, linalg, math, reduce, shape
+from . import activation, conv, creation, indexing, linalg, math, metadata, reduce, shape
 from ._operands import broadcast_to, convert
 
 
@@ -250,6 +250,7 @@ def _var_detach(self: Var) -> Var:
 
 
 TENSOR_ONLY = {
+    **metadata.TENSOR_METHODS,
     "backward": _backward,
     **INPLACE,
     "contiguous": _contiguous,

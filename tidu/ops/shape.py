@@ -20,13 +20,14 @@ from ..primitives.structural import concatenate as concatenate_p
 from ..primitives.structural import reshape as reshape_p
 from ..primitives.structural import transpose as transpose_p
 from ..tensor import Tensor
+from ._operands import broadcast_shapes as _broadcast_shapes
 from ._operands import broadcast_to as _broadcast_to
 from ._operands import convert, is_value, wrap_dim, wrap_dims
 
 __all__ = [
     "broadcast_to", "cat", "chunk", "concat", "concatenate", "expand", "flatten", "flip", "narrow", "permute",
     "repeat", "reshape", "roll", "split", "squeeze", "stack", "t", "transpose", "unflatten", "unsqueeze", "view",
-    "select", "unbind", "movedim", "moveaxis", "swapaxes", "swapdims", "ravel",
+    "select", "unbind", "movedim", "moveaxis", "swapaxes", "swapdims", "ravel", "broadcast_tensors",
 ]
 
 
@@ -228,6 +229,17 @@ def broadcast_to(input: Any, size: Any) -> Any:  # noqa: A002
             [1., 2.]])
     """
     return expand(input, tuple(size))
+
+
+def broadcast_tensors(*tensors: Any) -> tuple:
+    """The tensors expanded to their common broadcast shape (views, as ``expand``).
+
+    >>> import tidu
+    >>> [t.shape for t in tidu.broadcast_tensors(tidu.zeros(2, 1), tidu.zeros(3))]
+    [tidu.Size([2, 3]), tidu.Size([2, 3])]
+    """
+    shape = _broadcast_shapes(*[tuple(t.shape) for t in tensors])
+    return tuple(expand(t, shape) for t in tensors)
 
 
 def expand(input: Any, *sizes: Any) -> Any:  # noqa: A002

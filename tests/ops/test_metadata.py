@@ -1,0 +1,45 @@
+"""What a tensor reports about itself (``tidu.ops.metadata``) against PyTorch."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import tidu
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_strides_offsets_and_sizes_match_torch(device: str) -> None:
+    queries = [
+        "x.stride()", "x.t().stride()", "x.stride(-1)", "x[1:, 1:].storage_offset()", "x.t()[1:].storage_offset()",
+        "x.expand(2, 2, 3).stride()", "x[:, ::2].stride()", "x.unsqueeze(1).stride()", "x.nelement()", "x.ndimension()",
+        "x.nbytes", "x.itemsize", "x.is_signed()", "L.tensor([True]).is_signed()", "L.is_tensor(x)", "L.is_tensor(1.0)",
+        "L.is_floating_point(x)", "L.is_floating_point(L.arange(2))", "L.numel(x)", "x[1:].data_ptr() - x.data_ptr()",
+        "L.arange(4, dtype=L.int32)[2:].storage_offset()",
+    ]
+    for query in queries:
+        results = []
+        for L, where in ((torch, "cpu"), (tidu, device)):  # noqa: N806 - the library
+            x = L.arange(6.0, device=where).reshape(2, 3)  # noqa: F841 - read by the query
+            results.append(eval(query))  # noqa: S307 - the queries above
+        assert results[1] == results[0], query
+    assert tidu.ones(1, device=device).get_device() == (-1 if device == "cpu" else 0)
+
+
+def test_finfo_and_iinfo_match_torch() -> None:
+    for name in ("float32", "float64"):
+        ours, ref = tidu.finfo(getattr(tidu, name)), torch.finfo(getattr(torch, name))
+        for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
+            assert getattr(ours, field) == getattr(ref, field), (name, field)
+        assert repr(ours) == repr(ref)
+    for name in ("int32", "int64"):
+        ours, ref = tidu.iinfo(getattr(tidu, name)), torch.iinfo(getattr(torch, name))
+        assert (ours.bits, ours.max, ours.min, ours.dtype, repr(ours)) == (ref.bits, ref.max, ref.min, ref.dtype, repr(ref))
+    assert tidu.finfo().eps == torch.finfo().eps  # the default dtype's
+    for lib in (tidu, torch):
+        with pytest.raises(TypeError, match="requires a floating point input type"):
+            lib.finfo(lib.int64)
+        with pytest.raises(TypeError, match="requires an integer input type"):
+            lib.iinfo(lib.float32)
+        with pytest.raises(TypeError, match="torch.bool is not supported by torch.iinfo"):
+            lib.iinfo(lib.bool)

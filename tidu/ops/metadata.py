@@ -1,0 +1,154 @@
+"""What a tensor is, as PyTorch reports it: ``is_tensor``, ``numel``, strides, offsets, sizes in
+bytes, ``finfo``/``iinfo``. Strides and offsets count elements, as PyTorch's do (numpy's count
+bytes); a view reports its place in the storage it shares.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..backends.layout import storage
+from ..core import dtypes
+from ..core.aval import wrap_dim
+from ..tensor import Tensor
+
+__all__ = ["finfo", "iinfo", "is_floating_point", "is_tensor", "numel"]
+
+
+def is_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is a tidu tensor (a ``Parameter`` is one).
+
+    >>> import tidu
+    >>> tidu.is_tensor(tidu.ones(1)), tidu.is_tensor([1.0])
+    (True, False)
+    """
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    """Whether ``input``'s dtype is a floating-point one.
+
+    >>> import tidu
+    >>> tidu.is_floating_point(tidu.ones(1)), tidu.is_floating_point(tidu.arange(2))
+    (True, False)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_floating_point(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.dtype.is_floating_point
+
+
+def numel(input: Tensor) -> int:  # noqa: A002
+    """The number of elements of ``input``.
+
+    >>> import tidu
+    >>> tidu.numel(tidu.zeros(2, 3))
+    6
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.numel()
+
+
+def _address(array: Any) -> int:
+    return array.ctypes.data if type(array) is np.ndarray else array.ptr
+
+
+def _stride(self: Tensor, dim: int | None = None) -> Any:
+    """Steps between neighbours along each dimension, in elements (``dim``: one dimension's).
+
+    >>> import tidu
+    >>> x = tidu.zeros(2, 3)
+    >>> x.stride(), x.t().stride(), x.expand(4, 2, 3).stride(0)
+    ((3, 1), (1, 3), 0)
+    """
+    buf = self._buf
+    steps = tuple(s // buf.dtype.itemsize for s in buf.strides)
+    return steps if dim is None else steps[wrap_dim(dim, buf.ndim)]
+
+
+def _storage_offset(self: Tensor) -> int:
+    """Where the tensor starts in the storage it shares, in elements.
+
+    >>> import tidu
+    >>> tidu.arange(6).reshape(2, 3)[1:, 1].storage_offset()
+    4
+    """
+    buf = self._buf
+    return (_address(buf) - _address(storage(buf))) // buf.dtype.itemsize
+
+
+def _data_ptr(self: Tensor) -> int:
+    """The address of the first element (host or device memory)."""
+    return _address(self._data)
+
+
+def _get_device(self: Tensor) -> int:
+    """The GPU's index for a CUDA tensor, ``-1`` for a CPU one.
+
+    >>> import tidu
+    >>> tidu.ones(1).get_device()
+    -1
+    """
+    return -1 if self._device.type == "cpu" else (self._device.index or 0)
+
+
+class finfo:  # noqa: N801 - PyTorch's name
+    """Limits of a floating-point dtype (the default dtype when none is given).
+
+    >>> import tidu
+    >>> tidu.finfo(tidu.float32).eps, tidu.finfo().bits
+    (1.1920928955078125e-07, 32)
+    """
+
+    def __init__(self, type: dtypes.dtype | None = None) -> None:  # noqa: A002 - PyTorch's name
+        dt = dtypes.get_default_dtype() if type is None else dtypes.as_dtype(type)
+        if not dt.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
+        info = np.finfo(dt.np)
+        self.bits, self.dtype = int(info.bits), dt.name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = 10.0 ** -int(info.precision)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801 - PyTorch's name
+    """Limits of an integer dtype.
+
+    >>> import tidu
+    >>> tidu.iinfo(tidu.int32).max, tidu.iinfo(tidu.int64).bits
+    (2147483647, 64)
+    """
+
+    def __init__(self, type: dtypes.dtype) -> None:  # noqa: A002 - PyTorch's name
+        dt = dtypes.as_dtype(type)
+        if dt.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        if dt is dtypes.bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        info = np.iinfo(dt.np)
+        self.bits, self.dtype = int(info.bits), dt.name
+        self.max, self.min = int(info.max), int(info.min)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+METHODS: dict = {}
+# methods that read a tensor's array (not a ``Var``'s, inside ``vmap``)
+TENSOR_METHODS = {
+    "stride": _stride,
+    "storage_offset": _storage_offset,
+    "data_ptr": _data_ptr,
+    "get_device": _get_device,
+    "nelement": lambda self: self.numel(),
+    "ndimension": lambda self: self.ndim,
+    "nbytes": property(lambda self: self.numel() * self.dtype.itemsize),
+    "itemsize": property(lambda self: self.dtype.itemsize),
+    "is_signed": lambda self: self.dtype is not dtypes.bool_,  # tidu has no unsigned dtypes
+}
