@@ -346,3 +346,74 @@ def test_normalize_and_cosine_similarity_match_torch(fn: str, x: list, other: li
     for ours, ref in zip(results[1], results[0]):
         assert ours.shape == ref.shape
         np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-12)
+
+
+_KINKS = [-7.0, -6.0, -4.0, -3.0, -2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 2.9, 3.0, 3.5, 6.0, 6.5, -200.0, 30.0]
+
+
+@pytest.mark.parametrize("fn,kwargs", [
+    ("hardtanh", {}), ("hardtanh", {"min_val": -2.0, "max_val": 3.0}), ("relu6", {}), ("hardsigmoid", {}),
+    ("hardswish", {}), ("mish", {}), ("logsigmoid", {}), ("softsign", {}),
+])
+def test_hard_and_smooth_activations_match_torch_at_their_kinks(fn: str, kwargs: dict) -> None:
+    """Values, gradients (PyTorch's conventions at each kink) and second derivatives, float64."""
+    results = []
+    for lib in (torch, tidu):
+        x = lib.tensor(_KINKS + [float("inf"), -float("inf")] * (fn not in ("mish", "softsign")), dtype=lib.float64,
+                       requires_grad=True)
+        y = getattr(lib.nn.functional, fn)(x, **kwargs)
+        weight = lib.arange(1, x.numel() + 1, dtype=lib.float64)
+        (g,) = lib.autograd.grad(y, x, weight, create_graph=True)
+        second = None
+        if g.requires_grad and fn != "hardsigmoid":  # PyTorch has no derivative of hardsigmoid_backward
+            second = lib.autograd.grad(g.sum(), x, allow_unused=True)[0]
+        results.append((y.detach().numpy(), g.detach().numpy(), None if second is None else second.numpy()))
+    (y_ref, g_ref, h_ref), (y, g, h) = results
+    np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=0)
+    # hardsigmoid: PyTorch's backward multiplies by 1/6 rounded to float32, even in float64
+    np.testing.assert_allclose(g, g_ref, rtol=1e-7 if fn == "hardsigmoid" else 1e-12, atol=0)
+    if h_ref is not None and np.any(h_ref):
+        np.testing.assert_allclose(h, h_ref, rtol=1e-10, atol=1e-10)  # far tails: both near 0, differently
+
+
+@pytest.mark.parametrize("fn,shapes,kwargs", [
+    ("group_norm", [(3, 4, 5), (4,), (4,)], {"num_groups": 2}),
+    ("group_norm", [(3, 4, 2, 3)], {"num_groups": 4, "eps": 1e-3}),
+    ("group_norm", [(2, 6)], {"num_groups": 1}),
+    ("adaptive_avg_pool2d", [(2, 3, 7, 5)], {"output_size": (3, 2)}),
+    ("adaptive_avg_pool2d", [(2, 3, 7, 5)], {"output_size": 1}),
+    ("adaptive_avg_pool2d", [(3, 7, 5)], {"output_size": (None, 4)}),
+    ("adaptive_avg_pool2d", [(1, 2, 5, 4)], {"output_size": (8, 9)}),
+    ("adaptive_avg_pool1d", [(2, 3, 7)], {"output_size": 3}),
+    ("adaptive_avg_pool1d", [(3, 7)], {"output_size": 4}),
+])
+def test_group_norm_and_adaptive_pools_match_torch(fn: str, shapes: list, kwargs: dict) -> None:
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    results = []
+    for lib in (torch, tidu):
+        xs = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays]
+        if fn == "group_norm":
+            out = lib.nn.functional.group_norm(xs[0], kwargs["num_groups"], *xs[1:], eps=kwargs.get("eps", 1e-5))
+        else:
+            out = getattr(lib.nn.functional, fn)(xs[0], **kwargs)
+        weight = lib.tensor(np.random.default_rng(1).standard_normal(tuple(out.shape)), dtype=lib.float64)
+        (out * weight).sum().backward()
+        results.append([out.detach().numpy(), *[x.grad.numpy() for x in xs]])
+    for ours, ref in zip(results[1], results[0]):
+        assert ours.shape == ref.shape
+        np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    "F.group_norm(L.ones(2, 5, 3), 2)", "F.group_norm(L.ones(5), 5)", "F.group_norm(L.ones(2, 4, 3), 2, L.ones(3))",
+    "L.nn.GroupNorm(2, 5)", "F.adaptive_avg_pool1d(L.ones(2), 1)", "F.hardtanh(L.ones(2), 1.0, -1.0)",
+])
+def test_group_norm_pool_and_activation_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        F = L.nn.functional  # noqa: N806, F841 - read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1] == errors[0]

@@ -402,3 +402,18 @@ def test_transformer_encoder_masks_and_repr_match_torch():
     assert repr(make(tidu)) == repr(make(torch))
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         nn.TransformerEncoderLayer(8, 2, activation="tanh")
+
+
+def test_new_activation_norm_and_pool_modules_match_torch():
+    x = np.random.default_rng(0).standard_normal((2, 4, 5, 3))
+    for make in [lambda L: L.nn.Hardtanh(-2.0, 2.0), lambda L: L.nn.ReLU6(), lambda L: L.nn.Hardsigmoid(),
+                 lambda L: L.nn.Hardswish(), lambda L: L.nn.Mish(), lambda L: L.nn.LogSigmoid(), lambda L: L.nn.Softsign(),
+                 lambda L: L.nn.GroupNorm(2, 4), lambda L: L.nn.GroupNorm(4, 4, affine=False),
+                 lambda L: L.nn.GroupNorm(1, 4, bias=False), lambda L: L.nn.AdaptiveAvgPool2d((2, None)),
+                 lambda L: L.nn.AdaptiveAvgPool2d(1), lambda L: L.nn.AdaptiveAvgPool1d(2)]:
+        ours, ref = make(tidu).double(), make(torch).double()
+        assert repr(ours) == repr(ref)
+        assert list(ours.state_dict()) == list(ref.state_dict())
+        data = x[0] if isinstance(ref, torch.nn.AdaptiveAvgPool1d) else x  # (N, C, L)
+        np.testing.assert_allclose(ours(tidu.tensor(data)).detach().numpy(), ref(torch.tensor(data)).detach().numpy(),
+                                   rtol=1e-12, atol=1e-12)

@@ -33,8 +33,9 @@ from ..primitives.slicing import pad as pad_p
 from ..tensor import SHORT_PATH_TYPES, Tensor, placed
 
 __all__ = [
-    "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
-    "cosine_similarity", "dropout", "elu", "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "group_norm", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+    "cosine_similarity", "dropout", "elu", "embedding", "gelu", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
+    "mish", "relu6", "softsign", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
     "mse_loss", "multi_head_attention_forward", "nll_loss", "normalize", "one_hot", "pad", "relu",
     "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
 ]
@@ -200,6 +201,85 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # 
     return ops.where(linear_part, input, ops.log1p(ops.exp(safe)) / beta)
 
 
+def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
+    """``input`` clamped to ``[min_val, max_val]``; the gradient passes strictly inside (PyTorch's
+    ``hardtanh_backward``: zero at the bounds, where ``clamp``'s passes).
+
+    >>> import tidu
+    >>> tidu.nn.functional.hardtanh(tidu.tensor([-2.0, 0.5, 3.0]))
+    tensor([-1.0000,  0.5000,  1.0000])
+    """
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    inside = (input > min_val) & (input < max_val)
+    return ops.where(inside, input, ops.clamp(input, min_val, max_val).detach())
+
+
+def relu6(input: Any, inplace: bool = False) -> Any:  # noqa: A002
+    """``hardtanh(input, 0, 6)``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.relu6(tidu.tensor([-1.0, 3.0, 7.0]))
+    tensor([0., 3., 6.])
+    """
+    return hardtanh(input, 0.0, 6.0)
+
+
+def hardsigmoid(input: Any, inplace: bool = False) -> Any:  # noqa: A002
+    """``relu6(input + 3) / 6``: 0 below -3, 1 above 3, linear between (gradient 1/6 strictly
+    inside).
+
+    >>> import tidu
+    >>> tidu.nn.functional.hardsigmoid(tidu.tensor([-4.0, 0.0, 4.0]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    inside = (input > -3.0) & (input < 3.0)  # PyTorch's hardsigmoid_backward: NaN gets no gradient
+    return ops.where(inside, (input + 3.0) / 6.0, (ops.clamp(input + 3.0, 0.0, 6.0) / 6.0).detach())
+
+
+def hardswish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
+    """``input * relu6(input + 3) / 6``, with PyTorch's gradient: 0 up to -3 (inclusive),
+    ``input / 3 + 0.5`` below 3, 1 from 3 on.
+
+    >>> import tidu
+    >>> tidu.nn.functional.hardswish(tidu.tensor([-4.0, 1.0, 4.0]))
+    tensor([-0.0000,  0.6667,  4.0000])
+    """
+    low, middle = input <= -3.0, (input > -3.0) & (input < 3.0)
+    inner = ops.where(middle, input, 0.0)  # the middle branch's gradient never meets a value outside it
+    return ops.where(low, input * 0.0, ops.where(middle, inner * (inner + 3.0) / 6.0, input))
+
+
+def mish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
+    """``input * tanh(softplus(input))``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.mish(tidu.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8651])
+    """
+    return input * ops.tanh(softplus(input))
+
+
+def logsigmoid(input: Any) -> Any:  # noqa: A002
+    """``log(sigmoid(input))``, computed as ``-softplus(-input)`` (no overflow).
+
+    >>> import tidu
+    >>> tidu.nn.functional.logsigmoid(tidu.tensor([0.0, -200.0]))
+    tensor([  -0.6931, -200.0000])
+    """
+    return -softplus(-input)
+
+
+def softsign(input: Any) -> Any:  # noqa: A002
+    """``input / (1 + |input|)``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.softsign(tidu.tensor([-3.0, 1.0]))
+    tensor([-0.7500,  0.5000])
+    """
+    return input / (ops.abs(input) + 1.0)
+
+
 def sigmoid(input: Any) -> Any:  # noqa: A002
     """``1 / (1 + exp(-input))``.
 
@@ -221,6 +301,76 @@ def tanh(input: Any) -> Any:  # noqa: A002
 
 
 # --- normalization and dropout ------------------------------------------------------------
+def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:  # noqa: A002
+    """Normalize (N, C, *) over each group of ``C / num_groups`` channels and the other dims
+    (biased variance), then scale and shift per channel.
+
+    >>> import tidu
+    >>> tidu.nn.functional.group_norm(tidu.tensor([[[1.0], [3.0], [5.0], [5.0]]]), 2).flatten()
+    tensor([-1.0000,  1.0000,  0.0000,  0.0000])
+    """
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    grouped = input.reshape(n, num_groups, -1)
+    out = layer_norm(grouped, (grouped.shape[-1],), eps=eps).reshape(input.shape)
+    along = (c,) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(along)
+    if bias is not None:
+        out = out + bias.reshape(along)
+    return out
+
+
+def _adaptive_mean(size: int, out: int, like: Any) -> Any:
+    """The (out, size) matrix whose rows average PyTorch's adaptive windows: row ``i`` over
+    ``floor(i * size / out)`` up to ``ceil((i + 1) * size / out)``."""
+    pool = np.zeros((out, size))
+    for i in range(out):
+        start, end = (i * size) // out, -((-(i + 1) * size) // out)
+        pool[i, start:end] = 1.0 / (end - start)
+    return placed(pool.astype(like.dtype.np), like.dtype, like.device)
+
+
+def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:  # noqa: A002
+    """Mean over PyTorch's adaptive windows of the last two dims, to ``output_size`` (an int, or
+    a pair whose ``None`` keeps that dim): two products with averaging matrices.
+
+    >>> import tidu
+    >>> tidu.nn.functional.adaptive_avg_pool2d(tidu.arange(16.0).reshape(1, 1, 4, 4), 1)
+    tensor([[[[7.5000]]]])
+    """
+    if input.ndim < 2:
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
+    oh, ow = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    h, w = input.shape[-2], input.shape[-1]
+    oh, ow = h if oh is None else oh, w if ow is None else ow
+    out = input if oh == h else ops.matmul(_adaptive_mean(h, oh, input), input)
+    return out if ow == w else ops.matmul(out, _adaptive_mean(w, ow, input).t())
+
+
+def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:  # noqa: A002
+    """Mean over PyTorch's adaptive windows of the last dim of (N, C, L) or (C, L).
+
+    >>> import tidu
+    >>> tidu.nn.functional.adaptive_avg_pool1d(tidu.arange(6.0).reshape(1, 6), 2)
+    tensor([[1., 4.]])
+    """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for adaptive_avg_pool1d)")
+    size = output_size if isinstance(output_size, int) else tuple(output_size)[0]
+    length = input.shape[-1]
+    return input if size == length else ops.matmul(input, _adaptive_mean(length, size, input).t())
+
+
 def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, bias: Any = None,  # noqa: A002
                eps: float = 1e-5) -> Any:
     """Normalize over the trailing ``normalized_shape`` dims (biased variance), then scale and shift.

@@ -1,5 +1,6 @@
 """Activation modules: ``ReLU``, ``LeakyReLU``, ``ELU``, ``Softplus``, ``GELU``, ``SiLU``, ``Tanh``,
-``Sigmoid``, ``Softmax``, ``LogSoftmax``."""
+``Sigmoid``, ``Softmax``, ``LogSoftmax``, ``Hardtanh``, ``ReLU6``, ``Hardsigmoid``, ``Hardswish``,
+``Mish``, ``LogSigmoid``, ``Softsign``."""
 
 from __future__ import annotations
 
@@ -186,3 +187,106 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Hardtanh(Module):
+    """``x`` clamped to ``[min_val, max_val]`` (``F.hardtanh``).
+
+    >>> import tidu
+    >>> tidu.nn.Hardtanh(-2.0, 2.0)(tidu.tensor([-3.0, 1.0]))
+    tensor([-2.,  1.])
+    """
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError("min_val cannot be greater than max_val")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.hardtanh(input, self.min_val, self.max_val)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class _Pointwise(Module):
+    """An activation with no parameters: ``fn`` elementwise."""
+
+    fn: Any = None
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return type(self).fn(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU6(_Pointwise):
+    """``min(max(x, 0), 6)`` (``F.relu6``).
+
+    >>> import tidu
+    >>> tidu.nn.ReLU6()(tidu.tensor([-1.0, 7.0]))
+    tensor([0., 6.])
+    """
+
+    fn = staticmethod(F.relu6)
+
+
+class Hardsigmoid(_Pointwise):
+    """``relu6(x + 3) / 6`` (``F.hardsigmoid``).
+
+    >>> import tidu
+    >>> tidu.nn.Hardsigmoid()(tidu.tensor([0.0]))
+    tensor([0.5000])
+    """
+
+    fn = staticmethod(F.hardsigmoid)
+
+
+class Hardswish(_Pointwise):
+    """``x * relu6(x + 3) / 6`` (``F.hardswish``).
+
+    >>> import tidu
+    >>> tidu.nn.Hardswish()(tidu.tensor([4.0]))
+    tensor([4.])
+    """
+
+    fn = staticmethod(F.hardswish)
+
+
+class Mish(_Pointwise):
+    """``x * tanh(softplus(x))`` (``F.mish``).
+
+    >>> import tidu
+    >>> tidu.nn.Mish()(tidu.tensor([0.0]))
+    tensor([0.])
+    """
+
+    fn = staticmethod(F.mish)
+
+
+class LogSigmoid(_Pointwise):
+    """``log(sigmoid(x))`` (``F.logsigmoid``).
+
+    >>> import tidu
+    >>> tidu.nn.LogSigmoid()(tidu.tensor([0.0]))
+    tensor([-0.6931])
+    """
+
+    fn = staticmethod(F.logsigmoid)
+
+
+class Softsign(_Pointwise):
+    """``x / (1 + |x|)`` (``F.softsign``).
+
+    >>> import tidu
+    >>> tidu.nn.Softsign()(tidu.tensor([1.0]))
+    tensor([0.5000])
+    """
+
+    fn = staticmethod(F.softsign)

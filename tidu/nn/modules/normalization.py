@@ -1,4 +1,4 @@
-"""``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``."""
+"""``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``, ``GroupNorm``."""
 
 from __future__ import annotations
 
@@ -145,3 +145,36 @@ class BatchNorm2d(_BatchNorm):
     """
 
     _dims = (4,)
+
+
+class GroupNorm(Module):
+    """Normalize (N, C, *) over groups of channels, then ``* weight + bias`` per channel
+    (``affine``; ones and zeros at init).
+
+    >>> import tidu
+    >>> tidu.nn.GroupNorm(2, 4)
+    GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        if affine:
+            self.weight = Parameter(ops.ones(num_channels, dtype=dtype))
+            if bias:
+                self.bias = Parameter(ops.zeros(num_channels, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")

@@ -1,10 +1,11 @@
-"""``MaxPool2d`` and ``AvgPool2d`` on ``tidu.max_pool2d``/``tidu.avg_pool2d``."""
+"""``MaxPool2d`` and ``AvgPool2d`` on ``tidu.max_pool2d``/``tidu.avg_pool2d``; the adaptive average pools."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ... import ops
+from .. import functional as F
 from .module import Module
 
 
@@ -61,3 +62,34 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Mean over adaptive windows to ``output_size`` (``F.adaptive_avg_pool2d``).
+
+    >>> import tidu
+    >>> tidu.nn.AdaptiveAvgPool2d((1, None))(tidu.ones(1, 2, 3, 4)).shape
+    tidu.Size([1, 2, 1, 4])
+    """
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """Mean over adaptive windows of the last dim to ``output_size`` (``F.adaptive_avg_pool1d``).
+
+    >>> import tidu
+    >>> tidu.nn.AdaptiveAvgPool1d(2)(tidu.arange(6.0).reshape(1, 6))
+    tensor([[1., 4.]])
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.adaptive_avg_pool1d(input, self.output_size)
