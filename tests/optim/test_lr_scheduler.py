@@ -18,6 +18,12 @@ SCHEDULERS = [
     ("CosineAnnealingLR", dict(T_max=5, eta_min=0.01)),
     ("LambdaLR", dict(lr_lambda=lambda epoch: 1 / (1 + epoch))),
     ("LambdaLR", dict(lr_lambda=[lambda e: 0.9**e, lambda e: min(1.0, (e + 1) / 4)])),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=2, T_mult=2, eta_min=0.01)),
+    ("OneCycleLR", dict(max_lr=1.0, total_steps=26)),
+    ("OneCycleLR", dict(max_lr=[1.0, 0.5], epochs=2, steps_per_epoch=13, anneal_strategy="linear", three_phase=True,
+                        pct_start=0.25, base_momentum=0.8)),
+    ("OneCycleLR", dict(max_lr=0.5, total_steps=30, cycle_momentum=False, div_factor=10.0)),
 ]
 
 
@@ -51,6 +57,7 @@ def test_lr_sequence_matches_torch(case):
     theirs = _lrs(opt_p, [getattr(torch.optim.lr_scheduler, name)(opt_p, **kwargs)], 25)
     assert ours == theirs
     assert [g["lr"] for g in opt_t.param_groups] == [g["lr"] for g in opt_p.param_groups]
+    assert [g["momentum"] for g in opt_t.param_groups] == [g["momentum"] for g in opt_p.param_groups]
 
 
 def test_chained_schedulers_match_torch():
@@ -141,3 +148,56 @@ def test_reduce_lr_on_plateau_errors():
             mod.ReduceLROnPlateau(opt, min_lr=[0.1])
         with pytest.raises(ValueError, match="Starting multiplicative factor"):
             mod.LinearLR(opt, start_factor=0)
+
+
+def test_one_cycle_cycles_adams_beta1_and_warm_restarts_take_fractional_epochs_like_torch():
+    results = []
+    for lib in (tidu, torch):
+        opt = lib.optim.Adam([lib.zeros(1, requires_grad=True)], lr=0.1, betas=(0.9, 0.99))
+        sched = lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.01, total_steps=10, max_momentum=0.9)
+        betas = []
+        for _ in range(9):
+            opt.step()
+            sched.step()
+            betas.append(opt.param_groups[0]["betas"])
+        opt2 = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=1.0)
+        restarts = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt2, T_0=2, T_mult=3)
+        lrs = []
+        for epoch in (0.5, 1.5, 2.0, 4.25, 7.9, 8.0, 20.5):
+            restarts.step(epoch)
+            lrs.append(restarts.get_last_lr())
+        results.append((betas, lrs, restarts.last_epoch, restarts.T_i))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, o: L.optim.lr_scheduler.OneCycleLR(o, max_lr=1.0),
+    lambda L, o: L.optim.lr_scheduler.OneCycleLR(o, max_lr=1.0, total_steps=0),
+    lambda L, o: L.optim.lr_scheduler.OneCycleLR(o, max_lr=1.0, total_steps=5, pct_start=1.5),
+    lambda L, o: L.optim.lr_scheduler.OneCycleLR(o, max_lr=1.0, total_steps=5, anneal_strategy="exp"),
+    lambda L, o: L.optim.lr_scheduler.OneCycleLR(o, max_lr=1.0, epochs=2, steps_per_epoch=0),
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=0),
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0),
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=2).step(-1),
+])
+def test_one_cycle_and_warm_restart_errors_match_torch(make):
+    errors = []
+    for lib in (torch, tidu):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+        with pytest.raises(ValueError) as info:
+            make(lib, opt)
+        errors.append(str(info.value))
+    assert errors[1] == errors[0]
+
+
+def test_one_cycle_stepped_past_its_total_raises_like_torch():
+    errors = []
+    for lib in (torch, tidu):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+        sched = lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=2)
+        sched.step()
+        sched.step()
+        with pytest.raises(ValueError) as info:
+            sched.step()
+        errors.append(str(info.value))
+    assert errors[1] == errors[0]
