@@ -1,0 +1,355 @@
+"""Recurrent layers: ``RNN``, ``LSTM``, ``GRU`` and their cells, with PyTorch's equations, gate
+order (LSTM: input, forget, cell, output; GRU: reset, update, new), parameter names and
+initialisation (every parameter ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``).
+
+A layer projects the whole sequence's inputs with one product, then steps through time with one
+product of the hidden state a step; the gradient comes from the recorded steps.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from ... import ops
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _rnn_step(mode: str, xw: Any, h: Any, w_hh: Any, b_hh: Any) -> Any:
+    """The next hidden state of a plain RNN from the input's projection ``xw`` (bias included)."""
+    pre = xw + F.linear(h, w_hh, b_hh)
+    return ops.tanh(pre) if mode == "RNN_TANH" else ops.relu(pre)
+
+
+def _gru_step(xw: Any, h: Any, w_hh: Any, b_hh: Any) -> Any:
+    hw = F.linear(h, w_hh, b_hh)
+    x_r, x_z, x_n = xw.chunk(3, -1)
+    h_r, h_z, h_n = hw.chunk(3, -1)
+    r = ops.sigmoid(x_r + h_r)
+    z = ops.sigmoid(x_z + h_z)
+    n = ops.tanh(x_n + r * h_n)
+    return (1.0 - z) * n + z * h
+
+
+def _lstm_step(xw: Any, h: Any, c: Any, w_hh: Any, b_hh: Any, w_hr: Any) -> tuple[Any, Any]:
+    gates = xw + F.linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)
+    c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
+    h = ops.sigmoid(o) * ops.tanh(c)
+    return (h if w_hr is None else F.linear(h, w_hr)), c
+
+
+class RNNBase(Module):
+    """What ``RNN``, ``LSTM`` and ``GRU`` share: parameters per layer and direction, the
+    sequence and hidden-state layouts, and the loop over layers, directions and time."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if not isinstance(dropout, int | float) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
+                             "element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                          stacklevel=3)
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError("hidden_size must be an integer greater than zero")
+        if not isinstance(num_layers, int) or num_layers <= 0:
+            raise ValueError("num_layers must be an integer greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size = bidirectional, proj_size
+        gates = _GATES[mode] * hidden_size
+        out_size = proj_size or hidden_size
+        directions = 2 if bidirectional else 1
+        for layer in range(num_layers):
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                layer_in = input_size if layer == 0 else out_size * directions
+                self.register_parameter("weight_ih" + suffix, Parameter(ops.empty((gates, layer_in), dtype=dtype)))
+                self.register_parameter("weight_hh" + suffix, Parameter(ops.empty((gates, out_size), dtype=dtype)))
+                if bias:
+                    self.register_parameter("bias_ih" + suffix, Parameter(ops.empty(gates, dtype=dtype)))
+                    self.register_parameter("bias_hh" + suffix, Parameter(ops.empty(gates, dtype=dtype)))
+                if proj_size:
+                    self.register_parameter("weight_hr" + suffix,
+                                            Parameter(ops.empty((proj_size, hidden_size), dtype=dtype)))
+        self.reset_parameters()
+        if device is not None:
+            self.to(device)
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -bound, bound)
+
+    def _weights(self, layer: int, direction: int) -> tuple[Any, Any, Any, Any, Any]:
+        suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        get = self._parameters.get
+        return (get("weight_ih" + suffix), get("weight_hh" + suffix), get("bias_ih" + suffix),
+                get("bias_hh" + suffix), get("weight_hr" + suffix))
+
+    def _check_input(self, input: Any) -> bool:  # noqa: A002
+        """Whether ``input`` is batched (3-D), after PyTorch's checks."""
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{self._name()}: Expected input to be 2D or 3D, got {input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.shape[-1]}")
+        return input.ndim == 3
+
+    def _name(self) -> str:
+        return {"RNN_TANH": "RNN", "RNN_RELU": "RNN"}.get(self.mode, self.mode)
+
+    def _check_hidden(self, hx: Any, expected: tuple[int, ...], batched: bool, what: str = "hidden") -> None:
+        if hx.ndim != (3 if batched else 2):
+            raise RuntimeError(f"For {'batched' if batched else 'unbatched'} {3 if batched else 2}-D input, "
+                               f"hx should also be {3 if batched else 2}-D but got {hx.ndim}-D tensor")
+        shape = expected if batched else (expected[0], expected[2])
+        if tuple(hx.shape) != shape:
+            raise RuntimeError(f"Expected {what} size {shape}, got {list(hx.shape)}")
+
+    def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
+        batched = self._check_input(input)
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        batch = input.shape[1]
+        directions = 2 if self.bidirectional else 1
+        out_size = self.proj_size or self.hidden_size
+        states = self.num_layers * directions
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            h0 = ops.zeros((states, batch, out_size), dtype=input.dtype, device=input.device)
+            c0 = ops.zeros((states, batch, self.hidden_size), dtype=input.dtype, device=input.device) if lstm else None
+        else:
+            h0, c0 = hx if lstm else (hx, None)
+            self._check_hidden(h0, (states, batch, out_size), batched)
+            if lstm:
+                self._check_hidden(c0, (states, batch, self.hidden_size), batched, "cell")
+            if not batched:
+                h0, c0 = h0.unsqueeze(1), (c0.unsqueeze(1) if lstm else None)
+        layer_input = input
+        last_h, last_c = [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
+                projected = F.linear(layer_input, w_ih, b_ih)  # every time step's input at once
+                h, c = h0[index], (c0[index] if lstm else None)
+                steps = range(input.shape[0] - 1, -1, -1) if direction else range(input.shape[0])
+                hs = []
+                for t in steps:
+                    if lstm:
+                        h, c = _lstm_step(projected[t], h, c, w_hh, b_hh, w_hr)
+                    elif self.mode == "GRU":
+                        h = _gru_step(projected[t], h, w_hh, b_hh)
+                    else:
+                        h = _rnn_step(self.mode, projected[t], h, w_hh, b_hh)
+                    hs.append(h)
+                if direction:
+                    hs.reverse()
+                outputs.append(ops.stack(hs) if hs else layer_input.new_zeros((0, batch, out_size)))
+                last_h.append(h)
+                last_c.append(c)
+            layer_input = outputs[0] if directions == 1 else ops.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        output, h_n = layer_input, ops.stack(last_h)
+        c_n = ops.stack(last_c) if lstm else None
+        if not batched:
+            output, h_n = output.squeeze(1), h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if lstm else None
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        return (output, (h_n, c_n)) if lstm else (output, h_n)
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            text += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if not self.bias:
+            text += ", bias=False"
+        if self.batch_first:
+            text += ", batch_first=True"
+        if self.dropout:
+            text += f", dropout={self.dropout}"
+        if self.bidirectional:
+            text += ", bidirectional=True"
+        return text
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or ``relu``).
+
+    >>> import tidu
+    >>> rnn = tidu.nn.RNN(3, 4, num_layers=2)
+    >>> output, h_n = rnn(tidu.ones(5, 2, 3))
+    >>> output.shape, h_n.shape
+    (tidu.Size([5, 2, 4]), tidu.Size([2, 2, 4]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 proj_size: int = 0, device: Any = None, dtype: Any = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
+                         bias, batch_first, dropout, bidirectional, proj_size, device=device, dtype=dtype)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory; ``forward(input, (h_0, c_0))`` returns ``output, (h_n, c_n)``
+    (``proj_size``: ``h`` projected by ``weight_hr``).
+
+    >>> import tidu
+    >>> lstm = tidu.nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+    >>> output, (h_n, c_n) = lstm(tidu.ones(2, 5, 3))
+    >>> output.shape, h_n.shape, c_n.shape
+    (tidu.Size([2, 5, 8]), tidu.Size([2, 2, 4]), tidu.Size([2, 2, 4]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device=device, dtype=dtype)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit (reset, update and new gates, PyTorch's ``r * (W_hn h + b_hn)``).
+
+    >>> import tidu
+    >>> output, h_n = tidu.nn.GRU(3, 4)(tidu.ones(5, 3))  # unbatched
+    >>> output.shape, h_n.shape
+    (tidu.Size([5, 4]), tidu.Size([1, 4]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device=device, dtype=dtype)  # a proj_size raises, as in PyTorch
+
+
+class RNNCellBase(Module):
+    """One time step: ``weight_ih``, ``weight_hh`` (and biases), a batch ``(N, input_size)`` or
+    one example ``(input_size,)``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, gates: int, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.weight_ih = Parameter(ops.empty((gates * hidden_size, input_size), dtype=dtype))
+        self.weight_hh = Parameter(ops.empty((gates * hidden_size, hidden_size), dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(ops.empty(gates * hidden_size, dtype=dtype))
+            self.bias_hh = Parameter(ops.empty(gates * hidden_size, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        RNNBase.reset_parameters(self)  # type: ignore[arg-type]
+        if device is not None:
+            self.to(device)
+
+    def _prepare(self, input: Any, hx: Any) -> tuple[Any, Any, bool]:  # noqa: A002
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
+        batched = input.ndim == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = ops.zeros((input.shape[0], self.hidden_size), dtype=input.dtype, device=input.device)
+        elif not batched:
+            hx = hx.unsqueeze(0)
+        return input, hx, batched
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            text += ", bias=False"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            text += f", nonlinearity={self.nonlinearity}"
+        return text
+
+
+class RNNCell(RNNCellBase):
+    """One step of ``RNN``.
+
+    >>> import tidu
+    >>> tidu.nn.RNNCell(3, 4)(tidu.ones(2, 3)).shape
+    tidu.Size([2, 4])
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device: Any = None, dtype: Any = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+
+    def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
+        x, h, batched = self._prepare(input, hx)
+        mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
+        h = _rnn_step(mode, F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)
+
+
+class GRUCell(RNNCellBase):
+    """One step of ``GRU``.
+
+    >>> import tidu
+    >>> tidu.nn.GRUCell(3, 4)(tidu.ones(3)).shape
+    tidu.Size([4])
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
+        x, h, batched = self._prepare(input, hx)
+        h = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One step of ``LSTM``: ``forward(input, (h, c))`` returns ``(h', c')``.
+
+    >>> import tidu
+    >>> h, c = tidu.nn.LSTMCell(3, 4)(tidu.ones(2, 3))
+    >>> h.shape, c.shape
+    (tidu.Size([2, 4]), tidu.Size([2, 4]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
+        h0, c0 = (None, None) if hx is None else hx
+        x, h, batched = self._prepare(input, h0)
+        c = ops.zeros_like(h) if c0 is None else (c0 if batched else c0.unsqueeze(0))
+        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh, None)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
