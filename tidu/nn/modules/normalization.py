@@ -14,6 +14,13 @@ from ..parameter import Parameter
 from .module import Module
 
 
+def _affine_parameters(module: Module, shape: tuple[int, ...], affine: bool, bias: bool, dtype: Any) -> None:
+    """A normalization's ``weight`` (ones) and ``bias`` (zeros) of ``shape``, or ``None`` for those
+    it has not."""
+    module.register_parameter("weight", Parameter(ops.ones(shape, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(ops.zeros(shape, dtype=dtype)) if affine and bias else None)
+
+
 class LayerNorm(Module):
     """Normalize over the trailing ``normalized_shape`` dims, then ``* weight + bias``
     (``elementwise_affine``; ones and zeros at init).
@@ -33,15 +40,7 @@ class LayerNorm(Module):
         self.normalized_shape = shape
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ops.ones(shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ops.zeros(shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, shape, elementwise_affine, bias, dtype)
 
     def reset_parameters(self) -> None:
         if self.weight is not None:
@@ -162,15 +161,7 @@ class GroupNorm(Module):
         if num_channels % num_groups:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(ops.ones(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ops.zeros(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype)
 
     def forward(self, input: Any) -> Any:  # noqa: A002
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
