@@ -417,3 +417,63 @@ def test_group_norm_pool_and_activation_errors_match_torch(call: str) -> None:
             eval(call)  # noqa: S307 - the calls above
         errors.append((type(info.value), str(info.value)))
     assert errors[1] == errors[0]
+
+
+_RESAMPLE = [
+    ((2, 3, 5, 4), {"scale_factor": 2}), ((2, 3, 5, 4), {"size": (7, 3)}), ((2, 3, 5, 4), {"scale_factor": 0.7}),
+    ((2, 3, 5, 4), {"size": (7, 3), "mode": "bilinear"}),
+    ((2, 3, 5, 4), {"size": (7, 9), "mode": "bilinear", "align_corners": True}),
+    ((2, 3, 5, 4), {"scale_factor": 1.7, "mode": "bilinear"}),
+    ((2, 3, 5, 4), {"scale_factor": (2.5, 0.6), "mode": "bilinear"}),
+    ((2, 3, 5, 4), {"scale_factor": 1.7, "mode": "bilinear", "recompute_scale_factor": True}),
+    ((2, 3, 7), {"scale_factor": 3, "mode": "linear"}), ((2, 3, 7), {"size": 4, "mode": "linear", "align_corners": True}),
+    ((2, 3, 7), {"size": 1, "mode": "linear", "align_corners": True}), ((2, 3, 7), {"size": 10, "mode": "nearest-exact"}),
+    ((2, 3, 5, 4), {"scale_factor": 1.3, "mode": "nearest-exact"}), ((2, 3, 5, 4), {"size": (3, 2), "mode": "area"}),
+    ((1, 2, 3, 4, 5), {"scale_factor": 2, "mode": "trilinear"}), ((1, 2, 3, 4, 5), {"size": (2, 5, 3)}),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shape,kwargs", _RESAMPLE)
+def test_interpolate_matches_torch(shape: tuple, kwargs: dict, dtype: str) -> None:
+    """Values and gradients; source positions in the input's precision, as PyTorch's kernels."""
+    x = np.random.default_rng(0).standard_normal(shape)
+    results = []
+    for lib in (torch, tidu):
+        xt = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
+        out = lib.nn.functional.interpolate(xt, **kwargs)
+        weight = lib.tensor(np.random.default_rng(1).standard_normal(tuple(out.shape)), dtype=getattr(lib, dtype))
+        (out * weight).sum().backward()
+        results.append((out.detach().numpy(), xt.grad.numpy()))
+    tol = 1e-12 if dtype == "float64" else 2e-6
+    for ours, ref in zip(results[1], results[0]):
+        assert ours.shape == ref.shape
+        np.testing.assert_allclose(ours, ref, rtol=tol, atol=tol)
+
+
+def test_interpolate_on_cuda_matches_the_cpu() -> None:
+    x = np.random.default_rng(2).standard_normal((2, 3, 5, 4))
+    outs = []
+    for device in ("cpu", "cuda"):
+        xt = tidu.tensor(x, device=device, requires_grad=True)
+        out = tidu.nn.functional.interpolate(xt, scale_factor=1.5, mode="bilinear") + \
+            tidu.nn.functional.interpolate(xt, size=(6, 6)).mean()
+        out.sum().backward()
+        outs.append((out.detach().cpu().numpy(), xt.grad.cpu().numpy()))
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    "F.interpolate(x, scale_factor=2, align_corners=True)", "F.interpolate(x)", "F.interpolate(x, size=2, scale_factor=2)",
+    "F.interpolate(x[0], scale_factor=2, mode='bilinear')", "F.interpolate(x, scale_factor=2, mode='linear')",
+    "F.interpolate(x, mode='foo', size=2)", "F.interpolate(x, size=(2, 2, 2))",
+])
+def test_interpolate_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        F, x = L.nn.functional, L.ones(1, 1, 3, 4)  # noqa: N806, F841 - read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value).split(" (got")[0]))
+    assert errors[1] == errors[0]

@@ -410,7 +410,9 @@ def test_new_activation_norm_and_pool_modules_match_torch():
                  lambda L: L.nn.Hardswish(), lambda L: L.nn.Mish(), lambda L: L.nn.LogSigmoid(), lambda L: L.nn.Softsign(),
                  lambda L: L.nn.GroupNorm(2, 4), lambda L: L.nn.GroupNorm(4, 4, affine=False),
                  lambda L: L.nn.GroupNorm(1, 4, bias=False), lambda L: L.nn.AdaptiveAvgPool2d((2, None)),
-                 lambda L: L.nn.AdaptiveAvgPool2d(1), lambda L: L.nn.AdaptiveAvgPool1d(2)]:
+                 lambda L: L.nn.AdaptiveAvgPool2d(1), lambda L: L.nn.AdaptiveAvgPool1d(2),
+                 lambda L: L.nn.Upsample(scale_factor=2), lambda L: L.nn.Upsample(size=(3, 4), mode="bilinear"),
+                 lambda L: L.nn.Upsample(scale_factor=(2, 1.5), mode="bilinear", align_corners=True)]:
         ours, ref = make(tidu).double(), make(torch).double()
         assert repr(ours) == repr(ref)
         assert list(ours.state_dict()) == list(ref.state_dict())

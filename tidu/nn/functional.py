@@ -33,7 +33,7 @@ from ..primitives.slicing import pad as pad_p
 from ..tensor import SHORT_PATH_TYPES, Tensor, placed
 
 __all__ = [
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "group_norm", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+    "interpolate", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "group_norm", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
     "cosine_similarity", "dropout", "elu", "embedding", "gelu", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
     "mish", "relu6", "softsign", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
     "mse_loss", "multi_head_attention_forward", "nll_loss", "normalize", "one_hot", "pad", "relu",
@@ -369,6 +369,104 @@ def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:  # noqa: A002
     size = output_size if isinstance(output_size, int) else tuple(output_size)[0]
     length = input.shape[-1]
     return input if size == length else ops.matmul(input, _adaptive_mean(length, size, input).t())
+
+
+_INTERPOLATING = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+
+
+def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",  # noqa: A002
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Any:
+    """Resample the spatial dims of (N, C, d1, ...) to ``size`` or ``scale_factor`` times theirs:
+    ``nearest``/``nearest-exact`` (index selection), ``linear``/``bilinear``/``trilinear`` (two
+    index selections a dim, weighted; ``align_corners`` as PyTorch's), ``area`` (adaptive average
+    pooling). Source positions are computed in the input's precision, as PyTorch's kernels do.
+
+    >>> import tidu
+    >>> x = tidu.tensor([[[1.0, 2.0]]])
+    >>> tidu.nn.functional.interpolate(x, scale_factor=2)
+    tensor([[[1., 1., 2., 2.]]])
+    >>> tidu.nn.functional.interpolate(x, size=4, mode="linear", align_corners=True)
+    tensor([[[1.0000, 1.3333, 1.6667, 2.0000]]])
+    """
+    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if mode in _INTERPOLATING and input.ndim != _INTERPOLATING[mode]:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERPOLATING[mode]}D input")
+    if mode not in _MODES or input.ndim not in (3, 4, 5):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                                  f"the modes: {' | '.join(_MODES)} (got {mode})")
+    if mode == "bicubic" or antialias:
+        raise NotImplementedError(f"interpolate: mode {mode!r}{' with antialias' if antialias else ''} is not "
+                                  "implemented in tidu")
+    spatial = input.ndim - 2
+    in_sizes = tuple(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        out_sizes = tuple(size) if isinstance(size, list | tuple) else (size,) * spatial
+        if len(out_sizes) != spatial:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(in_sizes)} and output size of {size}. Please provide input "
+                             "tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+        scales: tuple = (None,) * spatial
+    elif scale_factor is not None:
+        factors = tuple(scale_factor) if isinstance(scale_factor, list | tuple) else (scale_factor,) * spatial
+        if len(factors) != spatial:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {list(in_sizes)} and scale_factor of shape {scale_factor}. "
+                             "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
+                             "(s1, s2, ...,sK) format.")
+        out_sizes = tuple(math.floor(float(n) * float(f)) for n, f in zip(in_sizes, factors))
+        scales = (None,) * spatial if recompute_scale_factor else tuple(float(f) for f in factors)
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if mode == "area":
+        return adaptive_avg_pool1d(input, out_sizes) if spatial == 1 else adaptive_avg_pool2d(input, out_sizes) \
+            if spatial == 2 else _adaptive_avg_pool_nd(input, out_sizes)
+    out = input
+    for axis, (n_in, n_out, scale) in enumerate(zip(in_sizes, out_sizes, scales)):
+        out = _resample(out, axis + 2, n_in, n_out, scale, mode, bool(align_corners))
+    return out
+
+
+def _adaptive_avg_pool_nd(input: Any, out_sizes: tuple[int, ...]) -> Any:  # noqa: A002
+    out = input
+    for axis, n_out in enumerate(out_sizes):
+        n_in = input.shape[axis + 2]
+        if n_in != n_out:
+            out = ops.movedim(ops.matmul(_adaptive_mean(n_in, n_out, out), ops.movedim(out, axis + 2, -2)), -2, axis + 2)
+    return out
+
+
+def _resample(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mode: str, align_corners: bool) -> Any:
+    """One spatial dim of ``interpolate``: PyTorch's source positions (``nearest_idx``,
+    ``area_pixel_compute_source_index``) in the input's float type."""
+    real = x.dtype.np.type if x.dtype.is_floating_point else np.float32
+    dst = np.arange(n_out, dtype=real)
+    if mode in ("nearest", "nearest-exact"):
+        if n_in == n_out:
+            return x
+        step = real(1.0 / scale) if scale is not None and scale > 0 else real(n_in) / real(n_out)
+        where = np.floor((dst + real(0.5)) * step if mode == "nearest-exact" else dst * step).astype(np.int64)
+        return x.index_select(axis, placed(np.minimum(where, n_in - 1), None, x.device))
+    if align_corners:
+        step = real(n_in - 1) / real(n_out - 1) if n_out > 1 else real(0.0)
+        src = dst * step
+    else:
+        step = real(1.0 / scale) if scale is not None and scale > 0 else real(n_in) / real(n_out)
+        src = np.maximum(step * (dst + real(0.5)) - real(0.5), real(0.0))
+    low = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    high = low + (low < n_in - 1)
+    weight_high = np.clip(src - low.astype(real), 0.0, 1.0).astype(real)
+    shape = [1] * x.ndim
+    shape[axis] = n_out
+    w_high = placed(weight_high.reshape(shape), None, x.device)
+    w_low = placed((real(1.0) - weight_high).reshape(shape), None, x.device)
+    device = x.device
+    return x.index_select(axis, placed(low, None, device)) * w_low + x.index_select(axis, placed(high, None, device)) * w_high
 
 
 def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, bias: Any = None,  # noqa: A002

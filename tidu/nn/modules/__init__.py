@@ -28,14 +28,14 @@ from .linear import Bilinear, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
-from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool2d, MaxPool2d, Upsample
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "GroupNorm", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish",
-    "ReLU6", "Softsign", "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
+    "ReLU6", "Softsign", "Upsample", "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Conv1d", "Conv2d", "MaxPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear", "CrossEntropyLoss", "Dropout", "ELU",
     "Embedding", "Flatten", "GELU", "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
     "MSELoss", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss",

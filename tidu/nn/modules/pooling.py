@@ -1,4 +1,5 @@
-"""``MaxPool2d`` and ``AvgPool2d`` on ``tidu.max_pool2d``/``tidu.avg_pool2d``; the adaptive average pools."""
+"""``MaxPool2d`` and ``AvgPool2d`` on ``tidu.max_pool2d``/``tidu.avg_pool2d``; the adaptive average pools;
+``Upsample``."""
 
 from __future__ import annotations
 
@@ -93,3 +94,30 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
 
     def forward(self, input: Any) -> Any:  # noqa: A002
         return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class Upsample(Module):
+    """``F.interpolate`` with fixed ``size`` or ``scale_factor``, ``mode`` and ``align_corners``.
+
+    >>> import tidu
+    >>> tidu.nn.Upsample(scale_factor=2)
+    Upsample(scale_factor=2.0, mode='nearest')
+    """
+
+    def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest", align_corners: Any = None,
+                 recompute_scale_factor: Any = None) -> None:
+        super().__init__()
+        self.size, self.mode, self.align_corners = size, mode, align_corners
+        if isinstance(scale_factor, tuple):
+            self.scale_factor: Any = tuple(float(f) for f in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        shown = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        return f"{shown}, mode={self.mode!r}"
