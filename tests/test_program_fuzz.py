@@ -113,6 +113,8 @@ UNARY: dict[str, Callable[[Any, Any], Any]] = {
     "movedim": lambda lib, x: x.movedim(0, 1) * x,
     "interpolate": lambda lib, x: lib.nn.functional.interpolate(x[None, :, :2], size=N, mode="linear",
                                                                  align_corners=True)[0],
+    "sort": lambda lib, x: x.sort(1, descending=True).values * x,
+    "topk": lambda lib, x: lib.cat([x.topk(2, dim=0).values, x.topk(2, dim=0, largest=False).values], 0),
     "adaptive_pool": lambda lib, x: x - lib.nn.functional.adaptive_avg_pool1d(x[None], 3)[0].sum(1, keepdim=True),
 }
 BINARY: dict[str, Callable[[Any, Any, Any], Any]] = {

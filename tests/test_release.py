@@ -58,6 +58,15 @@ CASES: dict[str, Callable[[Any, Any, Any], Any]] = {
     "view_ops": lambda lib, x, y: x[1:].reshape(2, 1).t().sum(),
     "leaf_weight": lambda lib, x, y: (y.reshape(1, 3) @ x.reshape(3, 1)).sum(),  # mm saves y
     "relu": lambda lib, x, y: lib.relu(x).sum(),
+    "tril": lambda lib, x, y: x.expand(3, 3).tril().sum(),  # PyTorch keeps the diagonal as a number
+    "triu": lambda lib, x, y: x.expand(3, 3).triu(1).sum(),
+    "index_select": lambda lib, x, y: x.index_select(0, lib.tensor([2, 0])).sum(),  # the index is saved
+    "sort": lambda lib, x, y: (x.sort().values * y).sum(),
+    "interpolate_nearest": lambda lib, x, y: lib.nn.functional.interpolate(x.reshape(1, 1, 3), size=5).sum(),
+    "interpolate_linear": lambda lib, x, y: lib.nn.functional.interpolate(x.reshape(1, 1, 3), scale_factor=2.5,
+                                                                           mode="linear").sum(),
+    "interpolate_bilinear": lambda lib, x, y: lib.nn.functional.interpolate(
+        x.expand(3, 3).reshape(1, 1, 3, 3), size=(4, 5), mode="bilinear", align_corners=True).sum(),
 }
 
 

@@ -429,3 +429,81 @@ def test_fuzz_shapes_and_dims(shape: list, name: str, data: Any) -> None:
         return out[0] if isinstance(out, tuple) else out
 
     run_both(fn, None, [Arg(tuple(shape))], "float64", grad=grad)
+
+
+# --- sort, argsort, topk ---------------------------------------------------------------------------
+_PERM = np.random.default_rng(0).permutation(60).reshape(3, 4, 5).astype(np.float64) - 30
+_TIES = np.random.default_rng(1).integers(0, 3, (4, 6)).astype(np.float64)
+_NANS = np.array([[2.0, np.nan, 1.0, np.inf, -np.inf, np.nan, 0.0, -0.0]])
+SORTS = [
+    ("sort", lambda L, x: x.sort(), _PERM, "float64", True),
+    ("sort-dim0-descending", lambda L, x: x.sort(dim=0, descending=True), _PERM, "float64", True),
+    ("sort-fn-float32", lambda L, x: L.sort(x, 1), _PERM, "float32", True),
+    ("argsort-descending", lambda L, x: x.argsort(dim=-2, descending=True), _PERM, "float64", False),
+    ("sort-stable-ties", lambda L, x: x.sort(stable=True), _TIES, "float64", True),
+    ("sort-stable-ties-descending", lambda L, x: x.sort(stable=True, descending=True), _TIES, "float64", True),
+    ("sort-nan-inf-zeros", lambda L, x: x.sort(stable=True), _NANS, "float64", False),
+    ("sort-nan-inf-zeros-descending", lambda L, x: x.sort(descending=True, stable=True), _NANS, "float64", False),
+    ("sort-int64", lambda L, x: x.sort(stable=True), _TIES, "int64", False),
+    ("sort-int32-descending", lambda L, x: x.sort(descending=True, stable=True), _TIES, "int32", False),
+    ("argsort-bool", lambda L, x: x.argsort(stable=True), np.array([True, False, True, False]), "bool", False),
+    ("topk", lambda L, x: x.topk(3), _PERM, "float64", True),
+    ("topk-smallest-dim0", lambda L, x: x.topk(2, dim=0, largest=False), _PERM, "float64", True),
+    ("topk-0", lambda L, x: L.topk(x, 0, 1), _PERM, "float64", False),
+    ("sort-0d", lambda L, x: x.sort(), np.float64(3.0), "float64", True),
+    ("topk-0d", lambda L, x: x.topk(1), np.float64(3.0), "float64", False),
+    ("sort-empty", lambda L, x: x.sort(), np.zeros((2, 0)), "float64", False),
+]
+
+
+def _sorted_both(fn: Callable, array: np.ndarray, dtype: str, grad: bool, device: str) -> list:
+    results = []
+    for lib, where in ((torch, "cpu"), (tidu, device)):
+        x = lib.tensor(array, dtype=getattr(lib, dtype), device=where, requires_grad=grad)
+        out = fn(lib, x)
+        assert type(out).__name__ == type(fn(torch, torch.tensor(array, dtype=getattr(torch, dtype)))).__name__
+        values = out[0]
+        gradient = None
+        if grad:
+            weight = lib.arange(values.numel(), dtype=values.dtype, device=where).reshape(values.shape)
+            (values * weight).sum().backward()
+            gradient = x.grad.cpu().numpy()
+        results.append(([t.detach().cpu().numpy() for t in out], gradient))
+    return results
+
+
+@pytest.mark.parametrize("name,fn,array,dtype,grad", SORTS, ids=[case[0] for case in SORTS])
+def test_sort_argsort_topk_match_torch(name: str, fn: Callable, array: np.ndarray, dtype: str, grad: bool) -> None:
+    """Values, indices (NaN last ascending, first descending; ties in index order), dtypes and
+    the values' gradient."""
+    (ref, ref_grad), (ours, our_grad) = _sorted_both(fn, array, dtype, grad, "cpu")
+    for a, b in zip(ours, ref, strict=True):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    if grad:
+        np.testing.assert_array_equal(our_grad, ref_grad)
+
+
+@pytest.mark.parametrize("name", ["sort-dim0-descending", "sort-nan-inf-zeros-descending", "topk", "argsort-bool"])
+def test_sort_on_cuda_matches_torch(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, fn, array, dtype, grad = next(case for case in SORTS if case[0] == name)
+    (ref, _), (ours, _) = _sorted_both(fn, array, dtype, grad, "cuda")
+    for a, b in zip(ours, ref, strict=True):
+        np.testing.assert_array_equal(a, b)
+    from tidu.backends.cuda import sort as cuda_sort
+
+    monkeypatch.setattr(cuda_sort, "RANK_LIMIT", 2)  # longer rows: sorted on the host
+    (ref, _), (ours, _) = _sorted_both(fn, array, dtype, grad, "cuda")
+    for a, b in zip(ours, ref, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("call", ["x.topk(4)", "x.topk(-1)", "x.sort(dim=1)", "L.tensor(2.0).topk(2)", "x.argsort(1.0)"])
+def test_sort_and_topk_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor([3.0, 1.0, 2.0])  # noqa: F841 - read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append(type(info.value))
+    assert errors[1] == errors[0]

@@ -24,8 +24,10 @@ from ..core.dispatch import bind_matmul
 from ..core.grad_mode import no_grad
 from ..core.inplace import assign_
 from ..core.primitive import bind
+from ..ops._operands import kept
 from ..ops.activation import log_softmax, softmax
 from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d
+from ..ops.indexing import select_positions
 from ..primitives import gather as gather_prims
 from ..primitives import linalg
 from ..primitives import nn as nn_prims
@@ -451,7 +453,7 @@ def _resample(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mod
             return x
         step = real(1.0 / scale) if scale is not None and scale > 0 else real(n_in) / real(n_out)
         where = np.floor((dst + real(0.5)) * step if mode == "nearest-exact" else dst * step).astype(np.int64)
-        return x.index_select(axis, placed(np.minimum(where, n_in - 1), None, x.device))
+        return select_positions(x, axis, np.minimum(where, n_in - 1))
     if align_corners:
         step = real(n_in - 1) / real(n_out - 1) if n_out > 1 else real(0.0)
         src = dst * step
@@ -463,10 +465,13 @@ def _resample(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mod
     weight_high = np.clip(src - low.astype(real), 0.0, 1.0).astype(real)
     shape = [1] * x.ndim
     shape[axis] = n_out
-    w_high = placed(weight_high.reshape(shape), None, x.device)
-    w_low = placed((real(1.0) - weight_high).reshape(shape), None, x.device)
+    full = tuple(n_out if d == axis else s for d, s in enumerate(x.shape))
+    # positions and weights stand for the sizes and scales PyTorch's backward holds as numbers;
+    # the weights come in the result's shape (a zero-stride view), so no broadcast of them is saved
     device = x.device
-    return x.index_select(axis, placed(low, None, device)) * w_low + x.index_select(axis, placed(high, None, device)) * w_high
+    w_high = kept(placed(np.broadcast_to(weight_high.reshape(shape), full), None, device))
+    w_low = kept(placed(np.broadcast_to((real(1.0) - weight_high).reshape(shape), full), None, device))
+    return select_positions(x, axis, low) * w_low + select_positions(x, axis, high) * w_high
 
 
 def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, bias: Any = None,  # noqa: A002

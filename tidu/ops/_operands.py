@@ -87,6 +87,15 @@ def kept_constant(value: Any, dtype: dtypes.dtype, like: Any, shape: tuple[int, 
 _KEPT_CONSTANTS: dict[tuple, Tensor] = {}
 
 
+def kept(t: Tensor) -> Tensor:
+    """``t`` (a constant an op builds: a mask, weights, positions) marked to be kept when a node
+    that saved it is released, as ``kept_constant``'s: PyTorch's backward holds what it stands
+    for as numbers (``tril``'s diagonal, ``interpolate``'s sizes), so a second backward that reads
+    nothing else may run (Note [release] in core/tape.py)."""
+    KEPT[id(t)] = t
+    return t
+
+
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast") -> tuple[int, ...]:
     """The shape ``shapes`` broadcast to (numpy's and PyTorch's rule); ``op`` names the op in the
     error. Results are remembered per tuple of shapes.

@@ -33,7 +33,7 @@ from ..primitives.structural import broadcast_in_dim
 from ..primitives.structural import reshape as reshape_p
 from ..primitives.structural import transpose as transpose_p
 from ..tensor import Tensor, placed
-from ._operands import broadcast_shapes, broadcast_to, constant, convert, is_value, wrap_dim
+from ._operands import broadcast_shapes, broadcast_to, constant, convert, is_value, kept, wrap_dim
 from .math import where
 
 __all__ = ["gather", "index_put", "index_select", "masked_fill", "scatter_add", "tril", "triu"]
@@ -627,6 +627,14 @@ def index_select(input: Any, dim: int, index: Any) -> Any:  # noqa: A002
     return bind(gather_prims.gather, input, _index_operand(array, lead, trail, input), axis=d)
 
 
+def select_positions(input: Any, dim: int, positions: np.ndarray) -> Any:  # noqa: A002
+    """``index_select`` by host ``positions`` (in range: the caller computed them) that a node
+    keeps when released (``kept``): for ops whose positions stand for sizes PyTorch's backward
+    holds as numbers (``interpolate``)."""
+    lead, trail = tuple(input.shape[:dim]), tuple(input.shape[dim + 1:])
+    return bind(gather_prims.gather, input, kept(_index_operand(positions, lead, trail, input)), axis=dim)
+
+
 # --- masks -----------------------------------------------------------------------------------------
 def masked_fill(input: Any, mask: Any, value: Any) -> Any:  # noqa: A002
     """``value`` where ``mask`` (bool, broadcast) is true, else ``input``; ``value`` is a number or a
@@ -662,7 +670,8 @@ def _triangle(input: Any, diagonal: int, op: str, lower: bool) -> Any:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions (got shape {tuple(input.shape)})")
     rows, cols = input.shape[-2:]
     keep = np.tri(rows, cols, diagonal, dtype=bool) if lower else ~np.tri(rows, cols, diagonal - 1, dtype=bool)
-    return where(placed(keep, None, input.device), input, constant(0, input.dtype, input))
+    # the mask stands for the diagonal, which PyTorch's backward holds as a number
+    return where(kept(placed(keep, None, input.device)), input, constant(0, input.dtype, input))
 
 
 def tril(input: Any, diagonal: int = 0) -> Any:  # noqa: A002

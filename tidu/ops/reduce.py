@@ -1,7 +1,7 @@
 """Reductions with ``dim`` and ``keepdim``, and ``cumsum``: PyTorch's names and edge cases.
 
-Composed from ``reduce_sum``, ``reduce_max``, ``reduce_prod``, ``argmax``/``argmin`` and
-``cumsum``; ``dim`` is an int or a tuple (negative counts from the end, ``None`` or ``()``
+Composed from ``reduce_sum``, ``reduce_max``, ``reduce_prod``, ``argmax``/``argmin``,
+``cumsum`` and ``argsort`` (``sort`` and ``topk``: a gather by its indices); ``dim`` is an int or a tuple (negative counts from the end, ``None`` or ``()``
 reduces every dim).
 """
 
@@ -23,8 +23,8 @@ from ..tensor import Tensor
 from ._operands import convert, is_value, kept_constant, wrap_dims
 
 __all__ = [
-    "all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "logsumexp", "max", "mean", "min", "norm",
-    "prod", "std", "sum", "var",
+    "all", "amax", "amin", "any", "argmax", "argmin", "argsort", "cumsum", "logsumexp", "max", "mean", "min", "norm",
+    "prod", "sort", "std", "sum", "topk", "var",
 ]
 
 # ``torch.return_types.max``/``min``: a named tuple of ``values`` and ``indices``.
@@ -492,7 +492,66 @@ def any(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A00
     return _finish(trues > 0, input, dims, keepdim)
 
 
+SortResult = namedtuple("sort", ["values", "indices"])
+TopkResult = namedtuple("topk", ["values", "indices"])
+
+
+def argsort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:  # noqa: A002
+    """The indices that sort ``input`` along ``dim`` (primitive ``argsort``): NaN last (first when
+    ``descending``), ties in index order whether or not ``stable`` is asked for.
+
+    >>> import tidu
+    >>> tidu.tensor([3.0, 1.0, 2.0]).argsort(descending=True)
+    tensor([0, 2, 1])
+    """
+    _check(input, "argsort")
+    _int_dim(dim, "argsort")
+    d = wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return bind(rp.argsort, input.reshape(1), axis=0, descending=bool(descending)).reshape(())
+    return bind(rp.argsort, input, axis=d, descending=bool(descending))
+
+
+def sort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:  # noqa: A002
+    """``(values, indices)`` of ``input`` sorted along ``dim`` (``argsort``'s order); the values are
+    gathered by the indices, so their gradient goes back to where each value came from.
+
+    >>> import tidu
+    >>> tidu.tensor([3.0, 1.0, 2.0]).sort()
+    sort(values=tensor([1., 2., 3.]), indices=tensor([1, 2, 0]))
+    """
+    indices = argsort(input, dim, descending, stable)
+    if input.ndim == 0:
+        return SortResult(input, indices)
+    from .indexing import gather
+
+    return SortResult(gather(input, dim, indices), indices)
+
+
+def topk(input: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+    """The ``k`` largest (``largest=False``: smallest) entries along ``dim`` and their indices, in
+    sorted order (``sorted=False`` gives the same order).
+
+    >>> import tidu
+    >>> tidu.tensor([3.0, 1.0, 2.0]).topk(2)
+    topk(values=tensor([3., 2.]), indices=tensor([0, 2]))
+    """
+    _check(input, "topk")
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d] if input.ndim else 1
+    if not isinstance(k, int) or not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    indices = argsort(input, dim, descending=largest)
+    if input.ndim == 0:
+        return TopkResult(input, indices)
+    indices = indices.narrow(d, 0, k)
+    from .indexing import gather
+
+    return TopkResult(gather(input, d, indices), indices)
+
+
 METHODS = {
+    "sort": sort, "argsort": argsort, "topk": topk,
     "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "argmax": argmax, "argmin": argmin,
     "max": max, "min": min, "var": var, "std": std, "logsumexp": logsumexp, "norm": norm, "cumsum": cumsum,
     "all": all, "any": any,

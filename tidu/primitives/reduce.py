@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..backends.cpu import reduce as cpu
 from ..backends.cpu import scan
+from ..backends.cpu import sort as sort_cpu
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import float32, float64, int32, int64
@@ -119,6 +120,21 @@ def _arg_reduce(name: str, largest: bool) -> Primitive:
 
 argmax = _arg_reduce("argmax", largest=True)
 argmin = _arg_reduce("argmin", largest=False)
+
+# the stable sorting permutation along an axis (int64): ``sort`` gathers by it, so its values'
+# gradient is gather's
+argsort = Primitive("argsort", nondiff=True)
+
+
+@argsort.def_abstract_eval
+def _argsort_shape(x: ShapeDtype, *, axis: int, descending: bool) -> ShapeDtype:
+    check_axes("argsort", max(x.ndim, 1), (axis,))
+    return ShapeDtype(x.shape, int64)
+
+
+argsort.def_impl(lambda x, *, axis, descending: sort_cpu.argsort_axis(x, axis, descending))
+argsort.def_impl(kernel("sort", "argsort_axis"), device="cuda")
+argsort.def_batch(batch_unary(lambda x, *, axis, descending: argsort.bind(x, axis=axis + 1, descending=descending)))
 
 cumsum = Primitive("cumsum")
 
