@@ -162,7 +162,7 @@ def test_views_share_storage() -> None:
 
 
 @pytest.mark.parametrize("call", [
-    "x.select(0, 5)", "x.select(2, 0)", "L.zeros(()).select(0, 0)", "x.select(0, -3)", "x.select(1, 1.0)",
+    "x.select(0, 5)", "x.select(2, 0)", "L.zeros(()).select(0, 0)", "x.select(0, -3)",
     "x.movedim(0, 5)", "x.movedim((0, 1), (1,))", "x.movedim((0, 0), (1, 0))", "x.movedim((0, 1), (1, 1))",
     "x.unbind(2)", "L.zeros(()).unbind()", "x.view_as(L.zeros(2, 2))", "x.t().view_as(L.zeros(6))",
 ])
@@ -174,6 +174,12 @@ def test_select_unbind_movedim_errors_match_torch(call: str) -> None:
             eval(call)  # noqa: S307 - the calls above
         errors.append((type(info.value), str(info.value)))
     assert errors[1] == errors[0]
+
+
+def test_select_of_a_float_index_is_a_type_error_as_in_torch() -> None:
+    for L in (torch, tidu):  # noqa: N806 - the library (PyTorch's message varies by version)
+        with pytest.raises(TypeError, match="select"):
+            L.zeros(2, 3).select(1, 1.0)
 
 
 def test_select_unbind_and_movedim_are_views_as_in_torch() -> None:
