@@ -669,3 +669,64 @@ def test_where_of_one_dtype_takes_the_elementwise_short_path(device: str, monkey
     mixed = tidu.where(tidu.tensor(cond, device=device), tidu.ones(3, 4, device=device),
                        tidu.zeros(4, dtype=tidu.float64, device=device))
     assert mixed.dtype is tidu.float64 and "select" not in calls
+
+
+# --- inverse trigonometric and hyperbolic functions, log10, atan2, hypot, fmod, ... ----------------
+_EDGES = np.array([-3.0, -1.5, -1.0, -0.99, -0.5, -0.0, 0.0, 0.3, 0.99, 1.0, 1.2, 2.0, 10.0, np.inf, -np.inf, np.nan])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", ["sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "arcsin",
+                                  "arccos", "arctan", "log10", "frac", "nan_to_num"])
+def test_unary_functions_at_their_edges_match_torch(name: str, dtype: str) -> None:
+    """Values and gradients at the domain's edges, infinities, signed zeros and NaN."""
+    results = []
+    for lib in (torch, tidu):
+        x = lib.tensor(_EDGES, dtype=getattr(lib, dtype), requires_grad=True)
+        y = getattr(lib, name)(x)
+        y.backward(lib.ones(len(_EDGES), dtype=getattr(lib, dtype)))
+        results.append((y.detach().numpy(), x.grad.numpy()))
+    tol = 1e-12 if dtype == "float64" else 2e-6
+    for ours, ref in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, ref, rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", ["atan2", "arctan2", "hypot", "fmod", "logaddexp"])
+def test_binary_functions_at_their_edges_match_torch(name: str, dtype: str) -> None:
+    a = np.array([[-3.0, -1.0, 0.0, 0.0, 2.5, 7.0, np.inf, 1.0, -0.0, 5.0, 800.0, -np.inf]])
+    b = np.array([[2.0, -2.0, 1.0, -1.0, 0.0, -3.0, 1.0, np.inf, -2.0, 5.0, 800.0, 3.0]])
+    results = []
+    for lib in (torch, tidu):
+        x = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.tensor(b, dtype=getattr(lib, dtype), requires_grad=True)
+        out = getattr(lib, name)(x, y)
+        out.sum().backward()
+        results.append((out.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    tol = 1e-12 if dtype == "float64" else 2e-6
+    for ours, ref in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, ref, rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.fmod(L.tensor([7, -7, 7, -7, 0]), L.tensor([2, 2, -2, -2, 3])),
+    lambda L: L.fmod(L.tensor([7, -7]), 3), lambda L: L.tensor([5.5, -5.5]).fmod(2),
+    lambda L: L.atan2(L.tensor([1, -1]), L.tensor([2, 2])), lambda L: L.clamp_min(L.tensor([-1.0, 2.0]), 0.5),
+    lambda L: L.clamp_max(L.tensor([-1.0, 2.0]), 0.5), lambda L: L.tensor([-1.0, 2.0]).clamp_max(0.5), lambda L: L.nan_to_num(L.tensor([float("nan"), -float("inf")]), 1.0, 2.0, -2.0),
+    lambda L: L.nan_to_num(L.tensor([1, 2])), lambda L: L.logaddexp(L.tensor([1, 2]), L.tensor([0.5, 0.5])),
+])
+def test_integer_operands_and_options_match_torch(case: Callable) -> None:
+    ours, ref = case(tidu), case(torch)
+    assert str(ours.dtype).removeprefix("tidu.") == str(ref.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", ["L.fmod(L.tensor([1, 2]), L.tensor([1, 0]))", "L.hypot(L.tensor([1]), L.tensor([2]))",
+                                  "L.frac(L.tensor([1]))", "L.fmod(L.tensor([True]), L.tensor([True]))"])
+def test_new_function_errors_match_torch(call: str) -> None:
+    errors = []
+    for lib in (torch, tidu):
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
+            eval(call, {"L": lib})  # noqa: S307 - the calls above
+        errors.append(type(info.value))
+    assert errors[1] == errors[0]

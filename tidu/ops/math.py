@@ -31,6 +31,8 @@ __all__ = [
     "gelu", "gt", "isfinite", "isnan", "le", "lerp", "log", "log1p", "log2", "logical_and",
     "logical_not", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne", "neg",
     "pow", "reciprocal", "relu", "remainder", "round", "rsqrt", "sigmoid", "sign", "sin",
+    "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "log10",
+    "atan2", "arctan2", "hypot", "fmod", "frac", "logaddexp", "nan_to_num", "clamp_min", "clamp_max",
     "sqrt", "square", "sub", "tan", "tanh", "trunc", "where",
 ]
 
@@ -419,6 +421,188 @@ tan = _unary(ew.tan, "tan", """Tangent.
     tensor([0., 1.])
     """)
 
+sinh = _unary(ew.sinh, "sinh", """Hyperbolic sine.
+
+    Gradient: ``cosh(x) dx`` (primitive ``sinh``).
+
+    >>> import tidu
+    >>> tidu.sinh(tidu.tensor([0.0, 1.0]))
+    tensor([0.0000, 1.1752])
+    """)
+cosh = _unary(ew.cosh, "cosh", """Hyperbolic cosine.
+
+    Gradient: ``sinh(x) dx`` (primitive ``cosh``).
+
+    >>> import tidu
+    >>> tidu.cosh(tidu.tensor([0.0, 1.0]))
+    tensor([1.0000, 1.5431])
+    """)
+asin = _unary(ew.asin, "asin", """Arcsine (NaN outside ``[-1, 1]``).
+
+    Gradient: ``dx / sqrt(1 - x ** 2)`` (primitive ``asin``).
+
+    >>> import tidu
+    >>> tidu.asin(tidu.tensor([0.0, 1.0, 2.0]))
+    tensor([0.0000, 1.5708,    nan])
+    """)
+acos = _unary(ew.acos, "acos", """Arccosine (NaN outside ``[-1, 1]``).
+
+    Gradient: ``-dx / sqrt(1 - x ** 2)`` (primitive ``acos``).
+
+    >>> import tidu
+    >>> tidu.acos(tidu.tensor([1.0, 0.0]))
+    tensor([0.0000, 1.5708])
+    """)
+atan = _unary(ew.atan, "atan", """Arctangent.
+
+    Gradient: ``dx / (1 + x ** 2)`` (primitive ``atan``).
+
+    >>> import tidu
+    >>> tidu.atan(tidu.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.7854])
+    """)
+asinh = _unary(ew.asinh, "asinh", """Inverse hyperbolic sine.
+
+    Gradient: ``dx / sqrt(x ** 2 + 1)`` (primitive ``asinh``).
+
+    >>> import tidu
+    >>> tidu.asinh(tidu.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8814])
+    """)
+acosh = _unary(ew.acosh, "acosh", """Inverse hyperbolic cosine (NaN below 1).
+
+    Gradient: ``dx / sqrt(x ** 2 - 1)`` (primitive ``acosh``).
+
+    >>> import tidu
+    >>> tidu.acosh(tidu.tensor([1.0, 2.0]))
+    tensor([0.0000, 1.3170])
+    """)
+atanh = _unary(ew.atanh, "atanh", """Inverse hyperbolic tangent (infinite at -1 and 1, NaN beyond).
+
+    Gradient: ``dx / (1 - x ** 2)`` (primitive ``atanh``).
+
+    >>> import tidu
+    >>> tidu.atanh(tidu.tensor([0.0, 0.5]))
+    tensor([0.0000, 0.5493])
+    """)
+log10 = _unary(ew.log10, "log10", """Base-10 logarithm.
+
+    Gradient: ``dx / (x ln 10)`` (primitive ``log10``).
+
+    >>> import tidu
+    >>> tidu.log10(tidu.tensor([1.0, 100.0]))
+    tensor([0., 2.])
+    """)
+
+
+def atan2(input: Any, other: Any) -> Any:  # noqa: A002
+    """The angle of the point ``(other, input)``: ``atan(input / other)`` in the right quadrant
+    (integers promoted to the default float dtype).
+
+    Gradient: ``(x dy - y dx) / (x ** 2 + y ** 2)`` for ``y = input``, ``x = other`` (primitive ``atan2``).
+
+    >>> import tidu
+    >>> tidu.atan2(tidu.tensor([1.0, 1.0]), tidu.tensor([1.0, -1.0]))
+    tensor([0.7854, 2.3562])
+    """
+    return _binary(ew.atan2, input, other, "atan2", float_only=True)
+
+
+def hypot(input: Any, other: Any) -> Any:  # noqa: A002
+    """``sqrt(input ** 2 + other ** 2)`` without overflow in between (floating-point tensors).
+
+    >>> import tidu
+    >>> tidu.hypot(tidu.tensor([3.0, 1e200], dtype=tidu.float64), tidu.tensor([4.0, 1e200], dtype=tidu.float64))
+    tensor([ 5.0000e+00, 1.4142e+200], dtype=tidu.float64)
+    """
+    _any_tensor(input, other, "hypot")
+    if not dtypes.result_type(input, other).is_floating_point:
+        raise _not_implemented("hypot_cpu", dtypes.result_type(input, other))
+    return _binary(ew.hypot, input, other, "hypot")
+
+
+def fmod(input: Any, other: Any) -> Any:  # noqa: A002
+    """The remainder with the sign of ``input`` (C's ``fmod``; ``remainder`` takes the divisor's).
+    Integer tensors raise ``RuntimeError`` on a zero divisor; floats give NaN.
+
+    Gradient: ``dx - trunc(x / y) dy`` (primitive ``fmod``).
+
+    >>> import tidu
+    >>> tidu.fmod(tidu.tensor([7, -7, 7, -7]), tidu.tensor([2, 2, -2, -2]))
+    tensor([ 1, -1,  1, -1])
+    """
+    _any_tensor(input, other, "fmod")
+    dt = dtypes.result_type(input, other)
+    if dt is dtypes.bool_:
+        raise _not_implemented("fmod_cpu", dt)
+    a, b = operands(input, other, op="fmod")
+    return bind(ew.fmod, a, b)
+
+
+def frac(input: Any) -> Any:  # noqa: A002
+    """``input - trunc(input)``: the fractional part, with ``input``'s sign.
+
+    >>> import tidu
+    >>> tidu.frac(tidu.tensor([1.5, -2.25]))
+    tensor([ 0.5000, -0.2500])
+    """
+    _tensor(input, "frac")
+    if not input.dtype.is_floating_point:
+        raise _not_implemented("frac_cpu", input.dtype)
+    return input - trunc(input)
+
+
+def logaddexp(input: Any, other: Any) -> Any:  # noqa: A002
+    """``log(exp(input) + exp(other))``, as ``max + log1p(exp(-|input - other|))`` (no overflow).
+
+    >>> import tidu
+    >>> tidu.logaddexp(tidu.tensor([0.0, 1000.0]), tidu.tensor([0.0, 1000.0]))
+    tensor([6.9315e-01, 1.0007e+03])
+    """
+    a, b = operands(input, other, op="logaddexp", float_only=True)
+    both_infinite = (a == b) & ~isfinite(a)  # inf - inf would be NaN: the sum of two infs is the inf
+    return where(both_infinite, a, maximum(a, b) + log1p(exp(-abs(a - b))))
+
+
+def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Any:  # noqa: A002
+    """``input`` with NaN, +inf and -inf replaced (by default: 0 and the dtype's largest and
+    smallest finite values); the gradient passes where nothing was replaced.
+
+    >>> import tidu
+    >>> tidu.nan_to_num(tidu.tensor([float("nan"), float("inf"), 1.0]), posinf=9.0)
+    tensor([0., 9., 1.])
+    """
+    _tensor(input, "nan_to_num")
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    info = np.finfo(input.dtype.np)
+    high = float(info.max) if posinf is None else posinf
+    low = float(info.min) if neginf is None else neginf
+    out = where(isnan(input), nan, input)
+    out = where(input == math.inf, high, out)
+    return where(input == -math.inf, low, out)
+
+
+def clamp_min(input: Any, min: Any) -> Any:  # noqa: A002
+    """``clamp(input, min=min)``.
+
+    >>> import tidu
+    >>> tidu.tensor([-1.0, 2.0]).clamp_min(0.5)
+    tensor([0.5000, 2.0000])
+    """
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Any, max: Any) -> Any:  # noqa: A002
+    """``clamp(input, max=max)``.
+
+    >>> import tidu
+    >>> tidu.tensor([-1.0, 2.0]).clamp_max(0.5)
+    tensor([-1.0000,  0.5000])
+    """
+    return clamp(input, max=max)
+
+
 _LN2 = math.log(2.0)
 
 
@@ -781,4 +965,10 @@ METHODS = {
     "logical_not": logical_not, "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
     "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
+    "sinh": sinh, "cosh": cosh, "asin": asin, "acos": acos, "atan": atan, "asinh": asinh, "acosh": acosh,
+    "atanh": atanh, "arcsin": asin, "arccos": acos, "arctan": atan, "log10": log10, "atan2": atan2,
+    "arctan2": atan2, "hypot": hypot, "fmod": fmod, "frac": frac, "logaddexp": logaddexp, "nan_to_num": nan_to_num,
+    "clamp_min": clamp_min, "clamp_max": clamp_max,
 }
+
+arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2

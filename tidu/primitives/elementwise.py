@@ -181,6 +181,67 @@ def _log1p(x):  # noqa: ANN001, ANN202
     return math.log1p(x)
 
 
+def _sinh(x):  # noqa: ANN001, ANN202
+    return math.sinh(x)
+
+
+def _cosh(x):  # noqa: ANN001, ANN202
+    return math.cosh(x)
+
+
+def _asin(x):  # noqa: ANN001, ANN202
+    return math.asin(x) if -1.0 <= x <= 1.0 else math.nan  # numba's math.asin raises outside [-1, 1]
+
+
+def _acos(x):  # noqa: ANN001, ANN202
+    return math.acos(x) if -1.0 <= x <= 1.0 else math.nan
+
+
+def _atan(x):  # noqa: ANN001, ANN202
+    return math.atan(x)
+
+
+def _asinh(x):  # noqa: ANN001, ANN202
+    return math.asinh(x)
+
+
+def _acosh(x):  # noqa: ANN001, ANN202
+    return math.acosh(x) if x >= 1.0 else math.nan
+
+
+def _atanh(x):  # noqa: ANN001, ANN202
+    if x == 1.0 or x == -1.0:
+        return math.copysign(math.inf, x)
+    return math.atanh(x) if -1.0 < x < 1.0 else math.nan
+
+
+def _log10(x):  # noqa: ANN001, ANN202
+    if x > 0.0:
+        return math.log10(x)
+    return -math.inf if x == 0.0 else math.nan
+
+
+def _atan2(y, x):  # noqa: ANN001, ANN202
+    return math.atan2(y, x)
+
+
+def _hypot(x, y):  # noqa: ANN001, ANN202
+    return math.hypot(x, y)
+
+
+def _fmod(x, y):  # noqa: ANN001, ANN202
+    return np.fmod(x, y)  # numba's CPU math has no fmod
+
+
+def _fmod_cuda(x, y):  # noqa: ANN001, ANN202
+    return math.fmod(x, y) if y != 0.0 and not math.isinf(x) else math.nan
+
+
+def _fmod_int(x, y):  # noqa: ANN001, ANN202
+    mod = x % y  # the sign of the dividend: C's rule
+    return mod - y if mod != 0 and (mod < 0) != (x < 0) else mod
+
+
 def _logistic(x):  # noqa: ANN001, ANN202
     e = math.exp(-math.fabs(x))  # never overflows
     r = 1.0 / (1.0 + e)
@@ -414,6 +475,15 @@ sin = unary("sin", _sin, lambda dx, x, out: dx * ops.cos(x), f32_fn=fastmath.sin
 cos = unary("cos", _cos, lambda dx, x, out: -(dx * ops.sin(x)), f32_fn=fastmath.cos_f32)
 tan = unary("tan", _tan, lambda dx, x, out: dx * (1.0 + out * out), f32_fn=fastmath.tan_f32)
 erf = unary("erf", _erf, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(-(x * x))), f32_fn=fastmath.erf_f32)
+sinh = unary("sinh", _sinh, lambda dx, x, out: dx * ops.cosh(x))
+cosh = unary("cosh", _cosh, lambda dx, x, out: dx * ops.sinh(x))
+asin = unary("asin", _asin, lambda dx, x, out: dx * ops.rsqrt(1.0 - x * x))
+acos = unary("acos", _acos, lambda dx, x, out: -(dx * ops.rsqrt(1.0 - x * x)))
+atan = unary("atan", _atan, lambda dx, x, out: dx / (x * x + 1.0))
+asinh = unary("asinh", _asinh, lambda dx, x, out: dx * ops.rsqrt(x * x + 1.0))
+acosh = unary("acosh", _acosh, lambda dx, x, out: dx * ops.rsqrt(x * x - 1.0))
+atanh = unary("atanh", _atanh, lambda dx, x, out: dx / (1.0 - x * x))
+log10 = unary("log10", _log10, lambda dx, x, out: dx / (x * math.log(10.0)))
 # PyTorch's threshold_backward: the gradient passes where the output is not <= 0 (NaN included)
 relu = unary("relu", _relu, lambda dx, x, out: ops.where(out <= 0, 0.0, dx), dtypes=NUMERIC, int_fn=_relu_int)
 abs = unary("abs", _abs, lambda dx, x, out: dx * ops.sign(x), dtypes=NUMERIC, int_fn=_abs_int)  # noqa: A001
@@ -464,6 +534,18 @@ remainder = binary(  # x - y * floor(x / y), without its rounding
     lambda dx, x, y, out: dx,
     lambda dy, x, y, out: -(dy * ops.floor_divide(x, y)),
     dtypes=NUMERIC, int_fn=_remainder_int, check=_no_zero_divisor, cuda_fn=_remainder_cuda,
+)
+atan2 = binary(
+    "atan2", _atan2,
+    lambda dy, y, x, out: dy * (x / (x * x + y * y)),
+    lambda dx, y, x, out: -(dx * (y / (x * x + y * y))),
+)
+hypot = binary("hypot", _hypot, lambda dx, x, y, out: dx * (x / out), lambda dy, x, y, out: dy * (y / out))
+fmod = binary(  # the sign of the dividend (C's fmod)
+    "fmod", _fmod,
+    lambda dx, x, y, out: dx,
+    lambda dy, x, y, out: -(dy * ops.div(x, y, rounding_mode="trunc")),
+    dtypes=NUMERIC, int_fn=_fmod_int, check=_no_zero_divisor, cuda_fn=_fmod_cuda,
 )
 bitwise_and = binary("bitwise_and", _bitwise_and, dtypes=INTEGERS, nondiff=True)
 bitwise_or = binary("bitwise_or", _bitwise_or, dtypes=INTEGERS, nondiff=True)
