@@ -113,6 +113,10 @@ UNARY: dict[str, Callable[[Any, Any], Any]] = {
     "movedim": lambda lib, x: x.movedim(0, 1) * x,
     "interpolate": lambda lib, x: lib.nn.functional.interpolate(x[None, :, :2], size=N, mode="linear",
                                                                  align_corners=True)[0],
+    "sinh": lambda lib, x: lib.sinh(x),
+    "atan": lambda lib, x: lib.atan(x * 2.0),
+    "asinh": lambda lib, x: lib.asinh(x * 3.0) * x,
+    "logaddexp": lambda lib, x: lib.logaddexp(x, x.t()),
     "sort": lambda lib, x: x.sort(1, descending=True).values * x,
     "topk": lambda lib, x: lib.cat([x.topk(2, dim=0).values, x.topk(2, dim=0, largest=False).values], 0),
     "adaptive_pool": lambda lib, x: x - lib.nn.functional.adaptive_avg_pool1d(x[None], 3)[0].sum(1, keepdim=True),
@@ -140,6 +144,8 @@ BINARY: dict[str, Callable[[Any, Any, Any], Any]] = {
         x.unsqueeze(0), y.unsqueeze(0), x.unsqueeze(0)).squeeze(0),
     "linear": lambda lib, x, y: lib.nn.functional.linear(x, y, y[0]),
     "where_mul": lambda lib, x, y: lib.where(y > 0, x * y, -x),
+    "atan2": lambda lib, x, y: lib.atan2(x, y + 2.0),  # away from the origin
+    "hypot": lambda lib, x, y: lib.hypot(x + 2.0, y),
 }
 SCALAR: dict[str, Callable[[Any, float], Any]] = {
     "mul": lambda x, c: x * c,
