@@ -70,6 +70,17 @@ def _binary(prim: Any, input: Any, other: Any, op: str, float_only: bool = False
     return bind(prim, a, b)
 
 
+def _no_bool_binary(prim: Any, input: Any, other: Any, op: str, kernel: str) -> Any:  # noqa: A002
+    """``prim`` on two operands of a numeric (not bool) result dtype, with PyTorch's promotion;
+    bool raises PyTorch's ``NotImplementedError`` naming its ``kernel``."""
+    _any_tensor(input, other, op)
+    dt = dtypes.result_type(input, other)
+    if dt is dtypes.bool_:
+        raise _not_implemented(kernel, dt)
+    a, b = operands(input, other, op=op)
+    return bind(prim, a, b)
+
+
 def _scaled(other: Any, alpha: Any) -> Any:
     """``alpha * other`` for ``add`` and ``sub``: PyTorch's backward holds ``alpha`` as a number,
     so a float tensor's is kept on release (``kept_constant``)."""
@@ -531,12 +542,7 @@ def fmod(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.fmod(tidu.tensor([7, -7, 7, -7]), tidu.tensor([2, 2, -2, -2]))
     tensor([ 1, -1,  1, -1])
     """
-    _any_tensor(input, other, "fmod")
-    dt = dtypes.result_type(input, other)
-    if dt is dtypes.bool_:
-        raise _not_implemented("fmod_cpu", dt)
-    a, b = operands(input, other, op="fmod")
-    return bind(ew.fmod, a, b)
+    return _no_bool_binary(ew.fmod, input, other, "fmod", "fmod_cpu")
 
 
 def frac(input: Any) -> Any:  # noqa: A002
@@ -830,12 +836,7 @@ def floor_divide(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.tensor([7, -7, 7, -7]) // tidu.tensor([2, 2, -2, -2])
     tensor([ 3, -4, -4,  3])
     """
-    _any_tensor(input, other, "floor_divide")
-    dt = dtypes.result_type(input, other)
-    if dt is dtypes.bool_:
-        raise _not_implemented("div_floor_cpu", dt)
-    a, b = operands(input, other, op="floor_divide")
-    return bind(ew.floor_divide, a, b)
+    return _no_bool_binary(ew.floor_divide, input, other, "floor_divide", "div_floor_cpu")
 
 
 def remainder(input: Any, other: Any) -> Any:  # noqa: A002
@@ -848,12 +849,7 @@ def remainder(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.tensor([7, -7, 7, -7]) % tidu.tensor([2, 2, -2, -2])
     tensor([ 1,  1, -1, -1])
     """
-    _any_tensor(input, other, "remainder")
-    dt = dtypes.result_type(input, other)
-    if dt is dtypes.bool_:
-        raise _not_implemented("remainder_cpu", dt)
-    a, b = operands(input, other, op="remainder")
-    return bind(ew.remainder, a, b)
+    return _no_bool_binary(ew.remainder, input, other, "remainder", "remainder_cpu")
 
 
 # --- logical and bitwise -----------------------------------------------------------------------
