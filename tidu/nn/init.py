@@ -1,8 +1,8 @@
 """``tidu.nn.init``: fill a tensor in place from tidu's RNG (PyTorch's formulas for the bounds).
 
 Each function writes under ``no_grad`` with ``tidu.core.inplace.assign_`` and returns the
-tensor. The draws come from ``tidu.rand``/``tidu.randn`` (seeded by ``tidu.manual_seed``),
-so the values differ from PyTorch's but follow the same distributions.
+tensor. The draws come from ``tidu.rand``/``tidu.randn`` (the ``generator`` given, else the one
+``tidu.manual_seed`` seeds), so the values differ from PyTorch's but follow the same distributions.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = No
     >>> bool(w.amax() <= 2.0), bool(-w.amax() <= 2.0)
     (True, True)
     """
-    return _fill(tensor, ops.rand(tensor.shape, dtype=tensor.dtype) * (b - a) + a, "uniform_")
+    return _fill(tensor, ops.rand(tensor.shape, generator=generator, dtype=tensor.dtype) * (b - a) + a, "uniform_")
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
@@ -92,7 +92,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
     >>> round(w.mean().item())
     3
     """
-    return _fill(tensor, ops.randn(tensor.shape, dtype=tensor.dtype) * std + mean, "normal_")
+    return _fill(tensor, ops.randn(tensor.shape, generator=generator, dtype=tensor.dtype) * std + mean, "normal_")
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -135,7 +135,7 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) ->
     """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
@@ -146,7 +146,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> 
     tidu.Size([3, 2])
     """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
@@ -162,7 +162,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonli
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
@@ -176,7 +176,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlin
     if 0 in tensor.shape:
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
@@ -196,7 +196,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
                       "may be incorrect.", stacklevel=2)
     low, high = (_normal_cdf((a - mean) / std), _normal_cdf((b - mean) / std)) if std > 0 else (0.5, 0.5)
-    u = low + ops.rand(tensor.numel(), dtype=dtypes.float64).numpy() * (high - low)
+    u = low + ops.rand(tensor.numel(), generator=generator, dtype=dtypes.float64).numpy() * (high - low)
     values = np.clip(_normal_ppf(u) * std + mean, a, b)
     return _fill(tensor, ops.tensor(values.reshape(tuple(tensor.shape)), dtype=tensor.dtype), "trunc_normal_")
 
@@ -274,7 +274,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = ops.randn(rows, cols, dtype=dtypes.float64).numpy()
+    flat = ops.randn(rows, cols, generator=generator, dtype=dtypes.float64).numpy()
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

@@ -7,6 +7,7 @@ takes the promotion of everything in it.
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -19,7 +20,8 @@ from ..tensor import Tensor, placed
 
 __all__ = [
     "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace",
-    "manual_seed", "ones", "ones_like", "rand", "rand_like", "randint", "randn", "randn_like",
+    "Generator", "default_generator", "initial_seed", "manual_seed", "ones", "ones_like", "rand", "rand_like",
+    "randint", "randn", "randn_like", "randperm", "seed",
     "set_printoptions", "tensor", "zeros", "zeros_like",
 ]
 
@@ -371,24 +373,106 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 
 
 # --- random numbers --------------------------------------------------------------------------
-_rng = np.random.default_rng(0)
+class Generator:
+    """A stream of random numbers (numpy's PCG64) that the random functions take as
+    ``generator=``: seeded apart from tidu's default stream, so drawing from one leaves the other
+    where it was. Reproducible within tidu, not PyTorch's stream. ``get_state``/``set_state`` take
+    numpy's state of the stream (a dict).
+
+    >>> import tidu
+    >>> g = tidu.Generator().manual_seed(7)
+    >>> a = tidu.rand(3, generator=g)
+    >>> bool((tidu.rand(3, generator=g.manual_seed(7)) == a).all()), g.initial_seed()
+    (True, 7)
+    """
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self.device = as_device(device)
+        self.manual_seed(67280421310721)  # PyTorch's default initial seed
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self) -> int:
+        """Seed from fresh entropy; the seed it took."""
+        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+        self.manual_seed(seed)
+        return seed
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> dict:
+        return copy.deepcopy(self.rng.bit_generator.state)
+
+    def set_state(self, state: dict) -> Generator:
+        self.rng.bit_generator.state = copy.deepcopy(state)
+        return self
+
+    def __repr__(self) -> str:
+        return f"<tidu.Generator seed={self._seed}>"
+
+
+default_generator = Generator().manual_seed(0)
 
 
 def generator() -> np.random.Generator:
-    """tidu's global random generator (seeded by ``manual_seed``)."""
-    return _rng
+    """The numpy stream of tidu's default generator (seeded by ``manual_seed``)."""
+    return default_generator.rng
 
 
-def manual_seed(seed: int) -> None:
-    """Seed tidu's random number generator (reproducible within tidu, not PyTorch's stream).
+def _stream(generator: Any) -> np.random.Generator:
+    """The numpy stream to draw from: the default generator's (``None``), a ``Generator``'s, or a
+    numpy ``Generator`` itself."""
+    if generator is None:
+        return default_generator.rng
+    if isinstance(generator, Generator):
+        return generator.rng
+    if isinstance(generator, np.random.Generator):
+        return generator
+    raise TypeError(f"generator must be a tidu.Generator (or a numpy Generator), not {type(generator).__name__}")
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed tidu's default generator (reproducible within tidu, not PyTorch's stream); returns it.
 
     >>> import tidu
-    >>> tidu.manual_seed(0); a = tidu.randn(3)
-    >>> tidu.manual_seed(0); bool((tidu.randn(3) == a).sum() == 3)
+    >>> _ = tidu.manual_seed(0); a = tidu.randn(3)
+    >>> _ = tidu.manual_seed(0); bool((tidu.randn(3) == a).sum() == 3)
     True
     """
-    global _rng
-    _rng = np.random.default_rng(int(seed))
+    return default_generator.manual_seed(seed)
+
+
+def initial_seed() -> int:
+    """The seed of tidu's default generator.
+
+    >>> import tidu
+    >>> _ = tidu.manual_seed(3); tidu.initial_seed()
+    3
+    """
+    return default_generator.initial_seed()
+
+
+def seed() -> int:
+    """Seed tidu's default generator from fresh entropy; the seed it took."""
+    return default_generator.seed()
+
+
+def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0..n-1`` (int64 by default).
+
+    >>> import tidu
+    >>> sorted(tidu.randperm(4).tolist())
+    [0, 1, 2, 3]
+    """
+    if not isinstance(n, int | np.integer) or n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    dt = _dtype(dtype, dtypes.int64)
+    return _make(_stream(generator).permutation(int(n)).astype(dt.np), dt, device, requires_grad)
 
 
 def _float_dtype(dtype: Any, kernel: str) -> dtypes.dtype:
@@ -407,7 +491,7 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
     tidu.Size([2, 3])
     """
     dt = _float_dtype(dtype, "normal_kernel_cpu")
-    return _make(_rng.standard_normal(_size(size, "randn")).astype(dt.np), dt, device, requires_grad)
+    return _make(_stream(generator).standard_normal(_size(size, "randn")).astype(dt.np), dt, device, requires_grad)
 
 
 def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -420,7 +504,7 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
     True
     """
     dt = _float_dtype(dtype, "check_uniform_bounds")
-    return _make(_rng.random(_size(size, "rand")).astype(dt.np), dt, device, requires_grad)
+    return _make(_stream(generator).random(_size(size, "rand")).astype(dt.np), dt, device, requires_grad)
 
 
 def randn_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
@@ -461,7 +545,8 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = _dtype(dtype, dtypes.int64)
-    draws = _rng.integers(low, high, size=_size((size,) if isinstance(size, int) else (tuple(size),), "randint"))
+    shape = _size((size,) if isinstance(size, int) else (tuple(size),), "randint")
+    draws = _stream(generator).integers(low, high, size=shape)
     return _make(draws.astype(dt.np), dt, device, requires_grad)
 
 

@@ -156,10 +156,11 @@ def _fill(self: Tensor, value: Any) -> Any:
     return creation.full(tuple(self.shape), value, dtype=self.dtype, device=self._device)
 
 
-def _random(self: Tensor, draw: Any, name: str) -> Any:
+def _random(self: Tensor, draw: Any, name: str, generator: Any = None) -> Any:
     if not self.dtype.is_floating_point:
         raise dtypes.not_implemented(name, self.dtype)
-    return placed(draw(creation.generator(), self._buf.shape).astype(self.dtype.np), self.dtype, self._device)
+    stream = creation._stream(generator)
+    return placed(draw(stream, self._buf.shape).astype(self.dtype.np), self.dtype, self._device)
 
 
 def _detach_(self: Tensor) -> Tensor:
@@ -185,10 +186,10 @@ INPLACE = {
     "zero_": _inplace(lambda s: _fill(s, 0), "zero_"),
     "fill_": _inplace(_fill, "fill_", cast=True, overwrites=True),
     "copy_": _inplace(_copy, "copy_", cast=True, overwrites=True),
-    "normal_": _inplace(lambda s, mean=0.0, std=1.0: _random(s, lambda g, n: g.normal(mean, std, n), "normal_kernel_cpu"),
-                        "normal_"),
-    "uniform_": _inplace(lambda s, a=0.0, b=1.0, **kw: _random(
-        s, lambda g, n: g.uniform(kw.get("from", a), kw.get("to", b), n), "uniform_kernel_cpu"), "uniform_"),
+    "normal_": _inplace(lambda s, mean=0.0, std=1.0, *, generator=None: _random(
+        s, lambda g, n: g.normal(mean, std, n), "normal_kernel_cpu", generator), "normal_"),
+    "uniform_": _inplace(lambda s, a=0.0, b=1.0, *, generator=None, **kw: _random(
+        s, lambda g, n: g.uniform(kw.get("from", a), kw.get("to", b), n), "uniform_kernel_cpu", generator), "uniform_"),
     "__iadd__": _inplace(math.add, "__iadd__"),
     "__isub__": _inplace(math.sub, "__isub__"),
     "__imul__": _inplace(math.mul, "__imul__"),

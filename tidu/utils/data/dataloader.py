@@ -21,7 +21,7 @@ class DataLoader:
             options, as in PyTorch).
         collate_fn: merges a list of samples (default ``default_collate``).
         drop_last: drop the last batch when it is smaller than ``batch_size``.
-        generator: a ``numpy.random.Generator`` for the shuffled order.
+        generator: a ``tidu.Generator`` (or ``numpy.random.Generator``) for the shuffled order.
         num_workers: accepted for compatibility; loading always runs in this process.
 
     A ``TensorDataset`` with the default collate is batched by one gather per tensor, not

@@ -8,18 +8,26 @@ from typing import Any
 import numpy as np
 
 
-def permutation(n: int, generator: Any = None) -> np.ndarray:
-    """A random permutation of ``range(n)`` from ``generator`` (a ``numpy.random.Generator``)
-    or, when it is ``None``, from tidu's global generator (``tidu.manual_seed``)."""
-    if generator is None:
-        from ...ops.creation import generator as global_generator
+def stream(generator: Any) -> np.random.Generator:
+    """The numpy stream of ``generator``: a ``tidu.Generator``'s, a ``numpy.random.Generator``
+    itself, or tidu's default one (``None``; ``tidu.manual_seed``)."""
+    from ...ops.creation import Generator, default_generator
 
-        generator = global_generator()
+    if generator is None:
+        return default_generator.rng
+    if isinstance(generator, Generator):
+        return generator.rng
     if not hasattr(generator, "permutation"):
         raise TypeError(
-            f"generator must be a numpy.random.Generator (or None for tidu's), got {type(generator).__name__}"
+            f"generator must be a tidu.Generator or a numpy.random.Generator (or None for tidu's), "
+            f"got {type(generator).__name__}"
         )
-    return generator.permutation(n)
+    return generator
+
+
+def permutation(n: int, generator: Any = None) -> np.ndarray:
+    """A random permutation of ``range(n)`` from ``generator`` (see ``stream``)."""
+    return stream(generator).permutation(n)
 
 
 class Sampler:
@@ -86,13 +94,7 @@ class RandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         if self.replacement:
-            if self.generator is None:
-                from ...ops.creation import generator as global_generator
-
-                rng = global_generator()
-            else:
-                rng = self.generator
-            return iter(rng.integers(0, n, size=self.num_samples).tolist())
+            return iter(stream(self.generator).integers(0, n, size=self.num_samples).tolist())
         reps = -(-self.num_samples // n) if n else 0
         order = np.concatenate([permutation(n, self.generator) for _ in range(reps)] or [np.empty(0, np.int64)])
         return iter(order[: self.num_samples].tolist())
