@@ -330,3 +330,39 @@ def test_randperm_and_loaders_take_a_generator_like_torch() -> None:
         loader = tidu.utils.data.DataLoader(dataset, batch_size=8, shuffle=True, generator=tidu.Generator().manual_seed(1))
         orders.append(next(iter(loader))[0].tolist())
     assert orders[0] == orders[1] and sorted(orders[0]) == list(range(8))
+
+
+def test_bernoulli_and_multinomial_draw_like_torch() -> None:
+    """Frequencies, shapes and dtypes as PyTorch's, reproducible with a generator."""
+    probs = [0.1, 0.5, 0.9]
+    draws = tidu.bernoulli(tidu.tensor(probs).expand(20000, 3), generator=tidu.Generator().manual_seed(0))
+    assert draws.dtype is tidu.float32 and set(np.unique(draws.numpy())) <= {0.0, 1.0}
+    np.testing.assert_allclose(draws.mean(0).numpy(), probs, atol=0.02)
+    assert tidu.tensor([0.0, 1.0]).bernoulli().tolist() == [0.0, 1.0]
+    weights = tidu.tensor([[1.0, 0.0, 3.0], [0.0, 2.0, 2.0]])
+    counts = np.zeros((2, 3))
+    samples = tidu.multinomial(weights, 8000, replacement=True, generator=tidu.Generator().manual_seed(1))
+    assert samples.shape == (2, 8000) and samples.dtype is tidu.int64
+    for row in range(2):
+        counts[row] = np.bincount(samples[row].numpy(), minlength=3) / 8000
+    np.testing.assert_allclose(counts, [[0.25, 0.0, 0.75], [0.0, 0.5, 0.5]], atol=0.02)
+    no_repeats = weights[0].multinomial(2)
+    assert sorted(no_repeats.tolist()) == [0, 2] and tuple(tidu.multinomial(weights[1], 1).shape) == (1,)
+    g = tidu.Generator().manual_seed(4)
+    first = tidu.multinomial(weights, 3, True, generator=g).tolist()
+    assert tidu.multinomial(weights, 3, True, generator=g.manual_seed(4)).tolist() == first
+
+
+@pytest.mark.parametrize("call", [
+    "L.bernoulli(L.tensor([0.5, 1.5]))", "L.multinomial(L.tensor([1.0, 2.0]), 3)",
+    "L.multinomial(L.tensor([-1.0, 2.0]), 1)", "L.multinomial(L.tensor([0.0, 0.0]), 1)",
+    "L.multinomial(L.ones(2, 2, 2), 1)", "L.bernoulli(L.tensor([1, 0]))", "L.multinomial(L.tensor([1, 2]), 1)",
+    "L.multinomial(L.tensor([1.0, 2.0]), 0)",
+])
+def test_bernoulli_and_multinomial_errors_match_torch(call: str) -> None:
+    errors = []
+    for lib in (torch, tidu):
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
+            eval(call, {"L": lib})  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value).split("  (Could")[0]))
+    assert errors[1] == errors[0]

@@ -20,7 +20,7 @@ from ..tensor import Tensor, placed
 
 __all__ = [
     "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace",
-    "Generator", "default_generator", "initial_seed", "manual_seed", "ones", "ones_like", "rand", "rand_like",
+    "Generator", "bernoulli", "default_generator", "initial_seed", "manual_seed", "multinomial", "ones", "ones_like", "rand", "rand_like",
     "randint", "randn", "randn_like", "randperm", "seed",
     "set_printoptions", "tensor", "zeros", "zeros_like",
 ]
@@ -461,6 +461,55 @@ def seed() -> int:
     return default_generator.seed()
 
 
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:  # noqa: A002
+    """0 or 1 for each entry, 1 with the entry's probability (or ``p`` for every entry), in
+    ``input``'s floating-point dtype and on its device; not differentiable.
+
+    >>> import tidu
+    >>> tidu.bernoulli(tidu.tensor([0.0, 1.0]))
+    tensor([0., 1.])
+    """
+    if not input.dtype.is_floating_point:
+        raise dtypes.not_implemented("bernoulli_tensor_cpu_p_", input.dtype)
+    probs = np.full(tuple(input.shape), float(p)) if p is not None else input.detach().cpu().numpy()
+    if not ((probs >= 0) & (probs <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    draws = _stream(generator).random(probs.shape) < probs
+    return _make(draws.astype(input.dtype.np), input.dtype, input.device, False)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
+                generator: Any = None) -> Tensor:
+    """Indices drawn from the categorical distribution each row of ``input`` weights (1-D or 2-D,
+    non-negative, not necessarily normalized): ``num_samples`` a row, with or without
+    replacement; int64, not differentiable.
+
+    >>> import tidu
+    >>> tidu.multinomial(tidu.tensor([0.0, 1.0, 0.0]), 2, replacement=True)
+    tensor([1, 1])
+    """
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{dtypes.TORCH_NAMES[input.dtype.name]}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    weights = input.detach().cpu().numpy().astype(np.float64).reshape(-1, input.shape[-1])
+    if not replacement and num_samples > weights.shape[1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    totals = weights.sum(axis=1)
+    if (totals <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    stream = _stream(generator)
+    rows = [stream.choice(weights.shape[1], num_samples, replace=replacement, p=row / total)
+            for row, total in zip(weights, totals)]
+    out = np.stack(rows).astype(np.int64).reshape((*input.shape[:-1], num_samples))
+    return _make(out, dtypes.int64, input.device, False)
+
+
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0..n-1`` (int64 by default).
@@ -581,3 +630,5 @@ TENSOR_METHODS = {
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "element_size": lambda self: self.dtype.itemsize,
 }
+# methods that draw from a tensor's values (not a ``Var``'s, inside ``vmap``)
+RANDOM_METHODS = {"bernoulli": bernoulli, "multinomial": multinomial}

@@ -252,6 +252,7 @@ def _var_detach(self: Var) -> Var:
 
 TENSOR_ONLY = {
     **metadata.TENSOR_METHODS,
+    **creation.RANDOM_METHODS,
     "backward": _backward,
     **INPLACE,
     "contiguous": _contiguous,
