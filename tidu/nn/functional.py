@@ -353,9 +353,7 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:  # noqa: A002
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
     oh, ow = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
     h, w = input.shape[-2], input.shape[-1]
-    oh, ow = h if oh is None else oh, w if ow is None else ow
-    out = input if oh == h else ops.matmul(_adaptive_mean(h, oh, input), input)
-    return out if ow == w else ops.matmul(out, _adaptive_mean(w, ow, input).t())
+    return _adaptive_avg_pool_nd(input, (h if oh is None else oh, w if ow is None else ow))
 
 
 def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:  # noqa: A002
@@ -369,8 +367,7 @@ def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:  # noqa: A002
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
                            "'self' (while checking arguments for adaptive_avg_pool1d)")
     size = output_size if isinstance(output_size, int) else tuple(output_size)[0]
-    length = input.shape[-1]
-    return input if size == length else ops.matmul(input, _adaptive_mean(length, size, input).t())
+    return _adaptive_avg_pool_nd(input, (size,))
 
 
 _INTERPOLATING = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
@@ -426,8 +423,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     else:
         raise ValueError("either size or scale_factor should be defined")
     if mode == "area":
-        return adaptive_avg_pool1d(input, out_sizes) if spatial == 1 else adaptive_avg_pool2d(input, out_sizes) \
-            if spatial == 2 else _adaptive_avg_pool_nd(input, out_sizes)
+        return _adaptive_avg_pool_nd(input, out_sizes)
     out = input
     for axis, (n_in, n_out, scale) in enumerate(zip(in_sizes, out_sizes, scales)):
         out = _resample(out, axis + 2, n_in, n_out, scale, mode, bool(align_corners))
@@ -435,11 +431,19 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
 
 
 def _adaptive_avg_pool_nd(input: Any, out_sizes: tuple[int, ...]) -> Any:  # noqa: A002
+    """Adaptive average pooling of the last ``len(out_sizes)`` dims: one product with an averaging
+    matrix a dim whose size changes (the last dim from the right, the others from the left)."""
     out = input
-    for axis, n_out in enumerate(out_sizes):
-        n_in = input.shape[axis + 2]
-        if n_in != n_out:
-            out = ops.movedim(ops.matmul(_adaptive_mean(n_in, n_out, out), ops.movedim(out, axis + 2, -2)), -2, axis + 2)
+    first = input.ndim - len(out_sizes)
+    for axis, n_out in enumerate(out_sizes, first):
+        n_in = input.shape[axis]
+        if n_in == n_out:
+            continue
+        pool = _adaptive_mean(n_in, n_out, out)
+        if axis == input.ndim - 1:
+            out = ops.matmul(out, pool.t())
+        else:
+            out = ops.movedim(ops.matmul(pool, ops.movedim(out, axis, -2)), -2, axis)
     return out
 
 

@@ -79,8 +79,7 @@ def kept_constant(value: Any, dtype: dtypes.dtype, like: Any, shape: tuple[int, 
             cached = Tensor(cached._buf, dtype, device=cached._device)
         if len(_KEPT_CONSTANTS) >= 256:
             _KEPT_CONSTANTS.clear()
-        _KEPT_CONSTANTS[key] = cached
-        KEPT[id(cached)] = cached
+        _KEPT_CONSTANTS[key] = kept(cached)
     return cached
 
 

@@ -432,7 +432,8 @@ def _stream(generator: Any) -> np.random.Generator:
         return generator.rng
     if isinstance(generator, np.random.Generator):
         return generator
-    raise TypeError(f"generator must be a tidu.Generator (or a numpy Generator), not {type(generator).__name__}")
+    raise TypeError(f"generator must be a tidu.Generator or a numpy.random.Generator (or None for tidu's), "
+                    f"not {type(generator).__name__}")
 
 
 def manual_seed(seed: int) -> Generator:

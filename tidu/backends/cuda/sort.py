@@ -12,7 +12,7 @@ from ..cpu.sort import argsort_axis as host_argsort
 from .copy import contiguous
 from .launch import Kernel
 from .memory import CudaArray
-from .strided import numba_name
+from .strided import numba_name, permuted
 
 RANK_LIMIT = 8192
 
@@ -45,7 +45,9 @@ def argsort_axis(x: CudaArray, axis: int, descending: bool) -> CudaArray:
     n = x.shape[axis]
     if n > RANK_LIMIT:
         return CudaArray.from_host(host_argsort(x.copy_to_host(), axis, descending))
-    moved = contiguous(_move_last(x, axis))
+    last = x.ndim - 1
+    order = [d for d in range(x.ndim) if d != axis] + [axis]
+    moved = contiguous(x) if axis == last else permuted(x, order)
     out = CudaArray.empty(moved.shape, np.int64)
     rows = moved.size // n if n else 0
     if rows:
@@ -55,15 +57,4 @@ def argsort_axis(x: CudaArray, axis: int, descending: bool) -> CudaArray:
             kernel = _kernels[x.dtype] = Kernel(_rank, sig)
         kernel(rows * n, moved.view((moved.size,), (x.dtype.itemsize,)), out.view((out.size,), (8,)), rows, n,
                descending)
-    return _move_back(out, axis)
-
-
-def _move_last(x: CudaArray, axis: int) -> CudaArray:
-    order = [d for d in range(x.ndim) if d != axis] + [axis]
-    return x.view(tuple(x.shape[d] for d in order), tuple(x.strides[d] for d in order))
-
-
-def _move_back(x: CudaArray, axis: int) -> CudaArray:
-    order = list(range(x.ndim - 1))
-    order.insert(axis, x.ndim - 1)
-    return contiguous(x.view(tuple(x.shape[d] for d in order), tuple(x.strides[d] for d in order)))
+    return out if axis == last else permuted(out, [order.index(d) for d in range(x.ndim)])

@@ -9,20 +9,10 @@ import numpy as np
 
 
 def stream(generator: Any) -> np.random.Generator:
-    """The numpy stream of ``generator``: a ``tidu.Generator``'s, a ``numpy.random.Generator``
-    itself, or tidu's default one (``None``; ``tidu.manual_seed``)."""
-    from ...ops.creation import Generator, default_generator
+    """The numpy stream of ``generator`` (``tidu.ops.creation._stream``)."""
+    from ...ops.creation import _stream
 
-    if generator is None:
-        return default_generator.rng
-    if isinstance(generator, Generator):
-        return generator.rng
-    if not hasattr(generator, "permutation"):
-        raise TypeError(
-            f"generator must be a tidu.Generator or a numpy.random.Generator (or None for tidu's), "
-            f"got {type(generator).__name__}"
-        )
-    return generator
+    return _stream(generator)
 
 
 def permutation(n: int, generator: Any = None) -> np.ndarray:
