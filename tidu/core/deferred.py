@@ -39,7 +39,9 @@ FUSE_AFTER = 3  # a structure fuses on its third flush
 MAX_QUEUE = 32  # a longer queue fuses more per flush, at a longer compile per new structure
 MAX_PLANS = 512
 
-PENDING: list[tuple] = []  # (app, impl, params, in_slots, out_slot); a list object never rebound
+# the queue, appended to by ``dispatch._defer`` under ``_lock`` (which flushes at ``MAX_QUEUE``
+# entries); the lists, dict and set are never rebound
+PENDING: list[tuple] = []  # (app, impl, params, in_slots, out_slot)
 _slots: list[Any] = []  # the arrays the queue reads and writes
 _index: dict[int, int] = {}  # id(array) -> slot
 _structure: list[Any] = []  # the cache key: (app.uid, in_slots) per entry, the layout of each outside array
@@ -66,27 +68,6 @@ def queueable(app: Any) -> bool:
     if kind == "convert_element_type":
         return out.dtype.is_floating_point
     return kind in ("select", "fn")
-
-
-def enqueue(app: Any, impl: Callable[..., Any], params: dict[str, Any], arrays: Sequence[Any], out: Any) -> None:
-    """Queue ``impl(*arrays, **params)`` to be written into the preallocated array ``out``
-    (``arrays`` must not be exposed: ``reads_exposed``). The caller holds ``_lock`` and flushes
-    once the queue holds ``MAX_QUEUE`` entries."""
-    index, slots = _index, _slots
-    ins = []
-    for a in arrays:
-        slot = index.get(id(a))
-        if slot is None:
-            slot = index[id(a)] = len(slots)
-            slots.append(a)
-            _structure.append(fusion.layout_of(a))
-        ins.append(slot)
-    slot = index[id(out)] = len(slots)
-    slots.append(out)
-    _pending_ids.add(id(out))
-    in_slots = tuple(ins)
-    _structure.append((app._uid, in_slots))  # numbered by dispatch._application
-    PENDING.append((app, impl, params, in_slots, slot))
 
 
 def flush() -> None:

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from ..backends.cpu.fusion import layout_of
 from ..backends.layout import storage
 from ..eager import Trace
-from ..tensor import SHORT_PATH_TYPES, Tensor, ViewInfo, wrap
+from ..tensor import SHORT_PATH_TYPES, Tensor, VersionCounter, ViewInfo, wrap
 from . import deferred, grad_mode, groups, programs
 from .device import CPU, CUDA
 from .groups import GroupTrace
@@ -182,7 +183,7 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
         defer = entry[3] = _deferral(prim, {}, entry)
     if not defer or not deferred.ENABLED:
         return _call(prim, args, _NO_PARAMS, entry)
-    grad_on = grad_mode._state.enabled
+    grad_on = _grad_state.enabled
     if grad_on:  # _refresh_stale written out: this is every elementwise op's path
         for t in args:
             if t._view is not None and t._view.version != t._version.value:
@@ -191,6 +192,9 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
     if deferred._exposed and deferred.reads_exposed(arrays):
         return _call(prim, args, _NO_PARAMS, entry)
     return _defer(prim, entry, defer, args, arrays, _NO_PARAMS, grad_on)
+
+
+_grad_state = grad_mode._state  # never rebound
 
 
 _NO_PARAMS: dict[str, Any] = {}
@@ -378,13 +382,40 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) 
 def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arrays: list[Any],
            params: dict[str, Any], grad_on: bool) -> Tensor:
     """A deferred call (tidu/core/deferred.py): its output allocated, its work queued and, when an
-    input requires grad, the call recorded in the open group (tidu/core/groups.py)."""
+    input requires grad, the call recorded in the open group (tidu/core/groups.py). ``arrays``
+    must not be exposed (``deferred.reads_exposed``).
+
+    Every elementwise op on floating-point tensors comes here, so ``wrap`` and the queue's
+    append are written out (a call each cost W1 0.1 µs an op)."""
     impl, shape, np_dtype, dtype, out_device = defer
     out = np.empty(shape, np_dtype) if out_device is CPU else CudaArray.empty(shape, np_dtype)
-    t = wrap(out, dtype, out_device)
+    t = _new(Tensor)
+    t._buf = out
+    t._dtype = dtype
+    t._requires_grad = t._retains_grad = False
+    t._grad = t._key = t._trace = t._view = t._hooks = None
+    t._version = counter = _new(VersionCounter)
+    counter.value = 0
+    t._device = out_device
     app = entry[2]
     with deferred._lock:  # one hold for queueing and recording (a group is per queue)
-        deferred.enqueue(app, impl, params, arrays, out)
+        # the queue's entry (deferred.PENDING): each array's slot, and the structure that keys the fused plan
+        index, slots, structure = deferred._index, deferred._slots, deferred._structure
+        ins = []
+        for a in arrays:
+            slot = index.get(id(a))
+            if slot is None:
+                slot = index[id(a)] = len(slots)
+                slots.append(a)
+                structure.append(layout_of(a))
+            ins.append(slot)
+        slot = index[id(out)] = len(slots)
+        slots.append(out)
+        deferred._pending_ids.add(id(out))
+        in_slots = tuple(ins)
+        structure.append((app._uid, in_slots))  # numbered by ``_application``
+        pending = deferred.PENDING
+        pending.append((app, impl, params, in_slots, slot))
         if grad_on and not prim.nondiff:
             for a in args:
                 if a._requires_grad:
@@ -393,7 +424,7 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
                     else:
                         _record(prim, args, params, entry, [t])
                     break
-    if len(deferred.PENDING) >= deferred.MAX_QUEUE:
+    if len(pending) >= deferred.MAX_QUEUE:
         deferred.flush()
     return t
 

@@ -16,6 +16,7 @@ from ..tensor import SHORT_PATH_TYPES, Tensor
 from ._operands import (
     broadcast_shapes,
     broadcast_to,
+    constant,
     convert,
     float_operand,
     is_value,
@@ -63,6 +64,14 @@ def _no_bool(x: Any, op: str, kernel: str) -> None:
 def _binary(prim: Any, input: Any, other: Any, op: str, float_only: bool = False) -> Any:  # noqa: A002
     """``prim`` on two operands with PyTorch's promotion and broadcasting; the common cases
     (``same_or_scalar``) go straight to ``bind_same``."""
+    if type(input) is Tensor:  # the commonest cases of ``same_or_scalar`` written out (W1: 0.3 µs an op)
+        kind = type(other)
+        if kind is Tensor:
+            if (input._dtype is other._dtype and input._device is other._device
+                    and input._buf.shape == other._buf.shape and (input._dtype.is_floating_point or not float_only)):
+                return bind_same(prim, (input, other))
+        elif kind is float and input._dtype.is_floating_point:
+            return bind_same(prim, (input, constant(other, input._dtype, input, input._buf.shape)))
     same = same_or_scalar(input, other, float_only)
     if same is not None:
         return bind_same(prim, same)
