@@ -51,8 +51,11 @@ from .tensor import Size, Tensor
 
 _methods.install()
 
-from . import autograd, cuda, func, nn, optim, train, utils  # noqa: E402
+from . import autograd, cuda, func, linalg, nn, optim, train, utils  # noqa: E402
 from .func import linear_transpose, linearize  # noqa: E402
+from .linalg import _cross as cross  # noqa: E402
+
+Tensor.cross = cross  # type: ignore[attr-defined]
 from .serialization import load, save  # noqa: E402
 
 float = float32  # noqa: A001

@@ -334,3 +334,60 @@ def test_batched_products_take_the_product_short_path(device: str, monkeypatch: 
             np.testing.assert_allclose(t.grad.cpu().numpy(), r.grad.numpy(), rtol=1e-10, atol=1e-12)
     with pytest.raises(RuntimeError, match=r"cannot be multiplied \(6x4 and 5x4\)"):
         tidu.tensor(xs, device=device) @ tidu.tensor(ws, device=device)
+
+
+# --- products with an added term, and the other contractions ---------------------------------------
+PRODUCT_CASES: dict[str, tuple[Callable, list]] = {
+    "addmm": (lambda L: lambda i, a, b: L.addmm(i, a, b, beta=0.5, alpha=2), [(3,), (2, 4), (4, 3)]),
+    "addmm-matrix": (lambda L: lambda i, a, b: i.addmm(a, b), [(2, 3), T(4, 2), (4, 3)]),
+    "addmv": (lambda L: lambda i, a, v: L.addmv(i, a, v, alpha=3), [(2,), (2, 4), (4,)]),
+    "baddbmm": (lambda L: lambda i, a, b: L.baddbmm(i, a, b, beta=2), [(1, 3), (5, 2, 4), (5, 4, 3)]),
+    "addbmm": (lambda L: lambda i, a, b: i.addbmm(a, b, alpha=0.5), [(2, 3), (5, 2, 4), (5, 4, 3)]),
+    "mv": (lambda L: lambda a, v: a.mv(v), [(2, 4), (4,)]),
+    "tensordot": (lambda L: lambda a, b: L.tensordot(a, b), [(2, 3, 4), (3, 4, 5)]),
+    "tensordot-lists": (lambda L: lambda a, b: L.tensordot(a, b, dims=([0, 2], [2, 0])), [(2, 3, 4), (4, 5, 2)]),
+    "tensordot-outer": (lambda L: lambda a, b: L.tensordot(a, b, dims=0), [(2, 3), (4,)]),
+    "inner": (lambda L: lambda a, b: L.inner(a, b), [(2, 3), (4, 5, 3)]),
+    "inner-0d": (lambda L: lambda a, b: a.inner(b), [(2, 3), ()]),
+    "kron": (lambda L: lambda a, b: L.kron(a, b), [(2, 3), (4,)]),
+    "kron-3d": (lambda L: lambda a, b: a.kron(b), [(2, 1, 3), (2, 2)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(PRODUCT_CASES))
+def test_products_with_added_terms_match_torch(name: str, dtype: str) -> None:
+    make, shapes = PRODUCT_CASES[name]
+    run_both(make(tidu), make(torch), [s if isinstance(s, Arg) else Arg(s) for s in shapes], dtype)
+
+
+def test_addmm_ignores_input_when_beta_is_zero_and_scales_integers_as_integers() -> None:
+    for L in (torch, tidu):  # noqa: N806 - the library
+        out = L.addmm(L.full((2, 2), float("nan")), L.ones(2, 3), L.ones(3, 2), beta=0)
+        np.testing.assert_array_equal(out.numpy(), np.full((2, 2), 3.0))
+        ints = L.addmm(L.ones(2, 2, dtype=L.int64), L.ones(2, 2, dtype=L.int64), L.ones(2, 2, dtype=L.int64),
+                       alpha=2.7, beta=3)
+        assert ints.dtype is L.int64
+        np.testing.assert_array_equal(ints.numpy(), np.full((2, 2), 7))
+        np.testing.assert_array_equal(L.kron(L.tensor([1, 2]), L.tensor([1, 10])).numpy(), [1, 10, 2, 20])
+
+
+@pytest.mark.parametrize("call", [
+    "L.addmm(L.zeros(2, 3), L.ones(2, 2), L.ones(3, 3))",
+    "L.addmm(L.zeros(2, 5), L.ones(2, 2), L.ones(2, 3))", "L.mv(L.ones(2, 3), L.ones(2))",
+    "L.tensordot(L.ones(2, 3), L.ones(4, 3), dims=([1], [0]))", "L.tensordot(L.ones(2), L.ones(2), dims=-1)",
+    "L.tensordot(L.ones(2, 3), L.ones(3, 2), dims=([0, 1], [1]))",
+    "L.inner(L.ones(2, 3), L.ones(2))", "L.baddbmm(L.zeros(1), L.ones(2, 2, 3), L.ones(3, 3, 2))",
+])
+def test_product_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1][0] is errors[0][0], errors
+    assert errors[1][1] == errors[0][1] or call in _PRODUCT_MESSAGE_DIFFERS, errors
+
+
+# PyTorch's message names a different internal check (tidu's names the shapes)
+_PRODUCT_MESSAGE_DIFFERS = {"L.inner(L.ones(2, 3), L.ones(2))"}

@@ -16,7 +16,8 @@ from ..tensor import SHORT_PATH_TYPES
 from ._operands import broadcast_shapes, broadcast_to, is_value
 from .shape import reshape, squeeze, unsqueeze
 
-__all__ = ["bmm", "dot", "einsum", "matmul", "mm", "outer"]
+__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "dot", "einsum", "inner", "kron", "matmul", "mm", "mv",
+           "outer", "tensordot"]
 
 # PyTorch's messages name the C types
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
@@ -380,7 +381,154 @@ def einsum(equation: str, *operands: Any) -> Any:
     return acc if perm == tuple(range(len(perm))) else bind(transpose_p, acc, permutation=perm)
 
 
+# --- products with an added term, and the other contractions -----------------------------------------
+def mv(input: Any, vec: Any) -> Any:  # noqa: A002
+    """Product of a matrix and a vector.
+
+    >>> import tidu
+    >>> tidu.mv(tidu.tensor([[1.0, 2.0]]), tidu.tensor([3.0, 4.0]))
+    tensor([11.])
+    """
+    _check_tensors("mv", input, vec)
+    if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else ''}), mat ({_fmt(input)}), "
+                           f"vec ({_fmt(vec)})")
+    return matmul(input, vec)
+
+
+def _scaled_sum(input: Any, product: Any, beta: Any, alpha: Any) -> Any:  # noqa: A002
+    """``beta * input + alpha * product``, with ``input`` broadcast to the product's shape and
+    ignored when ``beta`` is 0 (its NaNs too); integer results take the scales as integers."""
+    from . import math
+
+    size = tuple(product.shape)
+    broadcast_to(input, size)  # PyTorch's shape error even when beta is 0
+    if not product.dtype.is_floating_point:
+        beta, alpha = int(beta), int(alpha)
+    out = product if alpha == 1 else math.mul(product, alpha)
+    if beta == 0:
+        return out
+    return math.add(broadcast_to(input, size) if beta == 1 else math.mul(broadcast_to(input, size), beta), out)
+
+
+def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
+    """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast; ignored when ``beta`` is 0).
+
+    >>> import tidu
+    >>> tidu.addmm(tidu.ones(2), tidu.ones(1, 3), tidu.ones(3, 2), alpha=2)
+    tensor([[7., 7.]])
+    """
+    _check_tensors("addmm", input, mat1, mat2)
+    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+
+
+def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
+    """``beta * input + alpha * (mat @ vec)``.
+
+    >>> import tidu
+    >>> tidu.addmv(tidu.zeros(1), tidu.ones(1, 2), tidu.ones(2))
+    tensor([2.])
+    """
+    _check_tensors("addmv", input, mat, vec)
+    return _scaled_sum(input, mv(mat, vec), beta, alpha)
+
+
+def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
+    """``beta * input + alpha * bmm(batch1, batch2)``.
+
+    >>> import tidu
+    >>> tidu.baddbmm(tidu.zeros(1), tidu.ones(2, 1, 3), tidu.ones(2, 3, 1)).shape
+    tidu.Size([2, 1, 1])
+    """
+    _check_tensors("baddbmm", input, batch1, batch2)
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+
+
+def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``: one contraction over the batch and
+    the inner dim.
+
+    >>> import tidu
+    >>> tidu.addbmm(tidu.zeros(1, 1), tidu.ones(5, 1, 3), tidu.ones(5, 3, 1))
+    tensor([[15.]])
+    """
+    _check_tensors("addbmm", input, batch1, batch2)
+    bmm(batch1[:0], batch2[:0])  # bmm's checks, on empty batches
+    return _scaled_sum(input, tensordot(batch1, batch2, ([0, 2], [0, 1])), beta, alpha)
+
+
+def tensordot(a: Any, b: Any, dims: Any = 2) -> Any:
+    """Contract ``a``'s last ``dims`` dims with ``b``'s first ones, or the listed pairs
+    ``([a dims], [b dims])``; the result has ``a``'s free dims, then ``b``'s.
+
+    >>> import tidu
+    >>> tidu.tensordot(tidu.ones(2, 3), tidu.ones(3, 4), dims=1).shape
+    tidu.Size([2, 4])
+    """
+    _check_tensors("tensordot", a, b)
+    if isinstance(dims, int) or is_value(dims) and dims.ndim == 0:
+        n = int(dims)
+        if n < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={n}")
+        dims_a, dims_b = list(range(a.ndim - n, a.ndim)), list(range(n))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else [int(i) for i in d] for d in dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    from ..core.aval import wrap_dim
+
+    dims_a = [wrap_dim(d, a.ndim) for d in dims_a]
+    dims_b = [wrap_dim(d, b.ndim) for d in dims_b]
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
+                               f"and second has size {b.shape[db]} in dim {db}")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {dtypes.TORCH_NAMES[a.dtype.name]} but found "
+                           f"{dtypes.TORCH_NAMES[b.dtype.name]}")
+    return bind(dot_general, a, b, dimension_numbers=((tuple(dims_a), tuple(dims_b)), ((), ())))
+
+
+def inner(input: Any, other: Any) -> Any:  # noqa: A002
+    """Products summed over the last dims of both (a 0-d operand multiplies).
+
+    >>> import tidu
+    >>> tidu.inner(tidu.ones(2, 3), tidu.ones(4, 3)).shape
+    tidu.Size([2, 4])
+    """
+    _check_tensors("inner", input, other)
+    if input.ndim == 0 or other.ndim == 0:
+        from . import math
+
+        return math.mul(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def kron(input: Any, other: Any) -> Any:  # noqa: A002
+    """The Kronecker product: every element of ``input`` times all of ``other``, laid out in blocks
+    (the operands take leading ones to one number of dims).
+
+    >>> import tidu
+    >>> tidu.kron(tidu.tensor([1, 2]), tidu.tensor([1, 10]))
+    tensor([ 1, 10,  2, 20])
+    """
+    from . import math
+
+    _check_tensors("kron", input, other)
+    n = max(input.ndim, other.ndim)
+    a = reshape(input, (1,) * (n - input.ndim) + tuple(input.shape))
+    b = reshape(other, (1,) * (n - other.ndim) + tuple(other.shape))
+    # a's dims at even places, b's at odd ones: their product's blocks in row-major order
+    spread_a = reshape(a, tuple(v for s in a.shape for v in (s, 1)))
+    spread_b = reshape(b, tuple(v for s in b.shape for v in (1, s)))
+    return reshape(math.mul(spread_a, spread_b), tuple(x * y for x, y in zip(a.shape, b.shape)))
+
+
 METHODS = {
     "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul, "mm": mm,
-    "bmm": bmm, "dot": dot, "outer": outer,
+    "bmm": bmm, "dot": dot, "outer": outer, "mv": mv, "addmm": addmm, "addmv": addmv, "addbmm": addbmm,
+    "baddbmm": baddbmm, "inner": inner, "kron": kron,
 }

@@ -24,10 +24,24 @@ import numpy as np
 from ..core import dtypes
 from ..core.device import as_device
 from ..core.inplace import assign_, check_writable, mark
-from ..core.primitive import Var, bind
-from ..primitives import structural, transfer
+from ..core.primitive import Var
+from ..primitives import transfer
 from ..tensor import Tensor, placed
-from . import activation, conv, creation, indexing, linalg, math, metadata, reduce, shape
+from . import (
+    activation,
+    arrange,
+    conv,
+    creation,
+    diagonals,
+    indexing,
+    linalg,
+    math,
+    metadata,
+    pointwise,
+    reduce,
+    selection,
+    shape,
+)
 from ._operands import broadcast_to, convert
 
 
@@ -83,7 +97,7 @@ CONVERSIONS = {
     "type_as": lambda self, other: convert(self, other.dtype),
 }
 COMMON = {**CONVERSIONS}
-for _module in (conv, creation, indexing, linalg, activation, math, reduce, shape):
+for _module in (arrange, conv, creation, diagonals, indexing, linalg, activation, math, pointwise, reduce, selection, shape):
     COMMON.update(_module.METHODS)
 
 
@@ -163,6 +177,24 @@ def _random(self: Tensor, draw: Any, name: str, generator: Any = None) -> Any:
     return placed(draw(stream, self._buf.shape).astype(self.dtype.np), self.dtype, self._device)
 
 
+def _probability(p: Any, like: Tensor) -> Any:
+    """``bernoulli_``'s ``p``: a number, or a tensor broadcast to ``like``'s shape, on the host."""
+    return np.broadcast_to(p._host(), like._buf.shape) if isinstance(p, Tensor) else p
+
+
+# in-place forms of elementwise ops: ``x.exp_()`` is ``x.copy_(x.exp())``, recorded as such
+_SAME_SHAPE_INPLACE = (
+    "abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
+    "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sigmoid", "relu", "reciprocal",
+    "floor", "ceil", "round", "trunc", "frac", "sign", "square", "erf", "pow", "fmod", "remainder", "lerp",
+    "clamp_min", "clamp_max", "nan_to_num", "tril", "triu", "logit", "addcmul", "addcdiv", "hypot", "atan2",
+    "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "xlogy", "float_power", "deg2rad", "rad2deg", "sinc", "absolute", "negative",
+    "arcsin", "arccos", "arctan", "arctan2",
+)
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
 def _detach_(self: Tensor) -> Tensor:
     """Cut this tensor from the graph, in place (it becomes a leaf)."""
     if self._view is not None:
@@ -199,19 +231,25 @@ INPLACE = {
     "clamp_": _inplace(math.clamp, "clamp_"),
     "clip_": _inplace(math.clamp, "clip_"),
     "masked_fill_": _inplace(indexing.masked_fill, "masked_fill_"),
+    "bernoulli_": _inplace(lambda s, p=0.5, *, generator=None: _random(
+        s, lambda g, n: (g.random(n) < _probability(p, s)), "bernoulli_", generator), "bernoulli_"),
+    "exponential_": _inplace(lambda s, lambd=1.0, *, generator=None: _random(
+        s, lambda g, n: g.exponential(1.0 / lambd, n), "exponential_", generator), "exponential_"),
+    "log_normal_": _inplace(lambda s, mean=1.0, std=2.0, *, generator=None: _random(
+        s, lambda g, n: g.lognormal(mean, std, n), "log_normal_", generator), "log_normal_"),
+    "cauchy_": _inplace(lambda s, median=0.0, sigma=1.0, *, generator=None: _random(
+        s, lambda g, n: median + sigma * g.standard_cauchy(n), "cauchy_", generator), "cauchy_"),
+    "geometric_": _inplace(lambda s, p, *, generator=None: _random(
+        s, lambda g, n: g.geometric(p, n), "geometric_", generator), "geometric_"),
+    "scatter_": _inplace(selection.scatter, "scatter_"),
+    "scatter_add_": _inplace(indexing.scatter_add, "scatter_add_"),
+    "index_add_": _inplace(selection.index_add, "index_add_"),
+    "index_copy_": _inplace(selection.index_copy, "index_copy_"),
+    "index_fill_": _inplace(selection.index_fill, "index_fill_"),
     "detach_": _detach_,
 }
-
-
-def _clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
-    """A copy in new storage, recorded (its gradient is the identity).
-
-    >>> import tidu
-    >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
-    >>> x.clone()
-    tensor([1., 2.], grad_fn=<convert_element_type>)
-    """
-    return bind(structural.convert_element_type, self, new_dtype=self.dtype)
+INPLACE.update({f"{name}_": _inplace(COMMON[name], f"{name}_") for name in _SAME_SHAPE_INPLACE})
+INPLACE.update({f"{name}_": _inplace(COMMON[name], f"{name}_", cast=True) for name in _COMPARISONS})
 
 
 def _contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
@@ -225,7 +263,7 @@ def _contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     if self._data.flags.c_contiguous:
         return self
     if self._device.type == "cuda":
-        return _clone(self)
+        return shape.clone(self)
     return self.reshape(-1).reshape(tuple(self.shape))
 
 
@@ -268,7 +306,7 @@ VAR_ONLY = {
     "numel": lambda self: math_prod(self.aval.shape),
     "is_cuda": property(lambda self: self.aval.device == "cuda"),
 }
-BOTH = {"clone": _clone, **creation.TENSOR_METHODS}
+BOTH = {"clone": shape.clone, **creation.TENSOR_METHODS}
 
 
 def install() -> None:

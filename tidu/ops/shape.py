@@ -15,7 +15,7 @@ from ..core import dtypes
 from ..core.dispatch import bind_one
 from ..core.primitive import bind
 from ..primitives.slicing import slice_p
-from ..primitives.structural import broadcast_in_dim, rev
+from ..primitives.structural import broadcast_in_dim, convert_element_type, rev
 from ..primitives.structural import concatenate as concatenate_p
 from ..primitives.structural import reshape as reshape_p
 from ..primitives.structural import transpose as transpose_p
@@ -25,7 +25,7 @@ from ._operands import broadcast_to as _broadcast_to
 from ._operands import convert, is_value, wrap_dim, wrap_dims
 
 __all__ = [
-    "broadcast_to", "cat", "chunk", "concat", "concatenate", "expand", "flatten", "flip", "narrow", "permute",
+    "broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "expand", "flatten", "flip", "narrow", "permute",
     "repeat", "reshape", "roll", "split", "squeeze", "stack", "t", "transpose", "unflatten", "unsqueeze", "view",
     "select", "unbind", "movedim", "moveaxis", "swapaxes", "swapdims", "ravel", "broadcast_tensors",
 ]
@@ -370,6 +370,17 @@ def repeat(input: Any, *sizes: Any) -> Any:  # noqa: A002
         return _copy(x)
     x = bind(broadcast_in_dim, x, shape=interleaved, broadcast_dimensions=tuple(range(1, 2 * len(shape), 2)))
     return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def clone(input: Any, *, memory_format: Any = None) -> Any:  # noqa: A002
+    """A copy in new storage, recorded (its gradient is the identity).
+
+    >>> import tidu
+    >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> tidu.clone(x)
+    tensor([1., 2.], grad_fn=<convert_element_type>)
+    """
+    return bind(convert_element_type, input, new_dtype=input.dtype)
 
 
 def _copy(x: Any) -> Any:

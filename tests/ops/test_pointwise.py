@@ -1,0 +1,161 @@
+"""The composed elementwise functions against PyTorch: values and dtypes on special values (0,
+tiny, NaN, infinities), gradients to second order, integer promotion, in-place forms, errors."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import tidu
+from tests.test_torch_oracle import Arg, run_both
+
+_SPECIAL = np.array([0.0, -0.0, 0.3, 0.5, 1.0, -2.0, 1e-20, 5e-6, math.nan, math.inf, -math.inf, 0.999])
+_INTS = np.array([0, 1, 2, -3])
+
+
+def _same(ours: Any, ref: Any) -> None:
+    if isinstance(ref, bool):
+        assert ours is ref
+        return
+    assert str(ours.dtype).removeprefix("tidu.") == str(ref.dtype).removeprefix("torch.")
+    assert tuple(ours.shape) == tuple(ref.shape)
+    np.testing.assert_allclose(ours.detach().numpy(), ref.detach().numpy(), rtol=1e-6, atol=1e-7, equal_nan=True)
+
+
+_UNARY = ["logit", "sinc", "deg2rad", "rad2deg", "isinf", "isposinf", "isneginf", "absolute", "negative", "positive"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("name", _UNARY)
+def test_unary_values_match_torch(name: str, dtype: str) -> None:
+    data = _INTS if dtype == "int64" else _SPECIAL
+    _same(getattr(tidu, name)(tidu.tensor(data.astype(dtype))), getattr(torch, name)(torch.tensor(data.astype(dtype))))
+
+
+@pytest.mark.parametrize("lib_fn", [
+    lambda L: L.logit(L.tensor(_SPECIAL), 1e-6),
+    lambda L: L.tensor(_SPECIAL, dtype=L.float32).logit(0.25),
+    lambda L: L.xlogy(L.tensor(_SPECIAL), L.tensor(_SPECIAL[::-1].copy())),
+    lambda L: L.xlogy(2, L.tensor(_SPECIAL)),
+    lambda L: L.tensor(_SPECIAL).xlogy(3.0),
+    lambda L: L.xlogy(L.tensor(_INTS), L.tensor(_INTS)),
+    lambda L: L.float_power(L.tensor(_INTS), 2),
+    lambda L: L.tensor(_SPECIAL, dtype=L.float32).float_power(L.tensor(_INTS[:1])),
+    lambda L: L.fmax(L.tensor(_SPECIAL), L.tensor(_SPECIAL[::-1].copy())),
+    lambda L: L.tensor(_SPECIAL).fmin(L.tensor(_SPECIAL[::-1].copy())),
+    lambda L: L.fmax(L.tensor(_INTS), L.tensor(_INTS[::-1].copy())),
+    lambda L: L.fmin(L.tensor([1.0, math.nan]), L.tensor([[math.nan], [0.5]])),
+    lambda L: L.addcmul(L.tensor(_SPECIAL), L.tensor(_SPECIAL), L.tensor(_SPECIAL), value=0.5),
+    lambda L: L.addcmul(L.tensor(_INTS), L.tensor(_INTS), L.tensor(_INTS), value=2),
+    lambda L: L.tensor(_SPECIAL).addcdiv(L.tensor(_SPECIAL), L.tensor(_SPECIAL[::-1].copy()), value=2),
+    lambda L: L.isclose(L.tensor(_SPECIAL), L.tensor(_SPECIAL + 1e-9)),
+    lambda L: L.isclose(L.tensor(_SPECIAL), L.tensor(_SPECIAL), equal_nan=True),
+    lambda L: L.tensor(_INTS).isclose(L.tensor(_INTS + 1), atol=1),
+    lambda L: L.isclose(L.tensor([True, False]), L.tensor([True, True])),
+    lambda L: L.allclose(L.tensor(_SPECIAL), L.tensor(_SPECIAL), equal_nan=True),
+    lambda L: L.allclose(L.tensor(_SPECIAL), L.tensor(_SPECIAL)),
+    lambda L: L.equal(L.tensor(_INTS), L.tensor(_INTS.astype(float))),
+    lambda L: L.tensor(_INTS).equal(L.tensor(_INTS[:2])),
+    lambda L: L.true_divide(L.tensor(_INTS), 2),
+])
+def test_values_match_torch(lib_fn: Callable) -> None:
+    _same(lib_fn(tidu), lib_fn(torch))
+
+
+# name -> (lib -> fn, operand ranges)
+GRAD_CASES: dict[str, tuple[Callable, list]] = {
+    "logit": (lambda L: lambda x: L.logit(x), [Arg((5,), low=0.05, high=0.95)]),
+    "logit-eps": (lambda L: lambda x: x.logit(0.2), [Arg((6,), low=0.0, high=1.0)]),
+    "xlogy": (lambda L: lambda x, y: L.xlogy(x, y), [Arg((5,)), Arg((5,), low=0.1, high=3.0)]),
+    "sinc": (lambda L: lambda x: L.sinc(x), [Arg((6,))]),
+    "deg2rad": (lambda L: lambda x: x.deg2rad(), [Arg((3,))]),
+    "rad2deg": (lambda L: lambda x: L.rad2deg(x), [Arg((3,))]),
+    "fmax": (lambda L: lambda x, y: L.fmax(x, y), [Arg((2, 3)), Arg((3,))]),
+    "fmin": (lambda L: lambda x, y: L.fmin(x, y), [Arg((2, 3)), Arg((2, 1))]),
+    "addcmul": (lambda L: lambda a, b, c: L.addcmul(a, b, c, value=-2), [Arg((2, 3)), Arg((3,)), Arg((2, 1))]),
+    "addcdiv": (lambda L: lambda a, b, c: a.addcdiv(b, c, value=0.5), [Arg((2, 3)), Arg((3,)), Arg((2, 1), low=0.5, high=2.0)]),
+    "float_power": (lambda L: lambda a, b: L.float_power(a, b), [Arg((3,), 0.5, 2.0), Arg((3,))]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(GRAD_CASES))
+def test_gradients_match_torch(name: str, dtype: str) -> None:
+    make, args = GRAD_CASES[name]
+    run_both(make(tidu), make(torch), args, dtype)
+
+
+@pytest.mark.parametrize("name,fn,points", [
+    ("logit", lambda L, x: L.logit(x), [0.1, 0.5, 0.8]),
+    ("xlogy", lambda L, x: L.xlogy(x, x * x + 1), [0.0, 0.3, -1.5, 2.0]),
+    ("xlogy-zero-first", lambda L, x: L.xlogy(x * 0, x + 3), [0.3, -1.5]),
+    ("sinc", lambda L, x: L.sinc(x), [0.3, -1.5, 2.0, 1e-3]),
+    ("addcdiv", lambda L, x: L.addcdiv(x, x, x * x + 1, value=3), [0.0, 0.3, -1.5]),
+])
+def test_second_derivatives_match_torch(name: str, fn: Callable, points: list) -> None:
+    out = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor(points, dtype=L.float64, requires_grad=True)
+        (g,) = L.autograd.grad(fn(L, x).sum(), x, create_graph=True)
+        (h,) = L.autograd.grad(g.sum(), x)
+        out.append((g.detach().numpy(), h.numpy()))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-9)
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-7, atol=1e-9)
+
+
+def test_sinc_derivatives_at_zero_are_the_true_ones() -> None:
+    x = tidu.tensor([0.0, 1e-7, -3e-6], dtype=tidu.float64, requires_grad=True)
+    (g,) = tidu.autograd.grad(tidu.sinc(x).sum(), x, create_graph=True)
+    (h,) = tidu.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g.detach().numpy(), -(math.pi ** 2) / 3 * x.detach().numpy(), atol=1e-15)
+    np.testing.assert_allclose(h.numpy(), -(math.pi ** 2) / 3, rtol=1e-9)  # PyTorch's: NaN at 0
+    near = np.array([1e-5, 2e-5, 1e-4])
+    np.testing.assert_allclose(tidu.sinc(tidu.tensor(near)).numpy(), np.sinc(near), rtol=1e-15)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("exp_", ()), ("sigmoid_", ()), ("relu_", ()), ("tanh_", ()), ("abs_", ()), ("neg_", ()), ("square_", ()),
+    ("clamp_min_", (0.1,)), ("pow_", (2,)), ("lerp_", ("end", 0.3)), ("addcmul_", ("end", "end")),
+    ("logit_", (0.2,)), ("xlogy_", ("end",)), ("sinc_", ()), ("atan2_", ("end",)), ("tril_", ()), ("nan_to_num_", ()),
+])
+def test_in_place_forms_match_torch(name: str, args: tuple) -> None:
+    out = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        w = L.tensor([[0.5, -1.0], [2.0, 0.25]], dtype=L.float64, requires_grad=True)
+        end = L.tensor([[1.0, 2.0], [-0.5, 0.75]], dtype=L.float64)
+        x = w * 1.5
+        result = getattr(x, name)(*[end if a == "end" else a for a in args])
+        assert result is x
+        (x * L.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=L.float64)).sum().backward()
+        out.append((x.detach().numpy(), w.grad.numpy()))
+    np.testing.assert_allclose(out[1][0], out[0][0])
+    np.testing.assert_allclose(out[1][1], out[0][1])
+
+
+def test_in_place_comparisons_cast_to_the_tensor_dtype() -> None:
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor([1.0, 2.0, 3.0])
+        assert x.lt_(2.5) is x
+        np.testing.assert_array_equal(x.numpy(), [1.0, 1.0, 0.0])
+        n = L.tensor([1, 5])
+        n.ge_(L.tensor([2, 2]))
+        np.testing.assert_array_equal(n.numpy(), [0, 1])
+
+
+@pytest.mark.parametrize("call", [
+    "L.addcdiv(L.tensor([1]), L.tensor([1]), L.tensor([2]))", "L.positive(L.tensor([True]))",
+    "L.isclose(L.tensor([1]), L.tensor([1.0]))", "L.isclose(L.tensor([1.0]), L.tensor([1.0]), rtol=-1)",
+    "L.isclose(L.tensor([1.0]), L.tensor([1.0]), atol=-1)",
+])
+def test_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1] == errors[0]

@@ -1,0 +1,397 @@
+"""Arranging tensors: stacking (``hstack``, ``vstack``, ``dstack``, ``column_stack``, ``meshgrid``),
+splitting (``tensor_split``, ``hsplit``, ``vsplit``, ``dsplit``), tiling (``tile``,
+``repeat_interleave``), turning (``rot90``, ``fliplr``, ``flipud``) and ``diff``.
+
+All are composed from reshapes, concatenation, slices, flips and ``index_select``, so their
+gradients are those primitives'.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.aval import wrap_dim
+from ..tensor import Tensor
+from . import creation, indexing, math, shape
+
+__all__ = [
+    "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "diff", "dsplit", "dstack", "fliplr", "flipud",
+    "hsplit", "hstack", "meshgrid", "repeat_interleave", "rot90", "row_stack", "tensor_split", "tile", "vsplit",
+    "vstack",
+]
+
+
+def _at_least(tensors: tuple, lift: Any) -> Any:
+    """``lift`` of one tensor, or a tuple of ``lift`` of each (given as arguments or one sequence)."""
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        return lift(tensors[0])
+    items = tensors[0] if len(tensors) == 1 else tensors
+    return tuple(lift(t) for t in items)
+
+
+def _lift1(x: Any) -> Any:
+    return shape.reshape(x, (1,)) if x.ndim == 0 else x
+
+
+def _lift3(x: Any) -> Any:
+    if x.ndim == 0:
+        return shape.reshape(x, (1, 1, 1))
+    if x.ndim == 1:
+        return shape.reshape(x, (1, x.shape[0], 1))
+    if x.ndim == 2:
+        return shape.reshape(x, (*x.shape, 1))
+    return x
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """Each tensor with at least one dim (a 0-d one becomes ``(1,)``).
+
+    >>> import tidu
+    >>> tidu.atleast_1d(tidu.tensor(1.0))
+    tensor([1.])
+    """
+    return _at_least(tensors, _lift1)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """Each tensor with at least two dims (leading ones added).
+
+    >>> import tidu
+    >>> tidu.atleast_2d(tidu.tensor([1, 2])).shape
+    tidu.Size([1, 2])
+    """
+    return _at_least(tensors, lambda x: x if x.ndim >= 2 else shape.reshape(x, (1,) * (2 - x.ndim) + tuple(x.shape)))
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """Each tensor with at least three dims: ``(n,)`` becomes ``(1, n, 1)``, ``(m, n)`` becomes
+    ``(m, n, 1)``.
+
+    >>> import tidu
+    >>> tidu.atleast_3d(tidu.zeros(2, 3)).shape
+    tidu.Size([2, 3, 1])
+    """
+    return _at_least(tensors, _lift3)
+
+
+def _sequence(tensors: Any, name: str) -> list:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, list | tuple):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return list(tensors)
+
+
+def hstack(tensors: Any) -> Any:
+    """Concatenate along the columns: dim 1, or dim 0 if every tensor is 1-D (0-d ones count as 1-D).
+
+    >>> import tidu
+    >>> tidu.hstack([tidu.tensor([1, 2]), tidu.tensor([3])])
+    tensor([1, 2, 3])
+    """
+    items = [_lift1(t) for t in _sequence(tensors, "hstack")]
+    return shape.cat(items, 0 if all(t.ndim == 1 for t in items) else 1)
+
+
+def vstack(tensors: Any) -> Any:
+    """Concatenate along the rows (dim 0), 0-d and 1-D tensors taken as rows.
+
+    >>> import tidu
+    >>> tidu.vstack([tidu.tensor([1, 2]), tidu.tensor([3, 4])])
+    tensor([[1, 2],
+            [3, 4]])
+    """
+    return shape.cat(list(atleast_2d(_sequence(tensors, "vstack"))), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors: Any) -> Any:
+    """Concatenate along the depth (dim 2), after ``atleast_3d``.
+
+    >>> import tidu
+    >>> tidu.dstack([tidu.tensor([1, 2]), tidu.tensor([3, 4])])
+    tensor([[[1, 3],
+             [2, 4]]])
+    """
+    return shape.cat(list(atleast_3d(_sequence(tensors, "dstack"))), 2)
+
+
+def column_stack(tensors: Any) -> Any:
+    """Concatenate along dim 1, 0-d and 1-D tensors taken as columns.
+
+    >>> import tidu
+    >>> tidu.column_stack([tidu.tensor([1, 2]), tidu.tensor([3, 4])])
+    tensor([[1, 3],
+            [2, 4]])
+    """
+    items = [shape.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in _sequence(tensors, "column_stack")]
+    return shape.cat(items, 1)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
+    """Coordinate grids of 0-d or 1-D tensors, as broadcast views; ``indexing='ij'`` (the default,
+    with PyTorch's warning when not given) puts the first tensor along dim 0, ``'xy'`` along dim 1.
+
+    >>> import tidu
+    >>> x, y = tidu.meshgrid(tidu.tensor([1, 2]), tidu.tensor([3, 4, 5]), indexing="ij")
+    >>> x
+    tensor([[1, 1, 1],
+            [2, 2, 2]])
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    first = tensors[0]
+    for t in tensors[1:]:
+        if t.dtype is not first.dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if t.device != first.device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    sizes = [t.numel() for t in tensors]
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        order[0], order[1] = 1, 0
+    grid = tuple(sizes[i] for i in order)
+    out = []
+    for i, t in enumerate(tensors):
+        axis = order.index(i)
+        column = shape.reshape(t, tuple(s if d == axis else 1 for d, s in enumerate(grid)))
+        out.append(shape.expand(column, grid))
+    return tuple(out)
+
+
+def tile(input: Any, dims: Any) -> Any:  # noqa: A002
+    """``repeat`` with ``dims`` padded with leading ones to ``input``'s number of dims.
+
+    >>> import tidu
+    >>> tidu.tensor([[1, 2]]).tile((2,))
+    tensor([[1, 2, 1, 2]])
+    """
+    reps = [int(d) for d in (dims if isinstance(dims, list | tuple) else (dims,))]
+    reps = [1] * (input.ndim - len(reps)) + reps
+    return shape.repeat(input, *reps)
+
+
+def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *,  # noqa: A002
+                      output_size: int | None = None) -> Any:
+    """Each element (of the flattened input, or each slice along ``dim``) repeated ``repeats``
+    times (a number, or a tensor of one count per element). With only a tensor of counts,
+    ``repeat_interleave(counts)`` gives the indices ``0, 0, ..., 1, ...``.
+
+    >>> import tidu
+    >>> tidu.tensor([1, 2]).repeat_interleave(2)
+    tensor([1, 1, 2, 2])
+    >>> tidu.repeat_interleave(tidu.tensor([[1, 2], [3, 4]]), tidu.tensor([1, 2]), dim=0)
+    tensor([[1, 2],
+            [3, 4],
+            [3, 4]])
+    """
+    if repeats is None:
+        counts = input
+        if counts.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        input = creation.arange(counts.numel(), device=counts.device)  # noqa: A001
+        repeats = counts
+    if dim is None:
+        input = shape.reshape(input, (-1,))  # noqa: A001
+        d = 0
+    else:
+        d = wrap_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if isinstance(repeats, Tensor):
+        if repeats.dtype not in (dtypes.int32, dtypes.int64):
+            raise dtypes.not_implemented("repeat_interleave_cpu", repeats.dtype)
+        if repeats.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        counts = repeats._host().reshape(-1).astype(np.int64)
+        if counts.size == 1:
+            counts = np.full(n, counts[0])
+        elif counts.size != n:
+            raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{counts.size} and input.size({d}) = {n}")
+    else:
+        if int(repeats) < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        counts = np.full(n, int(repeats))
+    if (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    positions = np.repeat(np.arange(n), counts)
+    if output_size is not None and positions.size != output_size:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {positions.size} but got {output_size}")
+    if input.ndim == 0:
+        input = shape.reshape(input, (1,))  # noqa: A001
+    index = creation.tensor(positions, dtype=dtypes.int64, device=input.device)
+    return indexing.index_select(input, d, index)
+
+
+def tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple:  # noqa: A002
+    """Views of ``input`` split along ``dim``: into ``n`` nearly equal parts (the first
+    ``size % n`` one longer), or at the listed indices.
+
+    >>> import tidu
+    >>> [p.tolist() for p in tidu.arange(5).tensor_split(3)]
+    [[0, 1], [2, 3], [4]]
+    >>> [p.tolist() for p in tidu.arange(5).tensor_split([1, 4])]
+    [[0], [1, 2, 3], [4]]
+    """
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        spec = spec.tolist()
+    if isinstance(spec, int):
+        if spec <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
+        base, extra = divmod(size, spec)
+        bounds, start = [], 0
+        for i in range(spec):
+            start += base + (i < extra)
+            bounds.append(start)
+        bounds = bounds[:-1]
+    else:
+        bounds = [int(i) for i in spec]
+    edges = [0, *bounds, size]
+    pieces = []
+    for lo, hi in zip(edges, edges[1:]):
+        lo, hi = min(max(lo if lo >= 0 else lo + size, 0), size), min(max(hi if hi >= 0 else hi + size, 0), size)
+        pieces.append(shape._narrow(input, d, lo, max(hi, lo)))
+    return tuple(pieces)
+
+
+def _split_at(name: str, dim: int, min_dims: int, input: Any, sections: Any) -> tuple:  # noqa: A002
+    if input.ndim < min_dims:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor "
+                           f"with {input.ndim} dimensions!")
+    if isinstance(sections, int) and (sections == 0 or input.shape[dim] % sections):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                           f"{input.shape[dim]} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input: Any, indices_or_sections: Any) -> tuple:  # noqa: A002
+    """``tensor_split`` along dim 1 (dim 0 for a 1-D tensor); a number of sections must divide it.
+
+    >>> import tidu
+    >>> [p.shape for p in tidu.zeros(2, 4).hsplit(2)]
+    [tidu.Size([2, 2]), tidu.Size([2, 2])]
+    """
+    return _split_at("hsplit", 1 if input.ndim > 1 else 0, 1, input, indices_or_sections)
+
+
+def vsplit(input: Any, indices_or_sections: Any) -> tuple:  # noqa: A002
+    """``tensor_split`` along dim 0 of a tensor of at least 2 dims; a number of sections must divide it.
+
+    >>> import tidu
+    >>> [p.shape for p in tidu.zeros(4, 2).vsplit([1])]
+    [tidu.Size([1, 2]), tidu.Size([3, 2])]
+    """
+    return _split_at("vsplit", 0, 2, input, indices_or_sections)
+
+
+def dsplit(input: Any, indices_or_sections: Any) -> tuple:  # noqa: A002
+    """``tensor_split`` along dim 2 of a tensor of at least 3 dims; a number of sections must divide it.
+
+    >>> import tidu
+    >>> [p.shape for p in tidu.zeros(1, 1, 4).dsplit(2)]
+    [tidu.Size([1, 1, 2]), tidu.Size([1, 1, 2])]
+    """
+    return _split_at("dsplit", 2, 3, input, indices_or_sections)
+
+
+def rot90(input: Any, k: int = 1, dims: Any = (0, 1)) -> Any:  # noqa: A002
+    """Rotate by ``k`` quarter turns in the plane of ``dims``, from the first dim towards the second.
+
+    >>> import tidu
+    >>> tidu.tensor([[1, 2], [3, 4]]).rot90()
+    tensor([[2, 4],
+            [1, 3]])
+    """
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    turns = k % 4
+    if turns == 1:
+        return shape.transpose(shape.flip(input, d1), d0, d1)
+    if turns == 2:
+        return shape.flip(input, d0, d1)
+    if turns == 3:
+        return shape.transpose(shape.flip(input, d0), d0, d1)
+    return shape._copy(input)
+
+
+def fliplr(input: Any) -> Any:  # noqa: A002
+    """Reverse the columns (dim 1) of a tensor of at least 2 dims.
+
+    >>> import tidu
+    >>> tidu.tensor([[1, 2]]).fliplr()
+    tensor([[2, 1]])
+    """
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return shape.flip(input, 1)
+
+
+def flipud(input: Any) -> Any:  # noqa: A002
+    """Reverse the rows (dim 0) of a tensor of at least 1 dim.
+
+    >>> import tidu
+    >>> tidu.tensor([1, 2]).flipud()
+    tensor([2, 1])
+    """
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return shape.flip(input, 0)
+
+
+def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Any:  # noqa: A002
+    """The ``n``-th forward difference along ``dim`` (``!=`` of neighbours for bool), after
+    concatenating ``prepend`` and ``append`` there.
+
+    >>> import tidu
+    >>> tidu.tensor([1, 4, 9, 16]).diff()
+    tensor([3, 5, 7])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input.ndim)
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = shape.cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        size = x.shape[d]
+        if size == 0:
+            break
+        later, earlier = shape._narrow(x, d, 1, size), shape._narrow(x, d, 0, size - 1)
+        x = math.ne(later, earlier) if x.dtype is dtypes.bool_ else math.sub(later, earlier)
+    return x
+
+
+METHODS = {
+    "tile": tile, "repeat_interleave": repeat_interleave, "tensor_split": tensor_split, "hsplit": hsplit,
+    "vsplit": vsplit, "dsplit": dsplit, "rot90": rot90, "fliplr": fliplr, "flipud": flipud, "diff": diff,
+}

@@ -1,0 +1,280 @@
+"""Elementwise functions composed from the primitives: ``logit``, ``xlogy``, ``sinc``,
+``deg2rad``/``rad2deg``, ``float_power``, ``fmax``/``fmin``, ``addcmul``/``addcdiv``, the
+comparisons ``isinf``/``isposinf``/``isneginf``/``isclose``/``allclose``/``equal``, and PyTorch's
+other names (``absolute``, ``negative``, ``positive``, ``true_divide``).
+
+Their gradients come from the primitives they are made of; where a formula has a removable
+singularity (``sinc`` at 0, ``xlogy`` at ``x == 0``) the singular branch reads a safe operand, so
+``where`` passes no NaN into the gradient.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from typing import Any
+
+from ..core import dtypes
+from . import math, reduce
+from ._operands import constant, convert, is_value, operands
+
+__all__ = [
+    "absolute", "addcdiv", "addcmul", "allclose", "deg2rad", "equal", "float_power", "fmax", "fmin", "isclose",
+    "isinf", "isneginf", "isposinf", "logit", "negative", "positive", "rad2deg", "sinc", "true_divide", "xlogy",
+]
+
+absolute = math.abs
+negative = math.neg
+true_divide = math.div
+
+
+def positive(input: Any) -> Any:  # noqa: A002
+    """``input`` itself (``+input``); bool tensors raise, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.positive(tidu.tensor([-1, 2]))
+    tensor([-1,  2])
+    """
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def _floating(x: Any) -> Any:
+    """``x`` in the default float dtype if it is not floating-point (PyTorch's promotion for these)."""
+    return x if x.dtype.is_floating_point else convert(x, dtypes.get_default_dtype())
+
+
+def logit(input: Any, eps: float | None = None) -> Any:  # noqa: A002
+    """``log(x / (1 - x))``, with ``x`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given (its
+    gradient is then zero outside that range).
+
+    >>> import tidu
+    >>> tidu.logit(tidu.tensor([0.5, 0.75]))
+    tensor([0.0000, 1.0986])
+    """
+    x = _floating(input)
+    if eps is not None:
+        x = math.clamp(x, eps, 1 - eps)
+    return math.log(math.div(x, math.sub(1, x)))
+
+
+def xlogy(input: Any, other: Any) -> Any:  # noqa: A002
+    """``input * log(other)``, but 0 where ``input`` is 0 (unless ``other`` is NaN); either may be a
+    number.
+
+    >>> import tidu
+    >>> tidu.xlogy(tidu.tensor([0.0, 2.0]), tidu.tensor([0.0, 3.0]))
+    tensor([0.0000, 2.1972])
+    """
+    like = input if is_value(input) else other
+    dt = dtypes.result_type(input, other)
+    if not dt.is_floating_point:
+        dt = dtypes.get_default_dtype()
+    x = convert(input, dt) if is_value(input) else constant(input, dt, like, tuple(like.shape))
+    y = convert(other, dt) if is_value(other) else constant(other, dt, like, tuple(like.shape))
+    zero = math.eq(x, 0)
+    safe_y = math.where(zero, 1.0, y)  # log(1) = 0: no -inf times 0 in either direction
+    out = math.where(zero, 0.0, math.mul(x, math.log(safe_y)))
+    return math.where(math.isnan(y), y, out)
+
+
+def sinc(input: Any) -> Any:  # noqa: A002
+    """``sin(pi x) / (pi x)``, and 1 at 0.
+
+    Below ``|x| = 1e-5`` it is ``1 - (pi x)^2 / 6`` (the next term is under float64's rounding
+    there), so its derivatives at 0 are the true ones: 0, then ``-pi^2 / 3`` (PyTorch's second
+    derivative there is NaN).
+
+    >>> import tidu
+    >>> tidu.sinc(tidu.tensor([0.0, 0.5]))
+    tensor([1.0000, 0.6366])
+    """
+    x = _floating(input)
+    small = math.lt(math.abs(x), 1e-5)
+    scaled = math.mul(math.where(small, 1.0, x), pymath.pi)
+    near = math.sub(1.0, math.mul(math.square(math.mul(x, pymath.pi)), 1 / 6))
+    return math.where(small, near, math.div(math.sin(scaled), scaled))
+
+
+def deg2rad(input: Any) -> Any:  # noqa: A002
+    """Degrees to radians.
+
+    >>> import tidu
+    >>> tidu.deg2rad(tidu.tensor([180.0]))
+    tensor([3.1416])
+    """
+    return math.mul(_floating(input), pymath.pi / 180)
+
+
+def rad2deg(input: Any) -> Any:  # noqa: A002
+    """Radians to degrees.
+
+    >>> import tidu
+    >>> tidu.rad2deg(tidu.tensor([3.141592653589793]))
+    tensor([180.])
+    """
+    return math.mul(_floating(input), 180 / pymath.pi)
+
+
+def float_power(input: Any, exponent: Any) -> Any:  # noqa: A002
+    """``input ** exponent`` in float64 (both are converted first).
+
+    >>> import tidu
+    >>> tidu.float_power(tidu.tensor([2]), 3)
+    tensor([8.], dtype=tidu.float64)
+    """
+    base = convert(input, dtypes.float64) if is_value(input) else float(input)
+    power = convert(exponent, dtypes.float64) if is_value(exponent) else float(exponent)
+    return math.pow(base, power)
+
+
+def _nan_ignoring(pick: Any, name: str, input: Any, other: Any) -> Any:  # noqa: A002
+    if not (is_value(input) and is_value(other)):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor")
+    if not dtypes.result_type(input, other).is_floating_point:
+        return (math.maximum if name == "fmax" else math.minimum)(input, other)
+    a, b = operands(input, other, op=name)
+    take_a = math.logical_or(pick(a, b), math.isnan(b))
+    return math.where(take_a, a, b)
+
+
+def fmax(input: Any, other: Any) -> Any:  # noqa: A002
+    """Elementwise maximum that ignores NaN (NaN only where both are); at ties ``input`` gets the
+    gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.fmax(tidu.tensor([1.0, float("nan")]), tidu.tensor([float("nan"), 2.0]))
+    tensor([1., 2.])
+    """
+    return _nan_ignoring(math.ge, "fmax", input, other)
+
+
+def fmin(input: Any, other: Any) -> Any:  # noqa: A002
+    """Elementwise minimum that ignores NaN (NaN only where both are); at ties ``input`` gets the
+    gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.fmin(tidu.tensor([1.0, float("nan")]), tidu.tensor([float("nan"), 2.0]))
+    tensor([1., 2.])
+    """
+    return _nan_ignoring(math.le, "fmin", input, other)
+
+
+def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:  # noqa: A002
+    """``input + value * tensor1 * tensor2``, broadcasting.
+
+    >>> import tidu
+    >>> tidu.addcmul(tidu.tensor([1.0]), tidu.tensor([2.0]), tidu.tensor([3.0]), value=0.5)
+    tensor([4.])
+    """
+    product = math.mul(tensor1, tensor2)
+    return math.add(input, product if value == 1 else math.mul(product, value))
+
+
+def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:  # noqa: A002
+    """``input + value * tensor1 / tensor2``, broadcasting; integer operands raise, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.addcdiv(tidu.tensor([1.0]), tidu.tensor([3.0]), tidu.tensor([2.0]), value=2)
+    tensor([4.])
+    """
+    if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "
+            "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "
+            "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
+            "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes."
+        )
+    quotient = math.div(tensor1, tensor2)
+    return math.add(input, quotient if value == 1 else math.mul(quotient, value))
+
+
+def isinf(input: Any) -> Any:  # noqa: A002
+    """Where the elements are infinite, of either sign (a bool tensor).
+
+    >>> import tidu
+    >>> tidu.isinf(tidu.tensor([1.0, float("-inf")]))
+    tensor([False,  True])
+    """
+    if not input.dtype.is_floating_point:
+        return math.ne(input, input)
+    return math.logical_or(math.eq(input, pymath.inf), math.eq(input, -pymath.inf))
+
+
+def isposinf(input: Any) -> Any:  # noqa: A002
+    """Where the elements are ``+inf`` (a bool tensor).
+
+    >>> import tidu
+    >>> tidu.isposinf(tidu.tensor([float("inf"), float("-inf")]))
+    tensor([ True, False])
+    """
+    return math.eq(input, pymath.inf) if input.dtype.is_floating_point else math.ne(input, input)
+
+
+def isneginf(input: Any) -> Any:  # noqa: A002
+    """Where the elements are ``-inf`` (a bool tensor).
+
+    >>> import tidu
+    >>> tidu.isneginf(tidu.tensor([float("inf"), float("-inf")]))
+    tensor([False,  True])
+    """
+    return math.eq(input, -pymath.inf) if input.dtype.is_floating_point else math.ne(input, input)
+
+
+def isclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:  # noqa: A002
+    """Where ``|input - other| <= atol + rtol * |other|`` (equal infinities match; NaN matches NaN
+    only with ``equal_nan``). The dtypes must agree, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.isclose(tidu.tensor([1.0, 1.1]), tidu.tensor([1.0 + 1e-7, 1.0]))
+    tensor([ True, False])
+    """
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{dtypes.TORCH_NAMES[input.dtype.name]} did not match "
+                           f"{dtypes.TORCH_NAMES[other.dtype.name]}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    same = math.eq(input, other)
+    if not input.dtype.is_floating_point:
+        if input.dtype is dtypes.bool_:
+            return same
+        input, other = convert(input, dtypes.float64), convert(other, dtypes.float64)  # noqa: A001
+    gap = math.abs(math.sub(input, other))
+    near = math.logical_and(math.le(gap, math.add(math.mul(math.abs(other), rtol), atol)), math.isfinite(gap))
+    out = math.logical_or(same, near)
+    if equal_nan:
+        out = math.logical_or(out, math.logical_and(math.isnan(input), math.isnan(other)))
+    return out
+
+
+def allclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:  # noqa: A002
+    """Whether ``isclose`` holds everywhere (a Python bool).
+
+    >>> import tidu
+    >>> tidu.allclose(tidu.tensor([1.0, 2.0]), tidu.tensor([1.0, 2.0 + 1e-9]))
+    True
+    """
+    return bool(reduce.all(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def equal(input: Any, other: Any) -> bool:  # noqa: A002
+    """Whether the two tensors have one shape and equal elements (a Python bool; NaN is unequal).
+
+    >>> import tidu
+    >>> tidu.equal(tidu.tensor([1, 2]), tidu.tensor([1, 2]))
+    True
+    """
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(reduce.all(math.eq(input, other)).item())
+
+
+METHODS = {
+    "absolute": absolute, "negative": negative, "positive": positive, "true_divide": true_divide, "logit": logit,
+    "xlogy": xlogy, "sinc": sinc, "deg2rad": deg2rad, "rad2deg": rad2deg, "float_power": float_power,
+    "fmax": fmax, "fmin": fmin, "addcmul": addcmul, "addcdiv": addcdiv, "isinf": isinf, "isposinf": isposinf,
+    "isneginf": isneginf, "isclose": isclose, "allclose": allclose, "equal": equal,
+}

@@ -1,0 +1,304 @@
+"""Selecting and writing elements by position: ``nonzero``/``argwhere``, ``masked_select``,
+``count_nonzero``, ``take``, ``take_along_dim``, ``scatter``, ``index_add``, ``index_copy`` and
+``index_fill``.
+
+Positions that depend on values (``nonzero``, ``masked_select``) are found on the host, as in
+PyTorch, whose result sizes depend on them too. The writes are composed from ``scatter_add``,
+``gather`` and ``where``, so their gradients are those primitives': a written position passes
+no gradient to ``input``, and the gradient of ``src`` is the output's gathered at ``index``.
+Where ``index`` repeats a position, ``scatter`` and ``index_copy`` keep the last write (row-major
+order), which is what PyTorch's CPU kernels do; PyTorch leaves that case unspecified.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.aval import wrap_dim
+from ..tensor import Tensor
+from . import creation, indexing, math, reduce, shape
+from ._operands import broadcast_shapes, convert, is_value
+
+__all__ = [
+    "argwhere", "count_nonzero", "index_add", "index_copy", "index_fill", "masked_select", "nonzero", "scatter",
+    "take", "take_along_dim",
+]
+
+
+def _positions(array: np.ndarray, like: Tensor) -> Tensor:
+    return creation.tensor(array.astype(np.int64), dtype=dtypes.int64, device=like.device)
+
+
+def nonzero(input: Any, *, as_tuple: bool = False) -> Any:  # noqa: A002
+    """The indices of the non-zero elements: an (N, ndim) int64 tensor in row-major order, or with
+    ``as_tuple`` one 1-D tensor per dim.
+
+    >>> import tidu
+    >>> tidu.tensor([[0, 1], [2, 0]]).nonzero()
+    tensor([[0, 1],
+            [1, 0]])
+    """
+    values = input._host()
+    if as_tuple:
+        return tuple(_positions(p, input) for p in np.nonzero(np.atleast_1d(values)))
+    return _positions(np.argwhere(values), input)
+
+
+def argwhere(input: Any) -> Any:  # noqa: A002
+    """``nonzero(input)``: the (N, ndim) indices of the non-zero elements.
+
+    >>> import tidu
+    >>> tidu.argwhere(tidu.tensor([0.0, 3.0]))
+    tensor([[1]])
+    """
+    return nonzero(input)
+
+
+def count_nonzero(input: Any, dim: Any = None) -> Any:  # noqa: A002
+    """How many elements are non-zero, over ``dim`` (an int or a tuple) or all of them.
+
+    >>> import tidu
+    >>> tidu.tensor([[0, 1], [2, 3]]).count_nonzero(dim=1)
+    tensor([1, 2])
+    """
+    hits = math.ne(input, 0)
+    return reduce.sum(hits) if dim is None else reduce.sum(hits, dim)
+
+
+def masked_select(input: Any, mask: Any) -> Any:  # noqa: A002
+    """The elements of ``input`` where ``mask`` (bool; both broadcast) is true, as a 1-D tensor.
+
+    >>> import tidu
+    >>> x = tidu.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.masked_select(x > 1.5)
+    tensor([2., 3., 4.])
+    """
+    if not is_value(mask):
+        raise TypeError(f"masked_select(): argument 'mask' (position 2) must be Tensor, not {type(mask).__name__}")
+    if mask.dtype is not dtypes.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    size = tuple(broadcast_shapes(tuple(mask.shape), tuple(input.shape), op="masked_select"))
+    flat = shape.reshape(shape.expand(input, size), (-1,))
+    chosen = np.flatnonzero(np.broadcast_to(mask._host(), size))
+    return indexing.index_select(flat, 0, _positions(chosen, input))
+
+
+def take(input: Any, index: Any) -> Any:  # noqa: A002
+    """The elements of the flattened ``input`` at ``index`` (any shape; negative counts from the
+    end), in ``index``'s shape.
+
+    >>> import tidu
+    >>> tidu.tensor([[1, 2], [3, 4]]).take(tidu.tensor([[0, -1]]))
+    tensor([[1, 4]])
+    """
+    index = indexing._int_index(index, "take")
+    n = input.numel()
+    positions = index._host().astype(np.int64)
+    bad = positions[(positions < -n) | (positions >= n)]
+    if bad.size:
+        raise IndexError(f"out of range: tried to access index {int(bad.flat[0])} on a tensor of {n} elements.")
+    flat = shape.reshape(input, (-1,))
+    picked = indexing.index_select(flat, 0, _positions(np.where(positions < 0, positions + n, positions).reshape(-1),
+                                                       input))
+    return shape.reshape(picked, tuple(index.shape))
+
+
+def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:  # noqa: A002
+    """``gather`` along ``dim`` with ``input`` and ``indices`` broadcast to each other in the other
+    dims; without ``dim``, both are flattened first.
+
+    >>> import tidu
+    >>> x = tidu.tensor([[10, 30, 20]])
+    >>> tidu.take_along_dim(x, x.argsort(dim=1), dim=1)
+    tensor([[10, 20, 30]])
+    """
+    indices = indexing._int_index(indices, "take_along_dim")
+    if dim is None:
+        return indexing.gather(shape.reshape(input, (-1,)), 0, shape.reshape(indices, (-1,)))
+    if input.ndim != indices.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    d = wrap_dim(dim, input.ndim)
+    rest = broadcast_shapes(*[tuple(s if i != d else 1 for i, s in enumerate(t.shape)) for t in (input, indices)],
+                            op="take_along_dim")
+    x = shape.expand(input, tuple(input.shape[d] if i == d else s for i, s in enumerate(rest)))
+    index = shape.expand(indices, tuple(indices.shape[d] if i == d else s for i, s in enumerate(rest)))
+    return indexing.gather(x, d, index)
+
+
+def _written(input: Any, d: int, index: Any) -> Any:
+    """Where a scatter along ``d`` at ``index`` writes into ``input``: a bool tensor of its shape."""
+    hits = indexing.scatter_add(creation.zeros(tuple(input.shape), dtype=dtypes.int64, device=input.device), d,
+                                index, creation.ones(tuple(index.shape), dtype=dtypes.int64, device=input.device))
+    return math.gt(hits, 0)
+
+
+def _last_writes(target_shape: tuple, d: int, index: np.ndarray) -> np.ndarray | None:
+    """For a scatter along ``d``: which positions of ``index`` write last to their target (row-major
+    order), or ``None`` when no target repeats."""
+    grid = np.indices(index.shape)
+    grid[d] = index
+    flat = np.ravel_multi_index(tuple(grid), target_shape).reshape(-1)
+    if np.unique(flat).size == flat.size:
+        return None
+    last = np.zeros(flat.size, bool)
+    _, first_from_end = np.unique(flat[::-1], return_index=True)
+    last[flat.size - 1 - first_from_end] = True
+    return last.reshape(index.shape)
+
+
+def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = None,  # noqa: A002
+            reduce: str | None = None) -> Any:
+    """A copy of ``input`` with ``src[i][j]`` (or the number ``value``) written at
+    ``[i][index[i][j]]`` for ``dim=1``; ``reduce='add'`` adds instead (``scatter_add``).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3).scatter(1, tidu.tensor([[2], [0]]), tidu.tensor([[1.0], [2.0]]))
+    tensor([[0., 0., 1.],
+            [2., 0., 0.]])
+    >>> tidu.zeros(3).scatter(0, tidu.tensor([1]), 5.0)
+    tensor([0., 5., 0.])
+    """
+    if src is None and value is None:
+        raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
+    if src is not None and value is not None:
+        raise TypeError("scatter() got both 'src' and 'value'")
+    if src is not None and not is_value(src):
+        src, value = None, src
+    index = indexing._int_index(index, "scatter")
+    d = wrap_dim(dim, input.ndim)
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if src is not None and src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if reduce == "multiply":
+        raise NotImplementedError("scatter(reduce='multiply') is not supported by tidu; scatter_reduce is not either")
+    if src is None:
+        src = creation.full(tuple(index.shape), value, dtype=input.dtype, device=input.device)
+    if reduce == "add":
+        return indexing.scatter_add(input, d, index, src)
+    written = _written(input, d, index)  # raises PyTorch's errors for out-of-range indices and sizes
+    for i, n in enumerate(index.shape):  # only the part of ``src`` that ``index`` covers is read
+        src = shape._narrow(src, i, 0, n)
+    last = _last_writes(tuple(input.shape), d, index._host().astype(np.int64))
+    if last is not None:
+        keep = creation.tensor(last, device=input.device)
+        src = math.where(keep, src, creation.zeros((), dtype=src.dtype, device=src.device))
+    placed = indexing.scatter_add(creation.zeros(tuple(input.shape), dtype=input.dtype, device=input.device),
+                                  d, index, src)
+    return math.where(written, placed, input)
+
+
+def _along(index: Any, d: int, size: tuple) -> Any:
+    """A 1-D ``index`` along dim ``d``, expanded to ``size`` (a scatter's index of that shape)."""
+    return shape.expand(shape.reshape(index, tuple(-1 if i == d else 1 for i in range(len(size)))), size)
+
+
+def _index_source(op: str, input: Any, dim: int, index: Any, source: Any) -> tuple[int, Any]:  # noqa: A002
+    """Check ``index_add_``'s or ``index_copy_``'s operands as PyTorch does (its classes and messages
+    differ between the two); the wrapped dim and the int64 index."""
+    index = indexing._int_index(index, op)
+    copy = op == "index_copy_"
+    if index.ndim > 1:
+        raise IndexError(f"{op}(): Index should have dimension 1 or 0 (got {index.ndim})" if copy else
+                         f"{op}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{dtypes.TORCH_NAMES[index.dtype.name]} and size: {list(index.shape)}")
+    d = wrap_dim(dim, max(input.ndim, 1))
+    if copy and source.ndim and input.ndim and source.ndim != input.ndim:
+        raise IndexError(f"{op}(): When source and destination are not scalars, their dimensionality must match. "
+                         f"Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
+    n = source.shape[d] if source.ndim > d else 1
+    if index.numel() != n:
+        raise (IndexError(f"{op}(): Number of indices ({index.numel()}) should be equal to source.size(dim) ({n})")
+               if copy else RuntimeError(f"{op}(): Number of indices ({index.numel()}) should be equal to "
+                                         f"source.size(dim): ({n}), for dim: {dim}"))
+    if source.ndim and input.ndim:
+        for i, (a, b) in enumerate(zip(input.shape, source.shape)):
+            if i != d and a != b:
+                raise RuntimeError(
+                    f"{op}(): Source/destination tensor must have same slice shapes. Destination slice shape: {a} "
+                    f"at dimension {i - (i > d)} and source slice shape: {b} at dimension {i - (i > d)}." if copy else
+                    "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                    f"self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"{op}(): self ({dtypes.TORCH_NAMES[input.dtype.name]}) and source "
+                           f"({dtypes.TORCH_NAMES[source.dtype.name]}) must have the same scalar type")
+    if copy:
+        size = input.shape[d] if input.ndim else 1
+        positions = index._host().reshape(-1)
+        bad = positions[(positions < 0) | (positions >= size)]
+        if bad.size:
+            raise IndexError(f"{op}(): index {int(bad[0])} is out of bounds for dimension {d} with size {size}")
+    return d, index
+
+
+def _one_dim(fn: Any, input: Any, *rest: Any) -> Any:  # noqa: A002
+    """``fn`` on 0-d operands taken as 1-D, its result back to 0-d."""
+    if input.ndim:
+        return fn(input, *rest)
+    lifted = [shape.reshape(r, (1,)) if isinstance(r, Tensor) and r.ndim == 0 else r for r in rest]
+    return shape.reshape(fn(shape.reshape(input, (1,)), *lifted), ())
+
+
+def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
+    """A copy of ``input`` with ``alpha * source``'s slices along ``dim`` added at ``index`` (1-D;
+    repeats add up).
+
+    >>> import tidu
+    >>> tidu.zeros(3).index_add(0, tidu.tensor([0, 0, 2]), tidu.tensor([1.0, 2.0, 3.0]))
+    tensor([3., 0., 3.])
+    """
+    d, index = _index_source("index_add_", input, dim, index, source)
+    if alpha != 1:
+        source = math.mul(source, alpha)
+    return _one_dim(lambda x, s: indexing.scatter_add(x, d, _along(index, d, tuple(s.shape)), s), input, source)
+
+
+def index_copy(input: Any, dim: int, index: Any, source: Any) -> Any:  # noqa: A002
+    """A copy of ``input`` with ``source``'s slices along ``dim`` written at ``index`` (1-D).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 2).index_copy(0, tidu.tensor([1]), tidu.tensor([[1.0, 2.0]]))
+    tensor([[0., 0.],
+            [1., 2.]])
+    """
+    d, index = _index_source("index_copy_", input, dim, index, source)
+    return _one_dim(lambda x, s: scatter(x, d, _along(index, d, tuple(s.shape)), s), input, source)
+
+
+def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:  # noqa: A002
+    """A copy of ``input`` with the slices at ``index`` (1-D) along ``dim`` set to ``value`` (a
+    number or a 0-d tensor, which is differentiable).
+
+    >>> import tidu
+    >>> tidu.ones(2, 3).index_fill(1, tidu.tensor([0, 2]), -1.0)
+    tensor([[-1.,  1., -1.],
+            [-1.,  1., -1.]])
+    """
+    index = indexing._int_index(index, "index_fill")
+    if index.ndim > 1:
+        raise IndexError("index_fill_(): Index is supposed to be a vector")
+    if is_value(value) and value.ndim != 0:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    d = wrap_dim(dim, max(input.ndim, 1))
+    n = input.shape[d] if input.ndim else 1
+    positions = index._host().astype(np.int64).reshape(-1)
+    bad = positions[(positions < -n) | (positions >= n)]
+    if bad.size:
+        raise IndexError(f"index {int(bad[0])} is out of bounds for dimension {d} with size {n}")
+    chosen = np.zeros(n, bool)
+    chosen[positions] = True
+    mask = creation.tensor(chosen.reshape(tuple(n if i == d else 1 for i in range(input.ndim))), device=input.device)
+    fill = convert(value, input.dtype) if is_value(value) else value
+    return indexing.masked_fill(input, mask, fill)
+
+
+METHODS = {
+    "nonzero": nonzero, "argwhere": argwhere, "count_nonzero": count_nonzero, "masked_select": masked_select,
+    "take": take, "take_along_dim": take_along_dim, "scatter": scatter, "index_add": index_add,
+    "index_copy": index_copy, "index_fill": index_fill,
+}
