@@ -312,10 +312,14 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _elu_family(input: Any, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Any:  # noqa: A002
-    """``scale * input`` where positive, ``scale * alpha * (exp(input * input_scale) - 1)`` elsewhere."""
+    """``scale * input`` where positive, ``scale * alpha * (exp(input * input_scale) - 1)`` elsewhere.
+
+    As PyTorch at 0: the first derivative is the negative side's, the second the positive side's
+    (0): below 0 the exponential, at 0 a term of value 0 and slope 1."""
     _float_input(input, "elu_cpu")
-    negative = ops.where(input > 0, 0.0, input)
-    out = ops.where(input > 0, input, ops.expm1(negative * input_scale) * alpha)
+    below_0 = ops.where(input < 0, input, 0.0) * input_scale
+    at_0 = ops.where(input == 0, input, 0.0) * input_scale
+    out = ops.where(input > 0, input, (ops.expm1(below_0) + at_0) * alpha)
     return out if scale == 1.0 else out * scale
 
 
