@@ -4,6 +4,8 @@ primitives, and torch's errors for bad input."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -46,6 +48,26 @@ UNARY = {
     "pad-2d": (lambda x: _F(x).pad(x, (0, 1, 2, 0), value=-1.5), [(2, 3, 4)]),
     "pad-crop": (lambda x: _F(x).pad(x, (-1, 2, 1, -2)), [(3, 4), (2, 5, 4)]),
     "pad-zero": (lambda x: _F(x).pad(x, (0, 0)), [(3, 4)]),
+    "selu": (lambda x: _F(x).selu(x), [(3, 4), ()]),
+    "celu": (lambda x: _F(x).celu(x, alpha=0.5), [(3, 4), T(2, 3)]),  # PyTorch rounds 1/alpha to float32
+    "softmin": (lambda x: _F(x).softmin(x, dim=1), [(3, 4), T(3, 2)]),
+    "softmin-dtype": (lambda x: _F(x).softmin(x, 0, dtype=_lib(x).float64), [(3, 4)]),
+    "softshrink": (lambda x: _F(x).softshrink(x, 0.7), [(3, 4), ()]),
+    "hardshrink": (lambda x: _F(x).hardshrink(x, 0.7), [(3, 4), ()]),
+    "tanhshrink": (lambda x: _F(x).tanhshrink(x), [(3, 4)]),
+    "threshold": (lambda x: _F(x).threshold(x, 0.3, -2.0), [(3, 4), ()]),
+    "glu": (lambda x: _F(x).glu(x), [(3, 4), T(4, 2)]),
+    "glu-dim0": (lambda x: _F(x).glu(x, 0), [(4, 3, 2)]),
+    "rms-norm": (lambda x: _F(x).rms_norm(x, (x.shape[-1],)), [(3, 4), T(4, 3), (5,)]),
+    "rms-norm-2d": (lambda x: _F(x).rms_norm(x, (3, 4), eps=0.1), [(2, 3, 4)]),
+    "instance-norm": (lambda x: _F(x).instance_norm(x), [(2, 3, 4), (2, 3, 2, 3)]),
+    "pixel-shuffle": (lambda x: _F(x).pixel_shuffle(x, 2), [(2, 8, 3, 2), (4, 1, 3), (2, 1, 4, 2, 2)]),
+    "pixel-unshuffle": (lambda x: _F(x).pixel_unshuffle(x, 2), [(2, 2, 4, 6), (1, 2, 2), (2, 1, 1, 4, 2)]),
+    "max-pool1d": (lambda x: _F(x).max_pool1d(x, 3, 2, 1), [(2, 3, 7), (3, 8)]),
+    "max-pool1d-ceil-dilated": (lambda x: _F(x).max_pool1d(x, 2, 2, 1, 2, ceil_mode=True), [(2, 3, 8)]),
+    "avg-pool1d": (lambda x: _F(x).avg_pool1d(x, 3, 2, 1), [(2, 3, 7), (3, 8)]),
+    "avg-pool1d-ceil-nopad": (lambda x: _F(x).avg_pool1d(x, 2, 3, 1, ceil_mode=True, count_include_pad=False),
+                              [(2, 3, 8)]),
 }
 
 
@@ -71,6 +93,12 @@ MULTI = {
     "sdpa-scale": (lambda q, k, v: _F(q).scaled_dot_product_attention(q, k, v, scale=0.3), [(3, 4), (5, 4), (5, 2)]),
     "sdpa-float-mask": (lambda q, k, v, m: _F(q).scaled_dot_product_attention(q, k, v, attn_mask=m),
                         [(2, 3, 4), (2, 5, 4), (2, 5, 4), (3, 5)]),
+    "prelu": (lambda x, w: _F(x).prelu(x, w), [(3, 4, 2), (4,)]),
+    "prelu-shared": (lambda x, w: _F(x).prelu(x, w), [(3, 4), (1,)]),
+    "prelu-1d": (lambda x, w: _F(x).prelu(x, w), [(5,), (1,)]),
+    "rms-norm-weight": (lambda x, w: _F(x).rms_norm(x, (2, 3), w), [(4, 2, 3), (2, 3)]),
+    "instance-norm-affine": (lambda x, w, b: _F(x).instance_norm(x, weight=w, bias=b, eps=1e-3),
+                             [(3, 2, 5), (2,), (2,)]),
 }
 
 
@@ -353,14 +381,18 @@ _KINKS = [-7.0, -6.0, -4.0, -3.0, -2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 2.9, 3.0, 3.5
 
 @pytest.mark.parametrize("fn,kwargs", [
     ("hardtanh", {}), ("hardtanh", {"min_val": -2.0, "max_val": 3.0}), ("relu6", {}), ("hardsigmoid", {}),
-    ("hardswish", {}), ("mish", {}), ("logsigmoid", {}), ("softsign", {}),
+    ("hardswish", {}), ("mish", {}), ("logsigmoid", {}), ("softsign", {}), ("selu", {}), ("celu", {"alpha": 0.5}),
+    ("softshrink", {"lambd": 1.0}), ("hardshrink", {"lambd": 1.0}), ("tanhshrink", {}),
+    ("threshold", {"threshold": 1.0, "value": -2.0}), ("prelu", {}),
 ])
 def test_hard_and_smooth_activations_match_torch_at_their_kinks(fn: str, kwargs: dict) -> None:
     """Values, gradients (PyTorch's conventions at each kink) and second derivatives, float64."""
     results = []
     for lib in (torch, tidu):
-        x = lib.tensor(_KINKS + [float("inf"), -float("inf")] * (fn not in ("mish", "softsign")), dtype=lib.float64,
+        x = lib.tensor(_KINKS + [float("inf"), -float("inf")] * (fn not in ("mish", "softsign", "tanhshrink")), dtype=lib.float64,
                        requires_grad=True)
+        if fn == "prelu":
+            kwargs = {"weight": lib.tensor([0.3], dtype=lib.float64)}
         y = getattr(lib.nn.functional, fn)(x, **kwargs)
         weight = lib.arange(1, x.numel() + 1, dtype=lib.float64)
         (g,) = lib.autograd.grad(y, x, weight, create_graph=True)
@@ -371,7 +403,10 @@ def test_hard_and_smooth_activations_match_torch_at_their_kinks(fn: str, kwargs:
     (y_ref, g_ref, h_ref), (y, g, h) = results
     np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=0)
     # hardsigmoid: PyTorch's backward multiplies by 1/6 rounded to float32, even in float64
-    np.testing.assert_allclose(g, g_ref, rtol=1e-7 if fn == "hardsigmoid" else 1e-12, atol=0)
+    # the ELU family: tidu's expm1 derivative is expm1(x) + 1, which cancels in the far negative tail
+    elu_like = fn in ("selu", "celu")
+    np.testing.assert_allclose(g, g_ref, rtol=1e-7 if fn == "hardsigmoid" else 1e-10 if elu_like else 1e-12,
+                               atol=1e-80 if elu_like else 0)
     if h_ref is not None and np.any(h_ref):
         np.testing.assert_allclose(h, h_ref, rtol=1e-10, atol=1e-10)  # far tails: both near 0, differently
 
@@ -477,3 +512,57 @@ def test_interpolate_errors_match_torch(call: str) -> None:
             eval(call)  # noqa: S307 - the calls above
         errors.append((type(info.value), str(info.value).split(" (got")[0]))
     assert errors[1] == errors[0]
+
+
+@pytest.mark.parametrize("call", [
+    "F.celu(L.ones(2), 0.0)", "F.prelu(L.ones(2, 3), L.ones(2))", "F.prelu(L.ones(()), L.ones(2))",
+    "F.prelu(L.ones(2, 3), L.ones(1, 1))", "F.prelu(L.ones(3), L.ones(3))", "F.softshrink(L.ones(2), -1.0)",
+    "F.glu(L.ones(2, 3))", "F.glu(L.ones(()))", "F.selu(L.tensor([1, 2]))", "F.glu(L.tensor([1, 2]))",
+    "F.rms_norm(L.ones(2, 3), (4,))", "F.rms_norm(L.ones(2, 3), (3,), L.ones(2))",
+    "F.instance_norm(L.ones(2, 3, 1))", "F.pixel_shuffle(L.ones(2, 3), 2)", "F.pixel_shuffle(L.ones(5, 2, 3), 2)",
+    "F.pixel_unshuffle(L.ones(1, 3, 3), 2)", "F.pixel_unshuffle(L.ones(1, 4, 3), 2)",
+    "F.pixel_shuffle(L.ones(4, 2, 3), 0)", "F.dropout1d(L.ones(2, 3, 4, 5))", "F.dropout1d(L.ones(2, 3), p=2)",
+    "F.max_pool1d(L.ones(2, 3, 4, 5), 2)", "F.avg_pool1d(L.ones(2), 2)", "F.max_pool1d(L.ones(1, 3, 2), 3)",
+    "F.avg_pool1d(L.ones(1, 3, 2), 3)", "F.max_pool1d(L.ones(1, 3, 5), 2, padding=2)",
+    "F.avg_pool1d(L.ones(1, 3, 5), 2, padding=2)", "F.max_pool1d(L.ones(1, 3, 5), 0)",
+    "F.avg_pool1d(L.ones(1, 3, 5), (2, 2))", "F.max_pool1d(L.ones(1, 3, 5, dtype=L.long), 2)",
+])
+def test_new_functional_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        F = L.nn.functional  # noqa: N806, F841 - read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value).replace("tidu.", "torch.")))
+    assert errors[1] == errors[0]
+
+
+def test_max_pool1d_indices_match_torch() -> None:
+    x = np.random.default_rng(0).standard_normal((2, 3, 9))
+    ours = F.max_pool1d(tidu.tensor(x), 3, 2, 1, return_indices=True)
+    ref = torch.nn.functional.max_pool1d(torch.tensor(x), 3, 2, 1, return_indices=True)
+    assert ours[1].dtype is tidu.int64 and ours[1].tolist() == ref[1].tolist()
+    np.testing.assert_array_equal(ours[0].numpy(), ref[0].numpy())
+
+
+@pytest.mark.parametrize("fn,ndim,lead", [("dropout1d", 3, 2), ("dropout1d", 2, 1), ("dropout2d", 4, 2),
+                                          ("dropout2d", 3, 2)])
+def test_channel_dropout_structure_matches_torch(fn: str, ndim: int, lead: int) -> None:
+    """Both libraries zero whole channels at rate p and scale the rest by 1/(1-p); the gradient is the
+    same mask; not training, the input comes back."""
+    shape = (40, 50, 3, 2)[:ndim] if lead == 2 else (4000, 3)
+    p = 0.3
+    x = np.random.default_rng(0).uniform(1.0, 2.0, size=shape)
+    for lib in (torch, tidu):
+        lib.manual_seed(0)
+        xt = lib.tensor(x, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = getattr(lib.nn.functional, fn)(xt, p)
+        y.sum().backward()
+        scale = (y / xt).detach().numpy().reshape(*shape[:lead], -1)
+        assert np.allclose(scale, scale[..., :1])  # one draw per channel
+        assert set(np.round(np.unique(scale), 12)) <= {0.0, round(1 / (1 - p), 12)}
+        assert abs((scale[..., 0] == 0).mean() - p) < 0.05
+        np.testing.assert_allclose(xt.grad.numpy(), (y / xt).detach().numpy())
+        np.testing.assert_array_equal(getattr(lib.nn.functional, fn)(xt, p, training=False).detach().numpy(), x)

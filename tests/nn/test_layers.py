@@ -419,3 +419,95 @@ def test_new_activation_norm_and_pool_modules_match_torch():
         data = x[0] if isinstance(ref, torch.nn.AdaptiveAvgPool1d) else x  # (N, C, L)
         np.testing.assert_allclose(ours(tidu.tensor(data)).detach().numpy(), ref(torch.tensor(data)).detach().numpy(),
                                    rtol=1e-12, atol=1e-12)
+
+
+NEW_LAYERS = {
+    "selu": (lambda L: L.nn.SELU(), [(3, 4)]),
+    "celu": (lambda L: L.nn.CELU(0.5), [(3, 4)]),
+    "prelu": (lambda L: L.nn.PReLU(), [(3, 4)]),
+    "prelu-channels": (lambda L: L.nn.PReLU(3, init=0.1), [(2, 3, 4)]),
+    "softmin": (lambda L: L.nn.Softmin(dim=1), [(3, 4)]),
+    "softmax2d": (lambda L: L.nn.Softmax2d(), [(2, 3, 2, 2)]),
+    "softshrink": (lambda L: L.nn.Softshrink(0.3), [(3, 4)]),
+    "hardshrink": (lambda L: L.nn.Hardshrink(0.3), [(3, 4)]),
+    "tanhshrink": (lambda L: L.nn.Tanhshrink(), [(3, 4)]),
+    "threshold": (lambda L: L.nn.Threshold(0.2, -1.0), [(3, 4)]),
+    "glu": (lambda L: L.nn.GLU(1), [(3, 4)]),
+    "rmsnorm": (lambda L: L.nn.RMSNorm(4), [(3, 4)]),
+    "rmsnorm-2d-noaffine": (lambda L: L.nn.RMSNorm((3, 4), eps=1e-3, elementwise_affine=False), [(2, 3, 4)]),
+    "instancenorm1d": (lambda L: L.nn.InstanceNorm1d(3), [(2, 3, 5)]),
+    "instancenorm1d-unbatched": (lambda L: L.nn.InstanceNorm1d(3, affine=True), [(3, 5)]),
+    "instancenorm2d-affine-stats": (lambda L: L.nn.InstanceNorm2d(2, affine=True, track_running_stats=True),
+                                    [(3, 2, 3, 2)]),
+    "unflatten": (lambda L: L.nn.Unflatten(1, (2, 3)), [(4, 6)]),
+    "pixelshuffle": (lambda L: L.nn.PixelShuffle(2), [(2, 8, 2, 3)]),
+    "pixelunshuffle": (lambda L: L.nn.PixelUnshuffle(2), [(2, 2, 4, 2)]),
+    "maxpool1d": (lambda L: L.nn.MaxPool1d(3, 2, 1), [(2, 3, 7)]),
+    "avgpool1d": (lambda L: L.nn.AvgPool1d(2, padding=1, count_include_pad=False), [(2, 3, 7)]),
+    "zeropad2d": (lambda L: L.nn.ZeroPad2d((1, 0, 2, 1)), [(2, 3, 4)]),
+    "zeropad1d": (lambda L: L.nn.ZeroPad1d(2), [(2, 3)]),
+    "constantpad1d": (lambda L: L.nn.ConstantPad1d((0, 2), 1.5), [(2, 3, 4)]),
+    "constantpad2d": (lambda L: L.nn.ConstantPad2d(1, -1.0), [(2, 3, 4)]),
+    "reflectionpad1d": (lambda L: L.nn.ReflectionPad1d((2, 1)), [(2, 3, 4)]),
+    "reflectionpad2d": (lambda L: L.nn.ReflectionPad2d(1), [(2, 3, 4)]),
+    "replicationpad1d": (lambda L: L.nn.ReplicationPad1d(3), [(3, 4)]),
+    "replicationpad2d": (lambda L: L.nn.ReplicationPad2d((0, 2, 1, 0)), [(1, 2, 3, 4)]),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", list(NEW_LAYERS))
+def test_new_layers_match_torch(name, dtype):
+    make, inputs = NEW_LAYERS[name]
+    ours, ref = check_module(*_both(make), inputs, dtype)
+    assert repr(ours) == repr(ref)
+    for (key, a), (_, b) in zip(ours.state_dict().items(), ref.state_dict().items()):  # init and running stats
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, err_msg=key)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_instancenorm_running_stats_and_eval_follow_torch(dtype):
+    def make(lib):  # noqa: ANN001, ANN202
+        return lib.nn.InstanceNorm1d(3, momentum=0.3, track_running_stats=True).to(DTYPES[dtype][0 if lib is tidu else 1])
+
+    ours, ref = make(tidu), make(torch)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = rng.normal(1.0, 2.0, size=(4, 3, 5)).astype(dtype)
+        close(ours(tidu.tensor(x)), ref(torch.tensor(x)), dtype)
+    for (key, a), (_, b) in zip(ours.state_dict().items(), ref.state_dict().items()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, err_msg=key)
+    ours.eval()
+    ref.eval()
+    x = rng.normal(size=(2, 3, 5)).astype(dtype)
+    close(ours(tidu.tensor(x)), ref(torch.tensor(x)), dtype)
+
+
+def test_new_module_reprs_and_errors_match_torch():
+    for make in [lambda L: L.nn.PReLU(3, 0.1), lambda L: L.nn.Threshold(0.1, 20, inplace=True),
+                 lambda L: L.nn.SELU(inplace=True), lambda L: L.nn.InstanceNorm1d(3),
+                 lambda L: L.nn.MaxPool1d(3, 2, 1, 2, True, True), lambda L: L.nn.AvgPool1d(3, 2, 1, True, False),
+                 lambda L: L.nn.Dropout1d(), lambda L: L.nn.Dropout2d(0.3), lambda L: L.nn.GLU()]:
+        assert repr(make(tidu)) == repr(make(torch))
+    for call in ["L.nn.InstanceNorm1d(3)(L.ones(2, 3, 2, 2))", "L.nn.InstanceNorm1d(4, affine=True)(L.ones(2, 3, 2))",
+                 "L.nn.Softmax2d()(L.ones(2, 3))", "L.nn.ReflectionPad1d(3)(L.ones(1, 2, 3))",
+                 "L.nn.Dropout2d(2)", "L.nn.ZeroPad2d(1)(L.ones(3))"]:
+        errors = []
+        for L in (torch, tidu):  # noqa: N806, B007 - the library, read by the call
+            with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
+                eval(call)  # noqa: S307 - the calls above
+            errors.append((type(info.value), str(info.value).split("\n")[0].split(" (mode")[0]))
+        assert errors[1] == errors[0], call
+    for lib in (torch, tidu):
+        with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
+            lib.nn.InstanceNorm1d(4)(lib.ones(2, 3, 2))
+
+
+def test_channel_dropout_modules_train_and_eval():
+    for cls in (nn.Dropout1d, nn.Dropout2d):
+        drop = cls(0.4)
+        x = tidu.ones(30, 20, 2, 2)[..., 0] if cls is nn.Dropout1d else tidu.ones(30, 20, 2, 2)
+        y = drop(x).numpy().reshape(600, -1)
+        np.testing.assert_allclose(np.unique(y), [0.0, 1 / 0.6], rtol=1e-6)
+        assert (y == y[:, :1]).all()
+        assert drop.eval()(x) is x

@@ -174,3 +174,164 @@ def test_loss_errors_like_torch():
 def test_mse_broadcast_warns_like_torch():
     with pytest.warns(UserWarning, match="different to the input size"):
         tidu.nn.functional.mse_loss(tidu.zeros(2, 3), tidu.zeros(3))
+
+
+def _signs(*shape):  # noqa: ANN002, ANN202
+    return RNG.choice([-1.0, 1.0], size=shape)
+
+
+def _near(x, offsets):  # noqa: ANN001, ANN202
+    """``x`` minus ``offsets`` in its first entries: differences exactly at the losses' kinks."""
+    y = x + RNG.uniform(-2.0, 2.0, size=x.shape)
+    y.flat[:len(offsets)] = x.flat[:len(offsets)] - np.array(offsets)
+    return y
+
+
+_X = _u(3, 4)
+# name: (module of the library and reduction, operand specs)
+MORE_LOSSES = {
+    "smooth-l1": (lambda L, r: L.nn.SmoothL1Loss(reduction=r), [("x", _X), ("x", _near(_X, [1.0, -1.0, 0.0]))]),
+    "smooth-l1-beta": (lambda L, r: L.nn.SmoothL1Loss(reduction=r, beta=0.5), [("x", _X), ("x", _near(_X, [0.5]))]),
+    "smooth-l1-beta0": (lambda L, r: L.nn.SmoothL1Loss(reduction=r, beta=0.0), [("x", _X), ("t", _near(_X, [0.0]))]),
+    "smooth-l1-bcast": (lambda L, r: L.nn.SmoothL1Loss(reduction=r), [("x", _u(3, 4)), ("c", _u(4))]),
+    "huber": (lambda L, r: L.nn.HuberLoss(reduction=r), [("x", _X), ("x", _near(_X, [1.0, 0.0]))]),
+    "huber-delta": (lambda L, r: L.nn.HuberLoss(reduction=r, delta=2.0), [("x", _X), ("x", _near(_X, [-2.0]))]),
+    "kl-div": (lambda L, r: L.nn.KLDivLoss(reduction=r), [("x", np.log(_probs(3, 4))), ("x", _probs(3, 4))]),
+    "kl-div-zero-target": (lambda L, r: L.nn.KLDivLoss(reduction=r),
+                           [("x", np.log(_probs(3, 4))), ("t", np.array([[0.0, 0.5, 0.5, 0.0]] * 3))]),
+    "kl-div-log-target": (lambda L, r: L.nn.KLDivLoss(reduction=r, log_target=True),
+                          [("x", np.log(_probs(2, 5))), ("x", np.log(_probs(2, 5)))]),
+    "kl-div-0d": (lambda L, r: L.nn.KLDivLoss(reduction=r), [("x", np.array(-0.5)), ("x", np.array(0.3))]),
+    "soft-margin": (lambda L, r: L.nn.SoftMarginLoss(reduction=r), [("x", _u(3, 4, low=-20, high=20)),
+                                                                    ("t", _signs(3, 4))]),
+    "margin-ranking": (lambda L, r: L.nn.MarginRankingLoss(reduction=r), [("x", _X), ("x", _near(_X, [0.0])),
+                                                                          ("t", _signs(3, 4))]),
+    "margin-ranking-margin": (lambda L, r: L.nn.MarginRankingLoss(0.3, reduction=r),
+                              [("x", _u(5)), ("x", _u(5)), ("t", _signs(5))]),
+    "hinge-embedding": (lambda L, r: L.nn.HingeEmbeddingLoss(reduction=r),
+                        [("x", np.array([1.0, 0.5, 2.0, -1.0, 1.0, 0.3])), ("t", np.array([-1.0, -1, -1, 1, 1, 1]))]),
+    "hinge-embedding-margin": (lambda L, r: L.nn.HingeEmbeddingLoss(0.5, reduction=r),
+                               [("x", _u(3, 4)), ("t", _signs(3, 4))]),
+    "cosine-embedding": (lambda L, r: L.nn.CosineEmbeddingLoss(reduction=r),
+                         [("x", _u(4, 3)), ("x", _u(4, 3)), ("t", np.array([1.0, -1.0, -1.0, 1.0]))]),
+    "cosine-embedding-margin": (lambda L, r: L.nn.CosineEmbeddingLoss(-0.2, reduction=r),
+                                [("x", _u(4, 3)), ("x", _u(4, 3)), ("t", np.array([1.0, -1.0, -1.0, -1.0]))]),
+    "cosine-embedding-1d": (lambda L, r: L.nn.CosineEmbeddingLoss(reduction=r),
+                            [("x", _u(3)), ("x", _u(3)), ("t", np.array(-1.0))]),
+    "triplet": (lambda L, r: L.nn.TripletMarginLoss(reduction=r), [("x", _u(4, 3)), ("x", _u(4, 3)), ("x", _u(4, 3))]),
+    "triplet-p1-swap": (lambda L, r: L.nn.TripletMarginLoss(2.0, p=1, swap=True, reduction=r),
+                        [("x", _u(4, 3)), ("x", _u(4, 3)), ("x", _u(4, 3))]),
+    "triplet-1d": (lambda L, r: L.nn.TripletMarginLoss(0.5, eps=1e-3, reduction=r),
+                   [("x", _u(3)), ("x", _u(3)), ("x", _u(3))]),
+    "gaussian-nll": (lambda L, r: L.nn.GaussianNLLLoss(reduction=r),
+                     [("x", _u(3, 4)), ("x", _u(3, 4)), ("x", _u(3, 4, low=0.1, high=2.0))]),
+    "gaussian-nll-full-clamped": (lambda L, r: L.nn.GaussianNLLLoss(full=True, eps=0.2, reduction=r),
+                                  [("x", _u(3, 4)), ("t", _u(3, 4)), ("x", _u(3, 4, low=0.0, high=0.5))]),
+    "gaussian-nll-var-per-row": (lambda L, r: L.nn.GaussianNLLLoss(reduction=r),
+                                 [("x", _u(3, 4)), ("x", _u(3, 4)), ("x", _u(3, low=0.1, high=2.0))]),
+    "gaussian-nll-var-last-1": (lambda L, r: L.nn.GaussianNLLLoss(reduction=r),
+                                [("x", _u(3, 4)), ("t", _u(3, 4)), ("x", _u(3, 1, low=0.1, high=2.0))]),
+    "poisson-nll": (lambda L, r: L.nn.PoissonNLLLoss(reduction=r), [("x", _u(3, 4)), ("x", _u(3, 4, low=0, high=5))]),
+    "poisson-nll-full": (lambda L, r: L.nn.PoissonNLLLoss(full=True, reduction=r),
+                         [("x", _u(3, 4)), ("x", np.array([[0.2, 0.5, 1.0, 1.5], [2.0, 3.0, 4.0, 7.0]] + [[1.2] * 4]))]),
+    "poisson-nll-rates": (lambda L, r: L.nn.PoissonNLLLoss(log_input=False, full=True, eps=1e-3, reduction=r),
+                          [("x", _u(3, 4, low=0.0, high=3.0)), ("t", _u(3, 4, low=0.0, high=5.0))]),
+    "multilabel-soft-margin": (lambda L, r: L.nn.MultiLabelSoftMarginLoss(reduction=r),
+                               [("x", _u(3, 4, low=-5, high=5)), ("t", RNG.integers(0, 2, (3, 4)).astype(float))]),
+    "multilabel-soft-margin-weight": (
+        lambda L, r: L.nn.MultiLabelSoftMarginLoss(L.tensor(np.array([0.5, 1.0, 2.0, 1.5])), reduction=r),
+        [("x", _u(2, 3, 4)), ("x", _u(2, 3, 4, low=0.0, high=1.0))]),
+}
+
+
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides")
+@pytest.mark.filterwarnings("ignore:Using a target size")
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name", list(MORE_LOSSES))
+def test_more_losses_match_torch(name, reduction, dtype):
+    make, specs = MORE_LOSSES[name]
+    if name.startswith("multilabel") and dtype == "float32":  # the weight's dtype follows the input's
+        specs = [(k, v.astype(dtype)) for k, v in specs]
+    _run(lambda lib: make(lib, reduction).to(getattr(lib, dtype)), specs, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_kl_div_batchmean_matches_torch(dtype):
+    for log_target in (False, True):
+        _run(lambda lib, lt=log_target: lib.nn.KLDivLoss(reduction="batchmean", log_target=lt),
+             [("x", np.log(_probs(3, 4))), ("x", _probs(3, 4))], dtype)
+    _run(lambda lib: lib.nn.KLDivLoss(reduction="batchmean"), [("x", np.array(-0.5)), ("x", np.array(0.3))], dtype)
+
+
+def test_kl_div_mean_warns_like_torch():
+    for lib in (torch, tidu):
+        with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size"):
+            lib.nn.functional.kl_div(lib.zeros(2, 3), lib.ones(2, 3) / 3)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kwargs,shapes", [({}, [(3, 4), (3, 4)]), ({"p": 1.0, "keepdim": True}, [(3, 4), (4,)]),
+                                           ({"p": 3.0, "eps": 0.1}, [(2, 3, 4), (2, 3, 4)]), ({}, [(4,), (4,)])])
+def test_pairwise_distance_matches_torch(kwargs, shapes, dtype):
+    _run(lambda lib: lib.nn.PairwiseDistance(**kwargs), [("x", _u(*s)) for s in shapes], dtype)
+    _run(lambda lib: lib.nn.CosineSimilarity(dim=-1), [("x", _u(*s)) for s in shapes], dtype)
+
+
+@pytest.mark.parametrize("fn,args", [
+    ("smooth_l1_loss", {"beta": 0.7}), ("huber_loss", {"delta": 0.6}), ("gaussian_nll_loss", {}),
+    ("multilabel_soft_margin_loss", {}), ("soft_margin_loss", {}), ("poisson_nll_loss", {"full": True}),
+])
+def test_losses_second_order_match_torch(fn, args):
+    """The gradient of ``||d loss / d x||^2``: second derivatives through the losses (float64)."""
+    x, y, v = _u(3, 4), _u(3, 4), _u(3, 4, low=0.2, high=2.0)
+    if fn == "poisson_nll_loss":
+        y = np.abs(y) + 1.0
+    if fn == "soft_margin_loss":
+        y = np.sign(y)
+    grads = []
+    for lib in (torch, tidu):
+        xt, vt = lib.tensor(x, requires_grad=True), lib.tensor(v, requires_grad=True)
+        extra = (vt,) if fn == "gaussian_nll_loss" else ()
+        loss = getattr(lib.nn.functional, fn)(xt, lib.tensor(y), *extra, **args)
+        g = lib.autograd.grad(loss, [xt, *extra], create_graph=True)
+        sum((gi * gi).sum() for gi in g).backward()
+        grads.append([xt.grad.numpy(), *(e.grad.numpy() for e in extra)])
+    for ours, ref in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    "F.smooth_l1_loss(L.ones(2), L.ones(2), beta=-1.0)", "F.huber_loss(L.ones(2), L.ones(2), delta=0.0)",
+    "F.smooth_l1_loss(L.tensor([1, 2]), L.tensor([1, 2]))", "F.kl_div(L.ones(2), L.ones(2), reduction='foo')",
+    "F.kl_div(L.tensor([1, 2]), L.tensor([1, 2]))", "F.soft_margin_loss(L.ones(2, 1), L.ones(2))",
+    "F.margin_ranking_loss(L.ones(2), L.ones(2, 1), L.ones(2))",
+    "F.cosine_embedding_loss(L.ones(2, 3, 4), L.ones(2, 3, 4), L.ones(2))",
+    "F.cosine_embedding_loss(L.ones(2, 3), L.ones(2, 3), L.ones(()))",
+    "F.cosine_embedding_loss(L.ones(2, 3), L.ones(2, 3), L.ones(2, 2))",
+    "F.triplet_margin_loss(L.ones(2, 3), L.ones(3), L.ones(2, 3))",
+    "F.triplet_margin_loss(L.ones(2, 3), L.ones(2, 3), L.ones(2, 3), margin=-1.0)", "L.nn.TripletMarginLoss(margin=0)",
+    "F.gaussian_nll_loss(L.ones(2, 3), L.ones(2, 3), L.ones(2, 2))",
+    "F.gaussian_nll_loss(L.ones(2, 3), L.ones(2, 3), -L.ones(2, 3))",
+    "F.gaussian_nll_loss(L.ones(2, 3), L.ones(2, 3), L.ones(2, 3), reduction='x')",
+    "F.poisson_nll_loss(L.ones(2), L.ones(2), reduction='x')",
+    "F.multilabel_soft_margin_loss(L.ones(2, 3), L.ones(2, 3), reduction='x')",
+    "F.hinge_embedding_loss(L.ones(2), L.ones(2), reduction='x')",
+])
+def test_more_loss_errors_match_torch(call):
+    errors = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        F = L.nn.functional  # noqa: N806, F841 - read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value).replace("tidu.", "torch.")))
+    assert errors[1] == errors[0]
+
+
+def test_more_loss_reprs_match_torch():
+    for name in ("SmoothL1Loss", "HuberLoss", "KLDivLoss", "SoftMarginLoss", "MarginRankingLoss",
+                 "CosineEmbeddingLoss", "HingeEmbeddingLoss", "TripletMarginLoss", "GaussianNLLLoss",
+                 "PoissonNLLLoss", "MultiLabelSoftMarginLoss", "PairwiseDistance", "CosineSimilarity"):
+        ours, ref = getattr(tidu.nn, name)(), getattr(torch.nn, name)()
+        assert repr(ours) == repr(ref)
+        assert list(ours.state_dict()) == list(ref.state_dict())

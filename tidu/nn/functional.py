@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import ops
 from ..core import dtypes
+from ..core.aval import wrap_dim
 from ..core.deferred import reads_exposed
 from ..core.device import CPU
 from ..core.dispatch import bind_matmul
@@ -25,7 +26,7 @@ from ..core.grad_mode import no_grad
 from ..core.inplace import assign_
 from ..core.primitive import bind
 from ..ops._operands import kept
-from ..ops.activation import log_softmax, softmax
+from ..ops.activation import _softmax_dim, log_softmax, softmax
 from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d
 from ..ops.indexing import select_positions
 from ..primitives import gather as gather_prims
@@ -40,6 +41,11 @@ __all__ = [
     "mish", "relu6", "softsign", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
     "mse_loss", "multi_head_attention_forward", "nll_loss", "normalize", "one_hot", "pad", "relu",
     "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "softplus", "tanh",
+    "selu", "celu", "prelu", "softmin", "softshrink", "hardshrink", "tanhshrink", "threshold", "glu",
+    "smooth_l1_loss", "huber_loss", "kl_div", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
+    "cosine_embedding_loss", "pairwise_distance", "triplet_margin_loss", "gaussian_nll_loss", "poisson_nll_loss",
+    "multilabel_soft_margin_loss", "rms_norm", "instance_norm", "pixel_shuffle", "pixel_unshuffle", "dropout1d",
+    "dropout2d", "max_pool1d", "avg_pool1d",
 ]
 
 
@@ -186,8 +192,7 @@ def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: 
     >>> tidu.nn.functional.elu(tidu.tensor([-1.0, 2.0]))
     tensor([-0.6321,  2.0000])
     """
-    negative = ops.where(input > 0, 0.0, input)
-    return ops.where(input > 0, input, ops.expm1(negative) * alpha)
+    return _elu_family(input, alpha)
 
 
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # noqa: A002
@@ -300,6 +305,141 @@ def tanh(input: Any) -> Any:  # noqa: A002
     tensor([0.])
     """
     return ops.tanh(input)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _elu_family(input: Any, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Any:  # noqa: A002
+    """``scale * input`` where positive, ``scale * alpha * (exp(input * input_scale) - 1)`` elsewhere.
+
+    As PyTorch at 0: the first derivative is the negative side's, the second the positive side's
+    (0): below 0 the exponential, at 0 a term of value 0 and slope 1."""
+    _float_input(input, "elu_cpu")
+    below_0 = ops.where(input < 0, input, 0.0) * input_scale
+    at_0 = ops.where(input == 0, input, 0.0) * input_scale
+    out = ops.where(input > 0, input, (ops.expm1(below_0) + at_0) * alpha)
+    return out if scale == 1.0 else out * scale
+
+
+def selu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
+    """``scale * elu(input, alpha)`` with the self-normalizing constants (``alpha ~ 1.6733``,
+    ``scale ~ 1.0507``).
+
+    >>> import tidu
+    >>> tidu.nn.functional.selu(tidu.tensor([-1.0, 1.0]))
+    tensor([-1.1113,  1.0507])
+    """
+    return _elu_family(input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
+    """``input`` where positive, ``alpha * (exp(input / alpha) - 1)`` elsewhere.
+
+    >>> import tidu
+    >>> tidu.nn.functional.celu(tidu.tensor([-1.0, 1.0]), alpha=2.0)
+    tensor([-0.7869,  1.0000])
+    """
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _elu_family(input, alpha, input_scale=1.0 / alpha)
+
+
+def prelu(input: Any, weight: Any) -> Any:  # noqa: A002
+    """``input`` where positive, ``weight * input`` elsewhere; ``weight`` holds one slope or one per
+    channel (dim 1).
+
+    >>> import tidu
+    >>> tidu.nn.functional.prelu(tidu.tensor([[-2.0, 3.0]]), tidu.tensor([0.25, 0.5]))
+    tensor([[-0.5000,  3.0000]])
+    """
+    _float_input(input, "prelu_cpu")
+    if input.ndim == 0:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() not in (1, channels):
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    slope = weight.reshape(()) if weight.numel() == 1 else _along(weight, input.ndim, 1)
+    return ops.where(input > 0, input, input * slope)
+
+
+def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Any:  # noqa: A002
+    """``softmax(-input)`` along ``dim``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.softmin(tidu.tensor([0.0, 1.0]), dim=0)
+    tensor([0.7311, 0.2689])
+    """
+    if dim is None:
+        dim = _softmax_dim(input.ndim, "softmin")
+    return softmax(-input, dim, dtype=dtype)
+
+
+def softshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
+    """``input`` moved ``lambd`` towards 0, and 0 within ``[-lambd, lambd]`` (gradient 0 there,
+    bounds included).
+
+    >>> import tidu
+    >>> tidu.nn.functional.softshrink(tidu.tensor([-2.0, 0.3, 1.0]))
+    tensor([-1.5000,  0.0000,  0.5000])
+    """
+    _float_input(input, "softshrink_check")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, {np.finfo(input.dtype.np).max:g}] for input dtype "
+                           f"{dtypes.TORCH_NAMES[input.dtype.name]}, but found {lambd:g}")
+    return ops.where(ops.abs(input) > lambd, input - ops.sign(input).detach() * lambd, 0.0)
+
+
+def hardshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
+    """``input`` where ``|input| > lambd``, else 0.
+
+    >>> import tidu
+    >>> tidu.nn.functional.hardshrink(tidu.tensor([-2.0, 0.3, 0.5, 1.0]))
+    tensor([-2.,  0.,  0.,  1.])
+    """
+    _float_input(input, "hardshrink_cpu")
+    return ops.where(ops.abs(input) > lambd, input, 0.0)
+
+
+def tanhshrink(input: Any) -> Any:  # noqa: A002
+    """``input - tanh(input)``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.tanhshrink(tidu.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.2384])
+    """
+    return input - ops.tanh(input)
+
+
+def threshold(input: Any, threshold: float, value: float, inplace: bool = False) -> Any:  # noqa: A002
+    """``input`` where ``input > threshold``, else ``value`` (gradient 0 there).
+
+    >>> import tidu
+    >>> tidu.nn.functional.threshold(tidu.tensor([-1.0, 0.5, 2.0]), 0.5, -9.0)
+    tensor([-9.0000, -9.0000,  2.0000])
+    """
+    return ops.where(input > threshold, input, value)
+
+
+def glu(input: Any, dim: int = -1) -> Any:  # noqa: A002
+    """Gated linear unit: ``input`` split in halves ``a, b`` along ``dim``, ``a * sigmoid(b)``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.glu(tidu.tensor([2.0, 0.0]))
+    tensor([1.])
+    """
+    _float_input(input, "glu_cpu")
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    axis = wrap_dim(dim, input.ndim)
+    if input.shape[axis] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size {input.shape[axis]}")
+    a, b = ops.chunk(input, 2, axis)
+    return a * ops.sigmoid(b)
 
 
 # --- normalization and dropout ------------------------------------------------------------
@@ -478,6 +618,23 @@ def _resample(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mod
     return select_positions(x, axis, low) * w_low + select_positions(x, axis, high) * w_high
 
 
+def _normalized_shape(input: Any, normalized_shape: Any, params: tuple, sep: str) -> tuple[int, ...]:  # noqa: A002
+    """``normalized_shape`` as a tuple, checked against ``input``'s trailing dims and the
+    ``(name, tensor)`` ``params`` (PyTorch's errors; ``sep`` follows ``[*`` in the first)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*{sep}{', '.join(map(str, shape))}], "
+            f"but got input of size{list(input.shape)}"
+        )
+    for name, p in params:
+        if p is not None and tuple(p.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(p.shape)} and normalized_shape = {list(shape)}")
+    return shape
+
+
 def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, bias: Any = None,  # noqa: A002
                eps: float = 1e-5) -> Any:
     """Normalize over the trailing ``normalized_shape`` dims (biased variance), then scale and shift.
@@ -486,17 +643,7 @@ def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, 
     >>> tidu.nn.functional.layer_norm(tidu.tensor([[1.0, 3.0]]), (2,))
     tensor([[-1.0000,  1.0000]])
     """
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    k = len(shape)
-    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
-        raise RuntimeError(
-            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
-            f"but got input of size{list(input.shape)}"
-        )
-    for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and tuple(p.shape) != shape:
-            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
-                               f"{list(p.shape)} and normalized_shape = {list(shape)}")
+    k = len(_normalized_shape(input, normalized_shape, (("weight", weight), ("bias", bias)), sep=", "))
     _float_input(input, "LayerNormKernelImpl")
     if weight is not None and bias is not None and weight.dtype == input.dtype == bias.dtype:
         return bind(nn_prims.layer_norm_affine, input, weight, bias, k=k, eps=float(eps))
@@ -573,14 +720,220 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
     >>> sorted(set(tidu.nn.functional.dropout(x, 0.5).tolist()) - {0.0, 2.0})
     []
     """
+    return _dropout_masked(input, p, training, tuple(input.shape))
+
+
+def _dropout_masked(input: Any, p: float, training: bool, mask_shape: tuple[int, ...]) -> Any:  # noqa: A002
+    """Dropout with one draw per cell of ``mask_shape`` (which broadcasts to ``input``)."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     if p == 1.0:
         return input * 0.0
-    keep = ops.rand(input.shape, dtype=input.dtype) < (1.0 - p)
+    keep = ops.rand(mask_shape, dtype=input.dtype) < (1.0 - p)
     return ops.where(keep, input * (1.0 / (1.0 - p)), 0.0)
+
+
+def _channel_dropout(input: Any, p: float, training: bool, lead: int) -> Any:  # noqa: A002
+    """Dropout of whole channels: one draw for each index of the first ``lead`` dims."""
+    return _dropout_masked(input, p, training, tuple(input.shape[:lead]) + (1,) * (input.ndim - lead))
+
+
+def dropout1d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:  # noqa: A002
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` with probability ``p``, scaling the rest
+    by ``1/(1-p)``; the identity when not ``training``.
+
+    >>> import tidu
+    >>> y = tidu.nn.functional.dropout1d(tidu.ones(8, 3), 0.5)
+    >>> all(len(set(row)) == 1 for row in y.tolist())
+    True
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channel_dropout(input, p, training, input.ndim - 1)
+
+
+def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:  # noqa: A002
+    """Zero whole channels of ``(N, C, H, W)`` with probability ``p``, scaling the rest by
+    ``1/(1-p)``. As PyTorch, other ranks warn and still take dim 0 as the batch and dim 1 as
+    the channels (a 3-D input is ``(N, C, L)``).
+
+    >>> import tidu
+    >>> y = tidu.nn.functional.dropout2d(tidu.ones(2, 5, 3, 3), 0.5)
+    >>> all(len(set(ch.flatten().tolist())) == 1 for ch in y.reshape(10, 3, 3))
+    True
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", UserWarning, stacklevel=2)
+    elif input.ndim != 4:
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      "inputs).", UserWarning, stacklevel=2)
+    return _channel_dropout(input, p, training, min(input.ndim, 2))
+
+
+def rms_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, eps: float | None = None) -> Any:  # noqa: A002
+    """``input`` divided by its root mean square over the trailing ``normalized_shape`` dims (plus
+    ``eps``, by default the dtype's machine epsilon), then scaled by ``weight``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.rms_norm(tidu.tensor([[3.0, 4.0]]), (2,), eps=0.0)
+    tensor([[0.8485, 1.1314]])
+    """
+    shape = _normalized_shape(input, normalized_shape, (("weight", weight),), sep="")
+    _float_input(input, "rms_norm")
+    if eps is None:
+        eps = float(np.finfo(input.dtype.np).eps)
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    out = input * ops.rsqrt((input * input).mean(dim=dims, keepdim=True) + eps)
+    return out if weight is None else out * weight
+
+
+def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None, weight: Any = None,  # noqa: A002
+                  bias: Any = None, use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Any:
+    """Normalize each channel of each sample of ``(N, C, *)`` over its spatial dims, then scale and
+    shift per channel. With ``use_input_stats`` the running statistics, when given, move by
+    ``momentum`` towards the batch's average of the instances' means and unbiased variances;
+    otherwise they normalize.
+
+    >>> import tidu
+    >>> tidu.nn.functional.instance_norm(tidu.tensor([[[1.0, 3.0], [0.0, 4.0]]]))
+    tensor([[[-1.0000,  1.0000],
+             [-1.0000,  1.0000]]])
+    """
+    if use_input_stats and math.prod(input.shape[2:]) <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    n, c = input.shape[0], input.shape[1]
+    stats = [None if s is None else s.repeat(n) for s in (running_mean, running_var)]
+    folded = input.reshape(1, n * c, *input.shape[2:])
+    out = batch_norm(folded, *stats, training=use_input_stats, momentum=momentum, eps=eps).reshape(input.shape)
+    for stat, instances in zip((running_mean, running_var), stats):
+        if stat is not None and use_input_stats:
+            with no_grad():
+                assign_(stat, instances.reshape(n, c).mean(dim=0), op="instance_norm")
+    if weight is not None:
+        out = out * _along(weight, input.ndim, 1)
+    if bias is not None:
+        out = out + _along(bias, input.ndim, 1)
+    return out
+
+
+def _lead_permute(x: Any, lead: int, order: tuple[int, ...]) -> Any:
+    """Permute the dims after the first ``lead`` ones by ``order``."""
+    return x.permute(*range(lead), *(lead + i for i in order))
+
+
+def _check_pixel_shuffle(input: Any, factor: int, name: str, what: str) -> None:  # noqa: A002
+    if input.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input with {input.ndim} "
+                           "dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+def pixel_shuffle(input: Any, upscale_factor: int) -> Any:  # noqa: A002
+    """``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``: each channel's ``r x r`` block is spread
+    over the spatial grid.
+
+    >>> import tidu
+    >>> tidu.nn.functional.pixel_shuffle(tidu.arange(4.0).reshape(4, 1, 1), 2)
+    tensor([[[0., 1.],
+             [2., 3.]]])
+    """
+    r = upscale_factor
+    _check_pixel_shuffle(input, r, "pixel_shuffle", "upscale_factor")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    blocks = input.reshape(*lead, c // (r * r), r, r, h, w)
+    return _lead_permute(blocks, len(lead), (0, 3, 1, 4, 2)).reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:  # noqa: A002
+    """The inverse of ``pixel_shuffle``: ``(*, C, H * r, W * r)`` to ``(*, C * r**2, H, W)``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.pixel_unshuffle(tidu.arange(4.0).reshape(1, 2, 2), 2).flatten()
+    tensor([0., 1., 2., 3.])
+    """
+    r = downscale_factor
+    _check_pixel_shuffle(input, r, "pixel_unshuffle", "downscale_factor")
+    *lead, c, h, w = input.shape
+    for name, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({dim})={size} is not divisible by {r}")
+    blocks = input.reshape(*lead, c, h // r, r, w // r, r)
+    return _lead_permute(blocks, len(lead), (0, 2, 4, 1, 3)).reshape(*lead, c * r * r, h // r, w // r)
+
+
+def _single(value: Any, name: str, fn: str) -> int:
+    """A 1-d pooling argument: an int or a sequence of one."""
+    if isinstance(value, int):
+        return value
+    if len(value) != 1:
+        raise RuntimeError(f"{fn}() argument '{name}' should contain one int (got {len(value)})")
+    return int(value[0])
+
+
+def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,  # noqa: A002
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """1-D max pooling over ``(N, C, L)`` or ``(C, L)``: ``max_pool2d`` over a unit height.
+
+    >>> import tidu
+    >>> tidu.nn.functional.max_pool1d(tidu.tensor([[1.0, 3.0, 2.0, 0.0]]), 2)
+    tensor([[3., 2.]])
+    """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(input.shape)}")
+    _float_input(input, "max_pool1d_impl")
+    k = _single(kernel_size, "kernel_size", "max_pool1d")
+    s = k if stride is None or stride == () else _single(stride, "stride", "max_pool1d")
+    p, d = _single(padding, "padding", "max_pool1d"), _single(dilation, "dilation", "max_pool1d")
+    if k < 1:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and "
+                           f"kernel_size={k}")
+    size = (input.shape[-1] + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // max(s, 1) + 1
+    if size < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
+    out = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,  # noqa: A002
+               count_include_pad: bool = True) -> Any:
+    """1-D average pooling over ``(N, C, L)`` or ``(C, L)``: ``avg_pool2d`` over a unit height.
+
+    >>> import tidu
+    >>> tidu.nn.functional.avg_pool1d(tidu.tensor([[1.0, 3.0, 2.0, 0.0]]), 2)
+    tensor([[2., 1.]])
+    """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for avg_pool1d)")
+    k = _single(kernel_size, "kernel_size", "avg_pool1d")
+    s = k if stride is None or stride == () else _single(stride, "stride", "avg_pool1d")
+    p = _single(padding, "padding", "avg_pool1d")
+    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad).squeeze(-2)
 
 
 # --- sparse --------------------------------------------------------------------------------
@@ -1007,6 +1360,268 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     else:
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * softplus
     return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def _check_float(input: Any, target: Any, kernel: str) -> None:  # noqa: A002
+    """PyTorch's ``kernel`` error for operands whose common type is not floating-point."""
+    dt = dtypes.result_type(input, target)
+    if not dt.is_floating_point:
+        raise dtypes.not_implemented(kernel, dt)
+
+
+def _quadratic_then_linear(diff: Any, width: float, slope: float) -> Any:
+    """``slope * |diff| - slope * width / 2`` outside ``(-width, width)``, the quadratic
+    ``slope * diff**2 / (2 * width)`` inside: Huber's and smooth L1's shape."""
+    size = ops.abs(diff)
+    return ops.where(size < width, diff * diff * (0.5 * slope / width), (size - 0.5 * width) * slope)
+
+
+def smooth_l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+                   reduction: str = "mean", beta: float = 1.0) -> Any:
+    """``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta``, for ``d = input - target``
+    (``beta=0``: L1).
+
+    >>> import tidu
+    >>> tidu.nn.functional.smooth_l1_loss(tidu.tensor([0.5, 3.0]), tidu.tensor([0.0, 0.0]), reduction="none")
+    tensor([0.1250, 2.5000])
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_size(input, target)
+    _check_float(input, target, "smooth_l1_cpu")
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    diff = input - target
+    return _reduce(ops.abs(diff) if beta == 0 else _quadratic_then_linear(diff, beta, 1.0), reduction)
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
+               weight: Any = None) -> Any:
+    """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``, for ``d = input - target``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.huber_loss(tidu.tensor([0.5, 3.0]), tidu.tensor([0.0, 0.0]), delta=2.0)
+    tensor(2.0625)
+    """
+    _warn_size(input, target)
+    _check_float(input, target, "huber_cpu")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    loss = _quadratic_then_linear(input - target, delta, delta)
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+           reduction: str = "mean", log_target: bool = False) -> Any:
+    """Kullback-Leibler divergence ``target * (log(target) - input)`` of log-probabilities ``input``
+    (``log_target``: ``target`` holds log-probabilities too); ``'batchmean'`` divides the sum by
+    the batch size.
+
+    >>> import tidu
+    >>> logp = tidu.tensor([[0.5, 0.5]]).log()
+    >>> tidu.nn.functional.kl_div(logp, tidu.tensor([[0.25, 0.75]]), reduction="batchmean")
+    tensor(0.1308)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    if not dtypes.result_type(input, target).is_floating_point:
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        loss = ops.exp(target) * (target - input)
+    else:  # xlogy: 0 * log(0) counts as 0
+        zero = target == 0
+        loss = ops.where(zero, 0.0, target * ops.log(ops.where(zero, 1.0, target))) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+                     reduction: str = "mean") -> Any:
+    """Two-class logistic loss ``log(1 + exp(-target * input))`` for targets of +-1 (computed
+    without overflow).
+
+    >>> import tidu
+    >>> tidu.nn.functional.soft_margin_loss(tidu.tensor([0.0, 2.0]), tidu.tensor([1.0, -1.0]), reduction="none")
+    tensor([0.6931, 2.1269])
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{dtypes.TORCH_NAMES[input.dtype.name]}")
+    loss = _softplus_neg(input * target)
+    if tuple(loss.shape) != tuple(input.shape):
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape "
+                           f"{list(loss.shape)}")
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0.0, size_average: Any = None,
+                        reduce: Any = None, reduction: str = "mean") -> Any:
+    """``max(0, -target * (input1 - input2) + margin)``: ``target = 1`` asks ``input1`` to rank higher.
+
+    >>> import tidu
+    >>> tidu.nn.functional.margin_ranking_loss(tidu.tensor([1.0, 0.0]), tidu.tensor([0.0, 0.5]),
+    ...                                        tidu.tensor([1.0, 1.0]), margin=0.5, reduction="none")
+    tensor([0., 1.])
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce(ops.clamp(-target * (input1 - input2) + margin, min=0), reduction)
+
+
+def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, size_average: Any = None,  # noqa: A002
+                         reduce: Any = None, reduction: str = "mean") -> Any:
+    """``input`` where ``target = 1``, ``max(0, margin - input)`` where ``target = -1``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.hinge_embedding_loss(tidu.tensor([0.3, 0.3]), tidu.tensor([1.0, -1.0]), reduction="none")
+    tensor([0.3000, 0.7000])
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    below_margin = ops.clamp(margin - input, min=0)
+    loss = ops.where(target != 1, below_margin, 0.0) + ops.where(target != -1, input, 0.0)
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float = 0.0, size_average: Any = None,
+                          reduce: Any = None, reduction: str = "mean") -> Any:
+    """``1 - cos(input1, input2)`` where ``target = 1``, ``max(0, cos - margin)`` where ``target = -1``;
+    rows ``(N, D)`` with targets ``(N,)``, or one pair ``(D,)`` with a 0-d target.
+
+    >>> import tidu
+    >>> tidu.nn.functional.cosine_embedding_loss(tidu.tensor([[1.0, 0.0], [1.0, 1.0]]),
+    ...     tidu.tensor([[0.0, 1.0], [1.0, 0.0]]), tidu.tensor([1.0, -1.0]), reduction="none")
+    tensor([1.0000, 0.7071])
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    expected = target.ndim + 1
+    if input1.ndim != expected or input2.ndim != expected:
+        raise RuntimeError(f"{target.ndim}D target tensor expects {expected}D input tensors, but found inputs with "
+                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+    dim = target.ndim
+    eps = 1e-12
+    dot = (input1 * input2).sum(dim)
+    cos = dot / ops.sqrt(((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps))
+    loss = ops.where(target == 1, 1 - cos, 0.0) + ops.where(target == -1, ops.clamp(cos - margin, min=0), 0.0)
+    return _reduce(loss, reduction)
+
+
+def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Any:
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last dim (the operands broadcast together).
+
+    >>> import tidu
+    >>> tidu.nn.functional.pairwise_distance(tidu.tensor([[0.0, 0.0]]), tidu.tensor([[3.0, 4.0]]), eps=0.0)
+    tensor([5.])
+    """
+    return (x1 - x2 + eps).norm(p, dim=-1, keepdim=keepdim)
+
+
+def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Any:
+    """``max(0, d(anchor, positive) - d(anchor, negative) + margin)`` with ``pairwise_distance``;
+    ``swap`` takes the smaller of ``d(anchor, negative)`` and ``d(positive, negative)``.
+
+    >>> import tidu
+    >>> a, pos, neg = tidu.tensor([[0.0, 0.0]]), tidu.tensor([[1.0, 0.0]]), tidu.tensor([[0.0, 1.5]])
+    >>> tidu.nn.functional.triplet_margin_loss(a, pos, neg, eps=0.0)
+    tensor(0.5000)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(ops.clamp(d_pos - d_neg + margin, min=0), reduction)
+
+
+def _check_reduction(reduction: str) -> None:
+    """The check of the losses whose error reads ``'<reduction> is not valid'``."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not valid")
+
+
+def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False, eps: float = 1e-6,  # noqa: A002
+                      reduction: str = "mean") -> Any:
+    """Negative log likelihood of ``target`` under normals of mean ``input`` and variance ``var``:
+    ``0.5 * (log(var) + (input - target)**2 / var)`` (``+ 0.5 * log(2 pi)`` when ``full``). ``var``
+    has ``input``'s shape, or lacks (or has 1 for) its last dim, or is a number; it is clamped to
+    ``eps`` without that clamp being differentiated.
+
+    >>> import tidu
+    >>> tidu.nn.functional.gaussian_nll_loss(tidu.tensor([0.0, 1.0]), tidu.tensor([1.0, 1.0]), tidu.tensor([1.0, 2.0]))
+    tensor(0.4233)
+    """
+    if not isinstance(var, Tensor):
+        var = ops.full_like(input, float(var))
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.ndim and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    _check_reduction(reduction)
+    if bool((var.detach() < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var + (ops.clamp(var.detach(), min=eps) - var.detach())
+    diff = input - target
+    loss = (ops.log(var) + diff * diff / var) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool = False,  # noqa: A002
+                     size_average: Any = None, eps: float = 1e-8, reduce: Any = None, reduction: str = "mean") -> Any:
+    """Negative log likelihood of ``target`` under Poissons of rate ``exp(input)`` (``log_input``)
+    or ``input``: ``exp(input) - target * input`` or ``input - target * log(input + eps)``; ``full``
+    adds Stirling's ``target * log(target) - target + 0.5 * log(2 pi target)`` where ``target > 1``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.poisson_nll_loss(tidu.tensor([0.0, 1.0]), tidu.tensor([1.0, 3.0]), reduction="none")
+    tensor([ 1.0000, -0.2817])
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    loss = ops.exp(input) - target * input if log_input else input - target * ops.log(input + eps)
+    if full:
+        counted = target > 1
+        t = ops.where(counted, target, 2.0)  # in the logs' domain; masked out below
+        stirling = t * ops.log(t) - t + 0.5 * ops.log(2 * math.pi * t)
+        loss = loss + ops.where(counted, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
+                                reduce: Any = None, reduction: str = "mean") -> Any:
+    """Binary logistic loss of each class (``target`` 0 or 1 along the last dim), optionally
+    weighted, averaged over the classes.
+
+    >>> import tidu
+    >>> tidu.nn.functional.multilabel_soft_margin_loss(tidu.tensor([[0.0, 2.0]]), tidu.tensor([[1.0, 0.0]]))
+    tensor(1.4100)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(dim=input.ndim - 1) / input.shape[-1]
+    _check_reduction(reduction)
+    return _reduce(loss, reduction)
 
 
 # Attention lives in its own file; it uses linear, softmax and dropout from this one.

@@ -1,12 +1,16 @@
 """Activation modules: ``ReLU``, ``LeakyReLU``, ``ELU``, ``Softplus``, ``GELU``, ``SiLU``, ``Tanh``,
 ``Sigmoid``, ``Softmax``, ``LogSoftmax``, ``Hardtanh``, ``ReLU6``, ``Hardsigmoid``, ``Hardswish``,
-``Mish``, ``LogSigmoid``, ``Softsign``."""
+``Mish``, ``LogSigmoid``, ``Softsign``, ``SELU``, ``CELU``, ``PReLU``, ``Softmin``, ``Softmax2d``,
+``Softshrink``, ``Hardshrink``, ``Tanhshrink``, ``Threshold``, ``GLU``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ... import ops
 from .. import functional as F
+from .. import init
+from ..parameter import Parameter
 from .module import Module
 
 
@@ -290,3 +294,162 @@ class Softsign(_Pointwise):
     """
 
     fn = staticmethod(F.softsign)
+
+
+class SELU(_Pointwise):
+    """``scale * elu(x, alpha)`` with the self-normalizing constants (``F.selu``).
+
+    >>> import tidu
+    >>> tidu.nn.SELU()(tidu.tensor([1.0]))
+    tensor([1.0507])
+    """
+
+    fn = staticmethod(F.selu)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)`` (``F.tanhshrink``).
+
+    >>> import tidu
+    >>> tidu.nn.Tanhshrink()(tidu.tensor([1.0]))
+    tensor([0.2384])
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.tanhshrink(input)
+
+
+class CELU(ELU):
+    """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere (``F.celu``).
+
+    >>> import tidu
+    >>> tidu.nn.CELU(2.0)
+    CELU(alpha=2.0)
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.celu(input, self.alpha)
+
+
+class PReLU(Module):
+    """``x`` where positive, ``weight * x`` elsewhere, with a learnt ``weight`` of ``num_parameters``
+    slopes (1, or one per channel), all ``init`` at first.
+
+    >>> import tidu
+    >>> act = tidu.nn.PReLU(2, init=0.5)
+    >>> act
+    PReLU(num_parameters=2)
+    >>> act(tidu.tensor([[-2.0, 2.0]]))
+    tensor([[-1.,  2.]], grad_fn=<select>)
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(ops.empty(num_parameters, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class Softmin(Softmax):
+    """Softmax of ``-x`` along ``dim`` (``F.softmin``).
+
+    >>> import tidu
+    >>> tidu.nn.Softmin(dim=0)(tidu.tensor([0.0, 0.0]))
+    tensor([0.5000, 0.5000])
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.softmin(input, self.dim)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    >>> import tidu
+    >>> tidu.nn.Softmax2d()(tidu.zeros(2, 1, 1)).flatten()
+    tensor([0.5000, 0.5000])
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)
+
+
+class Softshrink(Module):
+    """``x`` moved ``lambd`` towards 0, 0 within ``[-lambd, lambd]`` (``F.softshrink``).
+
+    >>> import tidu
+    >>> tidu.nn.Softshrink(1.0)(tidu.tensor([-2.0, 0.5]))
+    tensor([-1.,  0.])
+    """
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    """``x`` where ``|x| > lambd``, else 0 (``F.hardshrink``).
+
+    >>> import tidu
+    >>> tidu.nn.Hardshrink(1.0)(tidu.tensor([-2.0, 0.5]))
+    tensor([-2.,  0.])
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.hardshrink(input, self.lambd)
+
+
+class Threshold(Module):
+    """``x`` where ``x > threshold``, else ``value`` (``F.threshold``).
+
+    >>> import tidu
+    >>> tidu.nn.Threshold(0.5, -1.0)(tidu.tensor([0.0, 1.0]))
+    tensor([-1.,  1.])
+    """
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.threshold(input, self.threshold, self.value)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class GLU(Module):
+    """Gated linear unit along ``dim`` (``F.glu``): first half times the sigmoid of the second.
+
+    >>> import tidu
+    >>> tidu.nn.GLU()
+    GLU(dim=-1)
+    """
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

@@ -1,4 +1,4 @@
-"""``Dropout``."""
+"""``Dropout``, ``Dropout1d`` and ``Dropout2d``."""
 
 from __future__ import annotations
 
@@ -30,3 +30,27 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout):
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` in training (``F.dropout1d``).
+
+    >>> import tidu
+    >>> tidu.nn.Dropout1d(0.2)
+    Dropout1d(p=0.2, inplace=False)
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.dropout1d(input, self.p, self.training)
+
+
+class Dropout2d(Dropout):
+    """Zero whole channels of ``(N, C, H, W)`` in training (``F.dropout2d``).
+
+    >>> import tidu
+    >>> tidu.nn.Dropout2d().eval()(tidu.ones(1, 1, 1, 2))
+    tensor([[[[1., 1.]]]])
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.dropout2d(input, self.p, self.training)

@@ -1,4 +1,4 @@
-"""``Flatten``."""
+"""``Flatten`` and ``Unflatten``."""
 
 from __future__ import annotations
 
@@ -25,3 +25,23 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dim ``dim`` into ``unflattened_size``.
+
+    >>> import tidu
+    >>> tidu.nn.Unflatten(1, (2, 3))(tidu.ones(4, 6)).shape
+    tidu.Size([4, 2, 3])
+    """
+
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
+        super().__init__()
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -1,4 +1,6 @@
-"""Loss modules: ``MSELoss``, ``L1Loss``, ``CrossEntropyLoss``, ``NLLLoss``, ``BCELoss``, ``BCEWithLogitsLoss``."""
+"""Loss modules: ``MSELoss``, ``L1Loss``, ``CrossEntropyLoss``, ``NLLLoss``, ``BCELoss``, ``BCEWithLogitsLoss``,
+``SmoothL1Loss``, ``HuberLoss``, ``KLDivLoss``, ``SoftMarginLoss``, ``MarginRankingLoss``, ``CosineEmbeddingLoss``,
+``HingeEmbeddingLoss``, ``TripletMarginLoss``, ``GaussianNLLLoss``, ``PoissonNLLLoss``, ``MultiLabelSoftMarginLoss``."""
 
 from __future__ import annotations
 
@@ -113,3 +115,179 @@ class BCEWithLogitsLoss(_Loss):
     def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
         return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Quadratic below ``beta``, linear above (``F.smooth_l1_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.SmoothL1Loss(beta=2.0)(tidu.tensor([1.0, 4.0]), tidu.tensor([0.0, 0.0]))
+    tensor(1.6250)
+    """
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Quadratic below ``delta``, ``delta``-sloped linear above (``F.huber_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.HuberLoss(delta=2.0)(tidu.tensor([1.0, 4.0]), tidu.tensor([0.0, 0.0]))
+    tensor(3.2500)
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence of log-probabilities from a target (``F.kl_div``).
+
+    >>> import tidu
+    >>> tidu.nn.KLDivLoss(reduction="batchmean", log_target=True)(tidu.zeros(1, 2), tidu.zeros(1, 2))
+    tensor(0.)
+    """
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class SoftMarginLoss(_Loss):
+    """Two-class logistic loss for targets of +-1 (``F.soft_margin_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.SoftMarginLoss()(tidu.tensor([0.0]), tidu.tensor([1.0]))
+    tensor(0.6931)
+    """
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class _MarginLoss(_Loss):
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+
+class MarginRankingLoss(_MarginLoss):
+    """``max(0, -y * (x1 - x2) + margin)`` (``F.margin_ranking_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.MarginRankingLoss(0.5)(tidu.tensor([0.0]), tidu.tensor([0.0]), tidu.tensor([1.0]))
+    tensor(0.5000)
+    """
+
+    def forward(self, input1: Any, input2: Any, target: Any) -> Any:
+        return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    """``1 - cos`` for similar pairs, ``max(0, cos - margin)`` for dissimilar ones
+    (``F.cosine_embedding_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.CosineEmbeddingLoss()(tidu.tensor([[1.0, 0.0]]), tidu.tensor([[0.0, 1.0]]), tidu.tensor([1.0]))
+    tensor(1.)
+    """
+
+    def forward(self, input1: Any, input2: Any, target: Any) -> Any:
+        return F.cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """``x`` for ``y = 1``, ``max(0, margin - x)`` for ``y = -1`` (``F.hinge_embedding_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.HingeEmbeddingLoss()(tidu.tensor([0.25]), tidu.tensor([-1.0]))
+    tensor(0.7500)
+    """
+
+    def __init__(self, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
+
+
+class TripletMarginLoss(_MarginLoss):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with the ``p``-norm distance (``F.triplet_margin_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.TripletMarginLoss(eps=0.0)(tidu.zeros(1, 2), tidu.zeros(1, 2), tidu.ones(1, 2))
+    tensor(0.)
+    """
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                 size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(margin, size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+        self.p, self.eps, self.swap = p, eps, swap
+
+    def forward(self, anchor: Any, positive: Any, negative: Any) -> Any:
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
+                                     reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log likelihood with predicted variances (``F.gaussian_nll_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.GaussianNLLLoss()(tidu.tensor([0.0]), tidu.tensor([0.0]), tidu.tensor([1.0]))
+    tensor(0.)
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Any, target: Any, var: Any) -> Any:  # noqa: A002
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log likelihood of counts (``F.poisson_nll_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.PoissonNLLLoss()(tidu.tensor([0.0]), tidu.tensor([1.0]))
+    tensor(1.)
+    """
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average: Any = None, eps: float = 1e-8,
+                 reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Any, target: Any) -> Any:
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss averaged over the classes (``F.multilabel_soft_margin_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.MultiLabelSoftMarginLoss()(tidu.zeros(1, 2), tidu.tensor([[1.0, 0.0]]))
+    tensor(0.6931)
+    """
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)

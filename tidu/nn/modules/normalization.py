@@ -1,7 +1,8 @@
-"""``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``, ``GroupNorm``."""
+"""``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``, ``GroupNorm``, ``RMSNorm``, ``InstanceNorm1d``, ``InstanceNorm2d``."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ... import ops
@@ -169,3 +170,82 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Divide by the root mean square over the trailing ``normalized_shape`` dims, then ``* weight``
+    (``elementwise_affine``; ones at init). ``eps=None``: the dtype's machine epsilon.
+
+    >>> import tidu
+    >>> tidu.nn.RMSNorm(2)
+    RMSNorm((2,), eps=None, elementwise_affine=True)
+    """
+
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float | None = None,
+                 elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        weight = Parameter(ops.ones(self.normalized_shape, dtype=dtype)) if elementwise_affine else None
+        self.register_parameter("weight", weight)
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class _InstanceNorm(_BatchNorm):
+    _unbatched = 0  # the rank of an input without a batch dim
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        self._check_input_dim(input)
+        channel_dim = input.ndim - self._unbatched
+        if input.shape[channel_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={channel_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.shape[channel_dim]}.")
+            warnings.warn(f"input's size at dim={channel_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False",
+                          UserWarning, stacklevel=2)
+        batched = input.ndim != self._unbatched
+        out = F.instance_norm(input if batched else input.unsqueeze(0), self.running_mean, self.running_var,
+                              self.weight, self.bias, self.training or not self.track_running_stats,
+                              0.1 if self.momentum is None else self.momentum, self.eps)
+        return out if batched else out.squeeze(0)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Normalize each channel of each sample of ``(N, C, L)`` or ``(C, L)`` over its length
+    (``F.instance_norm``); ``affine`` and ``track_running_stats`` off by default.
+
+    >>> import tidu
+    >>> tidu.nn.InstanceNorm1d(2)(tidu.tensor([[1.0, 3.0], [0.0, 4.0]]))
+    tensor([[-1.0000,  1.0000],
+            [-1.0000,  1.0000]])
+    """
+
+    _dims = (2, 3)
+    _unbatched = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Normalize each channel of each sample of ``(N, C, H, W)`` or ``(C, H, W)`` over its plane.
+
+    >>> import tidu
+    >>> tidu.nn.InstanceNorm2d(3, affine=True)
+    InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=False)
+    """
+
+    _dims = (3, 4)
+    _unbatched = 3

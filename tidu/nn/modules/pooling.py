@@ -1,5 +1,5 @@
-"""``MaxPool2d`` and ``AvgPool2d`` on ``tidu.max_pool2d``/``tidu.avg_pool2d``; the adaptive average pools;
-``Upsample``."""
+"""``MaxPool2d`` and ``AvgPool2d`` on ``tidu.max_pool2d``/``tidu.avg_pool2d``, ``MaxPool1d`` and ``AvgPool1d``
+on them over a unit height; the adaptive average pools; ``Upsample``."""
 
 from __future__ import annotations
 
@@ -121,3 +121,37 @@ class Upsample(Module):
     def extra_repr(self) -> str:
         shown = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
         return f"{shown}, mode={self.mode!r}"
+
+
+class MaxPool1d(MaxPool2d):
+    """Max over windows of ``(N, C, L)`` or ``(C, L)`` (``F.max_pool1d``).
+
+    >>> import tidu
+    >>> tidu.nn.MaxPool1d(2)(tidu.tensor([[1.0, 3.0, 2.0, 0.0]]))
+    tensor([[3., 2.]])
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool1d(AvgPool2d):
+    """Mean over windows of ``(N, C, L)`` or ``(C, L)`` (``F.avg_pool1d``).
+
+    >>> import tidu
+    >>> tidu.nn.AvgPool1d(2)
+    AvgPool1d(kernel_size=(2,), stride=(2,), padding=(0,))
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        def single(value: Any) -> tuple:
+            return (value,) if isinstance(value, int) else tuple(value)
+
+        super().__init__(single(kernel_size), single(stride if stride is not None else kernel_size), single(padding),
+                         ceil_mode, count_include_pad)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
+                            count_include_pad=self.count_include_pad)
