@@ -94,5 +94,6 @@ class ASGD(Optimizer):
             ax += (param - ax) * mu
         else:
             assign_(ax, param)
-        eta_t[...] = lr / ((1 + lambd * lr * step) ** group["alpha"])
-        mu_t[...] = 1 / max(1, step - group["t0"])
+        # PyTorch makes both as float32 tensors, then copies them into the state (float64 once loaded)
+        eta_t[...] = np.float32(lr / ((1 + lambd * lr * step) ** group["alpha"]))
+        mu_t[...] = np.float32(1 / max(1, step - group["t0"]))

@@ -99,7 +99,7 @@ class NAdam(Optimizer):
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
         mu_product_t = state["mu_product"]._data
-        mu_product_t *= np.float32(mu)  # a float32 scalar, as PyTorch keeps it
+        mu_product_t *= mu_product_t.dtype.type(mu)  # in its own dtype: float32, or a loaded state's
         mu_product = float(mu_product_t)
         exp_avg, exp_avg_sq = buffer(state["exp_avg"]), buffer(state["exp_avg_sq"])
         _lerp_(exp_avg, grad, 1 - beta1)
