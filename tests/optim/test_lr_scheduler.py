@@ -1,5 +1,6 @@
 """Each scheduler's learning-rate sequence equals PyTorch's, alone, chained and resumed."""
 
+import copy
 import math
 
 import pytest
@@ -24,11 +25,24 @@ SCHEDULERS = [
     ("OneCycleLR", dict(max_lr=[1.0, 0.5], epochs=2, steps_per_epoch=13, anneal_strategy="linear", three_phase=True,
                         pct_start=0.25, base_momentum=0.8)),
     ("OneCycleLR", dict(max_lr=0.5, total_steps=30, cycle_momentum=False, div_factor=10.0)),
+    ("ConstantLR", dict()),
+    ("ConstantLR", dict(factor=0.25, total_iters=3)),
+    ("PolynomialLR", dict()),
+    ("PolynomialLR", dict(total_iters=7, power=2.5)),
+    ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.95)),
+    ("MultiplicativeLR", dict(lr_lambda=[lambda e: 0.9, lambda e: 1.0 if e < 5 else 0.5])),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=4)),
+    ("CyclicLR", dict(base_lr=[0.01, 0.02], max_lr=[0.1, 0.3], step_size_up=3, step_size_down=5, mode="triangular2",
+                      base_momentum=[0.7, 0.8], max_momentum=0.95)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3, mode="exp_range", gamma=0.9)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=2, scale_fn=lambda x: 0.5 * (1 + x % 3),
+                      scale_mode="iterations", cycle_momentum=False)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=2, scale_fn=lambda x: 1 / x, mode="ignored")),
 ]
 
 
 def _ids(case):
-    return case[0] + "-" + ",".join(f"{k}={v}" for k, v in case[1].items() if k != "lr_lambda")
+    return case[0] + "-" + ",".join(f"{k}={v}" for k, v in case[1].items() if k not in ("lr_lambda", "scale_fn"))
 
 
 def _optimizers():
@@ -79,9 +93,10 @@ def test_state_dict_resumes_like_torch(case):
         sched = cls(opt, **kwargs)
         _lrs(opt, [sched], 6)
         saved = sched.state_dict()
+        keys = sorted(saved)  # before loading: PyTorch's CyclicLR.load_state_dict pops from the dict it is given
         resumed = cls(opt, **kwargs)
         resumed.load_state_dict(saved)
-        results.append((sorted(saved), _lrs(opt, [resumed], 8)))
+        results.append((keys, _lrs(opt, [resumed], 8)))
     assert results[0] == results[1]
 
 
@@ -201,3 +216,133 @@ def test_one_cycle_stepped_past_its_total_raises_like_torch():
             sched.step()
         errors.append(str(info.value))
     assert errors[1] == errors[0]
+
+
+# schedulers of schedulers: ``make(lr_scheduler_module, optimizer)``
+COMBINED = [
+    ("sequential warmup, decay, cosine", lambda S, o: S.SequentialLR(
+        o, [S.LinearLR(o, start_factor=0.1, total_iters=4), S.ExponentialLR(o, 0.9), S.CosineAnnealingLR(o, T_max=5)],
+        milestones=[4, 10])),
+    ("sequential of recursive and closed forms", lambda S, o: S.SequentialLR(
+        o, [S.ExponentialLR(o, 0.5), S.MultiplicativeLR(o, lambda e: 0.8), S.ConstantLR(o, factor=0.5, total_iters=3),
+            S.PolynomialLR(o, total_iters=4)], milestones=[2, 5, 12])),
+    ("sequential with restarts and a cycle", lambda S, o: S.SequentialLR(
+        o, [S.ConstantLR(o), S.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2),
+            S.CyclicLR(o, 0.01, 0.2, step_size_up=3)], milestones=[3, 12])),
+    ("chained", lambda S, o: S.ChainedScheduler(
+        [S.ConstantLR(o, factor=0.5, total_iters=4), S.ExponentialLR(o, 0.9), S.StepLR(o, 3)])),
+    ("chained with optimizer", lambda S, o: S.ChainedScheduler(
+        [S.LinearLR(o, total_iters=3), S.PolynomialLR(o, total_iters=8, power=0.5), S.MultiplicativeLR(o, lambda e: 0.99)],
+        optimizer=o)),
+]
+
+
+@pytest.mark.parametrize("make", [c[1] for c in COMBINED], ids=[c[0] for c in COMBINED])
+def test_sequential_and_chained_match_torch_and_resume(make):
+    results = []
+    for lib, opt in zip((tidu, torch), _optimizers()):
+        sched = make(lib.optim.lr_scheduler, opt)
+        lrs = _lrs(opt, [sched], 14)
+        saved = sched.state_dict()
+        resumed = make(lib.optim.lr_scheduler, opt)
+        resumed.load_state_dict(copy.deepcopy(saved))  # PyTorch's CyclicLR pops from the dict it loads
+        lrs += _lrs(opt, [resumed], 16)
+        momenta = [g["momentum"] for g in opt.param_groups]
+        results.append((lrs, saved, resumed.state_dict(), momenta))
+    assert results[0] == results[1]
+
+
+def test_cyclic_lr_cycles_adams_beta1_and_saves_a_callable_scale_fn_like_torch():
+    class Halving:
+        def __init__(self):
+            self.base = 2.0
+
+        def __call__(self, x):
+            return self.base ** -x
+
+    results = []
+    for lib in (tidu, torch):
+        opt = lib.optim.Adam([lib.zeros(1, requires_grad=True)], lr=0.1, betas=(0.9, 0.99))
+        sched = lib.optim.lr_scheduler.CyclicLR(opt, 0.001, 0.01, step_size_up=2, scale_fn=Halving(),
+                                                base_momentum=0.85, max_momentum=0.95)
+        betas, lrs = [], []
+        for _ in range(9):
+            opt.step()
+            sched.step()
+            betas.append(opt.param_groups[0]["betas"])
+            lrs.append(sched.get_last_lr())
+        saved = sched.state_dict()
+        fn = Halving()
+        fn.base = 3.0
+        resumed = lib.optim.lr_scheduler.CyclicLR(opt, 0.001, 0.01, step_size_up=2, scale_fn=fn)
+        resumed.load_state_dict(dict(saved))
+        for _ in range(4):
+            opt.step()
+            resumed.step()
+            lrs.append(resumed.get_last_lr())
+        results.append((betas, lrs, saved, fn.base, opt.param_groups[0]["max_momentum"]))
+    assert results[0] == results[1]
+    assert results[0][2]["_scale_fn_custom"] == {"base": 2.0}
+
+
+def test_closed_forms_of_constant_and_polynomial_match_torch():
+    results = []
+    for lib, opt in zip((tidu, torch), _optimizers()):
+        mod = lib.optim.lr_scheduler
+        lrs = []
+        for sched in (mod.ConstantLR(opt, factor=0.5, total_iters=3), mod.PolynomialLR(opt, total_iters=6, power=2.0)):
+            for epoch in (2, 3, 5, 7, 1):
+                with pytest.warns(UserWarning, match="epoch parameter"):
+                    sched.step(epoch)
+                lrs.append(sched.get_last_lr())
+        results.append(lrs)
+    assert results[0] == results[1]
+
+
+BAD_COMBINATIONS = [
+    lambda S, o: S.ConstantLR(o, factor=1.5),
+    lambda S, o: S.ConstantLR(o, factor=-0.1),
+    lambda S, o: S.MultiplicativeLR(o, [lambda e: 1.0]),
+    lambda S, o: S.CyclicLR(o, 0.1, 1.0, mode="linear"),
+    lambda S, o: S.CyclicLR(o, [0.1, 0.2, 0.3], 1.0),
+    lambda S, o: S.CyclicLR(o, 0.1, [1.0]),
+    lambda S, o: S.CyclicLR(o, 0.1, 1.0, step_size_up=0),
+    lambda S, o: S.CyclicLR(object(), 0.1, 1.0),
+    lambda S, o: S.OneCycleLR(o, max_lr=[1.0]),
+    lambda S, o: S.SequentialLR(o, [], []),
+    lambda S, o: S.SequentialLR(o, [S.ConstantLR(o)], [3]),
+    lambda S, o: S.SequentialLR(o, [object()], []),
+    lambda S, o: S.SequentialLR(o, [S.ConstantLR(o), S.ReduceLROnPlateau(o)], [2]),
+    lambda S, o: S.ChainedScheduler([]),
+    lambda S, o: S.ChainedScheduler([object()]),
+    lambda S, o: S.ChainedScheduler([S.ConstantLR(o), S.ReduceLROnPlateau(o)]),
+]
+
+
+@pytest.mark.parametrize("make", BAD_COMBINATIONS)
+def test_new_scheduler_errors_match_torch(make):
+    errors = []
+    for lib, opt in zip((torch, tidu), _optimizers()[::-1]):
+        with pytest.raises(Exception) as info:
+            make(lib.optim.lr_scheduler, opt)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1] == errors[0]
+
+
+@pytest.mark.parametrize("combinator", ["SequentialLR", "ChainedScheduler"])
+def test_schedulers_of_another_optimizer_are_refused_like_torch(combinator):
+    messages = []
+    for lib in (torch, tidu):
+        opt, other = (lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1) for _ in range(2))
+        S = lib.optim.lr_scheduler  # noqa: N806
+        schedulers = [S.ConstantLR(opt), S.ConstantLR(other)]
+        with pytest.raises(ValueError) as info:
+            if combinator == "SequentialLR":
+                S.SequentialLR(opt, schedulers, [2])
+            else:
+                S.ChainedScheduler(schedulers)
+        # the message shows the other optimizer's repr, which is each library's own
+        messages.append(str(info.value).split(" has ")[0])
+    assert messages[1] == messages[0] == (
+        f"{combinator} expects all schedulers to belong to the same optimizer, but got scheduler ConstantLR at index 1"
+    )

@@ -1,5 +1,8 @@
 """Every optimizer against PyTorch: parameters after 10 steps from identical values and gradients,
-state_dict layout and round trip, param groups, zero_grad, and the errors on bad input."""
+parameters and every state entry after each step, state_dict layout and round trip (PyTorch's
+state_dict loaded included), param groups, zero_grad, and the errors on bad input."""
+
+import copy
 
 import numpy as np
 import pytest
@@ -28,6 +31,26 @@ CASES = [
     ("Adagrad", dict()),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.5)),
     ("Adagrad", dict(lr=0.1, eps=1e-6, maximize=True)),
+    ("NAdam", dict()),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, betas=(0.8, 0.9), eps=1e-6, maximize=True)),
+    ("RAdam", dict()),
+    ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.01, eps=1e-4, maximize=True)),
+    ("Adamax", dict()),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.9), eps=1e-3, weight_decay=0.1)),
+    ("Adamax", dict(lr=0.01, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-4, weight_decay=0.1)),
+    ("Adadelta", dict(maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(0.01, 0.1))),
+    ("Rprop", dict(maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.05, t0=0, maximize=True)),
 ]
 TOL = {"float64": dict(rtol=1e-12, atol=1e-14), "float32": dict(rtol=2e-5, atol=1e-6)}
 
@@ -45,7 +68,7 @@ def _pair(shapes, dtype, seed=0):
     return ours, theirs
 
 
-def _run(opt_t, opt_p, ours, theirs, rng, steps):
+def _run(opt_t, opt_p, ours, theirs, rng, steps, after_each=None):
     for _ in range(steps):
         for a, b in zip(ours, theirs):
             g = rng.standard_normal(a.shape).astype(a.dtype.np)
@@ -53,6 +76,18 @@ def _run(opt_t, opt_p, ours, theirs, rng, steps):
             b.grad = torch.tensor(g.copy())
         opt_t.step()
         opt_p.step()
+        if after_each is not None:
+            after_each()
+
+
+def _same_state(opt_t, opt_p, ours, theirs):
+    """Every state entry of every parameter: the same names, dtypes and values."""
+    for a, b in zip(ours, theirs):
+        state_t, state_p = opt_t.state[a], opt_p.state[b]
+        assert state_t.keys() == state_p.keys()
+        for key, value in state_p.items():
+            assert state_t[key].dtype.name == str(value.dtype).removeprefix("torch."), key
+            np.testing.assert_allclose(state_t[key].numpy(), value.numpy(), **TOL["float64"], err_msg=key)
 
 
 def _close(ours, theirs, dtype):
@@ -69,6 +104,45 @@ def test_ten_steps_match_torch(case, dtype):
     opt_p = getattr(torch.optim, name)(theirs, **kwargs)
     _run(opt_t, opt_p, ours, theirs, np.random.default_rng(1), 10)
     _close(ours, theirs, dtype)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_every_step_and_state_entry_match_torch(case):
+    name, kwargs = case
+    ours, theirs = _pair(SHAPES, "float64")
+    opt_t = getattr(tidu.optim, name)(ours, **kwargs)
+    opt_p = getattr(torch.optim, name)(theirs, **kwargs)
+
+    def check():
+        _close(ours, theirs, "float64")
+        _same_state(opt_t, opt_p, ours, theirs)
+
+    _run(opt_t, opt_p, ours, theirs, np.random.default_rng(4), 12, check)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_loading_torchs_state_dict_resumes_like_torch(case):
+    """A state_dict saved by PyTorch (its tensors converted) loads and carries on as PyTorch does."""
+    name, kwargs = case
+    _, theirs = _pair(SHAPES, "float64")
+    opt_p = getattr(torch.optim, name)(theirs, **kwargs)
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        for b in theirs:
+            b.grad = torch.tensor(rng.standard_normal(b.shape))
+        opt_p.step()
+    saved = opt_p.state_dict()
+    converted = {
+        "state": {i: {k: tidu.tensor(v.numpy().copy()) for k, v in s.items()} for i, s in saved["state"].items()},
+        "param_groups": saved["param_groups"],
+    }
+    ours = [tidu.tensor(b.detach().numpy().copy(), requires_grad=True) for b in theirs]
+    opt_t = getattr(tidu.optim, name)(ours, **{**kwargs, "lr": 7.0})
+    opt_t.load_state_dict(converted)
+    opt_p = getattr(torch.optim, name)(theirs, **{**kwargs, "lr": 7.0})  # loaded the same way (it casts)
+    opt_p.load_state_dict(copy.deepcopy(saved))
+    _run(opt_t, opt_p, ours, theirs, rng, 5, lambda: _same_state(opt_t, opt_p, ours, theirs))
+    _close(ours, theirs, "float64")
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)
@@ -97,31 +171,40 @@ def test_param_groups_and_state_dict_match_torch(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)
-def test_state_dict_round_trip_resumes_exactly(case):
+def test_state_dict_round_trip_resumes_like_torch(case):
+    """Save after 3 steps, load into a fresh optimizer (made with another lr), run 3 more steps on
+    both: each library's two runs agree with PyTorch's, and exactly where PyTorch's agree exactly
+    (loading casts float32 scalar state such as NAdam's mu_product to the parameter's dtype)."""
     name, kwargs = case
-    ours, _ = _pair(SHAPES, "float64")
-    opt = getattr(tidu.optim, name)(ours, **kwargs)
     rng = np.random.default_rng(3)
-    grads = [[rng.standard_normal(p.shape) for p in ours] for _ in range(6)]
+    grads = [[rng.standard_normal(s) for s in SHAPES] for _ in range(6)]
+    runs = []
+    for lib, params in zip((tidu, torch), _pair(SHAPES, "float64")):
+        opt = getattr(lib.optim, name)(params, **kwargs)
 
-    def run(o, params, gs):
-        for step in gs:
-            for p, g in zip(params, step):
-                p.grad = tidu.tensor(g)
-            o.step()
+        def run(o, ps, gs, lib=lib):
+            for step in gs:
+                for p, g in zip(ps, step):
+                    p.grad = lib.tensor(g)
+                o.step()
 
-    run(opt, ours, grads[:3])
-    saved = opt.state_dict()
-    copies = [tidu.tensor(p.detach().numpy().copy(), requires_grad=True) for p in ours]
-    resumed = getattr(tidu.optim, name)(copies, **{**kwargs, "lr": 123.0})
-    resumed.load_state_dict(saved)
-    assert resumed.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
-    run(opt, ours, grads[3:])
-    run(resumed, copies, grads[3:])
-    for a, b in zip(ours, copies):
-        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
-    # the loaded state is a copy: stepping one optimizer does not move the other's state
-    assert saved["state"] is not resumed.state_dict()["state"]
+        run(opt, params, grads[:3])
+        saved = opt.state_dict()
+        copies = [lib.tensor(p.detach().numpy().copy(), requires_grad=True) for p in params]
+        resumed = getattr(lib.optim, name)(copies, **{**kwargs, "lr": 123.0})
+        resumed.load_state_dict(copy.deepcopy(saved) if lib is torch else saved)  # torch's shares the tensors
+        assert resumed.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
+        run(opt, params, grads[3:])
+        run(resumed, copies, grads[3:])
+        # the loaded state is a copy: stepping one optimizer does not move the other's state
+        assert saved["state"] is not resumed.state_dict()["state"]
+        runs.append([[p.detach().numpy().copy() for p in ps] for ps in (params, copies)])
+    (ours, ours_resumed), (theirs, theirs_resumed) = runs
+    for a, b, c, d in zip(ours, ours_resumed, theirs, theirs_resumed):
+        np.testing.assert_allclose(a, c, **TOL["float64"])
+        np.testing.assert_allclose(b, d, **TOL["float64"])
+        if np.array_equal(c, d):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_load_state_dict_casts_to_the_parameter_dtype():
@@ -221,6 +304,31 @@ BAD = [
      ValueError, "Invalid epsilon value"),
     ("weight decay", lambda lib: lib.optim.Adagrad([lib.ones(2, requires_grad=True)], weight_decay=-1.0),
      ValueError, "Invalid weight_decay value"),
+    ("nadam momentum_decay", lambda lib: lib.optim.NAdam([lib.ones(2, requires_grad=True)], momentum_decay=-0.1),
+     ValueError, "Invalid momentum_decay value: -0.1"),
+    ("nadam lr", lambda lib: lib.optim.NAdam([lib.ones(2, requires_grad=True)], lr=-0.5),
+     ValueError, "Invalid learning rate: -0.5"),
+    ("radam eps", lambda lib: lib.optim.RAdam([lib.ones(2, requires_grad=True)], eps=-1e-8),
+     ValueError, "Invalid epsilon value: -1e-08"),
+    ("radam beta", lambda lib: lib.optim.RAdam([lib.ones(2, requires_grad=True)], betas=(0.9, 1.0)),
+     ValueError, "Invalid beta parameter at index 1: 1.0"),
+    ("adamax beta", lambda lib: lib.optim.Adamax([lib.ones(2, requires_grad=True)], betas=(-0.1, 0.9)),
+     ValueError, r"Invalid beta parameter at index 0: -0.1"),
+    ("adamax weight decay", lambda lib: lib.optim.Adamax([lib.ones(2, requires_grad=True)], weight_decay=-1),
+     ValueError, "Invalid weight_decay value: -1"),
+    ("adadelta rho", lambda lib: lib.optim.Adadelta([lib.ones(2, requires_grad=True)], rho=1.5),
+     ValueError, "Invalid rho value: 1.5"),
+    ("adadelta eps", lambda lib: lib.optim.Adadelta([lib.ones(2, requires_grad=True)], eps=-1.0),
+     ValueError, "Invalid epsilon value: -1.0"),
+    ("rprop etas", lambda lib: lib.optim.Rprop([lib.ones(2, requires_grad=True)], etas=(0.5, 0.9)),
+     ValueError, "Invalid eta values: 0.5, 0.9"),
+    ("rprop etaminus", lambda lib: lib.optim.Rprop([lib.ones(2, requires_grad=True)], etas=(0, 1.2)),
+     ValueError, "Invalid eta values: 0, 1.2"),
+    ("rprop lr", lambda lib: lib.optim.Rprop([lib.ones(2, requires_grad=True)], lr=-1e-2),
+     ValueError, "Invalid learning rate: -0.01"),
+    ("asgd weight decay", lambda lib: lib.optim.ASGD([lib.ones(2, requires_grad=True)], weight_decay=-0.5),
+     ValueError, "Invalid weight_decay value: -0.5"),
+    ("asgd empty", lambda lib: lib.optim.ASGD([]), ValueError, "empty parameter list"),
     ("twice", lambda lib: (lambda p: lib.optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1))(
         lib.ones(2, requires_grad=True)), ValueError, "more than one parameter group"),
     ("scheduler on non-optimizer", lambda lib: lib.optim.lr_scheduler.StepLR(object(), 2),

@@ -32,9 +32,10 @@ NOISY = {"rtol": 1e-8, "atol": 1e-7}
 # tests/nn/test_functional.py compares it at that tolerance)
 ACTIVATIONS = ["ReLU", "GELU", "GELU_tanh", "SiLU", "Tanh", "Sigmoid", "ELU", "LeakyReLU", "Softplus", "Hardtanh",
                "ReLU6", "Hardswish", "Mish", "LogSigmoid", "Softsign"]
-OPTIMIZERS = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
+OPTIMIZERS = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam", "RAdam", "Adamax", "Adadelta", "Rprop", "ASGD"]
 SCHEDULERS = ["none", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "LambdaLR",
-              "ReduceLROnPlateau"]
+              "ReduceLROnPlateau", "ConstantLR", "PolynomialLR", "MultiplicativeLR", "CyclicLR", "SequentialLR",
+              "ChainedScheduler"]
 LOSSES = ["ce", "ce_smooth", "ce_weight", "nll", "mse", "l1", "bce", "bce_logits", "ce_sum"]
 
 
@@ -123,7 +124,7 @@ def draw(seed: int) -> dict[str, Any]:
     # weight decay added to Adam's gradient would feed it back until it is one. Those run on
     # models without such directions.
     zero_directions = any(layer[0] in ("BatchNorm1d", "BatchNorm2d", "GroupNorm", "Encoder") for layer in layers)
-    optimizer = pick(["SGD", "Adam", "AdamW"] if zero_directions else OPTIMIZERS)
+    optimizer = pick(["SGD", "Adam", "AdamW", "ASGD"] if zero_directions else OPTIMIZERS)
     options: dict[str, Any] = {}
     if optimizer == "SGD":
         options["lr"] = 0.05
@@ -140,9 +141,21 @@ def draw(seed: int) -> dict[str, Any]:
             options["betas"] = (0.8, 0.99)
     elif optimizer == "RMSprop":
         options.update(lr=0.01, centered=chance(0.5), momentum=pick([0.0, 0.5]), alpha=pick([0.99, 0.9]))
-    else:
+    elif optimizer == "Adagrad":
         options.update(lr=0.05, lr_decay=pick([0.0, 0.01]), initial_accumulator_value=pick([0.0, 0.1]))
-    if chance(0.4) and (optimizer != "Adam" or not zero_directions):
+    elif optimizer in ("NAdam", "RAdam"):
+        options.update(lr=0.01, decoupled_weight_decay=chance(0.5))
+        if optimizer == "NAdam" and chance(0.5):
+            options["momentum_decay"] = 0.01
+    elif optimizer == "Adamax":
+        options.update(lr=0.01, betas=pick([(0.9, 0.999), (0.8, 0.99)]))
+    elif optimizer == "Adadelta":
+        options.update(lr=pick([1.0, 0.5]), rho=pick([0.9, 0.8]))
+    elif optimizer == "Rprop":
+        options.update(lr=0.01, etas=pick([(0.5, 1.2), (0.3, 1.5)]), step_sizes=pick([(1e-6, 50), (1e-4, 0.05)]))
+    else:
+        options.update(lr=0.05, lambd=pick([1e-4, 1e-2]), t0=pick([1e6, 2]))
+    if chance(0.4) and optimizer != "Rprop" and (optimizer != "Adam" or not zero_directions):
         options["weight_decay"] = pick([0.01, 0.1])
     if optimizer != "Adagrad" and chance(0.15):
         options["maximize"] = True
@@ -276,6 +289,21 @@ def _scheduler(lib: Any, name: str, optimizer: Any) -> Any:
         return s.LinearLR(optimizer, start_factor=0.5, total_iters=3)
     if name == "LambdaLR":
         return s.LambdaLR(optimizer, lambda epoch: 1.0 / (1 + epoch))
+    if name == "ConstantLR":
+        return s.ConstantLR(optimizer, factor=0.5, total_iters=2)
+    if name == "PolynomialLR":
+        return s.PolynomialLR(optimizer, total_iters=3, power=2.0)
+    if name == "MultiplicativeLR":
+        return s.MultiplicativeLR(optimizer, lambda epoch: 0.8)
+    if name == "CyclicLR":  # cycles momentum (or beta1) where the optimizer has one
+        cycle_momentum = "momentum" in optimizer.defaults or "betas" in optimizer.defaults
+        return s.CyclicLR(optimizer, 0.005, 0.02, step_size_up=1, step_size_down=2, mode="triangular2",
+                          cycle_momentum=cycle_momentum, base_momentum=0.8, max_momentum=0.9)
+    if name == "SequentialLR":
+        warmup = s.LinearLR(optimizer, start_factor=0.5, total_iters=2)
+        return s.SequentialLR(optimizer, [warmup, s.ExponentialLR(optimizer, 0.9)], milestones=[2])
+    if name == "ChainedScheduler":
+        return s.ChainedScheduler([s.ConstantLR(optimizer, factor=0.5, total_iters=2), s.StepLR(optimizer, 1, 0.9)])
     return s.ReduceLROnPlateau(optimizer, factor=0.5, patience=0)
 
 

@@ -1,6 +1,7 @@
 """Learning-rate schedulers: ``StepLR``, ``MultiStepLR``, ``ExponentialLR``, ``LinearLR``,
-``CosineAnnealingLR``, ``CosineAnnealingWarmRestarts``, ``OneCycleLR``, ``LambdaLR`` and
-``ReduceLROnPlateau``.
+``ConstantLR``, ``PolynomialLR``, ``CosineAnnealingLR``, ``CosineAnnealingWarmRestarts``,
+``CyclicLR``, ``OneCycleLR``, ``LambdaLR``, ``MultiplicativeLR``, ``ReduceLROnPlateau``, and the
+combinators ``SequentialLR`` and ``ChainedScheduler``.
 
 Each follows PyTorch's recursive definition (the new rate is computed from the group's
 current ``lr``), so the rates match PyTorch's to the last bit, chaining included.
@@ -52,6 +53,10 @@ class LRScheduler:
         self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._get_lr_called_within_step = False
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """The step a scheduler takes when made (``SequentialLR`` redoes it for its first)."""
         self._step_count = 0
         self._is_initial = True
         self.step()
@@ -68,17 +73,23 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch and set every group's ``lr``."""
         self._step_count += 1
-        self._get_lr_called_within_step = True
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
+        if epoch is not None:
             warnings.warn(
                 "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
                 "possible. Please use `scheduler.step()` to step the scheduler.",
                 UserWarning,
                 stacklevel=2,
             )
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: float | None = None) -> None:
+        """Go to the next epoch, or to ``epoch``, and set the rates (``step`` without its count;
+        ``SequentialLR`` restarts a scheduler at its milestone with ``_update_lr(0)``)."""
+        self._get_lr_called_within_step = True
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
             self.last_epoch = epoch
             values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
         self._get_lr_called_within_step = False
@@ -105,17 +116,8 @@ class LRScheduler:
         return [group["lr"] for group in self.optimizer.param_groups]
 
 
-class LambdaLR(LRScheduler):
-    """``lr = initial_lr * lr_lambda(epoch)``, one function or one per group.
-
-    >>> import tidu
-    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
-    >>> sched = tidu.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
-    >>> for _ in range(2):
-    ...     opt.step(); sched.step()
-    >>> sched.get_last_lr()
-    [0.25]
-    """
+class _LambdaScheduler(LRScheduler):
+    """A scheduler driven by one function of the epoch per group; saves what PyTorch saves of them."""
 
     def __init__(
         self,
@@ -132,10 +134,6 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[float]:
-        self._warn_outside_step()
-        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs, strict=True)]
-
     def state_dict(self) -> dict[str, Any]:
         """As PyTorch: functions are not saved; a callable object's ``__dict__`` is."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
@@ -151,6 +149,42 @@ class LambdaLR(LRScheduler):
         for fn, saved in zip(self.lr_lambdas, lambdas, strict=True):
             if saved is not None:
                 fn.__dict__.update(saved)
+
+
+class LambdaLR(_LambdaScheduler):
+    """``lr = initial_lr * lr_lambda(epoch)``, one function or one per group.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
+    >>> for _ in range(2):
+    ...     opt.step(); sched.step()
+    >>> sched.get_last_lr()
+    [0.25]
+    """
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs, strict=True)]
+
+
+class MultiplicativeLR(_LambdaScheduler):
+    """Multiply the current rate by ``lr_lambda(epoch)`` each epoch, one function or one per group.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step()
+    >>> sched.get_last_lr()
+    [0.125]
+    """
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        if self._is_initial:
+            return self._group_lrs()
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._group_lrs(), strict=True)]
 
 
 class StepLR(LRScheduler):
@@ -250,6 +284,71 @@ class LinearLR(LRScheduler):
     def _get_closed_form_lr(self) -> list[float]:
         progress = min(self.total_iters, self.last_epoch) / self.total_iters
         return [base * (self.start_factor + (self.end_factor - self.start_factor) * progress) for base in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """Scale the rate by ``factor`` for the first ``total_iters`` epochs, then restore it.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._group_lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._group_lrs()
+        return [lr * (1.0 / self.factor) for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        after = self.last_epoch >= self.total_iters
+        return [base * (self.factor + after * (1 - self.factor)) for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the rate to 0 over ``total_iters`` epochs as ``(1 - epoch / total_iters) ** power``.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = tidu.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [0.5625, 0.25, 0.0625, 0.0, 0.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._group_lrs()
+        t, total = self.last_epoch, self.total_iters
+        decay = ((1.0 - t / total) / (1.0 - (t - 1) / total)) ** self.power
+        return [lr * decay for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        remaining = 1.0 - min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * remaining**self.power for base in self.base_lrs]
 
 
 class ExponentialLR(LRScheduler):
@@ -352,6 +451,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def step(self, epoch: float | None = None) -> None:
         """Advance one epoch, or go to ``epoch`` (which may be fractional), and set the rates."""
+        self._update_lr(epoch)  # without counting: PyTorch's _step_count stays 0 here
+
+    def _update_lr(self, epoch: float | None = None) -> None:
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:
@@ -374,13 +476,132 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        self._step_count += 1
         self._get_lr_called_within_step = True
         values = self.get_lr()
         self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values, strict=True):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class CyclicLR(LRScheduler):
+    """Cycle the rate between ``base_lr`` and ``max_lr`` (Smith's cyclical learning rates),
+    stepped once per batch: up over ``step_size_up`` steps, down over ``step_size_down``.
+
+    ``mode`` scales each cycle's amplitude: ``"triangular"`` keeps it, ``"triangular2"`` halves
+    it each cycle, ``"exp_range"`` multiplies it by ``gamma**step``; or ``scale_fn(x)`` does, with
+    ``x`` the cycle (``scale_mode="cycle"``) or the step (``"iterations"``). With
+    ``cycle_momentum``, momentum (or Adam's beta1) cycles the other way between
+    ``max_momentum`` and ``base_momentum``. Every rate argument takes one value or one per group.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+    >>> sched = tidu.optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 6))
+    >>> lrs, round(opt.param_groups[0]["momentum"], 6)
+    ([0.1, 0.3, 0.5, 0.3, 0.1], 0.9)
+    """
+
+    def __init__(self, optimizer: Optimizer, base_lr: Any, max_lr: Any, step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular", gamma: float = 1.0,
+                 scale_fn: Callable[[float], float] | None = None, scale_mode: str = "cycle",
+                 cycle_momentum: bool = True, base_momentum: Any = 0.8, max_momentum: Any = 0.9,
+                 last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        groups = optimizer.param_groups
+        base_lrs = _per_group("base_lr", groups, base_lr)
+        if last_epoch == -1:
+            for group, lr in zip(groups, base_lrs, strict=True):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", groups, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.use_beta1 = _check_momentum_support(optimizer)
+            self.base_momentums = _per_group("base_momentum", groups, base_momentum)
+            self.max_momentums = _per_group("max_momentum", groups, max_momentum)
+            if last_epoch == -1:
+                for group, top, base in zip(groups, self.max_momentums, self.base_momentums, strict=True):
+                    _set_momentum(group, top, self.use_beta1)
+                    group["max_momentum"], group["base_momentum"] = top, base
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "exp_range":
+            self._scale_fn_ref: Callable[[float], float] = _ExpRangeScale(self.gamma)
+            self.scale_mode = "iterations"
+        else:
+            self._scale_fn_ref = _triangular2_scale if self.mode == "triangular2" else _triangular_scale
+            self.scale_mode = "cycle"
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at cycle (or step) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    def get_lr(self) -> list[float]:
+        self._warn_outside_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            rise = x / self.step_ratio
+        else:
+            rise = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base + (top - base) * rise * scale for base, top in zip(self.base_lrs, self.max_lrs, strict=True)]
+        if self.cycle_momentum:
+            pairs = zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums, strict=True)
+            for group, base, top in pairs:
+                _set_momentum(group, top - (top - base) * rise * scale, self.use_beta1)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """As PyTorch: a custom ``scale_fn`` is saved as its ``__dict__`` (a callable object) or ``None``."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_scale_fn_ref", "_scale_fn_custom")}
+        fn = self._scale_fn_custom
+        state["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        saved_fn = state.pop("_scale_fn_custom")
+        self.__dict__.update(state)
+        if saved_fn is not None:
+            self._scale_fn_custom.__dict__.update(saved_fn)
+        self._init_scale_fn()
+
+
+def _triangular_scale(x: float) -> float:
+    return 1.0
+
+
+def _triangular2_scale(x: float) -> float:
+    return 1 / (2.0 ** (x - 1))
+
+
+class _ExpRangeScale:
+    def __init__(self, gamma: float) -> None:
+        self.gamma = gamma
+
+    def __call__(self, x: float) -> float:
+        return self.gamma**x
 
 
 class OneCycleLR(LRScheduler):
@@ -441,9 +662,7 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _check_momentum_support(optimizer)
             tops, bases = _per_group("max_momentum", groups, max_momentum), _per_group("base_momentum", groups, base_momentum)
             if last_epoch == -1:
                 for group, top, base in zip(groups, tops, bases):
@@ -452,10 +671,7 @@ class OneCycleLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def _set_momentum(self, group: dict[str, Any], value: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
+        _set_momentum(group, value, self.use_beta1)
 
     def get_lr(self) -> list[float]:
         self._warn_outside_step()
@@ -490,9 +706,27 @@ def _annealing_linear(start: float, end: float, pct: float) -> float:
 def _per_group(name: str, groups: list[dict[str, Any]], value: Any) -> list[float]:
     if isinstance(value, list | tuple):
         if len(value) != len(groups):
-            raise ValueError(f"expected {len(groups)} values for {name}, got {len(value)}")
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. "
+                f"{name} has {len(value)} values, param_groups has {len(groups)}."
+            )
         return list(value)
     return [value] * len(groups)
+
+
+def _set_momentum(group: dict[str, Any], value: float, use_beta1: bool) -> None:
+    """Write a cycled momentum: Adam-like optimizers take it as ``beta1``."""
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
+
+
+def _check_momentum_support(optimizer: Optimizer) -> bool:
+    """Whether the optimizer's momentum is ``beta1`` (else ``momentum``); raise if it has neither."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    return "betas" in optimizer.defaults
 
 
 class ReduceLROnPlateau:
@@ -593,6 +827,126 @@ class ReduceLROnPlateau:
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.__dict__.update(state_dict)
+
+
+def _check_schedulers(owner: str, optimizer: Optimizer, schedulers: list[Any]) -> None:
+    for i, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{owner} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{owner} does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs to be "
+                f"specified when calling `step`, but got one at index {i} in the given schedulers sequence."
+            )
+        if optimizer != scheduler.optimizer:
+            raise ValueError(
+                f"{owner} expects all schedulers to belong to the same optimizer, but got scheduler "
+                f"{type(scheduler).__name__} at index {i} has {scheduler.optimizer}, which is different from "
+                f"{type(optimizer).__name__}."
+            )
+
+
+class _SchedulerList(LRScheduler):
+    """State handling of the schedulers that drive other schedulers."""
+
+    _schedulers: list[Any]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Its own attributes, and each scheduler's ``state_dict()`` under ``"_schedulers"``."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        saved = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for scheduler, scheduler_state in zip(self._schedulers, saved, strict=True):
+            scheduler.load_state_dict(scheduler_state)
+
+
+class SequentialLR(_SchedulerList):
+    """Run ``schedulers[0]`` until epoch ``milestones[0]``, then ``schedulers[1]`` (started afresh
+    from the group's initial rate), and so on: a warm-up followed by a decay, typically.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched_mod = tidu.optim.lr_scheduler
+    >>> warmup = sched_mod.LinearLR(opt, start_factor=0.5, total_iters=2)
+    >>> decay = sched_mod.ExponentialLR(opt, gamma=0.5)
+    >>> sched = sched_mod.SequentialLR(opt, [warmup, decay], milestones=[2])
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [0.5, 0.75, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, schedulers: list[Any], milestones: list[int],
+                 last_epoch: int = -1) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got no scheduler.")
+        _check_schedulers(type(self).__name__, optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more than the number of "
+                f"milestone points, but got number of schedulers {len(schedulers)} and the number of milestones "
+                f"to be equal to {len(milestones)}"
+            )
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        for scheduler in schedulers:  # undo the step each took when it was made
+            scheduler.last_epoch -= 1
+        schedulers[0]._initial_step()
+        self._last_lr = schedulers[0].get_last_lr()
+
+    def step(self) -> None:
+        """Advance one epoch: step the scheduler of this epoch, restarting it at its milestone."""
+        self.last_epoch += 1
+        index = bisect.bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[index]
+        if index > 0 and self._milestones[index - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+class ChainedScheduler(_SchedulerList):
+    """Step every scheduler in turn at each ``step()``, so that their factors compound.
+
+    >>> import tidu
+    >>> opt = tidu.optim.SGD([tidu.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched_mod = tidu.optim.lr_scheduler
+    >>> sched = sched_mod.ChainedScheduler([sched_mod.ConstantLR(opt, factor=0.5, total_iters=2),
+    ...                                     sched_mod.ExponentialLR(opt, gamma=0.5)])
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [0.5, 0.25, 0.25, 0.125]
+    """
+
+    def __init__(self, schedulers: list[Any], optimizer: Optimizer | None = None) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler to be chained, but got no scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_schedulers(type(self).__name__, optimizer, schedulers)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = [group["lr"] for group in schedulers[-1].optimizer.param_groups]
+
+    def step(self) -> None:
+        """Step every scheduler, in order."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
 
 
 _LRScheduler = LRScheduler

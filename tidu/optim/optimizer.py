@@ -309,3 +309,50 @@ def check_lr(lr: Any) -> None:
 def check_nonnegative(name: str, value: float) -> None:
     if not 0.0 <= value:
         raise ValueError(f"Invalid {name} value: {value}")
+
+
+def check_eps(eps: float) -> None:
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+
+
+def check_betas(betas: tuple[float, float]) -> None:
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
+def scalar_state(value: float) -> Tensor:
+    """A float32 scalar state tensor, as PyTorch keeps ``mu_product``, ``eta`` and ``mu``."""
+    return Tensor(np.array(value, np.float32))
+
+
+def absolute(x: Any) -> Any:
+    return x.abs() if isinstance(x, Tensor) else np.abs(x)
+
+
+def sign(x: Any) -> Any:
+    return x.sign() if isinstance(x, Tensor) else np.sign(x)
+
+
+def select(condition: Any, if_true: Any, if_false: Any) -> Any:
+    """``where(condition, if_true, if_false)``; either branch may be a Python number."""
+    if isinstance(condition, Tensor):
+        from ..ops.math import where
+
+        return where(condition, if_true, if_false)
+    return np.where(condition, if_true, if_false)
+
+
+def clamp_(x: Any, low: float, high: float) -> None:
+    if isinstance(x, Tensor):
+        x.copy_(x.clamp(low, high))
+    else:
+        np.clip(x, low, high, out=x)
+
+
+def assign_(out: Any, value: Any) -> None:
+    if isinstance(out, Tensor):
+        out.copy_(value)
+    else:
+        out[...] = value

@@ -1,0 +1,93 @@
+"""Adamax: Adam with the infinity norm (Kingma and Ba)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from .adam import _lerp_
+from .optimizer import (
+    Optimizer,
+    absolute,
+    buffer,
+    check_betas,
+    check_eps,
+    check_lr,
+    check_nonnegative,
+    maximum_,
+    new_step,
+    state_like,
+)
+
+
+class Adamax(Optimizer):
+    """Adamax, PyTorch's update step for step ``t``::
+
+        g = grad (+ weight_decay * param)
+        m = lerp(m, g, 1 - beta1);  u = max(beta2 * u, |g| + eps)
+        param -= lr / (1 - beta1**t) * m / u
+
+    Args:
+        params: tensors or parameter groups.
+        lr: learning rate (default 2e-3).
+        betas: coefficients of the running average of the gradient and of the infinity norm.
+        eps: added to ``|g|`` (default 1e-8).
+        weight_decay: L2 penalty (default 0).
+        maximize: ascend the objective instead.
+
+    State: ``step`` (a float32 scalar tensor), ``exp_avg``, ``exp_inf``.
+
+    >>> import tidu
+    >>> w = tidu.tensor([1.0, -1.0], requires_grad=True)
+    >>> opt = tidu.optim.Adamax([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([ 0.9000, -0.9000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        check_lr(lr)
+        check_eps(eps)
+        check_betas(betas)
+        check_nonnegative("weight_decay", weight_decay)
+        defaults = dict(
+            lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
+            differentiable=differentiable, capturable=capturable,
+        )
+        super().__init__(params, defaults)
+
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
+        if not state:
+            state["step"] = new_step()
+            state["exp_avg"] = state_like(param)
+            state["exp_inf"] = state_like(param)
+        lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
+        step_t = state["step"]._data
+        step_t += 1
+        step = float(step_t)
+        if group["weight_decay"] != 0:
+            grad = grad + group["weight_decay"] * param
+        exp_avg, exp_inf = buffer(state["exp_avg"]), buffer(state["exp_inf"])
+        _lerp_(exp_avg, grad, 1 - beta1)
+        exp_inf *= beta2
+        norm = absolute(grad)
+        norm += eps
+        maximum_(exp_inf, norm)
+        update = (-lr / (1 - beta1**step)) * exp_avg
+        update /= exp_inf
+        param += update

@@ -1,0 +1,109 @@
+"""RAdam: Adam with a rectified adaptive learning rate (Liu et al.)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from .adam import _lerp_
+from .optimizer import (
+    Optimizer,
+    buffer,
+    check_betas,
+    check_eps,
+    check_lr,
+    check_nonnegative,
+    new_step,
+    sqrt,
+    state_like,
+)
+
+
+class RAdam(Optimizer):
+    """RAdam, PyTorch's update step for step ``t``::
+
+        g = grad (+ weight_decay * param)       (or, decoupled: param *= 1 - lr * weight_decay)
+        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        m_hat = m / (1 - beta1**t)
+        rho_inf = 2 / (1 - beta2) - 1;  rho_t = rho_inf - 2 t beta2**t / (1 - beta2**t)
+        rho_t > 5:  param -= m_hat * lr * sqrt(1 - beta2**t) / (sqrt(v) + eps) * rect(rho_t)
+        otherwise:  param -= m_hat * lr
+
+    Args:
+        params: tensors or parameter groups.
+        lr: learning rate (default 1e-3).
+        betas: coefficients of the running averages of the gradient and its square.
+        eps: added to the denominator (default 1e-8).
+        weight_decay: default 0.
+        decoupled_weight_decay: decay the parameters (as AdamW) instead of the gradient's L2 term.
+        maximize: ascend the objective instead.
+
+    State: ``step`` (a float32 scalar tensor), ``exp_avg``, ``exp_avg_sq``.
+
+    >>> import tidu
+    >>> w = tidu.tensor([1.0, -1.0], requires_grad=True)
+    >>> opt = tidu.optim.RAdam([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([ 0.8000, -0.8000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        check_lr(lr)
+        check_eps(eps)
+        check_betas(betas)
+        check_nonnegative("weight_decay", weight_decay)
+        defaults = dict(
+            lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
+            capturable=capturable, decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable,
+        )
+        super().__init__(params, defaults)
+
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
+        if not state:
+            state["step"] = new_step()
+            state["exp_avg"] = state_like(param)
+            state["exp_avg_sq"] = state_like(param)
+        lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
+        weight_decay = group["weight_decay"]
+        step_t = state["step"]._data
+        step_t += 1
+        step = float(step_t)
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                param *= 1 - lr * weight_decay
+            else:
+                grad = grad + weight_decay * param
+        exp_avg, exp_avg_sq = buffer(state["exp_avg"]), buffer(state["exp_avg_sq"])
+        _lerp_(exp_avg, grad, 1 - beta1)
+        exp_avg_sq *= beta2
+        exp_avg_sq += ((1 - beta2) * grad) * grad
+        bias_correction2 = 1 - beta2**step
+        update = exp_avg / (1 - beta1**step)
+        update *= lr
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        if rho_t > 5.0:
+            rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            root = sqrt(exp_avg_sq)
+            root += eps
+            update *= (1 / root) * math.sqrt(bias_correction2)  # PyTorch's scalar / tensor: reciprocal, then scale
+            update *= rect
+        param -= update
