@@ -366,3 +366,55 @@ def test_bernoulli_and_multinomial_errors_match_torch(call: str) -> None:
             eval(call, {"L": lib})  # noqa: S307 - the calls above
         errors.append((type(info.value), str(info.value).split("  (Could")[0]))
     assert errors[1] == errors[0]
+
+
+def test_normal_draws_with_torch_s_shapes_dtypes_and_moments() -> None:
+    gen = tidu.Generator().manual_seed(3)
+    samples = tidu.normal(3.0, 2.0, size=(200000,), generator=gen)
+    assert samples.dtype is tidu.float32
+    assert abs(float(samples.mean()) - 3.0) < 0.02 and abs(float(samples.std()) - 2.0) < 0.02
+    again = tidu.normal(3.0, 2.0, size=(200000,), generator=tidu.Generator().manual_seed(3))
+    np.testing.assert_array_equal(samples.numpy(), again.numpy())
+    mean = tidu.tensor([[0.0], [100.0]], dtype=tidu.float64)
+    spread = tidu.normal(mean, tidu.tensor([1e-3, 1e-2, 1e-1], dtype=tidu.float64))
+    assert spread.dtype is tidu.float64 and tuple(spread.shape) == (2, 3)
+    assert np.abs(spread.numpy() - mean.numpy()).max() < 1.0
+    for L in (torch, tidu):  # noqa: N806 - the library
+        m = L.tensor([0.0, 1.0], requires_grad=True)
+        s = L.tensor([1.0, 2.0], requires_grad=True)
+        y = L.normal(m, s)
+        assert y.requires_grad
+        y.sum().backward()
+        np.testing.assert_array_equal(m.grad.numpy(), [0.0, 0.0])  # a zero gradient, as PyTorch's
+        np.testing.assert_array_equal(s.grad.numpy(), [0.0, 0.0])
+        assert tuple(L.normal(0.0, s).shape) == (2,) and L.normal(m, 1.0).dtype is L.float32
+
+
+@pytest.mark.parametrize("call", [
+    "L.normal(L.ones(2), -L.ones(2))", "L.normal(0.0, 1.0)", "L.normal(L.ones(2), L.ones(3))",
+    "L.normal(L.tensor([1]), 1.0)",
+])
+def test_normal_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append(type(info.value))
+    assert errors[1] is errors[0]
+
+
+@pytest.mark.parametrize("lib_fn", [
+    lambda L: L.logspace(0, 2, 3),
+    lambda L: L.logspace(-1, 1, 5, base=2, dtype=L.float64),
+    lambda L: L.logspace(1, 1, 1),
+])
+def test_logspace_matches_torch(lib_fn: Any) -> None:
+    ours, ref = lib_fn(tidu), lib_fn(torch)
+    assert str(ours.dtype).removeprefix("tidu.") == str(ref.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-6)
+
+
+def test_randint_like_keeps_shape_and_dtype() -> None:
+    x = tidu.randint_like(tidu.zeros(3, 4, dtype=tidu.int32), 3, 5)
+    assert x.dtype is tidu.int32 and tuple(x.shape) == (3, 4) and set(x.numpy().ravel()) <= {3, 4}
+    assert set(tidu.randint_like(tidu.zeros(1000), 2).numpy().ravel()) == {0.0, 1.0}

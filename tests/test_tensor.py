@@ -291,3 +291,30 @@ def test_pickle_round_trips_values_dtype_device_and_requires_grad():
     assert pickle.loads(pickle.dumps(tidu.tensor(1.0).device)) is tidu.tensor(1.0).device
     pending = (tidu.tensor([1.0, 2.0]) * 2).exp()
     np.testing.assert_allclose(pickle.loads(pickle.dumps(pending)).numpy(), np.exp([2.0, 4.0]))
+
+
+def test_legacy_type_names_pinning_and_sharing_as_torch() -> None:
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.zeros(2)
+        assert x.type() == "torch.FloatTensor"
+        assert L.zeros(2, dtype=L.int64).type() == "torch.LongTensor"
+        assert x.type(L.float64).dtype is L.float64
+        assert x.type("torch.IntTensor").dtype is L.int32
+        assert x.is_pinned() is False
+        assert x.share_memory_() is x
+    assert tidu.zeros(2).pin_memory().is_pinned() is False  # PyTorch's needs a GPU; tidu's is a no-op
+    with pytest.raises(ValueError, match="invalid type"):
+        tidu.zeros(2).type("torch.HalfTensor")
+
+
+def test_index_put_in_place_matches_torch() -> None:
+    outs = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        w = L.tensor([1.0, 2.0], requires_grad=True)
+        x = L.zeros(4) * 1
+        assert x.index_put_((L.tensor([0, 2]),), w * 3) is x
+        x.index_put_((L.tensor([0, 0]),), w, accumulate=True)
+        (x * L.arange(4.0)).sum().backward()
+        outs.append((x.detach().numpy(), w.grad.numpy()))
+    np.testing.assert_array_equal(outs[1][0], outs[0][0])
+    np.testing.assert_array_equal(outs[1][1], outs[0][1])

@@ -119,3 +119,28 @@ def test_errors_match_torch(call: str) -> None:
 
 # where PyTorch's message comes from its argument parser or names its C++ types, the class is compared
 _MESSAGE_DIFFERS = {"L.hstack(L.zeros(2))", "L.meshgrid(L.zeros(2, 2), indexing='ij')"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,dim,size,step", [((10,), 0, 3, 2), ((10,), 0, 4, 3), ((3, 4), 1, 2, 2), ((3, 4), 0, 2, 1),
+                                                 ((2, 5, 3), -2, 5, 1), ((4, 6), 1, 1, 4), ((), 0, 1, 1)])
+def test_tensor_unfold_matches_torch(shape: tuple, dim: int, size: int, step: int, dtype: str) -> None:
+    run_both(lambda x: x.unfold(dim, size, step), None, [Arg(shape)], dtype)
+
+
+def test_tensor_unfold_tiling_windows_are_views_as_in_torch() -> None:
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.zeros(2, 6)
+        x.unfold(1, 3, 3)[:, 1].fill_(1.0)
+        np.testing.assert_array_equal(x.numpy(), [[0, 0, 0, 1, 1, 1]] * 2)
+
+
+@pytest.mark.parametrize("call", ["L.arange(10.0).unfold(0, 11, 1)", "L.arange(10.0).unfold(0, 3, 0)",
+                                  "L.arange(10.0).unfold(1, 2, 1)"])
+def test_tensor_unfold_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1] == errors[0]

@@ -391,3 +391,44 @@ def test_product_errors_match_torch(call: str) -> None:
 
 # PyTorch's message names a different internal check (tidu's names the shapes)
 _PRODUCT_MESSAGE_DIFFERS = {"L.inner(L.ones(2, 3), L.ones(2))"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shapes,p,mode", [
+    ([(4, 3), (5, 3)], 2.0, None), ([(2, 4, 3), (5, 3)], 2.0, None), ([(30, 3), (5, 3)], 2.0, None),
+    ([(4, 3), (5, 3)], 2.0, "use_mm_for_euclid_dist"), ([(30, 3), (26, 3)], 2.0, "donot_use_mm_for_euclid_dist"),
+    ([(4, 3), (5, 3)], 1.0, None), ([(4, 3), (5, 3)], 3.0, None), ([(4, 3), (5, 3)], float("inf"), None),
+])
+def test_cdist_matches_torch(shapes: list, p: float, mode: str | None, dtype: str) -> None:
+    kwargs = {} if mode is None else {"compute_mode": mode}
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else None
+    run_both(lambda a, b: tidu.cdist(a, b, p, **kwargs), lambda a, b: torch.cdist(a, b, p, **kwargs),
+             [Arg(s) for s in shapes], dtype, tol=tol)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 1.5])
+def test_pdist_matches_torch(p: float) -> None:
+    run_both(lambda x: tidu.pdist(x, p), lambda x: torch.pdist(x, p), [Arg((5, 3))], "float64")
+
+
+def test_cdist_of_count_norm_and_at_zero_distance() -> None:
+    np.testing.assert_array_equal(tidu.cdist(tidu.ones(2, 3), tidu.ones(4, 3), p=0).numpy(), np.zeros((2, 4)))
+    grads = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor([[1.0, 2.0], [0.0, 0.0]], dtype=L.float64, requires_grad=True)
+        L.cdist(x, x.detach()).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("call", [
+    "L.cdist(L.zeros(2, 3), L.zeros(2, 4))", "L.cdist(L.zeros(3), L.zeros(3))", "L.pdist(L.zeros(3))",
+    "L.cdist(L.zeros(2, 3), L.zeros(4, 3), p=-1)",
+])
+def test_distance_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1] == errors[0]

@@ -23,6 +23,7 @@ __all__ = [
     "hsplit", "hstack", "meshgrid", "repeat_interleave", "rot90", "row_stack", "tensor_split", "tile", "vsplit",
     "vstack",
 ]
+# ``Tensor.unfold`` is a method only (``tidu.nn.functional.unfold`` is im2col)
 
 
 def _at_least(tensors: tuple, lift: Any) -> Any:
@@ -391,7 +392,43 @@ def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any
     return x
 
 
+def _unfold(input: Any, dimension: int, size: int, step: int) -> Any:  # noqa: A002
+    """``Tensor.unfold``: the windows of ``size`` elements every ``step`` along ``dimension``, as a
+    new last dim (``dimension`` holds the window count). A view when the windows tile the dim
+    (``step == size``) of a row-major tensor; a copy otherwise (PyTorch's is always a view).
+
+    >>> import tidu
+    >>> tidu.arange(7.0).unfold(0, 3, 2)
+    tensor([[0., 1., 2.],
+            [2., 3., 4.],
+            [4., 5., 6.]])
+    """
+    if input.ndim == 0:
+        if size > 1:
+            raise RuntimeError(f"maximum size for tensor at dimension 0 is 1 but size is {size}")
+        if step <= 0:
+            raise RuntimeError(f"step is {step} but must be > 0")
+        return shape.reshape(input, (1,))
+    x = input
+    d = wrap_dim(dimension, x.ndim)
+    n = x.shape[d]
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    count = (n - size) // step + 1
+    lead, trail = tuple(x.shape[:d]), tuple(x.shape[d + 1:])
+    if step == size:
+        windows = shape.reshape(shape._narrow(x, d, 0, count * size), (*lead, count, size, *trail))
+    else:
+        starts = np.arange(count)[:, None] * step + np.arange(size)[None, :]
+        picked = indexing.index_select(x, d, creation.tensor(starts.reshape(-1), dtype=dtypes.int64, device=x.device))
+        windows = shape.reshape(picked, (*lead, count, size, *trail))
+    return shape.movedim(windows, d + 1, -1)
+
+
 METHODS = {
+    "unfold": _unfold,
     "tile": tile, "repeat_interleave": repeat_interleave, "tensor_split": tensor_split, "hsplit": hsplit,
     "vsplit": vsplit, "dsplit": dsplit, "rot90": rot90, "fliplr": fliplr, "flipud": flipud, "diff": diff,
 }

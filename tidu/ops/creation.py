@@ -21,7 +21,7 @@ from ..tensor import Tensor, placed
 __all__ = [
     "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace",
     "Generator", "bernoulli", "default_generator", "initial_seed", "manual_seed", "multinomial", "ones", "ones_like", "rand", "rand_like",
-    "randint", "randn", "randn_like", "randperm", "seed",
+    "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "normal", "logspace",
     "set_printoptions", "tensor", "zeros", "zeros_like",
 ]
 
@@ -598,6 +598,77 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
     shape = _size((size,) if isinstance(size, int) else (tuple(size),), "randint")
     draws = _stream(generator).integers(low, high, size=shape)
     return _make(draws.astype(dt.np), dt, device, requires_grad)
+
+
+def randint_like(input: Any, low: int = 0, high: Any = None, *, dtype: Any = None, device: Any = None,  # noqa: A002
+                 requires_grad: bool = False) -> Tensor:
+    """``randint`` of ``input``'s shape and dtype (``randint_like(x, high)`` starts at 0).
+
+    >>> import tidu
+    >>> tidu.randint_like(tidu.zeros(3), 5).dtype
+    tidu.float32
+    """
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=input.device if device is None else device, requires_grad=requires_grad)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Normal samples of the given ``mean`` and ``std`` (tensors, broadcast, or numbers with a
+    ``size``). As in PyTorch, the result of tensor arguments is in their graph with a zero gradient.
+
+    >>> import tidu
+    >>> tidu.normal(2.0, 3.0, size=(2, 3)).shape
+    tidu.Size([2, 3])
+    >>> tidu.normal(tidu.zeros(4), 1.0).shape
+    tidu.Size([4])
+    """
+    from . import math
+    from ._operands import broadcast_shapes
+
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if not tensors:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got (float, float), but "
+                            "expected a Tensor mean or std, or a size")
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        dt = _float_dtype(dtype, "normal_kernel_cpu")
+        draws = _stream(generator).normal(mean, std, _size((size,) if isinstance(size, int) else (tuple(size),),
+                                                             "normal"))
+        return _make(draws.astype(dt.np), dt, device, requires_grad)
+    like = tensors[0]
+    if not all(t.dtype.is_floating_point for t in tensors):
+        raise dtypes.not_implemented("normal_kernel_cpu", next(t.dtype for t in tensors if not t.dtype.is_floating_point))
+    sd = std._host() if isinstance(std, Tensor) else np.asarray(std)
+    if (sd < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    mu = mean._host() if isinstance(mean, Tensor) else np.asarray(mean)
+    shape = tuple(broadcast_shapes(mu.shape, sd.shape, op="normal"))
+    dt = dtypes.result_type(*tensors)
+    draws = _stream(generator).standard_normal(shape) * sd + mu
+    value = placed(draws.astype(dt.np), dt, like.device)
+    if not any(t.requires_grad for t in tensors):
+        return value
+    # in the graph with a zero gradient, as PyTorch's: a ``where`` that never takes the inputs
+    inputs = tensors[0] if len(tensors) == 1 else math.add(math.mul(mean, 0.0), math.mul(std, 0.0))
+    never = full(tuple(value.shape), False, dtype=dtypes.bool_, device=like.device)
+    return math.where(never, inputs, value)
+
+
+def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)``.
+
+    >>> import tidu
+    >>> tidu.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    """
+    dt = _dtype(dtype)
+    exponents = linspace(start, end, steps, dtype=dtypes.float64)._host()
+    return _make(np.power(float(base), exponents).astype(dt.np), dt, device, requires_grad)
 
 
 def _new(fill: Any, name: str) -> Any:

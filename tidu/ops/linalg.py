@@ -6,6 +6,8 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
+import numpy as np
+
 from ..core import dtypes
 from ..core.dispatch import bind_matmul, bind_product
 from ..core.primitive import bind
@@ -16,8 +18,8 @@ from ..tensor import SHORT_PATH_TYPES
 from ._operands import broadcast_shapes, broadcast_to, is_value
 from .shape import reshape, squeeze, unsqueeze
 
-__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "dot", "einsum", "inner", "kron", "matmul", "mm", "mv",
-           "outer", "tensordot"]
+__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "cdist", "dot", "einsum", "inner", "kron", "matmul", "mm",
+           "mv", "outer", "pdist", "tensordot"]
 
 # PyTorch's messages name the C types
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
@@ -525,6 +527,63 @@ def kron(input: Any, other: Any) -> Any:  # noqa: A002
     spread_a = reshape(a, tuple(v for s in a.shape for v in (s, 1)))
     spread_b = reshape(b, tuple(v for s in b.shape for v in (1, s)))
     return reshape(math.mul(spread_a, spread_b), tuple(x * y for x, y in zip(a.shape, b.shape)))
+
+
+def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Any:
+    """The ``p``-norm distance between each row of ``x1`` (..., P, M) and each of ``x2`` (..., R, M),
+    batched. For ``p=2``, as PyTorch does, with more than 25 rows on a side (or
+    ``compute_mode='use_mm_for_euclid_dist'``) through a product: ``|a|^2 + |b|^2 - 2 a.b``.
+
+    >>> import tidu
+    >>> tidu.cdist(tidu.tensor([[0.0, 0.0]]), tidu.tensor([[3.0, 4.0], [1.0, 0.0]]))
+    tensor([[5., 1.]])
+    """
+    from . import math
+    from .reduce import norm, sum
+
+    _check_tensors("cdist", x1, x2)
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if not (x1.dtype.is_floating_point and x2.dtype.is_floating_point):
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {dtypes.TORCH_NAMES[x1.dtype.name]}")
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    rows, cols = x1.shape[-2], x2.shape[-2]
+    through_product = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or
+                                  compute_mode == "use_mm_for_euclid_dist_if_necessary" and (rows > 25 or cols > 25))
+    if through_product:
+        squares = math.add(unsqueeze(sum(math.mul(x1, x1), -1), -1), unsqueeze(sum(math.mul(x2, x2), -1), -2))
+        cross = matmul(x1, x2.transpose(-1, -2))
+        return math.sqrt(math.clamp_min(math.sub(squares, math.mul(cross, 2)), 0.0))
+    diff = math.sub(unsqueeze(x1, -2), unsqueeze(x2, -3))
+    return norm(diff, p, -1)
+
+
+def pdist(input: Any, p: float = 2.0) -> Any:  # noqa: A002
+    """The ``p``-norm distances between the rows of a matrix, pair ``(i, j)`` for ``i < j`` in
+    row-major order (the upper triangle of ``cdist(input, input)``).
+
+    >>> import tidu
+    >>> tidu.pdist(tidu.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+    tensor([5.0000, 1.0000, 4.2426])
+    """
+    from .creation import tensor
+    from .indexing import index_select
+    from .reduce import norm
+
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    first, second = (index_select(input, 0, tensor(rows, device=input.device))
+                     for rows in np.triu_indices(input.shape[0], 1))
+    return norm(first - second, p, -1)
 
 
 METHODS = {

@@ -247,6 +247,7 @@ INPLACE = {
     "index_copy_": _inplace(selection.index_copy, "index_copy_"),
     "index_fill_": _inplace(selection.index_fill, "index_fill_"),
     "detach_": _detach_,
+    "index_put_": _inplace(indexing.index_put, "index_put_"),
 }
 INPLACE.update({f"{name}_": _inplace(COMMON[name], f"{name}_") for name in _SAME_SHAPE_INPLACE})
 INPLACE.update({f"{name}_": _inplace(COMMON[name], f"{name}_", cast=True) for name in _COMPARISONS})
@@ -288,7 +289,39 @@ def _var_detach(self: Var) -> Var:
     return wrap(self.value.detach())
 
 
+_LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "int32": "IntTensor",
+                 "bool": "BoolTensor"}
+
+
+def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """Without ``dtype``, PyTorch's legacy type name (``'torch.FloatTensor'``, ``'torch.cuda.FloatTensor'``:
+    the strings scripts compare with); with one (a dtype or such a name), ``to(dtype)``.
+
+    >>> import tidu
+    >>> tidu.zeros(2).type()
+    'torch.FloatTensor'
+    >>> tidu.zeros(2).type(tidu.int64).dtype
+    tidu.int64
+    """
+    place = "torch.cuda." if self._device.type == "cuda" else "torch."
+    if dtype is None:
+        return place + _LEGACY_TYPES[self.dtype.name]
+    if isinstance(dtype, str):
+        names = {v: k for k, v in _LEGACY_TYPES.items()}
+        name = dtype.removeprefix("torch.").removeprefix("cuda.")
+        if name not in names:
+            raise ValueError(f"invalid type: '{dtype}'")
+        out = convert(self, dtypes.as_dtype(names[name]))
+        return _to(out, "cuda" if dtype.startswith("torch.cuda.") else "cpu")
+    return convert(self, dtypes.as_dtype(dtype))
+
+
 TENSOR_ONLY = {
+    "type": _type,
+    "pin_memory": lambda self, device=None: self,
+    "is_pinned": lambda self, device=None: False,
+    "share_memory_": lambda self: self,
+    "is_shared": lambda self: False,
     **metadata.TENSOR_METHODS,
     **creation.RANDOM_METHODS,
     "backward": _backward,
