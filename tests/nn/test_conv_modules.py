@@ -14,6 +14,14 @@ CASES = [
     ("Conv2d", (3, 5, 3), {}, (2, 3, 6, 6)),
     ("Conv2d", (4, 4, (3, 5)), {"padding": "same", "dilation": 2, "groups": 2}, (1, 4, 7, 8)),
     ("Conv2d", (2, 6, 1), {"stride": (2, 1), "bias": False}, (3, 2, 5, 4)),
+    ("Conv2d", (3, 2, 3), {"padding": 1, "padding_mode": "reflect"}, (2, 3, 6, 7)),
+    ("Conv2d", (3, 2, (3, 2)), {"padding": (1, 2), "padding_mode": "replicate", "stride": 2}, (1, 3, 6, 7)),
+    ("Conv2d", (2, 2, 3), {"padding": "same", "padding_mode": "circular", "dilation": 2}, (1, 2, 7, 6)),
+    ("Conv1d", (2, 3, 4), {"padding": "same", "padding_mode": "reflect"}, (2, 2, 9)),
+    ("ConvTranspose1d", (4, 2, 3), {"stride": 2, "output_padding": 1}, (2, 4, 5)),
+    ("ConvTranspose1d", (4, 6, 3), {"padding": 2, "dilation": 2, "groups": 2, "bias": False}, (4, 7)),
+    ("ConvTranspose2d", (4, 6, 3), {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2}, (2, 4, 5, 5)),
+    ("ConvTranspose2d", (3, 2, (2, 3)), {"stride": (2, 1), "dilation": (1, 2)}, (1, 3, 4, 6)),
     ("MaxPool2d", (2,), {}, (2, 3, 6, 6)),
     ("MaxPool2d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True}, (1, 2, 7, 7)),
     ("AvgPool2d", (2,), {}, (2, 3, 6, 6)),
@@ -64,3 +72,62 @@ def test_bad_arguments_raise_like_torch(kwargs: dict, message: str) -> None:
 def test_wrong_input_channels_name_the_shapes() -> None:
     with pytest.raises(RuntimeError, match=r"expected input\[1, 2, 5, 5\] to have 3 channels"):
         tidu.nn.Conv2d(3, 4, 3)(tidu.ones(1, 2, 5, 5))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("xs", "ws", "kwargs"), [
+    ((2, 4, 5, 5), (4, 3, 3, 3), {"stride": 2, "padding": 1, "output_padding": 1}),
+    ((2, 4, 5, 6), (4, 2, 3, 2), {"stride": (2, 1), "padding": (1, 0), "groups": 2, "dilation": (1, 2)}),
+    ((4, 5, 5), (4, 3, 2, 2), {}),
+    ((2, 4, 7), (4, 2, 3), {"stride": 3, "padding": 2, "output_padding": 1, "dilation": 2}),
+    ((2, 6, 7), (6, 1, 3), {"groups": 3, "stride": 2}),
+], ids=str)
+def test_conv_transpose_matches_torch(xs: tuple, ws: tuple, kwargs: dict, dtype: str) -> None:
+    from tests.test_torch_oracle import Arg, run_both
+
+    name = f"conv_transpose{len(ws) - 2}d"
+    out_channels = ws[1] * kwargs.get("groups", 1)
+    run_both(lambda x, w, b: getattr(tidu.nn.functional, name)(x, w, b, **kwargs),
+             lambda x, w, b: getattr(torch.nn.functional, name)(x, w, b, **kwargs),
+             [Arg(xs), Arg(ws), Arg((out_channels,))], dtype)
+
+
+def test_conv_transpose_second_derivative_matches_torch() -> None:
+    out = []
+    for L, F in ((torch, torch.nn.functional), (tidu, tidu.nn.functional)):  # noqa: N806 - the library
+        x = L.tensor(np.linspace(-1, 1, 2 * 3 * 4).reshape(2, 3, 4), requires_grad=True)
+        w = L.tensor(np.linspace(0.5, -0.5, 3 * 2 * 3).reshape(3, 2, 3), requires_grad=True)
+        y = F.conv_transpose1d(x, w, stride=2).tanh().sum()
+        gx, gw = L.autograd.grad(y, (x, w), create_graph=True)
+        (h,) = L.autograd.grad((gx * gx).sum() + (gw * gw).sum(), w)
+        out.append((gx.detach().numpy(), gw.detach().numpy(), h.numpy()))
+    for a, b in zip(out[1], out[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    "F.conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 3, 3, 3), stride=2, output_padding=2)",
+    "F.conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(3, 3, 3, 3))",
+    "F.conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 3, 3, 3), groups=3)",
+    "F.conv_transpose2d(L.ones(4, 5), L.ones(4, 3, 3, 3))",
+    "F.conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 3, 3, 3), bias=L.zeros(4))",
+])
+def test_conv_transpose_errors_match_torch(call: str) -> None:
+    errors = []
+    for L, F in ((torch, torch.nn.functional), (tidu, tidu.nn.functional)):  # noqa: B007, N806 - read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1] == errors[0]
+
+
+def test_conv_transpose_output_size_and_padding_mode_errors() -> None:
+    for L in (torch, tidu):  # noqa: N806 - the library
+        up = L.nn.ConvTranspose2d(4, 6, 3, stride=2)
+        assert tuple(up(L.ones(1, 4, 5, 5), output_size=(1, 6, 12, 11)).shape) == (1, 6, 12, 11)
+        with pytest.raises(ValueError, match="requested an output size of"):
+            up(L.ones(1, 4, 5, 5), output_size=(13, 13))
+        with pytest.raises(ValueError, match='Only "zeros" padding mode'):
+            L.nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect")
+        with pytest.raises(ValueError, match="padding_mode must be one of"):
+            L.nn.Conv2d(2, 2, 3, padding_mode="wrap")

@@ -27,8 +27,9 @@ from ..core.inplace import assign_
 from ..core.primitive import bind
 from ..ops._operands import kept
 from ..ops.activation import _softmax_dim, log_softmax, softmax
-from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d
+from ..ops.conv import avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool2d
 from ..ops.indexing import select_positions
+from ..ops.linalg import pdist
 from ..primitives import gather as gather_prims
 from ..primitives import linalg
 from ..primitives import nn as nn_prims
@@ -45,7 +46,7 @@ __all__ = [
     "smooth_l1_loss", "huber_loss", "kl_div", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
     "cosine_embedding_loss", "pairwise_distance", "triplet_margin_loss", "gaussian_nll_loss", "poisson_nll_loss",
     "multilabel_soft_margin_loss", "rms_norm", "instance_norm", "pixel_shuffle", "pixel_unshuffle", "dropout1d",
-    "dropout2d", "max_pool1d", "avg_pool1d",
+    "dropout2d", "max_pool1d", "avg_pool1d", "conv_transpose1d", "conv_transpose2d", "pdist",
 ]
 
 

@@ -13,13 +13,13 @@ import numpy as np
 
 from ..backends.cpu.conv import window_argmax
 from ..core.primitive import bind
-from ..primitives.conv import conv_general_dilated
+from ..primitives.conv import conv_general_dilated, transpose_lhs
 from ..primitives.gather import gather
 from ..tensor import Tensor, placed
 from ._operands import is_value
 from .shape import expand, reshape
 
-__all__ = ["avg_pool2d", "conv1d", "conv2d", "max_pool2d"]
+__all__ = ["avg_pool2d", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d"]
 
 _TYPE = {"float32": "float", "float64": "double", "int32": "int", "int64": "long", "bool": "bool"}
 
@@ -162,6 +162,88 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
              [36., 40.]]])
     """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, output_padding: Any,  # noqa: A002
+                    groups: int, dilation: Any, nd: int) -> Any:
+    """The transpose of ``conv{nd}d`` in its input, with ``weight`` (C_in, C_out / groups, *k): the
+    gradient of a convolution whose weight it is, as PyTorch's ``conv_transpose``."""
+    op = f"conv_transpose{nd}d"
+    _check_tensor(input, "input", op)
+    _check_tensor(weight, "weight", op)
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, but got input "
+                           f"of size: {list(input.shape)}")
+    if weight.ndim != nd + 2:
+        raise RuntimeError(f"weight should have at least three dimensions (got {weight.ndim})" if weight.ndim < 3 else
+                           f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional input, but got weight of "
+                           f"size {list(weight.shape)}")
+    stride, padding = _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding")
+    output_padding, dilation = _tuple(output_padding, nd, "output_padding"), _tuple(dilation, nd, "dilation")
+    wshape = list(weight.shape)
+    if groups < 1:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{wshape}] instead")
+    unbatched = input.ndim == nd + 1
+    x = reshape(input, (1, *input.shape)) if unbatched else input
+    if x.shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {wshape}, expected input{list(x.shape)} to have "
+                           f"{weight.shape[0]} channels, but got {x.shape[1]} channels instead")
+    names = ("height", "width") if nd == 2 else ("width",) if nd == 1 else [f"dim{i}" for i in range(nd)]
+    if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        detail = " ".join(f"output_padding_{n}: {o}" for n, o in zip(names, output_padding))
+        detail += " " + " ".join(f"stride_{n}: {s}" for n, s in zip(names, stride))
+        detail += " " + " ".join(f"dilation_{n}: {d}" for n, d in zip(names, dilation))
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got {detail}")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"Input type ({_TYPE[input.dtype.name]}) and weight type ({_TYPE[weight.dtype.name]}) "
+                           "should be the same")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: expected a floating point input, but got {input.dtype.name}")
+    out_channels = weight.shape[1] * groups
+    if bias is not None:
+        _check_tensor(bias, "bias", op)
+        if bias.ndim != 1 or bias.shape[0] != out_channels:
+            raise RuntimeError(f"Given transposed=1, weight of size {wshape}, expected bias to be 1-dimensional with "
+                               f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
+    sizes = [(n - 1) * s - 2 * p + d * (k - 1) + o + 1
+             for n, s, p, d, k, o in zip(x.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding)]
+    if min(sizes) < 1:
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated output "
+                           f"size per channel: ({' x '.join(map(str, sizes))}). Output size is too small")
+    out = transpose_lhs(x, weight, (x.shape[0], out_channels, *sizes), window_strides=stride,
+                        padding=tuple((p, p) for p in padding), lhs_dilation=(1,) * nd, rhs_dilation=dilation,
+                        feature_group_count=groups, flip=False)
+    if bias is not None:
+        out = out + expand(reshape(bias, (-1,) + (1,) * nd), *out.shape[1:])
+    return reshape(out, tuple(out.shape[1:])) if unbatched else out
+
+
+def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Any:
+    """The transposed 1-D convolution ("deconvolution") of ``input`` (N, C_in, L) with ``weight``
+    (C_in, C_out / groups, K): the input gradient of ``conv1d`` with that weight. The output
+    length is ``(L - 1) * stride - 2 * padding + dilation * (K - 1) + output_padding + 1``.
+
+    >>> import tidu
+    >>> tidu.conv_transpose1d(tidu.tensor([[[1.0, 2.0]]]), tidu.tensor([[[1.0, 10.0]]]), stride=2)
+    tensor([[[ 1., 10.,  2., 20.]]])
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Any:
+    """The transposed 2-D convolution of ``input`` (N, C_in, H, W) with ``weight``
+    (C_in, C_out / groups, kH, kW): the input gradient of ``conv2d`` with that weight.
+
+    >>> import tidu
+    >>> tidu.conv_transpose2d(tidu.ones(1, 1, 2, 2), tidu.ones(1, 1, 2, 2), stride=2).shape
+    tidu.Size([1, 1, 4, 4])
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
 def _pool_args(op: str, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,  # noqa: A002

@@ -99,9 +99,10 @@ def _swap01(x: Any) -> Any:
     return transpose.bind(x, permutation=(1, 0, *range(2, x.ndim)))
 
 
-def _transpose_lhs(ct: Any, rhs: Any, lhs_shape: tuple, *, window_strides: tuple, padding: tuple,
+def transpose_lhs(ct: Any, rhs: Any, lhs_shape: tuple, *, window_strides: tuple, padding: tuple,
                    lhs_dilation: tuple, rhs_dilation: tuple, feature_group_count: int, flip: bool) -> Any:
-    """dx = ct (spread by the stride) convolved with the kernel read the other way."""
+    """dx = ct (spread by the stride) convolved with the kernel read the other way: the transpose of
+    a convolution in its input (``lhs_shape``), which is also PyTorch's ``conv_transpose``."""
     pads = []
     for n, k, p, (lo, _), a, d, s in zip(lhs_shape[2:], rhs.shape[2:], ct.shape[2:], padding, lhs_dilation,
                                           rhs_dilation, window_strides):
@@ -136,7 +137,7 @@ def _transpose_rhs(ct: Any, lhs: Any, rhs_shape: tuple, *, window_strides: tuple
 
 def _conv_transpose(ct: Any, lhs: Any, rhs: Any, **params: Any) -> list:
     if ops.is_linear(lhs):
-        return [_transpose_lhs(ct, rhs, tuple(lhs.shape), **params), None]
+        return [transpose_lhs(ct, rhs, tuple(lhs.shape), **params), None]
     return [None, _transpose_rhs(ct, lhs, tuple(rhs.shape), **params)]
 
 

@@ -31,7 +31,7 @@ from .activation import (
 )
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
@@ -90,6 +90,7 @@ from .sparse import Embedding
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
+    "ConvTranspose1d", "ConvTranspose2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "GroupNorm", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish",
     "ReLU6", "Softsign", "Upsample", "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Conv1d", "Conv2d", "MaxPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear", "CrossEntropyLoss", "Dropout", "ELU",

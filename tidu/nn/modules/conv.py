@@ -1,10 +1,13 @@
-"""``Conv1d`` and ``Conv2d``: PyTorch's layers on ``tidu.conv1d``/``tidu.conv2d`` (zero padding)."""
+"""``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``: PyTorch's layers on
+``tidu.conv1d``/``conv2d`` and ``tidu.conv_transpose1d``/``conv_transpose2d``. A ``padding_mode`` other than
+``'zeros'`` pads with ``F.pad`` first, as PyTorch does."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ... import ops
+from .. import functional as F  # noqa: N812 - PyTorch's name
 from ..parameter import Parameter
 from .linear import reset_weight_and_bias
 from .module import Module
@@ -30,8 +33,9 @@ class _ConvNd(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups:
             raise ValueError("out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{type(self).__name__}: padding_mode {padding_mode!r} (tidu pads with zeros)")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got "
+                             f"padding_mode='{padding_mode}'")
         n = self._dims
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride, self.dilation = _tuple(kernel_size, n), _tuple(stride, n), _tuple(dilation, n)
@@ -55,7 +59,24 @@ class _ConvNd(Module):
         reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Any) -> Any:  # noqa: A002
-        return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        if self.padding_mode == "zeros":
+            return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return type(self)._fn(F.pad(input, self._pads_last_dim_first(), mode=self.padding_mode), self.weight,
+                              self.bias, self.stride, 0, self.dilation, self.groups)
+
+    def _pads_last_dim_first(self) -> tuple[int, ...]:
+        """``F.pad``'s list for this layer's padding (``'same'``: the odd one at the end, as the zero
+        padding puts it)."""
+        if self.padding == "valid":
+            return (0, 0) * self._dims
+        pairs = []
+        for i in reversed(range(self._dims)):
+            if self.padding == "same":
+                total = self.dilation[i] * (self.kernel_size[i] - 1)
+                pairs += [total // 2, total - total // 2]
+            else:
+                pairs += [self.padding[i]] * 2
+        return tuple(pairs)
 
     def extra_repr(self) -> str:
         text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -67,6 +88,8 @@ class _ConvNd(Module):
             text += f", groups={self.groups}"
         if self.bias is None:
             text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
         return text
 
 
@@ -98,3 +121,101 @@ class Conv2d(_ConvNd):
 
     _dims = 2
     _fn = staticmethod(ops.conv2d)
+
+
+class _ConvTransposeNd(Module):
+    """What ConvTranspose1d and ConvTranspose2d share: ``weight (C_in, C_out / groups, *k)``,
+    PyTorch's initialisation (its fan-in read from that layout, as PyTorch reads it) and repr."""
+
+    _dims = 0
+    _fn: Any = None
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        n = self._dims
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride, self.padding = _tuple(kernel_size, n), _tuple(stride, n), _tuple(padding, n)
+        self.output_padding, self.dilation = _tuple(output_padding, n), _tuple(dilation, n)
+        self.padding_mode = padding_mode
+        self.weight = Parameter(ops.empty(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype))
+        if bias:
+            self.bias = Parameter(ops.empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        reset_weight_and_bias(self.weight, self.bias)
+
+    def forward(self, input: Any, output_size: Any = None) -> Any:  # noqa: A002
+        output_padding = self.output_padding if output_size is None else self._output_padding(input, output_size)
+        return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                              self.dilation)
+
+    def _output_padding(self, input: Any, output_size: Any) -> tuple[int, ...]:  # noqa: A002
+        """The output padding that makes the output ``output_size`` (its last dims), or PyTorch's error."""
+        wanted = list(output_size)[-self._dims:]
+        spatial = input.shape[-self._dims:]
+        pads = []
+        for i, (n, want) in enumerate(zip(spatial, wanted)):
+            least = (n - 1) * self.stride[i] - 2 * self.padding[i] + self.dilation[i] * (self.kernel_size[i] - 1) + 1
+            if not least <= want < least + self.stride[i]:
+                raise ValueError(f"requested an output size of {wanted}, but valid sizes range from "
+                                 f"{[least]} to {[least + self.stride[i] - 1]} (for an input of {list(spatial)})")
+            pads.append(want - least)
+        return tuple(pads)
+
+    def extra_repr(self) -> str:
+        n = self._dims
+        text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * n:
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * n:
+            text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            text += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-D convolution over (N, C_in, L): ``weight (C_in, C_out / groups, K)``.
+
+    >>> import tidu
+    >>> up = tidu.nn.ConvTranspose1d(4, 2, 3, stride=2, output_padding=1)
+    >>> up
+    ConvTranspose1d(4, 2, kernel_size=(3,), stride=(2,), output_padding=(1,))
+    >>> up(tidu.ones(1, 4, 5)).shape
+    tidu.Size([1, 2, 12])
+    """
+
+    _dims = 1
+    _fn = staticmethod(ops.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-D convolution over (N, C_in, H, W): ``weight (C_in, C_out / groups, kH, kW)``.
+
+    >>> import tidu
+    >>> up = tidu.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, groups=2)
+    >>> up(tidu.ones(1, 4, 5, 5)).shape
+    tidu.Size([1, 6, 9, 9])
+    >>> up(tidu.ones(1, 4, 5, 5), output_size=(10, 10)).shape
+    tidu.Size([1, 6, 10, 10])
+    """
+
+    _dims = 2
+    _fn = staticmethod(ops.conv_transpose2d)
