@@ -131,3 +131,37 @@ def test_conv_transpose_output_size_and_padding_mode_errors() -> None:
             L.nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect")
         with pytest.raises(ValueError, match="padding_mode must be one of"):
             L.nn.Conv2d(2, 2, 3, padding_mode="wrap")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("shape", "kwargs"), [
+    ((2, 3, 5, 6), {"kernel_size": (2, 3), "stride": (1, 2), "padding": 1, "dilation": (2, 1)}),
+    ((3, 5, 6), {"kernel_size": 2}),
+    ((1, 2, 7, 7), {"kernel_size": 3, "stride": 3}),
+    ((1, 2, 8, 9), {"kernel_size": 3, "stride": 2, "padding": 1}),
+], ids=str)
+def test_unfold_and_fold_match_torch(shape: tuple, kwargs: dict, dtype: str) -> None:
+    from tests.test_torch_oracle import Arg, run_both
+
+    for L in (tidu, torch):  # noqa: N806 - the library: the modules' reprs and shapes
+        unfold, fold = L.nn.Unfold(**kwargs), L.nn.Fold(shape[-2:], **kwargs)
+        assert repr(unfold).startswith("Unfold(") and repr(fold).startswith(f"Fold(output_size={shape[-2:]}")
+    run_both(lambda x: tidu.nn.functional.unfold(x, **kwargs), lambda x: torch.nn.functional.unfold(x, **kwargs),
+             [Arg(shape)], dtype)
+    run_both(lambda x: tidu.nn.Fold(shape[-2:], **kwargs)(tidu.nn.functional.unfold(x, **kwargs) * x.sum()),
+             lambda x: torch.nn.Fold(shape[-2:], **kwargs)(torch.nn.functional.unfold(x, **kwargs) * x.sum()),
+             [Arg(shape)], dtype)
+
+
+@pytest.mark.parametrize("call", [
+    "F.unfold(L.zeros(2, 3, 5, 6), 7)",
+    "F.fold(L.zeros(2, 12, 20), (5, 7), 2)", "F.fold(L.zeros(2, 5, 20), (5, 6), 2)",
+])
+def test_unfold_and_fold_errors_match_torch(call: str) -> None:
+    """(A 2-D input to ``unfold`` raises PyTorch's ``IndexError`` from inside; tidu's names the rule.)"""
+    errors = []
+    for L, F in ((torch, torch.nn.functional), (tidu, tidu.nn.functional)):  # noqa: B007, N806 - read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1] == errors[0]

@@ -46,7 +46,7 @@ __all__ = [
     "smooth_l1_loss", "huber_loss", "kl_div", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
     "cosine_embedding_loss", "pairwise_distance", "triplet_margin_loss", "gaussian_nll_loss", "poisson_nll_loss",
     "multilabel_soft_margin_loss", "rms_norm", "instance_norm", "pixel_shuffle", "pixel_unshuffle", "dropout1d",
-    "dropout2d", "max_pool1d", "avg_pool1d", "conv_transpose1d", "conv_transpose2d", "pdist",
+    "dropout2d", "max_pool1d", "avg_pool1d", "conv_transpose1d", "conv_transpose2d", "pdist", "unfold", "fold",
 ]
 
 
@@ -1627,3 +1627,82 @@ def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None, siz
 
 # Attention lives in its own file; it uses linear, softmax and dropout from this one.
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402
+
+
+def _pair(value: Any) -> tuple[int, int]:
+    return (int(value), int(value)) if isinstance(value, int) else tuple(int(v) for v in value)
+
+
+def _block_kernel(channels: int, kernel: tuple[int, int], like: Any) -> Any:
+    """One-hot kernels, one per window position and channel (C * kH * kW, 1, kH, kW): a grouped
+    convolution with them lists each window's elements, channel by channel (PyTorch's im2col order)."""
+    k = kernel[0] * kernel[1]
+    eye = np.tile(np.eye(k).reshape(k, 1, *kernel), (channels, 1, 1, 1))
+    return ops.tensor(eye, dtype=like.dtype, device=like.device)
+
+
+def _blocks(spatial: Any, kernel: tuple, dilation: tuple, padding: tuple, stride: tuple) -> list[int]:
+    return [(n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, d, p, s in zip(spatial, kernel, dilation, padding, stride)]
+
+
+def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Any:  # noqa: A002
+    """The sliding ``kernel_size`` windows of a batched (N, C, H, W) or unbatched input as columns:
+    (N, C * kH * kW, L), ``L`` windows in row-major order (im2col). A grouped convolution with
+    one-hot kernels, so its gradient (``fold``) comes from the convolution's rules.
+
+    >>> import tidu
+    >>> tidu.nn.functional.unfold(tidu.arange(9.0).reshape(1, 1, 3, 3), 2)
+    tensor([[[0., 1., 3., 4.],
+             [1., 2., 4., 5.],
+             [3., 4., 6., 7.],
+             [4., 5., 7., 8.]]])
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    kernel, dilation, padding, stride = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    x = input.unsqueeze(0) if input.ndim == 3 else input
+    sizes = _blocks(x.shape[2:], kernel, dilation, padding, stride)
+    if min(sizes) < 1:
+        raise RuntimeError(f"Given input with spatial size {tuple(x.shape[2:])}, kernel_size={kernel}, dilation="
+                           f"{dilation}, padding={padding}, calculated shape of the array of sliding blocks as "
+                           f"({sizes[0]}, {sizes[1]}), but its components must be at least one.")
+    c = x.shape[1]
+    cols = conv2d(x, _block_kernel(c, kernel, x), None, stride, padding, dilation, c)
+    out = cols.reshape(x.shape[0], c * kernel[0] * kernel[1], sizes[0] * sizes[1])
+    return out.squeeze(0) if input.ndim == 3 else out
+
+
+def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,  # noqa: A002
+         stride: Any = 1) -> Any:
+    """The transpose of ``unfold``: columns (N, C * kH * kW, L) summed back into an (N, C, *output_size)
+    image, overlapping windows adding up (col2im).
+
+    >>> import tidu
+    >>> F = tidu.nn.functional
+    >>> F.fold(F.unfold(tidu.ones(1, 1, 3, 3), 2), (3, 3), 2)
+    tensor([[[[1., 2., 1.],
+              [2., 4., 2.],
+              [1., 2., 1.]]]])
+    """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+                           f"non-zero dimensions for input, but got: {list(input.shape)}")
+    size, kernel = _pair(output_size), _pair(kernel_size)
+    dilation, padding, stride = _pair(dilation), _pair(padding), _pair(stride)
+    x = input.unsqueeze(0) if input.ndim == 2 else input
+    k = kernel[0] * kernel[1]
+    if x.shape[1] % k:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={x.shape[1]} and kernel_size={kernel}.")
+    blocks = _blocks(size, kernel, dilation, padding, stride)
+    if blocks[0] * blocks[1] != x.shape[2]:
+        raise RuntimeError(f"Given output_size={size}, kernel_size={kernel}, dilation={dilation}, padding="
+                           f"{padding}, stride={stride}, expected size of input's dimension 2 to match the calculated "
+                           f"number of sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+                           f"input.size(2)={x.shape[2]}.")
+    c = x.shape[1] // k
+    made = [(b - 1) * s - 2 * p + d * (kk - 1) + 1 for b, s, p, d, kk in zip(blocks, stride, padding, dilation, kernel)]
+    cols = x.reshape(x.shape[0], x.shape[1], *blocks)
+    extra = tuple(want - got for want, got in zip(size, made))  # less than the stride: an output padding
+    image = conv_transpose2d(cols, _block_kernel(c, kernel, x), None, stride, padding, extra, c, dilation)
+    return image.squeeze(0) if input.ndim == 2 else image
