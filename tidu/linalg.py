@@ -243,7 +243,9 @@ def det(A: Any) -> Any:  # noqa: N803
     >>> tidu.linalg.det(tidu.tensor([[1.0, 2.0], [3.0, 4.0]]))
     tensor(-2.0000)
     """
-    sign, logabsdet = dec.slogdet.bind(_matrix_input(A, "det"))
+    A = _matrix_input(A, "det")  # noqa: N806
+    dec.check_square("det", A)
+    sign, logabsdet = dec.slogdet.bind(A)
     return sign * ops_math.exp(logabsdet)
 
 
@@ -359,7 +361,7 @@ def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
     """Householder QR (LAPACK's signs: ``R``'s diagonal may be negative): ``Q`` with orthonormal
     columns, ``min(m, n)`` of them (``'reduced'``) or ``m`` (``'complete'``), and upper-triangular
     ``R``; ``'r'`` returns an empty ``Q``. Gradient: primitive ``qr`` (``A`` of full rank; not with
-    ``'complete'`` and more rows than columns, as in PyTorch).
+    ``'r'``, nor with ``'complete'`` and more rows than columns, as in PyTorch).
 
     >>> import tidu
     >>> Q, R = tidu.linalg.qr(tidu.tensor([[3.0, 1.0], [4.0, 2.0]]))
@@ -370,7 +372,7 @@ def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            "or 'complete'")
-    Q, R = dec.qr.bind(_matrix_input(A, "qr"), complete=mode == "complete")  # noqa: N806
+    Q, R = dec.qr.bind(_matrix_input(A, "qr"), mode=mode)  # noqa: N806
     if mode == "r":
         Q = creation.empty(0, dtype=A.dtype, device=A.device)  # noqa: N806
     return QRResult(Q, R)
@@ -459,7 +461,9 @@ def _logdet(input: Any) -> Any:  # noqa: A002
     >>> tidu.logdet(tidu.tensor([[2.0, 0.0], [0.0, 3.0]]))
     tensor(1.7918)
     """
-    sign, logabsdet = dec.slogdet.bind(_matrix_input(input, "logdet"))
+    input = _matrix_input(input, "logdet")  # noqa: A001
+    dec.check_square("logdet", input)
+    sign, logabsdet = dec.slogdet.bind(input)
     return logabsdet + ops_math.log(sign)
 
 

@@ -30,7 +30,8 @@ def _matrices(name: str, a: ShapeDtype) -> tuple[int, int]:
     return a.shape[-2], a.shape[-1]
 
 
-def _square(name: str, a: ShapeDtype) -> int:
+def check_square(name: str, a: ShapeDtype) -> int:
+    """The size of ``a``'s square matrices; PyTorch's error (naming ``linalg.<name>``) otherwise."""
     m, n = _matrices(name, a)
     if m != n:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are {m} by {n} matrices")
@@ -83,7 +84,7 @@ inv = Primitive("inv")
 
 @inv.def_abstract_eval
 def _inv_shape(a: ShapeDtype) -> ShapeDtype:
-    _square("inv", a)
+    check_square("inv", a)
     return a
 
 
@@ -97,7 +98,7 @@ solve = Primitive("solve")
 
 @solve.def_abstract_eval
 def _solve_shape(a: ShapeDtype, b: ShapeDtype) -> ShapeDtype:
-    n = _square("solve", a)
+    n = check_square("solve", a)
     check_dtype("solve", b, FLOATS)
     if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != n or a.dtype is not b.dtype:
         raise RuntimeError(f"solve: expected B of shape (..., {n}, k) and dtype {a.dtype.name} with A's batch dims "
@@ -120,7 +121,7 @@ cholesky = Primitive("cholesky")
 
 @cholesky.def_abstract_eval
 def _cholesky_shape(a: ShapeDtype) -> ShapeDtype:
-    _square("cholesky", a)
+    check_square("cholesky", a)
     return a
 
 
@@ -142,7 +143,7 @@ slogdet = Primitive("slogdet")
 
 @slogdet.def_abstract_eval
 def _slogdet_shape(a: ShapeDtype) -> list[ShapeDtype]:
-    _square("slogdet", a)
+    check_square("slogdet", a)
     out = ShapeDtype(a.shape[:-2], a.dtype)
     return [out, out]
 
@@ -157,7 +158,7 @@ eigh = Primitive("eigh")
 
 @eigh.def_abstract_eval
 def _eigh_shape(a: ShapeDtype) -> list[ShapeDtype]:
-    _square("eigh", a)
+    check_square("eigh", a)
     return [ShapeDtype(a.shape[:-1], a.dtype), a]
 
 
@@ -217,9 +218,9 @@ qr = Primitive("qr")
 
 
 @qr.def_abstract_eval
-def _qr_shape(a: ShapeDtype, *, complete: bool) -> list[ShapeDtype]:
+def _qr_shape(a: ShapeDtype, *, mode: str) -> list[ShapeDtype]:
     m, n = _matrices("qr", a)
-    k = m if complete else min(m, n)
+    k = m if mode == "complete" else min(m, n)
     lead = a.shape[:-2]
     return [ShapeDtype((*lead, m, k), a.dtype), ShapeDtype((*lead, k, n), a.dtype)]
 
@@ -235,10 +236,14 @@ def _qr_square_jvp(da: Any, q: Any, r: Any) -> tuple[Any, Any]:
     return da @ ri - q @ upper, upper @ r
 
 
-def _qr_jvp(da: Any, a: Any, q: Any, r: Any, *, complete: bool) -> tuple[Any, Any]:
-    """Wide A = [X | Y] (m < n): Q R_X = X, and R = [R_X | Qᵀ Y], so dR_Y = dQᵀ Y + Qᵀ dY."""
+def _qr_jvp(da: Any, a: Any, q: Any, r: Any, *, mode: str) -> tuple[Any, Any]:
+    """Wide A = [X | Y] (m < n): Q R_X = X, and R = [R_X | Qᵀ Y], so dR_Y = dQᵀ Y + Qᵀ dY.
+    ``mode='r'`` (Q computed, then dropped by ``linalg.qr``) is not differentiable, as in PyTorch."""
     m, n = a.shape[-2:]
-    if complete and m > n:
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+                           "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    if mode == "complete" and m > n:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
     if m >= n:
         return _qr_square_jvp(da, q, r)
@@ -247,6 +252,6 @@ def _qr_jvp(da: Any, a: Any, q: Any, r: Any, *, complete: bool) -> tuple[Any, An
     return dq, ops.cat([drx, dry], -1)
 
 
-qr.def_impl(cpu.qr)
+qr.def_impl(lambda a, *, mode: cpu.qr(a, complete=mode == "complete"))
 qr.def_impl(kernel("decompositions", "qr"), device="cuda")
 qr.def_jvp(_qr_jvp)

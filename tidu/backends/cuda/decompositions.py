@@ -17,8 +17,8 @@ def _on_host(fn: Callable[..., Any]) -> Callable[..., Any]:
     def kernel(*arrays: CudaArray, **params: Any) -> Any:
         out = fn(*[x.copy_to_host() for x in arrays], **params)
         if isinstance(out, tuple):
-            return tuple(CudaArray.from_host(np.ascontiguousarray(o)) for o in out)
-        return CudaArray.from_host(np.ascontiguousarray(out))
+            return tuple(CudaArray.from_host(np.asarray(o, order="C")) for o in out)
+        return CudaArray.from_host(np.asarray(out, order="C"))
 
     return kernel
 
@@ -29,4 +29,4 @@ cholesky = _on_host(host.cholesky)
 slogdet = _on_host(host.slogdet)
 eigh = _on_host(host.eigh)
 svd = _on_host(host.svd)
-qr = _on_host(host.qr)
+qr = _on_host(lambda a, *, mode: host.qr(a, complete=mode == "complete"))
