@@ -91,16 +91,14 @@ def try_linear_transpose_with_builder(
 
 
 def try_linear_transpose(linear: LinearizedGraph, ctx: Any = None) -> LinearizedGraph:
-    """The transposed linear graph: seeds in, cotangents of the tangent inputs out. One seed per
-    tangent output, ``None`` ones included (their seeds are unread): the callers pass one
-    cotangent per output, and a zero tangent (a multi-output primitive's) must not shift them."""
-    outputs = linear.tangent_outputs
+    """The transposed linear graph: seeds in, cotangents of the tangent inputs out."""
+    active = [t for t in linear.tangent_outputs if t is not None]
     tangent_inputs = linear.tangent_inputs
-    if any(t is not None for t in outputs) and not tangent_inputs:
+    if active and not tangent_inputs:
         raise RuntimeError("active tangent outputs require at least one tangent input to derive seed keys")
     builder = GraphBuilder()
     seeds: list[tuple[Any, LocalValueId]] = []
-    for i in range(len(outputs) if tangent_inputs else 0):
+    for i in range(len(active)):
         base = tangent_inputs[min(i, len(tangent_inputs) - 1)][0]
         key = tangent_of(base, MAX_PASS - i)
         seeds.append((key, builder.add_input(ValueKey.Input(key))))
