@@ -1,5 +1,6 @@
-"""``tidu.linalg`` against ``torch.linalg``: norms, ``vecdot``, ``multi_dot``, ``cross`` and
-``diagonal``: values, dtypes, gradients (to second order for the norms) and errors."""
+"""``tidu.linalg`` against ``torch.linalg``: norms, ``vecdot``, ``multi_dot``, ``cross``,
+``diagonal`` and the decompositions and solvers: values, dtypes, gradients (to second order for
+some) and errors."""
 
 from __future__ import annotations
 
@@ -90,6 +91,168 @@ def test_errors_match_torch(call: str) -> None:
     assert errors[1] == errors[0]
 
 
-def test_norms_that_need_singular_values_say_so() -> None:
-    with pytest.raises(RuntimeError, match="singular values"):
-        tidu.linalg.matrix_norm(tidu.ones(2, 2), "nuc")
+
+# --- decompositions and solvers ------------------------------------------------------------------
+# Inputs are made well-conditioned in the case (a diagonal shift, X Xᵀ + n I, X + Xᵀ) and
+# eigen/singular vectors compared through sign-invariant functions (V * V).
+
+
+def _shift(L, x):  # noqa: ANN001, ANN202, N803
+    return x + 2 * x.shape[-1] * L.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _spd(L, x):  # noqa: ANN001, ANN202, N803
+    return x @ x.mT + x.shape[-1] * L.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _sq(x):  # noqa: ANN001, ANN202
+    return x * x
+
+
+DEC_CASES: dict[str, tuple[Callable, list]] = {
+    "inv": (lambda L: lambda x: L.linalg.inv(_shift(L, x)), [(3, 3)]),
+    "inv-batched": (lambda L: lambda x: L.linalg.inv(_shift(L, x)), [(2, 2, 4, 4)]),
+    "inverse": (lambda L: lambda x: L.inverse(_shift(L, x)) + _shift(L, x).inverse(), [(3, 3)]),
+    "det": (lambda L: lambda x: L.linalg.det(_shift(L, x)), [(2, 3, 3)]),
+    "det-negative": (lambda L: lambda x: L.det(-_shift(L, x)) + (-_shift(L, x)).det(), [(3, 3)]),
+    "slogdet": (lambda L: lambda x: L.linalg.slogdet(-_shift(L, x)).logabsdet, [(2, 3, 3)]),
+    "slogdet-sign": (lambda L: lambda x: L.linalg.slogdet(-_shift(L, x)).sign * x.sum(), [(3, 3)]),
+    "slogdet-method": (lambda L: lambda x: L.slogdet(_shift(L, x))[1] + _shift(L, x).slogdet().logabsdet, [(3, 3)]),
+    "logdet": (lambda L: lambda x: L.logdet(_shift(L, x)) + _shift(L, x).logdet(), [(2, 3, 3)]),
+    "solve": (lambda L: lambda a, b: L.linalg.solve(_shift(L, a), b), [(3, 3), (3, 2)]),
+    "solve-vector": (lambda L: lambda a, b: L.linalg.solve(_shift(L, a), b), [(2, 3, 3), (2, 3)]),
+    "solve-broadcast": (lambda L: lambda a, b: L.linalg.solve(_shift(L, a), b), [(3, 3), (2, 3, 2)]),
+    "solve-right": (lambda L: lambda a, b: L.linalg.solve(_shift(L, a), b, left=False), [(1, 3, 3), (2, 4, 3)]),
+    "cholesky": (lambda L: lambda x: L.linalg.cholesky(_spd(L, x)), [(2, 3, 3)]),
+    "cholesky-upper": (lambda L: lambda x: L.linalg.cholesky(_spd(L, x), upper=True), [(3, 3)]),
+    "cholesky-top": (lambda L: lambda x: L.cholesky(_spd(L, x)) + _spd(L, x).cholesky(upper=True), [(3, 3)]),
+    "eigh-values": (lambda L: lambda x: L.linalg.eigh(x + x.mT).eigenvalues, [(2, 4, 4)]),
+    "eigh-vectors": (lambda L: lambda x: _sq(L.linalg.eigh(x + x.mT).eigenvectors), [(3, 3)]),
+    "eigh-upper": (lambda L: lambda x: _sq(L.linalg.eigh(x, UPLO="U")[1]) + L.linalg.eigh(x, "U")[0], [(3, 3)]),
+    "eigvalsh": (lambda L: lambda x: L.linalg.eigvalsh(x), [(2, 3, 3)]),
+    "svd-values": (lambda L: lambda x: L.linalg.svd(x).S, [(2, 4, 3)]),
+    "svd-U": (lambda L: lambda x: _sq(L.linalg.svd(x, full_matrices=False).U), [(4, 3)]),
+    "svd-Vh": (lambda L: lambda x: _sq(L.linalg.svd(x, full_matrices=False).Vh), [(2, 3, 5)]),
+    "svd-full-tall": (lambda L: lambda x: _sq(L.linalg.svd(x).U[..., :3]), [(5, 3)]),
+    "svd-full-wide": (lambda L: lambda x: _sq(L.linalg.svd(x).Vh[..., :2, :]), [(2, 4)]),
+    "svd-top": (lambda L: lambda x: _sq(L.svd(x).V) + _sq(x.svd().U), [(3, 3)]),
+    "svd-top-uv": (lambda L: lambda x: L.svd(x, compute_uv=False).S, [(3, 4)]),
+    "svdvals": (lambda L: lambda x: L.linalg.svdvals(x), [(3, 4)]),
+    "matrix_norm-nuc": (lambda L: lambda x: L.linalg.matrix_norm(x, "nuc"), [(2, 3, 4)]),
+    "matrix_norm-2": (lambda L: lambda x: L.linalg.matrix_norm(x, 2, dim=(0, 2), keepdim=True), [(3, 2, 4)]),
+    "matrix_norm--2": (lambda L: lambda x: L.linalg.norm(x, -2), [(3, 3)]),
+    "qr-Q": (lambda L: lambda x: L.linalg.qr(x).Q, [(2, 4, 3)]),
+    "qr-R": (lambda L: lambda x: L.linalg.qr(x).R, [(4, 3)]),
+    "qr-wide": (lambda L: lambda x: L.linalg.qr(x).Q + L.linalg.qr(x).R[..., :2], [(2, 4)]),
+    "qr-complete-square": (lambda L: lambda x: L.linalg.qr(x, "complete").Q, [(3, 3)]),
+    "qr-top": (lambda L: lambda x: L.qr(x).R + x.qr()[0], [(3, 3)]),
+    "pinv": (lambda L: lambda x: L.linalg.pinv(x), [(2, 4, 3)]),
+    "pinv-wide": (lambda L: lambda x: L.linalg.pinv(x, rtol=1e-3), [(2, 3)]),
+    "pinv-hermitian": (lambda L: lambda x: L.linalg.pinv(x + x.mT, hermitian=True), [(3, 3)]),
+    "lstsq": (lambda L: lambda a, b: L.linalg.lstsq(a, b).solution, [(4, 3), (4, 2)]),
+}
+
+DEC_TOL = {"float32": {"rtol": 1e-4, "atol": 1e-5}, "float64": {"rtol": 1e-9, "atol": 1e-10}}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(DEC_CASES))
+def test_decompositions_match_torch(name: str, dtype: str) -> None:
+    make, shapes = DEC_CASES[name]
+    run_both(make(tidu), make(torch), [Arg(s) for s in shapes], dtype, tol=DEC_TOL[dtype])
+
+
+def test_named_tuples_and_integer_results_match_torch() -> None:
+    a = np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]])
+    for name, fields in [("slogdet", ("sign", "logabsdet")), ("eigh", ("eigenvalues", "eigenvectors")),
+                         ("svd", ("U", "S", "Vh")), ("qr", ("Q", "R"))]:
+        out, ref = getattr(tidu.linalg, name)(tidu.tensor(a)), getattr(torch.linalg, name)(torch.tensor(a))
+        assert out._fields == fields and type(out).__name__ == type(ref).__name__
+        assert all(tuple(getattr(out, f).shape) == tuple(getattr(ref, f).shape) for f in fields)
+    for name, fields in [("svd", ("U", "S", "V")), ("qr", ("Q", "R")), ("slogdet", ("sign", "logabsdet"))]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out, ref = getattr(tidu, name)(tidu.tensor(a)), getattr(torch, name)(torch.tensor(a))
+        assert out._fields == fields and type(out).__name__ == type(ref).__name__
+    for L in (tidu, torch):  # noqa: N806 - the library
+        rank = L.linalg.matrix_rank(L.tensor([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]]))
+        assert rank.dtype is L.int64 and rank.tolist() == [1, 2]
+        assert L.linalg.matrix_rank(L.tensor(a), hermitian=True).item() == 3
+        assert L.linalg.matrix_rank(L.tensor(a), atol=2.0).item() == 2
+        result = L.linalg.lstsq(L.tensor(a[:, :2]), L.tensor(a[:, 2]))
+        assert tuple(result.solution.shape) == (2,) and result.rank.item() == 2 and result.residuals.numel() == 0
+    q = tidu.linalg.qr(tidu.tensor(a[:, :2]), mode="complete")
+    assert tuple(q.Q.shape) == (3, 3) and tuple(q.R.shape) == (3, 2)
+    np.testing.assert_allclose((q.Q @ q.R).numpy(), a[:, :2], atol=1e-12)
+    np.testing.assert_allclose((q.Q.mT @ q.Q).numpy(), np.eye(3), atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    "L.linalg.inv(L.ones(2, 3))", "L.linalg.inv(L.ones(3))", "L.linalg.inv(L.ones(2, 2, dtype=L.long))",
+    "L.linalg.det(L.ones(2, 3))", "L.linalg.slogdet(L.ones(2, 3))", "L.linalg.eigh(L.ones(2, 3))",
+    "L.linalg.eigh(L.ones(3))", "L.linalg.svd(L.ones(3))", "L.linalg.qr(L.ones(3))",
+    "L.linalg.cholesky(L.ones(2, 3))", "L.linalg.qr(L.eye(3), mode='foo')", "L.linalg.eigh(L.eye(2), UPLO='X')",
+    "L.linalg.solve(L.eye(2), L.ones(3))", "L.linalg.solve(L.eye(2), L.ones(3, 1))",
+    "L.linalg.solve(L.eye(2), L.ones(2, 1, dtype=L.float64))", "L.linalg.matrix_norm(L.ones(2, 2), 3)",
+    "L.linalg.solve(L.eye(3), L.ones(3), left=False)", "L.linalg.svd(L.ones(2, 2, dtype=L.long))",
+])
+def test_decomposition_errors_match_torch(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
+        with pytest.raises(Exception) as info:  # noqa: PT011 - compared with PyTorch's
+            eval(call)  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1] == errors[0]
+
+
+@pytest.mark.parametrize("call", [
+    "L.linalg.inv(L.tensor([[1.0, 2.0], [2.0, 4.0]]))",
+    "L.linalg.inv(L.stack([L.eye(3), L.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])]))",
+    "L.linalg.solve(L.zeros(2, 2), L.ones(2))",
+    "L.linalg.cholesky(L.tensor([[1.0, 2.0], [2.0, 1.0]]))",
+    "L.linalg.cholesky(L.stack([L.eye(3), L.diag(L.tensor([1.0, 2.0, -1.0]))]))",
+])
+def test_singular_and_indefinite_matrices_raise_linalg_errors(call: str) -> None:
+    errors = []
+    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
+        with pytest.raises(RuntimeError) as info:
+            eval(call)  # noqa: S307 - the calls above
+        errors.append(info.value)
+    assert isinstance(errors[1], tidu.linalg.LinAlgError) and isinstance(errors[0], torch.linalg.LinAlgError)
+    assert str(errors[1]) == str(errors[0])
+
+
+@pytest.mark.parametrize("mode", ["complete", "r"])
+def test_qr_gradients_that_torch_refuses_are_refused(mode: str) -> None:
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    errors = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor(a, requires_grad=True)
+        Q, R = L.linalg.qr(x, mode=mode)  # noqa: N806
+        np.testing.assert_allclose(R.detach().numpy()[:3], np.linalg.qr(a)[1], atol=1e-12)
+        with pytest.raises(RuntimeError) as info:
+            R.sum().backward()
+        errors.append(str(info.value))
+    assert errors[1] == errors[0]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.linalg.inv(_shift(L, x)).sum(),
+    lambda L, x: L.linalg.det(_shift(L, x)),
+    lambda L, x: L.linalg.solve(_shift(L, x), x[:, :1]).sum(),
+    lambda L, x: L.linalg.cholesky(_spd(L, x)).sum(),
+    lambda L, x: L.linalg.eigvalsh(x + x.mT)[0],
+    lambda L, x: _sq(L.linalg.eigh(x + x.mT).eigenvectors)[1].sum(),
+    lambda L, x: L.linalg.svdvals(x).sum(),
+    lambda L, x: L.linalg.qr(x).R.sum(),
+])
+def test_decomposition_second_derivatives_match_torch(fn: Callable) -> None:
+    a = np.random.default_rng(3).uniform(-1, 1, (3, 3))
+    out = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor(a, dtype=L.float64, requires_grad=True)
+        (g,) = L.autograd.grad(fn(L, x), x, create_graph=True)
+        (h,) = L.autograd.grad((g * g).sum(), x)
+        out.append((g.detach().numpy(), h.numpy()))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-8, atol=1e-10)

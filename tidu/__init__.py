@@ -53,9 +53,18 @@ _methods.install()
 
 from . import autograd, cuda, func, linalg, nn, optim, train, utils  # noqa: E402
 from .func import linear_transpose, linearize  # noqa: E402
+from .linalg import _cholesky as cholesky  # noqa: E402
 from .linalg import _cross as cross  # noqa: E402
+from .linalg import _logdet as logdet  # noqa: E402
+from .linalg import _qr as qr  # noqa: E402
+from .linalg import _slogdet as slogdet  # noqa: E402
+from .linalg import _svd as svd  # noqa: E402
+from .linalg import det  # noqa: E402
+from .linalg import inv as inverse  # noqa: E402
 
-Tensor.cross = cross  # type: ignore[attr-defined]
+for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet), ("qr", qr), ("slogdet", slogdet),
+                   ("svd", svd), ("det", det), ("inverse", inverse)):
+    setattr(Tensor, _name, _fn)
 from .serialization import load, save  # noqa: E402
 
 float = float32  # noqa: A001

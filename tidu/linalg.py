@@ -1,8 +1,9 @@
-"""``tidu.linalg``: the norms, products and ``cross`` of ``torch.linalg``, composed from tidu ops.
+"""``tidu.linalg``: the norms, products, decompositions and solvers of ``torch.linalg``.
 
-The decompositions and solvers (``det``, ``inv``, ``solve``, ``cholesky``, ``qr``, ``svd``,
-``eigh``, ``lstsq``...) need primitives of their own and are not here yet; neither are the matrix
-norms that need singular values (``'nuc'``, 2, -2).
+The norms and products are composed from tidu ops; the decompositions and solvers (``inv``,
+``solve``, ``cholesky``, ``slogdet``, ``eigh``, ``svd``, ``qr``) are primitives of their own
+(tidu/primitives/decompositions.py), and ``det``, ``pinv``, ``svdvals``, ``matrix_rank`` and the
+spectral norms are composed from them. Real floating-point inputs only.
 
 >>> import tidu
 >>> tidu.linalg.vector_norm(tidu.tensor([3.0, 4.0]))
@@ -12,15 +13,22 @@ tensor(5.)
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import Any
 
+import numpy as np
+
+from .backends.cpu.decompositions import LinAlgError
 from .core import dtypes
 from .core.aval import wrap_dim
-from .ops import diagonals, linalg, reduce, shape
+from .ops import creation, diagonals, linalg, reduce, shape
 from .ops import math as ops_math
 from .ops._operands import broadcast_shapes, convert
+from .primitives import decompositions as dec
 
-__all__ = ["cross", "diagonal", "matmul", "matrix_norm", "multi_dot", "norm", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+           "matrix_norm", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
+           "vecdot", "vector_norm"]
 
 matmul = linalg.matmul
 
@@ -48,12 +56,15 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
 
 def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,  # noqa: N803
                 dtype: Any = None) -> Any:
-    """The matrix norm of the matrices in the two ``dim``: ``'fro'``, or ``inf``/``-inf`` (largest
-    or smallest absolute row sum) or 1/-1 (column sum).
+    """The matrix norm of the matrices in the two ``dim``: ``'fro'``, ``inf``/``-inf`` (largest
+    or smallest absolute row sum), 1/-1 (column sum), ``'nuc'`` (the sum of the singular values)
+    or 2/-2 (the largest or smallest singular value, through ``svdvals``).
 
     >>> import tidu
     >>> tidu.linalg.matrix_norm(tidu.tensor([[1.0, -2.0], [3.0, 4.0]]), ord=1)
     tensor(6.)
+    >>> tidu.linalg.matrix_norm(tidu.tensor([[3.0, 0.0], [0.0, -4.0]]), ord="nuc")
+    tensor(7.)
     """
     A = _float_input(A, dtype, "matrix_norm")  # noqa: N806
     if A.ndim < 2:
@@ -71,8 +82,11 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
         sums = reduce.sum(ops_math.abs(A), summed, keepdim=True)
         out = (reduce.amax if ord > 0 else reduce.amin)(sums, then, keepdim=True)
         return out if keepdim else shape.squeeze(out, tuple(sorted((d0, d1))))
-    raise RuntimeError(f"linalg.matrix_norm: order {ord!r} is not supported by tidu (it needs singular values); "
-                       "tidu has 'fro', inf, -inf, 1 and -1")
+    if ord in ("nuc", 2, -2):
+        s = svdvals(shape.movedim(A, (d0, d1), (-2, -1)))
+        out = reduce.sum(s, -1) if ord == "nuc" else (reduce.amax if ord == 2 else reduce.amin)(s, -1)
+        return shape.unsqueeze(shape.unsqueeze(out, min(d0, d1)), max(d0, d1)) if keepdim else out
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
 def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:  # noqa: N803
@@ -174,3 +188,328 @@ def _cross(input: Any, other: Any, dim: int | None = None) -> Any:  # noqa: A002
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
     return cross(input, other, dim=dim)
+
+
+# --- decompositions and solvers ---------------------------------------------------------------------
+
+# ``torch.return_types``: named tuples
+SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+SVDResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
+QRResult = namedtuple("linalg_qr", ["Q", "R"])
+LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+def _matrix_input(A: Any, name: str) -> Any:  # noqa: N803
+    """``A`` checked as PyTorch checks it before the primitive's shape rule: floating point."""
+    return _float_input(A, None, name)
+
+
+def inv(A: Any) -> Any:  # noqa: N803
+    """The inverse of each square matrix in ``A`` (batched over the leading dims).
+
+    Raises ``LinAlgError`` (a ``RuntimeError``) for a singular matrix. Gradient:
+    ``d A⁻¹ = -A⁻¹ dA A⁻¹`` (primitive ``inv``).
+
+    >>> import tidu
+    >>> A = tidu.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
+    >>> tidu.linalg.inv(A)
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]], grad_fn=<inv>)
+    >>> tidu.linalg.inv(A).sum().backward()
+    >>> A.grad
+    tensor([[-0.2500, -0.1250],
+            [-0.1250, -0.0625]])
+    """
+    return dec.inv.bind(_matrix_input(A, "inv"))
+
+
+def slogdet(A: Any) -> SlogdetResult:  # noqa: N803
+    """``(sign, logabsdet)``: the sign of each determinant (0 for a singular matrix) and the log of
+    its absolute value. Gradient: ``d logabsdet = tr(A⁻¹ dA)``; ``sign`` has none (primitive ``slogdet``).
+
+    >>> import tidu
+    >>> tidu.linalg.slogdet(tidu.tensor([[0.0, 2.0], [1.0, 0.0]]))
+    linalg_slogdet(sign=tensor(-1.), logabsdet=tensor(0.6931))
+    """
+    return SlogdetResult(*dec.slogdet.bind(_matrix_input(A, "slogdet")))
+
+
+def det(A: Any) -> Any:  # noqa: N803
+    """The determinant of each square matrix, ``sign * exp(logabsdet)`` from ``slogdet``; its gradient
+    ``det(A) A⁻ᵀ`` needs ``A`` invertible (at a singular matrix it is NaN, not PyTorch's adjugate).
+
+    >>> import tidu
+    >>> tidu.linalg.det(tidu.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor(-2.0000)
+    """
+    A = _matrix_input(A, "det")  # noqa: N806
+    dec.check_square("det", A)
+    sign, logabsdet = dec.slogdet.bind(A)
+    return sign * ops_math.exp(logabsdet)
+
+
+def solve(A: Any, B: Any, *, left: bool = True) -> Any:  # noqa: N803
+    """The solution ``X`` of ``A X = B`` (``X A = B`` when not ``left``). ``B`` is a batch of
+    vectors when it is 1-D or has ``A``'s shape without its last dim; the batch dims broadcast.
+
+    Raises ``LinAlgError`` for a singular ``A``. Gradient: ``dX = A⁻¹ (dB - dA X)`` (primitive
+    ``solve``, linear in ``B``: its transpose solves with ``Aᵀ``).
+
+    >>> import tidu
+    >>> tidu.linalg.solve(tidu.tensor([[2.0, 0.0], [1.0, 1.0]]), tidu.tensor([2.0, 3.0]))
+    tensor([1., 2.])
+    """
+    if not left:
+        if B.ndim < 2:
+            raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation XA = B "
+                               f"({'x'.join(map(str, A.shape[-2:]))} and {B.shape[-1]}x1)")
+        return solve(A.mT, B.mT).mT
+    A, B = _matrix_input(A, "solve"), _matrix_input(B, "solve")  # noqa: N806
+    if A.dtype is not B.dtype:
+        names = dtypes.TORCH_NAMES
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{names[A.dtype.name]} and B of type {names[B.dtype.name]} instead")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.solve: The input tensor A must have at least 2 dimensions.")
+    vector = B.ndim == 1 or B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1])
+    rhs = shape.unsqueeze(B, -1) if vector else B
+    if rhs.ndim < 2 or rhs.shape[-2] != A.shape[-1]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({'x'.join(map(str, A.shape[-2:]))} and {'x'.join(map(str, rhs.shape[-2:]))})")
+    lead = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(rhs.shape[:-2]), op="linalg.solve"))
+    A = shape.expand(A, (*lead, *A.shape[-2:]))  # noqa: N806
+    X = dec.solve.bind(A, shape.expand(rhs, (*lead, *rhs.shape[-2:])))  # noqa: N806
+    return shape.squeeze(X, -1) if vector else X
+
+
+def cholesky(A: Any, *, upper: bool = False) -> Any:  # noqa: N803
+    """The lower Cholesky factor ``L`` of each symmetric positive-definite matrix (``A = L Lᵀ``),
+    from ``A``'s lower triangle; ``Lᵀ`` when ``upper``. Raises ``LinAlgError`` naming the first
+    leading minor that is not positive-definite. Gradient: ``dL = L Φ(L⁻¹ sym(dA) L⁻ᵀ)``, ``Φ`` the
+    lower triangle with the diagonal halved (primitive ``cholesky``).
+
+    >>> import tidu
+    >>> tidu.linalg.cholesky(tidu.tensor([[4.0, 2.0], [2.0, 5.0]]))
+    tensor([[2., 0.],
+            [1., 2.]])
+    """
+    L = dec.cholesky.bind(_matrix_input(A, "cholesky"))  # noqa: N806
+    return L.mT if upper else L
+
+
+def _uplo(A: Any, UPLO: str, name: str) -> Any:  # noqa: N803
+    """``A``, or ``Aᵀ`` for ``UPLO='U'``: the primitive reads the lower triangle."""
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    A = _matrix_input(A, name)  # noqa: N806
+    return A if UPLO == "L" else A.mT
+
+
+def eigh(A: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
+    """The eigenvalues (ascending) and orthonormal eigenvectors (columns) of each symmetric matrix,
+    from its lower (``UPLO='L'``) or upper triangle. Eigenvectors are unique up to sign, and their
+    gradient is infinite where eigenvalues repeat. Gradient: with ``P = Vᵀ sym(dA) V``,
+    ``dλ = diag(P)`` and ``dV = V (F ∘ P)``, ``F[i, j] = 1 / (λⱼ - λᵢ)`` (primitive ``eigh``).
+
+    >>> import tidu
+    >>> tidu.linalg.eigh(tidu.tensor([[2.0, 1.0], [1.0, 2.0]])).eigenvalues
+    tensor([1., 3.])
+    """
+    return EighResult(*dec.eigh.bind(_uplo(A, UPLO, "eigh")))
+
+
+def eigvalsh(A: Any, UPLO: str = "L") -> Any:  # noqa: N803
+    """The eigenvalues (ascending) of ``eigh``.
+
+    >>> import tidu
+    >>> tidu.linalg.eigvalsh(tidu.tensor([[1.0, 0.0], [0.0, -1.0]]))
+    tensor([-1.,  1.])
+    """
+    return dec.eigh.bind(_uplo(A, UPLO, "eigvalsh"))[0]
+
+
+def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:  # noqa: N803
+    """``A = U diag(S) Vh`` with ``S`` descending; ``U`` has ``min(m, n)`` columns and ``Vh`` as many
+    rows unless ``full_matrices`` (then ``m`` and ``n``). Singular vectors are unique up to sign;
+    their gradient is infinite where singular values repeat, and with ``full_matrices`` the columns
+    past ``min(m, n)`` get none (as in PyTorch). Gradient: primitive ``svd``. ``driver`` is CUDA-only
+    in PyTorch and ignored.
+
+    >>> import tidu
+    >>> U, S, Vh = tidu.linalg.svd(tidu.tensor([[0.0, 2.0], [1.0, 0.0]]))
+    >>> S
+    tensor([2., 1.])
+    >>> U @ tidu.diag(S) @ Vh
+    tensor([[0., 2.],
+            [1., 0.]])
+    """
+    return SVDResult(*dec.svd.bind(_matrix_input(A, "svd"), full_matrices=bool(full_matrices)))
+
+
+def svdvals(A: Any, *, driver: Any = None) -> Any:  # noqa: N803
+    """The singular values of ``svd``, descending.
+
+    >>> import tidu
+    >>> tidu.linalg.svdvals(tidu.tensor([[3.0, 0.0, 0.0], [0.0, -4.0, 0.0]]))
+    tensor([4., 3.])
+    """
+    return dec.svd.bind(_matrix_input(A, "svdvals"), full_matrices=False)[1]
+
+
+def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
+    """Householder QR (LAPACK's signs: ``R``'s diagonal may be negative): ``Q`` with orthonormal
+    columns, ``min(m, n)`` of them (``'reduced'``) or ``m`` (``'complete'``), and upper-triangular
+    ``R``; ``'r'`` returns an empty ``Q``. Gradient: primitive ``qr`` (``A`` of full rank; not with
+    ``'r'``, nor with ``'complete'`` and more rows than columns, as in PyTorch).
+
+    >>> import tidu
+    >>> Q, R = tidu.linalg.qr(tidu.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> R
+    tensor([[-5.0000, -2.2000],
+            [ 0.0000,  0.4000]])
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           "or 'complete'")
+    Q, R = dec.qr.bind(_matrix_input(A, "qr"), mode=mode)  # noqa: N806
+    if mode == "r":
+        Q = creation.empty(0, dtype=A.dtype, device=A.device)  # noqa: N806
+    return QRResult(Q, R)
+
+
+def _tolerance(S: Any, A: Any, atol: Any, rtol: Any) -> Any:  # noqa: N803
+    """The cutoff at or below which singular values count as zero, ``max(atol, rtol * S.max())``:
+    ``rtol = eps * max(m, n)`` unless given, or 0 when only a positive ``atol`` is."""
+    if rtol is None:
+        positive_atol = atol is not None and (not isinstance(atol, int | float) or atol > 0)
+        rtol = 0.0 if positive_atol else float(np.finfo(A.dtype.np).eps) * max(A.shape[-2:])
+    largest = reduce.amax(S, -1, keepdim=True) if S.shape[-1] else reduce.sum(S, -1, keepdim=True)
+    cut = ops_math.mul(largest, rtol)
+    if atol is None:
+        return cut
+    return ops_math.maximum(cut, atol if hasattr(atol, "shape") else creation.full_like(cut, atol))
+
+
+def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:  # noqa: N803
+    """The Moore-Penrose pseudo-inverse, ``V diag(1/S) Uᵀ`` over the singular values above the
+    tolerance (``max(atol, rtol * S.max())``); with ``hermitian``, from ``eigh`` (the eigenvalues'
+    absolute values). Gradient: through ``svd`` (or ``eigh``), at a fixed rank.
+
+    >>> import tidu
+    >>> tidu.linalg.pinv(tidu.tensor([[1.0, 1.0]]))
+    tensor([[0.5000],
+            [0.5000]])
+    """
+    A = _matrix_input(A, "pinv")  # noqa: N806
+    if hermitian:
+        w, V = eigh(A)  # noqa: N806
+        kept = ops_math.abs(w) > _tolerance(ops_math.abs(w), A, atol, rtol)
+        inverse = ops_math.where(kept, 1.0 / ops_math.where(kept, w, 1.0), 0.0)
+        return (V * shape.unsqueeze(inverse, -2)) @ V.mT
+    U, S, Vh = svd(A, full_matrices=False)  # noqa: N806
+    kept = S > _tolerance(S, A, atol, rtol)
+    inverse = ops_math.where(kept, 1.0 / ops_math.where(kept, S, 1.0), 0.0)
+    return (Vh.mT * shape.unsqueeze(inverse, -2)) @ U.mT
+
+
+def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:  # noqa: N803
+    """The number of singular values (eigenvalues' absolute values with ``hermitian``) above the
+    tolerance of ``pinv``, as int64; not differentiable.
+
+    >>> import tidu
+    >>> tidu.linalg.matrix_rank(tidu.ones(3, 3))
+    tensor(1)
+    """
+    A = _matrix_input(A, "matrix_rank")  # noqa: N806
+    S = ops_math.abs(eigvalsh(A)) if hermitian else svdvals(A)  # noqa: N806
+    return reduce.sum(S.detach() > _tolerance(S.detach(), A, atol, rtol), -1)
+
+
+def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: Any = None) -> LstsqResult:  # noqa: N803
+    """The least-squares solution ``X`` of ``A X = B`` (``pinv(A) @ B``, singular values at or below
+    ``rcond * S.max()`` dropped), the numerical rank, and empty ``residuals`` and
+    ``singular_values`` (what PyTorch's default CPU driver, ``'gelsy'``, returns). For a
+    rank-deficient ``A`` this is the minimum-norm solution, where ``'gelsy'`` gives another one.
+
+    >>> import tidu
+    >>> tidu.linalg.lstsq(tidu.tensor([[1.0], [1.0]]), tidu.tensor([[1.0], [3.0]])).solution
+    tensor([[2.]])
+    """
+    A, B = _matrix_input(A, "lstsq"), _matrix_input(B, "lstsq")  # noqa: N806
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+                           f"dtype {dtypes.TORCH_NAMES[A.dtype.name]} and other's dtype "
+                           f"{dtypes.TORCH_NAMES[B.dtype.name]}")
+    vector = B.ndim == A.ndim - 1
+    X = linalg.matmul(pinv(A, rtol=rcond), shape.unsqueeze(B, -1) if vector else B)  # noqa: N806
+    empty = creation.empty(0, dtype=A.dtype, device=A.device)
+    return LstsqResult(shape.squeeze(X, -1) if vector else X, empty, matrix_rank(A, rtol=rcond), empty)
+
+
+# --- the older top-level forms (``tidu.svd``, ``tidu.qr``...), and Tensor methods -----------------
+
+_SVD = namedtuple("svd", ["U", "S", "V"])
+_QR = namedtuple("qr", ["Q", "R"])
+_Slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
+
+
+def _logdet(input: Any) -> Any:  # noqa: A002
+    """``tidu.logdet``: the log of each determinant; NaN for a negative one, ``-inf`` for zero.
+
+    >>> import tidu
+    >>> tidu.logdet(tidu.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    tensor(1.7918)
+    """
+    input = _matrix_input(input, "logdet")  # noqa: A001
+    dec.check_square("logdet", input)
+    sign, logabsdet = dec.slogdet.bind(input)
+    return logabsdet + ops_math.log(sign)
+
+
+def _slogdet(input: Any) -> Any:  # noqa: A002
+    """``tidu.slogdet``: ``linalg.slogdet`` as a ``slogdet`` named tuple.
+
+    >>> import tidu
+    >>> tidu.slogdet(tidu.eye(2)).logabsdet
+    tensor(0.)
+    """
+    return _Slogdet(*slogdet(input))
+
+
+def _cholesky(input: Any, upper: bool = False) -> Any:  # noqa: A002
+    """``tidu.cholesky``: ``linalg.cholesky`` with ``upper`` positional.
+
+    >>> import tidu
+    >>> tidu.cholesky(tidu.tensor([[4.0]]), True)
+    tensor([[2.]])
+    """
+    return cholesky(input, upper=upper)
+
+
+def _svd(input: Any, some: bool = True, compute_uv: bool = True) -> Any:  # noqa: A002
+    """``tidu.svd``: ``(U, S, V)`` with ``V``, not ``Vh`` (reduced unless ``some=False``); without
+    ``compute_uv``, ``U`` and ``V`` are zero-filled square matrices.
+
+    >>> import tidu
+    >>> tidu.svd(tidu.tensor([[0.0, 1.0], [2.0, 0.0]])).V
+    tensor([[-1., -0.],
+            [-0., -1.]])
+    """
+    U, S, Vh = svd(input, full_matrices=not some)  # noqa: N806
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        zeros = creation.zeros
+        U = zeros(*input.shape[:-2], m, m, dtype=S.dtype, device=S.device)  # noqa: N806
+        Vh = zeros(*input.shape[:-2], n, n, dtype=S.dtype, device=S.device)  # noqa: N806
+    return _SVD(U, S, Vh.mT)
+
+
+def _qr(input: Any, some: bool = True) -> Any:  # noqa: A002
+    """``tidu.qr``: ``linalg.qr`` with ``some`` for ``mode='reduced'`` (``False``: ``'complete'``).
+
+    >>> import tidu
+    >>> tidu.qr(tidu.tensor([[2.0]])).R
+    tensor([[2.]])
+    """
+    return _QR(*qr(input, "reduced" if some else "complete"))

@@ -500,7 +500,7 @@ def _call_backward(b: _Builder, op: Any, in_keys: list, requires_grad: list, act
         if not (operation.role.is_linearized() and any(operation.role.active_mask)):
             b.emit(linear, operation, env)
     transposed = prog.transposed.as_graph()
-    for (_, tid), ct in zip(prog.transposed.tangent_inputs, out_cts):
+    for (_, tid), ct in zip(prog.transposed.tangent_inputs, programs.active_seeds(prog, out_cts)):
         env[transposed.values[tid].key] = ct
     for operation in transposed.operations:
         b.emit(transposed, operation, env)

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..ad import LinearizedGraph, PrimitiveValue, try_linear_transpose_with_builder
 from ..core.primitive import Application
-from ..core.programs import BoundGraph, BoundProgram
+from ..core.programs import BoundGraph, BoundProgram, active_seeds
 from ..core.tape import Freed, SavedInput, SavedOutput
 from ..eager import BackwardExecutor, PrimitiveGraph
 
@@ -98,7 +98,7 @@ class TensorExecutor(BackwardExecutor):
             transposed = linear.program.transposed
             g = transposed.as_graph()
             env = dict(external_data)
-            for (_, tid), ct in zip(transposed.tangent_inputs, cotangent_outputs):
+            for (_, tid), ct in zip(transposed.tangent_inputs, active_seeds(linear.program, cotangent_outputs)):
                 env[g.values[tid].key] = ct
             values = evaluate(g, env, primal_only=False)
             return [None if t is None else values[g.values[t].key] for t in transposed.tangent_outputs]

@@ -128,7 +128,9 @@ class Primitive:
 
     def def_jvp(self, *rules: Callable[..., Any] | None) -> None:
         """One rule per input, ``rule(tangent, *primals, out, **params)``; ``None`` for a
-        non-differentiable input. Rules are called only for active tangents."""
+        non-differentiable input. Rules are called only for active tangents. A primitive with
+        several outputs passes them all (``rule(tangent, *primals, *outs, **params)``) and its
+        rules return one tangent per output, ``None`` for a zero one."""
         self.jvp_rules = rules
 
     def def_transpose(
@@ -285,8 +287,11 @@ class Application(EnginePrimitive):
             terms.append(rule(dx, *primals, *outs, **params))
         if not terms:
             return [None] * self.output_count()
-        total = functools.reduce(lambda a, b: a + b, terms)
-        return [tracer.result_id(total, self.out_avals[0], prim.name, ADRuleKind.Jvp)]
+        if len(self.out_avals) == 1:
+            total = functools.reduce(lambda a, b: a + b, terms)
+            return [tracer.result_id(total, self.out_avals[0], prim.name, ADRuleKind.Jvp)]
+        return [_slot_tangent(tracer, [t[slot] for t in terms], aval, prim.name)
+                for slot, aval in enumerate(self.out_avals)]
 
     def transpose_rule(self, builder, cotangent_outputs, inputs, role, ctx):  # type: ignore[no-untyped-def]
         mask = role.active_mask
@@ -311,6 +316,15 @@ class Application(EnginePrimitive):
             tracer.result_id(r, a, prim.name, ADRuleKind.Transpose) if m and r is not None else None
             for r, a, m in zip(results, self.in_avals, mask)
         ]
+
+
+def _slot_tangent(tracer: RuleTracer, terms: list[Any], aval: ShapeDtype, name: str) -> int | None:
+    """One output's tangent of a multi-output primitive: the sum of the rules' terms for that
+    output, each rule giving a tuple with one term per output (``None``: zero)."""
+    live = [t for t in terms if t is not None]
+    if not live:
+        return None
+    return tracer.result_id(functools.reduce(lambda a, b: a + b, live), aval, name, ADRuleKind.Jvp)
 
 
 def _missing(prim: Primitive, kind: ADRuleKind, method: str) -> ADRuleError:

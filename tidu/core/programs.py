@@ -167,6 +167,12 @@ class NodeLinearizedGraph(LinearizedGraph):
         self.active_out = active_out
 
 
+def active_seeds(program: Program, cotangents: Sequence[Any]) -> list[Any]:
+    """The cotangents (one per output slot of the program) that seed its transpose: those of the
+    outputs with a tangent (a multi-output primitive's JVP may give one output none)."""
+    return [c for c, t in zip(cotangents, program.linear.tangent_outputs) if t is not None]
+
+
 def _distinct(inputs: Sequence[ValueKey]) -> tuple[list, tuple[int, ...]]:
     distinct = list(dict.fromkeys(inputs))
     return distinct, tuple(distinct.index(k) for k in inputs)
