@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import mpmath
 import numpy as np
 import pytest
-import mpmath
 import torch
 
 import tidu

@@ -54,3 +54,24 @@ ROWS: list[OpCase] = [
     OpCase("polygamma", lambda x: tidu.polygamma(1, x), ((5,), (2, 3)), low=0.2, high=5.0, ref=_polygamma(1)),
     OpCase("polygamma", lambda x: x.polygamma(3), ((4,),), low=-2.9, high=-2.1, ref=_polygamma(3), name="n3-negative"),
 ]
+
+_ZEROS = np.array([[1.5, 0.0, 2.0, 0.0, -1.0], [0.0, 3.0, -2.0, 1.0, 0.5]])
+_NONZERO = tidu.tensor((_ZEROS != 0).astype(np.float64))  # module-level: the CUDA test moves it
+
+SCAN_ROWS: list[OpCase] = [
+    OpCase("linear_recurrence", lambda x: tidu.cumprod(x, 0), ((5,), (2, 3)), ref=lambda x: np.cumprod(x, 0)),
+    OpCase("linear_recurrence", lambda x: x.cumprod(-1), ((2, 4),), ref=lambda x: np.cumprod(x, -1), name="last"),
+    # exact at zeros: the inputs' zeros are kept (x * mask keeps them zero under every perturbation
+    # of the other entries), so finite differences see the polynomial there
+    OpCase("linear_recurrence", lambda x: (x * _NONZERO).cumprod(1), ((2, 5),),
+           ref=lambda x: np.cumprod(x * (_ZEROS != 0), 1), name="zeros"),
+    OpCase("logcumsumexp", lambda x: tidu.logcumsumexp(x, 0), ((5,), (2, 3)),
+           ref=lambda x: np.logaddexp.accumulate(x, 0)),
+    OpCase("logcumsumexp", lambda x: x.logcumsumexp(1) * 30.0, ((2, 4),), low=-30.0, high=30.0, name="wide",
+           ref=lambda x: np.logaddexp.accumulate(x, 1) * 30.0),
+    OpCase("cumulative_arg_extreme", lambda x: tidu.cummax(x, 0).values, ((6,), (2, 3)), distinct=True,
+           ref=lambda x: np.maximum.accumulate(x, 0)),
+    OpCase("cumulative_arg_extreme", lambda x: x.cummin(1).values, ((2, 5),), distinct=True, name="min",
+           ref=lambda x: np.minimum.accumulate(x, 1)),
+]
+ROWS += SCAN_ROWS

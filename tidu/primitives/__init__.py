@@ -11,6 +11,7 @@ __all__ = ["REGISTRY", "creation", "elementwise", "gather", "linalg", "reduce", 
 from . import (  # noqa: E402,F401 - one line per added family
     conv,
     nn,
+    scan,
     special,
     transfer,  # noqa: E402,F401
 )
