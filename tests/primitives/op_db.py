@@ -316,8 +316,9 @@ from rows_math import ROWS as _MATH_ROWS  # noqa: E402
 from rows_nn import ROWS as _NN_ROWS  # noqa: E402
 from rows_reduce import ROWS as _REDUCE_ROWS  # noqa: E402
 from rows_shape import ROWS as _SHAPE_ROWS  # noqa: E402
+from rows_special import ROWS as _SPECIAL_ROWS  # noqa: E402
 
-OP_DB += [*_MATH_ROWS, *_REDUCE_ROWS, *_SHAPE_ROWS, *_NN_ROWS, *_CONV_ROWS, *_LINALG_DEC_ROWS]
+OP_DB += [*_MATH_ROWS, *_REDUCE_ROWS, *_SHAPE_ROWS, *_NN_ROWS, *_CONV_ROWS, *_LINALG_DEC_ROWS, *_SPECIAL_ROWS]
 
 DIFF_CASES = [c for c in OP_DB if c.prim not in NONDIFF_EXEMPT]
 LINEAR_CASES = [c for c in OP_DB if c.linear]

@@ -32,6 +32,7 @@ from . import (
     arrange,
     conv,
     creation,
+    cumulative,
     diagonals,
     indexing,
     linalg,
@@ -41,6 +42,7 @@ from . import (
     reduce,
     selection,
     shape,
+    special,
 )
 from ._operands import broadcast_to, convert
 
@@ -97,7 +99,8 @@ CONVERSIONS = {
     "type_as": lambda self, other: convert(self, other.dtype),
 }
 COMMON = {**CONVERSIONS}
-for _module in (arrange, conv, creation, diagonals, indexing, linalg, activation, math, pointwise, reduce, selection, shape):
+for _module in (arrange, conv, creation, cumulative, diagonals, indexing, linalg, activation, math, pointwise, reduce, selection, shape,
+                special):
     COMMON.update(_module.METHODS)
 
 
@@ -190,7 +193,7 @@ _SAME_SHAPE_INPLACE = (
     "clamp_min", "clamp_max", "nan_to_num", "tril", "triu", "logit", "addcmul", "addcdiv", "hypot", "atan2",
     "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_not", "xlogy", "float_power", "deg2rad", "rad2deg", "sinc", "absolute", "negative",
-    "arcsin", "arccos", "arctan", "arctan2",
+    "arcsin", "arccos", "arctan", "arctan2", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "cumprod",
 )
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 

@@ -12,6 +12,8 @@ from . import (  # noqa: E402,F401 - one line per added family
     conv,
     decompositions,
     nn,
+    scan,
+    special,
     transfer,  # noqa: E402,F401
 )
 

@@ -1,0 +1,234 @@
+"""Scalar special functions for the elementwise kernels: each compiles for Numba's CPU target and
+for numba-cuda (``math`` only, no numpy), so one function gives both devices' kernels.
+
+Computed in float64 (a float32 input meets float64 constants), so float32 results are the float64
+values rounded once. Poles and domain ends follow PyTorch: ``digamma`` is ``-inf`` at ``+0``,
+``+inf`` at ``-0`` and NaN at the negative integers; ``lgamma`` is ``+inf`` at the non-positive
+integers; ``polygamma(n >= 1)`` is ``(-1)**(n+1) inf`` there.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba.extending import register_jitable
+
+_EXACT = 4503599627370496.0  # 2**52: every float64 at least this large is an integer
+_SQRT_PI_2 = 0.88622692545275801365  # sqrt(pi) / 2
+_SQRT2 = 1.41421356237309504880
+
+
+@register_jitable
+def is_integer(x):  # noqa: ANN001, ANN201
+    """Whether a non-NaN ``x`` is an integer (infinities count)."""
+    return not math.fabs(x) < _EXACT or x == float(int(x))
+
+
+@register_jitable
+def _digamma_asymptotic(x):  # noqa: ANN001, ANN201
+    """psi(x) for x >= 10: ln x - 1/(2x) - sum B_2k / (2k x^2k)."""
+    t = 1.0 / (x * x)
+    tail = t * (1.0 / 12 - t * (1.0 / 120 - t * (1.0 / 252 - t * (1.0 / 240 - t * (
+        1.0 / 132 - t * (691.0 / 32760 - t * (1.0 / 12)))))))
+    return math.log(x) - 0.5 / x - tail
+
+
+@register_jitable
+def _digamma_positive(x):  # noqa: ANN001, ANN201
+    """psi(x) for x > 0: psi(x) = psi(x + 1) - 1/x up to 10, then the asymptotic series."""
+    if x == math.inf:
+        return x
+    shift = 0.0
+    while x < 10.0:
+        shift += 1.0 / x
+        x += 1.0
+    return _digamma_asymptotic(x) - shift
+
+
+@register_jitable
+def digamma(x):  # noqa: ANN001, ANN201
+    """The logarithmic derivative of the gamma function; for x < 0 the reflection
+    psi(x) = psi(1 - x) - pi / tan(pi x), with x reduced to [-1/2, 1/2] first."""
+    if x != x:
+        return x
+    if x == 0.0:
+        return math.copysign(math.inf, -x)
+    if x < 0.0:
+        if is_integer(x):
+            return math.nan
+        r = x - float(int(x))  # exact, in (-1, 0); tan(pi x) = tan(pi r)
+        if r < -0.5:
+            r += 1.0  # exact too: pi r stays accurate near the pole
+        return _digamma_positive(1.0 - x) - math.pi / math.tan(math.pi * r)
+    return _digamma_positive(x)
+
+
+@register_jitable
+def _zeta_tail(s, a):  # noqa: ANN001, ANN201
+    """Hurwitz zeta(s, a) for a >= s + 9 by Euler-Maclaurin: a^(1-s)/(s-1) + a^-s/2 +
+    sum_j B_2j/(2j)! s(s+1)...(s+2j-2) a^(-s-2j+1)."""
+    p = math.pow(a, -s)
+    total = p * a / (s - 1.0) + 0.5 * p
+    inv2 = 1.0 / (a * a)
+    p /= a
+    rising = s  # s (s + 1) ... (s + 2j - 2)
+    total += rising * p / 12.0
+    rising *= (s + 1.0) * (s + 2.0)
+    p *= inv2
+    total -= rising * p / 720.0
+    rising *= (s + 3.0) * (s + 4.0)
+    p *= inv2
+    total += rising * p / 30240.0
+    rising *= (s + 5.0) * (s + 6.0)
+    p *= inv2
+    total -= rising * p / 1209600.0
+    rising *= (s + 7.0) * (s + 8.0)
+    p *= inv2
+    total += rising * p / 47900160.0
+    rising *= (s + 9.0) * (s + 10.0)
+    p *= inv2
+    total -= rising * p * (691.0 / 1307674368000.0)
+    rising *= (s + 11.0) * (s + 12.0)
+    p *= inv2
+    total += rising * p / 74724249600.0
+    return total
+
+
+@register_jitable
+def _zeta_from(s, q, start):  # noqa: ANN001, ANN201
+    """sum_{k >= 0} (q + k)^-s for q > -start: the terms below ``start``, then the tail."""
+    total = 0.0
+    while q < start:
+        total += math.pow(q, -s)
+        q += 1.0
+    return total + _zeta_tail(s, q)
+
+
+@register_jitable
+def hurwitz_zeta(s, q):  # noqa: ANN001, ANN201
+    """sum_{k >= 0} (q + k)^-s for an integer s >= 2 and a q that is not a non-positive integer.
+    Terms far below zero are summed as a difference of two zetas of positive arguments."""
+    start = s + 9.0
+    if q >= -start:
+        return _zeta_from(s, q, start)
+    # q + k < -start for k < K: those terms are (-1)^s sum_{j < K} (u + j)^-s with u = -(q + K - 1)
+    k = math.ceil(-start - q)
+    u = -(q + k - 1.0)
+    sign = 1.0 if int(s) % 2 == 0 else -1.0
+    far = sign * (_zeta_from(s, u, start) - _zeta_from(s, u + k, start))
+    return far + _zeta_from(s, q + k, start)
+
+
+@register_jitable
+def polygamma(n, x):  # noqa: ANN001, ANN201
+    """The n-th derivative of digamma (``n`` an integer-valued float >= 0):
+    (-1)^(n+1) n! zeta(n + 1, x) for n >= 1. At +inf trigamma is 0 and the higher ones NaN, at
+    -inf trigamma is NaN and the higher ones infinite, as in PyTorch."""
+    order = float(int(n))
+    if order == 0.0:
+        return digamma(x)
+    if x != x:
+        return x
+    sign = 1.0 if int(order) % 2 == 1 else -1.0
+    if x == math.inf:
+        return 0.0 if order == 1.0 else math.nan
+    if x == -math.inf and order == 1.0:
+        return math.nan
+    if x <= 0.0 and is_integer(x):
+        return sign * math.inf
+    factorial = 1.0
+    for i in range(2, int(order) + 1):
+        factorial *= i
+    return sign * factorial * hurwitz_zeta(order + 1.0, x * 1.0)
+
+
+@register_jitable
+def lgamma(x):  # noqa: ANN001, ANN201
+    """log |Gamma(x)|; +inf at the poles (math.lgamma raises there in Python)."""
+    if x <= 0.0 and is_integer(x):
+        return math.inf
+    return math.lgamma(x * 1.0)  # x * 1.0: float64 for a float32 x (numba's float() keeps float32)
+
+
+@register_jitable
+def erfc(x):  # noqa: ANN001, ANN201
+    return math.erfc(x * 1.0)
+
+
+@register_jitable
+def _erfinv_guess(a, rest):  # noqa: ANN001, ANN201
+    """Giles' single-precision approximation of erfinv(a), 0 <= a = 1 - rest < 1 ("Approximating
+    the erfinv function", GPU Computing Gems, 2011)."""
+    w = -math.log(rest * (2.0 - rest))
+    if w > 25.0:  # past the fit: erfc(y) ~ exp(-y^2) / (y sqrt(pi)) solved for y once
+        lead = -math.log(rest)
+        return math.sqrt(lead - 0.5 * math.log(math.pi * lead))
+    if w < 5.0:
+        w -= 2.5
+        p = 2.81022636e-08
+        p = 3.43273939e-07 + p * w
+        p = -3.5233877e-06 + p * w
+        p = -4.39150654e-06 + p * w
+        p = 0.00021858087 + p * w
+        p = -0.00125372503 + p * w
+        p = -0.00417768164 + p * w
+        p = 0.246640727 + p * w
+        p = 1.50140941 + p * w
+    else:
+        w = math.sqrt(w) - 3.0
+        p = -0.000200214257
+        p = 0.000100950558 + p * w
+        p = 0.00134934322 + p * w
+        p = -0.00367342844 + p * w
+        p = 0.00573950773 + p * w
+        p = -0.0076224613 + p * w
+        p = 0.00943887047 + p * w
+        p = 1.00167406 + p * w
+        p = 2.83297682 + p * w
+    return p * a
+
+
+@register_jitable
+def _erfinv_positive(a, rest):  # noqa: ANN001, ANN201
+    """erfinv(a) for 0 < a < 1 given ``rest = 1 - a`` exactly: Giles' guess, then Halley steps on
+    erf(y) = a up to 0.5, and past 0.5 Newton steps on log erfc(y) = log(rest) (the logarithm is
+    nearly linear where the guess, fitted for float32, is far off)."""
+    y = _erfinv_guess(a, rest)
+    if a <= 0.5:
+        for _ in range(2):
+            step = (math.erf(y) - a) * _SQRT_PI_2 * math.exp(y * y)  # residual / erf'(y)
+            y -= step / (1.0 + y * step)  # Halley: erf''(y) = -2 y erf'(y)
+    else:
+        target = math.log(rest)
+        for _ in range(5):
+            tail = math.erfc(y)
+            y += (math.log(tail) - target) * tail * _SQRT_PI_2 * math.exp(y * y)
+    return y
+
+
+@register_jitable
+def erfinv(x):  # noqa: ANN001, ANN201
+    """The inverse of erf on [-1, 1]: +-inf at +-1, NaN outside."""
+    a = math.fabs(x)
+    if not a <= 1.0:
+        return math.nan
+    if a == 1.0:
+        return math.copysign(math.inf, x)
+    if a == 0.0:
+        return x
+    return math.copysign(_erfinv_positive(a * 1.0, 1.0 - a), x)
+
+
+@register_jitable
+def ndtri(p):  # noqa: ANN001, ANN201
+    """The standard normal quantile sqrt(2) erfinv(2p - 1), with 2p - 1 never rounded: below 1/2
+    it is -sqrt(2) erfinv(1 - c) for c = 2p, exact."""
+    if not 0.0 <= p <= 1.0:
+        return math.nan
+    if p == 0.0 or p == 1.0:
+        return -math.inf if p == 0.0 else math.inf
+    if p == 0.5:
+        return 0.0
+    c = 2.0 * p if p < 0.5 else 2.0 * (1.0 - p)  # 1 - p is exact for p >= 1/2
+    y = _erfinv_positive(1.0 - c, c)
+    return -_SQRT2 * y if p < 0.5 else _SQRT2 * y

@@ -1,0 +1,86 @@
+"""The special functions with PyTorch's names: ``erfc``, ``erfinv``, ``lgamma``, ``digamma``,
+``polygamma`` (primitives of tidu/primitives/special.py). Integer and bool inputs are promoted to
+the default float dtype."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.primitive import bind
+from ..primitives import special as sp
+from ._operands import constant, float_operand
+from .math import _unary
+
+__all__ = ["digamma", "erfc", "erfinv", "lgamma", "polygamma"]
+
+erfc = _unary(sp.erfc, "erfc", """The complementary error function ``1 - erf(input)``, accurate where
+    ``erf`` is close to 1.
+
+    Gradient: ``d erfc(x) = -2 / sqrt(pi) exp(-x**2) dx`` (primitive ``erfc``).
+
+    >>> import tidu
+    >>> tidu.erfc(tidu.tensor([0.0, 1.0, 10.0], dtype=tidu.float64))
+    tensor([1.0000e+00, 1.5730e-01, 2.0885e-45], dtype=tidu.float64)
+    """)
+erfinv = _unary(sp.erfinv, "erfinv", """The inverse error function on ``[-1, 1]``: ``erf(erfinv(y)) = y``;
+    ``+-1`` give ``+-inf`` and ``|y| > 1`` NaN.
+
+    Gradient: ``d erfinv(y) = sqrt(pi) / 2 exp(erfinv(y)**2) dy`` (primitive ``erfinv``).
+
+    >>> import tidu
+    >>> x = tidu.tensor([0.0, 0.5, -1.0], requires_grad=True)
+    >>> tidu.erfinv(x)
+    tensor([ 0.0000,  0.4769,    -inf], grad_fn=<erfinv>)
+    >>> tidu.erfinv(x[:2]).sum().backward()
+    >>> x.grad
+    tensor([0.8862, 1.1126, 0.0000])
+    """)
+lgamma = _unary(sp.lgamma, "lgamma", """``log |Gamma(input)|``; ``+inf`` at 0 and the negative integers.
+
+    Gradient: ``d lgamma(x) = digamma(x) dx`` (primitive ``lgamma``).
+
+    >>> import tidu
+    >>> tidu.lgamma(tidu.tensor([0.5, 1.0, 4.0, -1.0]))
+    tensor([0.5724, 0.0000, 1.7918,    inf])
+    """)
+digamma = _unary(sp.digamma, "digamma", """The digamma function ``d/dx log Gamma(x)``: ``-inf`` at ``+0``,
+    ``+inf`` at ``-0``, NaN at the negative integers (PyTorch's conventions).
+
+    Gradient: ``d digamma(x) = polygamma(1, x) dx`` (primitive ``digamma``).
+
+    >>> import tidu
+    >>> tidu.digamma(tidu.tensor([1.0, 0.5, 0.0, -2.0]))
+    tensor([-0.5772, -1.9635,    -inf,     nan])
+    """)
+
+
+def polygamma(n: int, input: Any) -> Any:  # noqa: A002
+    """The ``n``-th derivative of ``digamma`` (``n = 0`` is ``digamma``); ``n`` a non-negative int.
+
+    Gradient: ``d polygamma(n, x) = polygamma(n + 1, x) dx`` (primitive ``polygamma``).
+
+    >>> import tidu
+    >>> tidu.polygamma(1, tidu.tensor([1.0, 0.5]))
+    tensor([1.6449, 4.9348])
+    >>> x = tidu.tensor([2.0], requires_grad=True)
+    >>> tidu.polygamma(2, x).backward()
+    >>> x.grad
+    tensor([0.4939])
+    """
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    x = float_operand(input, "polygamma")
+    if n == 0:
+        return digamma(x)
+    return bind(sp.polygamma, constant(float(n), x.dtype, x, tuple(x.shape)), x)
+
+
+def _polygamma_method(self: Any, n: int) -> Any:
+    return polygamma(n, self)
+
+
+METHODS = {
+    "erfc": erfc, "erfinv": erfinv, "lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method,
+}
