@@ -384,3 +384,15 @@ def test_both_kernel_paths_match_the_reference(case: tuple, method: str) -> None
     out = conv_general(x, w, window_strides=strides, padding=padding, lhs_dilation=lhs_dil, rhs_dilation=rhs_dil,
                        feature_group_count=groups, flip=flip, method=method)
     np.testing.assert_allclose(out, conv_ref(x, w, strides, padding, lhs_dil, rhs_dil, groups, flip), atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_conv_transpose_functions_match_torch(dtype: str) -> None:
+    """The top-level names (the layers and their cases are in tests/nn/test_conv_modules.py)."""
+    from tests.test_torch_oracle import Arg, run_both
+
+    run_both(lambda x, w: tidu.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+             lambda x, w: torch.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+             [Arg((1, 2, 3, 3)), Arg((2, 3, 3, 3))], dtype)
+    run_both(lambda x, w: tidu.conv_transpose1d(x, w, dilation=2), lambda x, w: torch.conv_transpose1d(x, w, dilation=2),
+             [Arg((2, 2, 5)), Arg((2, 1, 3))], dtype)
