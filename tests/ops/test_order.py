@@ -72,6 +72,7 @@ def test_values_and_gradients_match_torch(name: str, shapes: list, dtype: str) -
 
 
 _NAN = float("nan")
+_INF = float("inf")
 # ties, NaNs, integers and bool: values, indices, dtypes and the named tuple compared exactly
 _TIES = [[2.0, 1.0, 2.0, 1.0, 2.0, 1.0], [3.0, 3.0, 0.0, 3.0, 0.0, 5.0], [1.0, _NAN, 0.0, _NAN, 2.0, 1.0]]
 
@@ -86,6 +87,8 @@ _TIES = [[2.0, 1.0, 2.0, 1.0, 2.0, 1.0], [3.0, 3.0, 0.0, 3.0, 0.0, 5.0], [1.0, _
     lambda L: L.tensor(_TIES).nanmedian(),
     lambda L: L.tensor([_NAN, _NAN]).nanmedian(),
     lambda L: L.tensor([], dtype=L.float64).median(),
+    lambda L: L.tensor([_INF, 1.0, _INF]).median(),
+    lambda L: L.tensor([-_INF, 1.0, -_INF]).nanmedian(),
     lambda L: L.zeros(0, 3).median(1),
     lambda L: L.tensor(2.5).median(0),
     lambda L: L.tensor([[1, 2, 2, 1, 2, 1, 7]]).median(1),
@@ -231,3 +234,15 @@ def test_on_cuda_matches_torch(lib_fn: Callable) -> None:
         results.append((out.detach().cpu().numpy(), x.grad.cpu().numpy()))
     for ours, ref in zip(results[1], results[0]):
         np.testing.assert_allclose(ours, ref, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("data", [[_INF, 1.0, _INF], [-_INF, 1.0, -_INF, 2.0], [_NAN, 1.0, _NAN]])
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_full_median_shares_gradient_among_equal_infinities_and_nans(data: list, name: str) -> None:
+    grads = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor(data, requires_grad=True)
+        getattr(L, name)(x).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])
+

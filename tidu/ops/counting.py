@@ -22,7 +22,7 @@ __all__ = ["bincount", "bucketize", "histc", "searchsorted", "unique", "unique_c
 
 
 def _on(array: np.ndarray, like: Any, dtype: dtypes.dtype = dtypes.int64) -> Tensor:
-    return creation.tensor(np.ascontiguousarray(array).astype(dtype.np), dtype=dtype, device=like.device)
+    return creation.tensor(np.array(array, dtype=dtype.np, order="C"), dtype=dtype, device=like.device)
 
 
 def _runs(input: Any, dim: Any, ordered: bool, return_inverse: bool, return_counts: bool) -> Any:  # noqa: A002

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.aval import wrap_dim
-from . import creation, indexing, math, reduce, shape
+from . import creation, indexing, math, reduce, selection, shape
 from ._operands import convert, is_value
 
 __all__ = [
@@ -91,8 +91,7 @@ def _shared(flat: Any, index: Any) -> Any:
     ties = math.eq(flat, value)
     if flat.dtype.is_floating_point:
         ties = math.logical_or(ties, math.logical_and(math.isnan(flat), math.isnan(value)))
-    count = convert(reduce.sum(ties), flat.dtype)
-    return shape.reshape(value + reduce.sum(math.where(ties, flat - value, 0)) / count, ())
+    return reduce.amax(selection.masked_select(flat, ties))  # equal elements: amax shares the gradient
 
 
 def _median_all(input: Any, ignore_nan: bool) -> Any:  # noqa: A002
