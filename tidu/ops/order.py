@@ -4,7 +4,9 @@
 Every statistic is composed from ``argsort`` (NaN last, equal values in index order) and a
 ``gather`` of the chosen positions, so its gradient goes to the element it selected, as in
 PyTorch. Of equal values, ``median``, ``nanmedian`` and ``kthvalue`` report the one a stable sort
-puts at that rank; ``mode`` reports the last occurrence of the most frequent value.
+puts at that rank (PyTorch's ``median`` does too; its ``kthvalue`` may pick another of the equal
+values), and ``mode`` the last occurrence of the most frequent value (PyTorch's, on lines of up to
+16 elements without NaN).
 """
 
 from __future__ import annotations
@@ -94,32 +96,31 @@ def _shared(flat: Any, index: Any) -> Any:
     return reduce.amax(selection.masked_select(flat, ties))  # equal elements: amax shares the gradient
 
 
+def _median_index(x: Any, d: int, ignore_nan: bool) -> Any:
+    """The index of each line's lower median along ``d`` (``d`` kept): of the non-NaN elements with
+    ``ignore_nan`` (the first NaN when all are), else the first NaN where a line has one."""
+    n = x.shape[d]
+    if not x.dtype.is_floating_point:
+        return _at_rank(x, d, _rank_tensor(x, d, (n - 1) // 2))
+    nans = _nan_count(x, d)
+    if ignore_nan:
+        return _at_rank(x, d, math.clamp(math.floor_divide(n - nans - 1, 2), min=0))
+    return math.where(nans > 0, _first_nan(x, d), _at_rank(x, d, _rank_tensor(x, d, (n - 1) // 2)))
+
+
 def _median_all(input: Any, ignore_nan: bool) -> Any:  # noqa: A002
     flat = shape.reshape(input, (-1,))
-    n = flat.numel()
-    if n == 0:
+    if flat.numel() == 0:
         return creation.full((), float("nan"), dtype=input.dtype, device=input.device)
+    index = _median_index(flat, 0, ignore_nan)
     if not flat.dtype.is_floating_point:
-        return shape.reshape(indexing.gather(flat, 0, _at_rank(flat, 0, _rank_tensor(flat, 0, (n - 1) // 2))), ())
-    nans = _nan_count(flat, 0)
-    if ignore_nan:
-        index = _at_rank(flat, 0, math.clamp(math.floor_divide(n - nans - 1, 2), min=0))
-    else:
-        index = math.where(nans > 0, _first_nan(flat, 0), _at_rank(flat, 0, _rank_tensor(flat, 0, (n - 1) // 2)))
+        return shape.reshape(indexing.gather(flat, 0, index), ())
     return _shared(flat, index)
 
 
 def _median_dim(result: type, input: Any, dim: int, keepdim: bool, ignore_nan: bool) -> Any:  # noqa: A002
     x, d = _line(input, dim, "median")  # PyTorch's nanmedian names median in its errors
-    n = x.shape[d]
-    if not x.dtype.is_floating_point:
-        return _selected(result, input, x, d, _at_rank(x, d, _rank_tensor(x, d, (n - 1) // 2)), keepdim)
-    nans = _nan_count(x, d)
-    if ignore_nan:
-        index = _at_rank(x, d, math.clamp(math.floor_divide(n - nans - 1, 2), min=0))
-    else:
-        index = math.where(nans > 0, _first_nan(x, d), _at_rank(x, d, _rank_tensor(x, d, (n - 1) // 2)))
-    return _selected(result, input, x, d, index, keepdim)
+    return _selected(result, input, x, d, _median_index(x, d, ignore_nan), keepdim)
 
 
 def median(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
