@@ -4,10 +4,11 @@ Each module lists its public functions in ``__all__`` and its ``Tensor`` methods
 ``METHODS`` (``tidu.ops.methods`` installs them); this package re-exports the functions.
 """
 
-from . import arrange, conv, creation, cumulative, diagonals, indexing, linalg, activation, math, metadata, pointwise, reduce, selection, shape, special  # noqa: E402,I001
+from . import arrange, conv, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, metadata, order, pointwise, reduce, selection, shape, special  # noqa: E402,I001
 from ._operands import broadcast_shapes, broadcast_to, is_linear
 from .arrange import *  # noqa: F403
 from .conv import *  # noqa: F403
+from .counting import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .diagonals import *  # noqa: F403
@@ -15,6 +16,7 @@ from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
 from .metadata import *  # noqa: F403
+from .order import *  # noqa: F403
 from .pointwise import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .selection import *  # noqa: F403
@@ -23,6 +25,6 @@ from .special import *  # noqa: F403
 from .activation import *  # noqa: F403
 
 __all__ = ["broadcast_shapes", "broadcast_to", "is_linear"]
-for _module in (arrange, conv, creation, cumulative, diagonals, indexing, linalg, activation, math, metadata, pointwise, reduce,
+for _module in (arrange, conv, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, metadata, order, pointwise, reduce,
                 selection, shape, special):
     __all__ += _module.__all__

@@ -31,6 +31,7 @@ from . import (
     activation,
     arrange,
     conv,
+    counting,
     creation,
     cumulative,
     diagonals,
@@ -38,6 +39,7 @@ from . import (
     linalg,
     math,
     metadata,
+    order,
     pointwise,
     reduce,
     selection,
@@ -99,8 +101,8 @@ CONVERSIONS = {
     "type_as": lambda self, other: convert(self, other.dtype),
 }
 COMMON = {**CONVERSIONS}
-for _module in (arrange, conv, creation, cumulative, diagonals, indexing, linalg, activation, math, pointwise, reduce, selection, shape,
-                special):
+for _module in (arrange, conv, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, order, pointwise, reduce, selection,
+                shape, special):
     COMMON.update(_module.METHODS)
 
 

@@ -1,0 +1,196 @@
+"""Counting and searching sorted values: ``unique``, ``unique_consecutive``, ``searchsorted``,
+``bucketize``, ``bincount`` and ``histc``.
+
+Their result sizes (or, for the searches, every result) depend on the values, so they are found
+on the host, as ``nonzero`` is, and returned on the input's device. None is differentiable in
+PyTorch except ``bincount``'s ``weights``, which are summed by a ``scatter_add`` here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.aval import wrap_dim
+from ..tensor import Tensor
+from . import creation, indexing
+from ._operands import convert, is_value
+
+__all__ = ["bincount", "bucketize", "histc", "searchsorted", "unique", "unique_consecutive"]
+
+
+def _on(array: np.ndarray, like: Any, dtype: dtypes.dtype = dtypes.int64) -> Tensor:
+    return creation.tensor(np.array(array, dtype=dtype.np, order="C"), dtype=dtype, device=like.device)
+
+
+def _runs(input: Any, dim: Any, ordered: bool, return_inverse: bool, return_counts: bool) -> Any:  # noqa: A002
+    """The runs of equal elements (or slices along ``dim``) of ``input``, sorted first when
+    ``ordered``: the first of each run, and on request each element's run and each run's length.
+    NaNs are never equal."""
+    data = input._host()
+    d = None if dim is None else wrap_dim(dim, input.ndim)
+    keys = data.reshape(-1, 1) if d is None else np.moveaxis(data, d, 0).reshape(data.shape[d], -1)
+    n = keys.shape[0]
+    order = np.lexsort(keys.T[::-1]) if ordered and keys.shape[1] else np.arange(n)
+    keys = keys[order]
+    start = np.ones(n, bool)
+    start[1:] = (keys[1:] != keys[:-1]).any(axis=1)
+    firsts = order[start]
+    values = data.reshape(-1)[firsts] if d is None else np.take(data, firsts, axis=d)
+    out = [_on(values, input, input.dtype)]
+    if return_inverse:
+        run = np.empty(n, np.int64)
+        run[order] = np.cumsum(start) - 1
+        out.append(_on(run.reshape(data.shape if d is None else (n,)), input))
+    if return_counts:
+        out.append(_on(np.diff(np.append(np.flatnonzero(start), n)), input))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique(input: Any, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim: Any = None) -> Any:
+    """The distinct elements of ``input`` (with ``dim``: the distinct slices along it), sorted
+    (PyTorch sorts for ``sorted=False`` too; each NaN is distinct), and on request the index of each
+    element's value in them (``return_inverse``, ``input``'s shape) and how often each occurs.
+
+    >>> import tidu
+    >>> tidu.tensor([3, 1, 3, 2]).unique(return_inverse=True, return_counts=True)
+    (tensor([1, 2, 3]), tensor([2, 0, 2, 1]), tensor([1, 1, 2]))
+    >>> tidu.unique(tidu.tensor([[1, 2], [0, 5], [1, 2]]), dim=0)
+    tensor([[0, 5],
+            [1, 2]])
+    """
+    return _runs(input, dim, True, return_inverse, return_counts)
+
+
+def unique_consecutive(input: Any, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+                       dim: Any = None) -> Any:
+    """``input`` with each run of equal consecutive elements (slices along ``dim``) kept once; on
+    request each element's run and each run's length.
+
+    >>> import tidu
+    >>> tidu.unique_consecutive(tidu.tensor([1, 1, 2, 1]), return_counts=True)
+    (tensor([1, 2, 1]), tensor([2, 1, 1]))
+    """
+    return _runs(input, dim, False, return_inverse, return_counts)
+
+
+def _side(right: bool, side: str | None) -> bool:
+    if side is None:
+        return bool(right)
+    if side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if right and side == "left":
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                           "right was True")
+    return side == "right"
+
+
+def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
+                 side: str | None = None, sorter: Any = None) -> Any:
+    """Where each of ``input`` would go in ``sorted_sequence`` (sorted along its last dim, or by
+    ``sorter``) to keep it sorted: before equal entries, or after them with ``right=True`` /
+    ``side='right'``. A 1-D sequence serves every value; otherwise the leading dims match the
+    values'. int64 indices (int32 with ``out_int32``); a number gives a 0-d result.
+
+    >>> import tidu
+    >>> tidu.searchsorted(tidu.tensor([1, 3, 3, 7]), tidu.tensor([3, 8]))
+    tensor([1, 4])
+    >>> tidu.searchsorted(tidu.tensor([[1, 3], [2, 4]]), tidu.tensor([[3], [3]]), right=True)
+    tensor([[2],
+            [1]])
+    """
+    after = _side(right, side)
+    sequence = sorted_sequence._host()
+    if sorter is not None:
+        sequence = np.take_along_axis(sequence, sorter._host().astype(np.int64), -1)
+    values = np.asarray(input._host() if is_value(input) else input)
+    if sequence.ndim > 1 and sequence.shape[:-1] != values.shape[:-1]:
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+            f"tensor and input value tensor must match, but we got boundaries tensor {list(sequence.shape)} and input "
+            f"value tensor {list(values.shape)}")
+    where = "right" if after else "left"
+    if sequence.ndim <= 1:
+        found = np.searchsorted(sequence.reshape(-1), values, side=where)
+    else:
+        rows, last = sequence.reshape(-1, sequence.shape[-1]), values.reshape(-1, values.shape[-1])
+        found = np.stack([np.searchsorted(r, v, side=where) for r, v in zip(rows, last)]).reshape(values.shape)
+    return _on(found, sorted_sequence, dtypes.int32 if out_int32 else dtypes.int64)
+
+
+def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False, right: bool = False) -> Any:  # noqa: A002
+    """The bucket of each element of ``input`` given 1-D sorted ``boundaries``: ``i`` with
+    ``boundaries[i-1] < x <= boundaries[i]`` (``right=True``: ``boundaries[i-1] <= x < boundaries[i]``),
+    which is ``searchsorted(boundaries, input, right=right)``.
+
+    >>> import tidu
+    >>> tidu.bucketize(tidu.tensor([1, 5, 9]), tidu.tensor([1, 3, 5, 7]))
+    tensor([0, 2, 4])
+    """
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:  # noqa: A002
+    """How often each value ``0..max(input)`` (at least ``minlength`` of them) occurs in the 1-D
+    non-negative integer ``input`` (int64), or the sum of the ``weights`` at its occurrences
+    (float32 weights stay float32, others give float64; differentiable, a ``scatter_add``).
+
+    >>> import tidu
+    >>> tidu.bincount(tidu.tensor([1, 1, 3]))
+    tensor([0, 2, 0, 1])
+    >>> tidu.tensor([1, 1, 3]).bincount(tidu.tensor([0.5, 1.0, 2.0]), minlength=5)
+    tensor([0.0000, 1.5000, 0.0000, 2.0000, 0.0000])
+    """
+    if input.dtype.is_floating_point or input.dtype is dtypes.bool_:
+        raise dtypes.not_implemented("bincount_cpu", input.dtype)
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    values = input._host()
+    if values.ndim != 1 or (values < 0).any():
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != values.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    size = max(minlength, int(values.max()) + 1 if values.size else 0)
+    if weights is None:
+        return _on(np.bincount(values, minlength=size), input)
+    kind = weights.dtype if weights.dtype in (dtypes.float32, dtypes.float64) else dtypes.float64
+    return indexing.scatter_add(creation.zeros(size, dtype=kind, device=input.device), 0, convert(input, dtypes.int64),
+                                convert(weights, kind))
+
+
+def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:  # noqa: A001, A002
+    """A histogram of ``input``'s elements in ``bins`` equal bins over ``[min, max]`` (the data's
+    range when ``min == max``); elements outside are left out. The result has ``input``'s dtype.
+
+    >>> import tidu
+    >>> tidu.histc(tidu.tensor([1.0, 2.0, 1.0, 4.0]), bins=4, min=0, max=3)
+    tensor([0., 2., 1., 0.])
+    """
+    if not input.dtype.is_floating_point:
+        raise dtypes.not_implemented("histogram_cpu", input.dtype)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    data = input._host().reshape(-1)
+    low, high = data.dtype.type(min), data.dtype.type(max)
+    if low == high and data.size:
+        low, high = data.min(), data.max()
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{low:g}, {high:g}] is not finite")
+    if low == high:
+        low, high = low - 1, high + 1
+    inside = data[(data >= low) & (data <= high)]
+    position = ((inside - low) * data.dtype.type(bins) / (high - low)).astype(np.int64)
+    counts = np.bincount(np.minimum(position, bins - 1), minlength=bins)
+    return _on(counts, input, input.dtype)
+
+
+METHODS = {
+    "unique": unique, "unique_consecutive": unique_consecutive, "bincount": bincount, "histc": histc,
+}
