@@ -88,7 +88,13 @@ from .pooling import (
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
-from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "ConvTranspose1d", "ConvTranspose2d", "Fold", "Unfold",
@@ -105,4 +111,5 @@ __all__ = [
     "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss", "InstanceNorm1d", "InstanceNorm2d",
     "RMSNorm", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
     "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d", "PixelShuffle", "PixelUnshuffle", "AvgPool1d", "MaxPool1d",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
 ]
