@@ -47,6 +47,7 @@ __all__ = [
     "cosine_embedding_loss", "pairwise_distance", "triplet_margin_loss", "gaussian_nll_loss", "poisson_nll_loss",
     "multilabel_soft_margin_loss", "rms_norm", "instance_norm", "pixel_shuffle", "pixel_unshuffle", "dropout1d",
     "dropout2d", "max_pool1d", "avg_pool1d", "conv_transpose1d", "conv_transpose2d", "pdist", "unfold", "fold",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "max_unpool1d", "max_unpool2d", "lp_pool1d", "lp_pool2d",
 ]
 
 
@@ -509,6 +510,172 @@ def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:  # noqa: A002
                            "'self' (while checking arguments for adaptive_avg_pool1d)")
     size = output_size if isinstance(output_size, int) else tuple(output_size)[0]
     return _adaptive_avg_pool_nd(input, (size,))
+
+
+def _adaptive_windows(size: int, out: int) -> np.ndarray:
+    """PyTorch's adaptive windows as (out, K) positions, each window padded to the widest one
+    by repeating its last position (a repeat changes neither the max nor which element gives it)."""
+    starts = (np.arange(out) * size) // out
+    ends = -((-(np.arange(out) + 1) * size) // out)
+    width = int((ends - starts).max()) if out else 1
+    return np.minimum(starts[:, None] + np.arange(width), ends[:, None] - 1)
+
+
+def _adaptive_max_pool_nd(input: Any, out_sizes: tuple[int, ...], return_indices: bool) -> Any:  # noqa: A002
+    """Max over the adaptive windows of the last ``len(out_sizes)`` dims: each dim's windows
+    gathered into a (out, K) pair of dims, then one ``max`` over all window dims; the indices
+    are flat positions in the pooled dims."""
+    spatial, first = len(out_sizes), input.ndim - len(out_sizes)
+    sizes = tuple(input.shape[first:])
+    windows = [_adaptive_windows(n, o) for n, o in zip(sizes, out_sizes)]
+    x = input
+    for i, win in enumerate(windows):
+        axis = first + 2 * i
+        x = select_positions(x, axis, win.reshape(-1))
+        x = x.reshape(*x.shape[:axis], *win.shape, *x.shape[axis + 1:])
+    order = [*range(first), *(first + 2 * i for i in range(spatial)), *(first + 2 * i + 1 for i in range(spatial))]
+    window = math.prod(win.shape[1] for win in windows)
+    values, where = ops.max(x.permute(*order).reshape(*input.shape[:first], *out_sizes, window), dim=-1)
+    if not return_indices:
+        return values
+    flat = np.zeros((1,) * (2 * spatial), np.int64)
+    for i, (n, win) in enumerate(zip(sizes, windows)):
+        shape = [1] * (2 * spatial)
+        shape[i], shape[spatial + i] = win.shape
+        flat = flat * n + win.reshape(shape)
+    flat = placed(flat.reshape(*out_sizes, window), None, input.device)
+    return values, ops.take_along_dim(flat.expand(*where.shape, window), where.unsqueeze(-1), -1).squeeze(-1)
+
+
+def _adaptive_sizes(output_size: Any, sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """``output_size`` (an int, or a sequence whose ``None`` keeps that dim) for the dims ``sizes``."""
+    wanted = (output_size,) * len(sizes) if isinstance(output_size, int) else tuple(output_size)
+    return tuple(n if o is None else int(o) for o, n in zip(wanted, sizes))
+
+
+def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
+    """Max over PyTorch's adaptive windows of the last two dims of (N, C, H, W) or (C, H, W), to
+    ``output_size``; with ``return_indices``, also each max's flat position in ``H * W``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.adaptive_max_pool2d(tidu.arange(16.0).reshape(1, 4, 4), 2, return_indices=True)
+    (tensor([[[ 5.,  7.],
+             [13., 15.]]]), tensor([[[ 5,  7],
+             [13, 15]]]))
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    _float_input(input, "adaptive_max_pool2d")
+    return _adaptive_max_pool_nd(input, _adaptive_sizes(output_size, tuple(input.shape[-2:])), return_indices)
+
+
+def adaptive_max_pool1d(input: Any, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
+    """Max over PyTorch's adaptive windows of the last dim of (N, C, L) or (C, L).
+
+    >>> import tidu
+    >>> tidu.nn.functional.adaptive_max_pool1d(tidu.tensor([[1.0, 5.0, 2.0, 0.0, 3.0]]), 2)
+    tensor([[5., 3.]])
+    """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for adaptive_max_pool1d)")
+    _float_input(input, "adaptive_max_pool2d")
+    return _adaptive_max_pool_nd(input, _adaptive_sizes(output_size, tuple(input.shape[-1:])), return_indices)
+
+
+def _max_unpool(input: Any, indices: Any, kernel: tuple, stride: tuple, padding: tuple,  # noqa: A002
+                output_size: Any) -> Any:
+    """Scatter ``input`` into zeros at the flat positions ``indices`` of the pooled dims."""
+    spatial = len(kernel)
+    default = [(n - 1) * s - 2 * p + k for n, k, s, p in zip(input.shape[-spatial:], kernel, stride, padding)]
+    if output_size is None:
+        size = default
+    else:
+        size = [int(n) for n in output_size]
+        if len(size) == spatial + 2:
+            size = size[2:]
+        if len(size) != spatial:
+            raise ValueError(f"output_size must have {spatial} or {spatial + 2} elements (got {len(size)})")
+        for d, (n, want, s) in enumerate(zip(size, default, stride)):
+            if not want - s < n < want + s:
+                raise ValueError(f'invalid output_size "{tuple(size)}" (dim {d} must be between {want - s} and '
+                                 f"{want + s})")
+    lead, total = tuple(input.shape[:-spatial]), math.prod(size)
+    where = indices.reshape(*lead, -1)
+    host = where._host()
+    bad = host[(host < 0) | (host >= total)]
+    if bad.size:
+        shown = size if spatial == 2 else [*size, 1]
+        raise RuntimeError(f"Found an invalid max index: {int(bad[0])} (output volumes are of size "
+                           f"{'x'.join(map(str, shown))})")
+    zeros, src = ops.zeros(*lead, total, dtype=input.dtype, device=input.device), input.reshape(*lead, -1)
+    # the value of a scatter, the gradient of a scatter-add: an index that overlapping windows
+    # share passes the output's gradient to each of its inputs, as PyTorch's
+    added = zeros.scatter_add(-1, where, src)
+    return (added + (zeros.scatter(-1, where, src) - added).detach()).reshape(*lead, *size)
+
+
+def _unpool_args(kernel_size: Any, stride: Any, padding: Any, n: int) -> tuple[tuple, tuple, tuple]:
+    def tup(value: Any) -> tuple:
+        return (int(value),) * n if isinstance(value, int) else tuple(int(v) for v in value)
+
+    kernel = tup(kernel_size)
+    return kernel, kernel if stride is None else tup(stride), tup(padding)
+
+
+def max_unpool1d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                 output_size: Any = None) -> Any:
+    """The inverse of ``max_pool1d``: each value of (N, C, L) or (C, L) written at its index of the
+    (larger) output, zeros elsewhere.
+
+    >>> import tidu
+    >>> x = tidu.tensor([[1.0, 3.0, 2.0, 0.0]])
+    >>> y, i = tidu.nn.functional.max_pool1d(x, 2, return_indices=True)
+    >>> tidu.nn.functional.max_unpool1d(y, i, 2)
+    tensor([[0., 3., 2., 0.]])
+    """
+    return _max_unpool(input, indices, *_unpool_args(kernel_size, stride, padding, 1), output_size)
+
+
+def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                 output_size: Any = None) -> Any:
+    """The inverse of ``max_pool2d``: each value of (N, C, H, W) or (C, H, W) written at its flat
+    index of the output's ``H * W``, zeros elsewhere.
+
+    >>> import tidu
+    >>> x = tidu.arange(4.0).reshape(1, 1, 2, 2)
+    >>> y, i = tidu.nn.functional.max_pool2d(x, 2, return_indices=True)
+    >>> tidu.nn.functional.max_unpool2d(y, i, 2)
+    tensor([[[[0., 0.],
+              [0., 3.]]]])
+    """
+    return _max_unpool(input, indices, *_unpool_args(kernel_size, stride, padding, 2), output_size)
+
+
+def lp_pool2d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None,  # noqa: A002
+              ceil_mode: bool = False) -> Any:
+    """Power-average pooling ``(sum over the window of x ** p) ** (1 / p)`` over (N, C, H, W) or
+    (C, H, W); a window cut by ``ceil_mode`` counts as full, as PyTorch's.
+
+    >>> import tidu
+    >>> tidu.nn.functional.lp_pool2d(tidu.full((1, 1, 2, 2), 2.0), 2, 2)
+    tensor([[[[4.]]]])
+    """
+    kh, kw = _pair(kernel_size)
+    summed = avg_pool2d(input ** norm_type, (kh, kw), stride, 0, ceil_mode) * (kh * kw)
+    return summed ** (1.0 / norm_type)
+
+
+def lp_pool1d(input: Any, norm_type: float, kernel_size: int, stride: Any = None,  # noqa: A002
+              ceil_mode: bool = False) -> Any:
+    """Power-average pooling ``(sum over the window of x ** p) ** (1 / p)`` over (N, C, L) or (C, L).
+
+    >>> import tidu
+    >>> tidu.nn.functional.lp_pool1d(tidu.tensor([[3.0, 4.0]]), 2, 2)
+    tensor([[5.]])
+    """
+    summed = avg_pool1d(input ** norm_type, kernel_size, stride, 0, ceil_mode) * kernel_size
+    return summed ** (1.0 / norm_type)
 
 
 _INTERPOLATING = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}

@@ -80,10 +80,16 @@ from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
+    LPPool1d,
+    LPPool2d,
     MaxPool1d,
     MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
     Upsample,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
@@ -111,5 +117,6 @@ __all__ = [
     "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss", "InstanceNorm1d", "InstanceNorm2d",
     "RMSNorm", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
     "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d", "PixelShuffle", "PixelUnshuffle", "AvgPool1d", "MaxPool1d",
-    "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d",
 ]
