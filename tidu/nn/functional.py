@@ -48,6 +48,7 @@ __all__ = [
     "multilabel_soft_margin_loss", "rms_norm", "instance_norm", "pixel_shuffle", "pixel_unshuffle", "dropout1d",
     "dropout2d", "max_pool1d", "avg_pool1d", "conv_transpose1d", "conv_transpose2d", "pdist", "unfold", "fold",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "max_unpool1d", "max_unpool2d", "lp_pool1d", "lp_pool2d",
+    "local_response_norm", "alpha_dropout", "feature_alpha_dropout", "channel_shuffle", "embedding_bag",
 ]
 
 
@@ -903,6 +904,49 @@ def _dropout_masked(input: Any, p: float, training: bool, mask_shape: tuple[int,
     return ops.where(keep, input * (1.0 / (1.0 - p)), 0.0)
 
 
+_SELU_NEGATIVE = -1.0507009873554804934193349852946 * 1.6732632423543772848170429916717
+
+
+def _alpha_dropout(input: Any, p: float, training: bool, mask_shape: tuple[int, ...]) -> Any:  # noqa: A002
+    """Alpha dropout with one draw per cell of ``mask_shape``: a dropped value becomes SELU's
+    negative saturation, then an affine map restores zero mean and unit variance."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    keep_p = 1.0 - p
+    scale = (keep_p * (1.0 + p * _SELU_NEGATIVE ** 2)) ** -0.5
+    keep = ops.rand(mask_shape, dtype=input.dtype, device=input.device) < keep_p
+    return ops.where(keep, input * scale, _SELU_NEGATIVE * scale) - _SELU_NEGATIVE * scale * p
+
+
+def alpha_dropout(input: Any, p: float = 0.5, training: bool = False, inplace: bool = False) -> Any:  # noqa: A002
+    """Dropout for SELU networks: each element, with probability ``p``, is set to SELU's negative
+    saturation value, then all are mapped affinely so that inputs of zero mean and unit variance
+    keep them; the identity when not ``training`` (the default, as PyTorch's).
+
+    >>> import tidu
+    >>> tidu.nn.functional.alpha_dropout(tidu.ones(3), 0.5)
+    tensor([1., 1., 1.])
+    """
+    return _alpha_dropout(input, p, training, tuple(input.shape))
+
+
+def feature_alpha_dropout(input: Any, p: float = 0.5, training: bool = False, inplace: bool = False) -> Any:  # noqa: A002
+    """``alpha_dropout`` of whole channels: one draw for each index of the first two dims.
+
+    >>> import tidu
+    >>> y = tidu.nn.functional.feature_alpha_dropout(tidu.ones(4, 3, 5), 0.5, training=True)
+    >>> all(len(set(ch.tolist())) == 1 for ch in y.reshape(12, 5))
+    True
+    """
+    if training and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return _alpha_dropout(input, p, training, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
+
+
 def _channel_dropout(input: Any, p: float, training: bool, lead: int) -> Any:  # noqa: A002
     """Dropout of whole channels: one draw for each index of the first ``lead`` dims."""
     return _dropout_masked(input, p, training, tuple(input.shape[:lead]) + (1,) * (input.ndim - lead))
@@ -951,6 +995,30 @@ def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool =
                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
                       "inputs).", UserWarning, stacklevel=2)
     return _channel_dropout(input, p, training, min(input.ndim, 2))
+
+
+def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float = 0.75,  # noqa: A002
+                        k: float = 1.0) -> Any:
+    """``input / (k + alpha * mean of input ** 2 over size neighbouring channels) ** beta``, the
+    window of channel ``c`` spanning ``c - size // 2`` to ``c + (size - 1) // 2`` (zeros beyond
+    the edges, still counted in the mean).
+
+    >>> import tidu
+    >>> tidu.nn.functional.local_response_norm(tidu.full((1, 2, 1), 2.0), 2, alpha=1.0, beta=1.0)
+    tensor([[[0.6667],
+             [0.4000]]])
+    """
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {input.ndim} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    channels = input.shape[1]
+    squares = pad((input * input).movedim(1, -1), (size // 2, (size - 1) // 2))
+    window = squares.narrow(-1, 0, channels)
+    for shift in range(1, size):
+        window = window + squares.narrow(-1, shift, channels)
+    return input / ((window * (alpha / size) + k) ** beta).movedim(-1, 1)
 
 
 def rms_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, eps: float | None = None) -> Any:  # noqa: A002
@@ -1049,6 +1117,25 @@ def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:  # noqa: A002
     return _lead_permute(blocks, len(lead), (0, 2, 4, 1, 3)).reshape(*lead, c * r * r, h // r, w // r)
 
 
+def channel_shuffle(input: Any, groups: int) -> Any:  # noqa: A002
+    """Interleave the ``groups`` groups of channels of (N, C, *): channel ``g * (C // groups) + i``
+    moves to ``i * groups + g``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.channel_shuffle(tidu.arange(4.0).reshape(1, 4, 1), 2).flatten()
+    tensor([0., 2., 1., 3.])
+    """
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
 def _single(value: Any, name: str, fn: str) -> int:
     """A 1-d pooling argument: an int or a sequence of one."""
     if isinstance(value, int):
@@ -1144,6 +1231,97 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
         rows = (ops.arange(num) == padding_idx % num).reshape(num, 1)
         weight = ops.where(rows, weight.detach(), weight)
     return ops.index_select(weight, 0, input.reshape(-1)).reshape(*input.shape, weight.shape[1])
+
+
+def _bag_slots(input: Any, offsets: Any, include_last_offset: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """The flat indices, the bag of each and the number of bags of ``embedding_bag``'s input."""
+    data = input._host()
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        return data.reshape(-1), np.repeat(np.arange(data.shape[0]), data.shape[1]), data.shape[0]
+    if input.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if offsets is None or offsets.ndim != 1:
+        raise ValueError(f"offsets has to be a 1D Tensor but got {None if offsets is None else offsets.ndim}")
+    starts = offsets._host().astype(np.int64)
+    if starts.size and starts[0] != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {starts[0]}")
+    if starts.size and starts[-1] > data.size:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {data.size} but got offsets[-1] of "
+                           f"{starts[-1]}")
+    bags = starts.size - 1 if include_last_offset else starts.size
+    ends = np.append(starts[1:], data.size)[:bags]
+    counts = np.maximum(ends - starts[:bags], 0)
+    return data, np.repeat(np.arange(bags), counts), bags
+
+
+def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float | None = None,  # noqa: A002
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Any = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Any:
+    """The sum, mean or max of the ``weight`` rows of each bag of indices: the rows of a 2-D
+    ``input``, or the runs of a 1-D ``input`` that ``offsets`` start. Entries equal to
+    ``padding_idx`` are left out (an empty bag gives zeros); ``per_sample_weights`` (``sum``
+    only) scales each row first. Each bag's rows are gathered into a padded grid, reduced along it.
+
+    >>> import tidu
+    >>> w = tidu.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> tidu.nn.functional.embedding_bag(tidu.tensor([0, 2, 1]), w, tidu.tensor([0, 2]), mode="sum")
+    tensor([[6., 8.],
+            [3., 4.]])
+    """
+    _check_index(input, "embedding_bag")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not supported")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                      f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                      "on GitHub.")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"embedding_bag: If per_sample_weights ({_size(per_sample_weights)}) is not None, then "
+                             f"it must have the same shape as the input ({_size(input)})")
+    num, dim = weight.shape
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} through {num - 1}, but "
+                               f"got {padding_idx}")
+        padding_idx %= num
+    flat, bag, bags = _bag_slots(input, offsets, include_last_offset)
+    bad = np.flatnonzero((flat < 0) | (flat >= num))
+    if bad.size:
+        raise RuntimeError(f"Index {bad[0]} of input takes value {flat[bad[0]]} which is not in the valid range "
+                           f"[0, {num})")
+    if max_norm is not None:
+        _renorm_rows(weight, np.unique(flat), max_norm, norm_type)
+    used = np.flatnonzero(flat[:bag.size] != padding_idx)
+    bag = bag[used]
+    counts = np.bincount(bag, minlength=bags)
+    slot = np.arange(used.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    grid = np.full((bags, max(int(counts.max(initial=0)), 1)), used.size)  # the filler row's position
+    grid[bag, slot] = np.arange(used.size)
+    rows = ops.index_select(weight, 0, placed(flat[used], None, weight.device))
+    if per_sample_weights is not None:
+        rows = rows * ops.index_select(per_sample_weights.reshape(-1), 0, placed(used, None, weight.device)).unsqueeze(1)
+    filler = ops.full((1, dim), float("-inf") if mode == "max" else 0.0, dtype=weight.dtype, device=weight.device)
+    picked = ops.index_select(ops.cat([rows, filler]), 0, placed(grid.reshape(-1), None, weight.device))
+    picked = picked.reshape(bags, grid.shape[1], dim)
+    if mode == "sum":
+        return picked.sum(1)
+    if mode == "mean":
+        return picked.sum(1) / placed(np.maximum(counts, 1).reshape(-1, 1).astype(weight.dtype.np), None,
+                                      weight.device)
+    empty = placed((counts == 0).reshape(-1, 1), None, weight.device)
+    return ops.where(empty, 0.0, ops.max(picked, dim=1).values)
+
+
+def _size(t: Any) -> str:
+    return f"torch.Size({list(t.shape)})"
 
 
 def _renorm_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:

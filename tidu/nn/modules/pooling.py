@@ -123,6 +123,31 @@ class Upsample(Module):
         return f"{shown}, mode={self.mode!r}"
 
 
+class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour ``Upsample`` of (N, C, H, W).
+
+    >>> import tidu
+    >>> tidu.nn.UpsamplingNearest2d(scale_factor=2)(tidu.tensor([[[[1.0, 2.0]]]]))
+    tensor([[[[1., 1., 2., 2.],
+              [1., 1., 2., 2.]]]])
+    """
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear ``Upsample`` of (N, C, H, W) with ``align_corners=True``.
+
+    >>> import tidu
+    >>> tidu.nn.UpsamplingBilinear2d(size=(1, 3))(tidu.tensor([[[[1.0, 2.0]]]]))
+    tensor([[[[1.0000, 1.5000, 2.0000]]]])
+    """
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
 class MaxPool1d(MaxPool2d):
     """Max over windows of ``(N, C, L)`` or ``(C, L)`` (``F.max_pool1d``).
 
