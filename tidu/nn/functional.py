@@ -49,6 +49,7 @@ __all__ = [
     "dropout2d", "max_pool1d", "avg_pool1d", "conv_transpose1d", "conv_transpose2d", "pdist", "unfold", "fold",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "max_unpool1d", "max_unpool2d", "lp_pool1d", "lp_pool2d",
     "local_response_norm", "alpha_dropout", "feature_alpha_dropout", "channel_shuffle", "embedding_bag",
+    "multi_margin_loss", "multilabel_margin_loss", "gumbel_softmax",
 ]
 
 
@@ -1968,6 +1969,101 @@ def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None, siz
     loss = loss.sum(dim=input.ndim - 1) / input.shape[-1]
     _check_reduction(reduction)
     return _reduce(loss, reduction)
+
+
+def _long_target(target: Any) -> None:
+    if target.dtype is not dtypes.int64:
+        raise RuntimeError(f"expected scalar type Long but found {dtypes.TORCH_NAMES[target.dtype.name]}")
+
+
+def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
+                      size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Any:
+    """Multi-class hinge loss of (N, C) or (C,) scores and class indices: the sum over the other
+    classes ``i`` of ``weight[y] * max(0, margin - x[y] + x[i]) ** p`` (``p`` 1 or 2), over ``C``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.multi_margin_loss(tidu.tensor([[0.1, 0.8, 0.4]]), tidu.tensor([1]))
+    tensor(0.3000)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if input.ndim not in (1, 2) or input.numel() == 0 and input.ndim != 2:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    _long_target(target)
+    rows = input.reshape(-1, input.shape[-1])
+    n, classes = rows.shape
+    if target.numel() != n or target.ndim > 1:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. Input "
+                           f"has shape {list(input.shape)}.")
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
+        raise RuntimeError(f"inconsistent weight size, expected {classes} but got {list(weight.shape)}")
+    _check_targets_in(target, classes, "target out of range")
+    labels = target.reshape(n, 1)
+    margins = relu(margin - ops.gather(rows, 1, labels) + rows)
+    terms = ops.where(_class_mask(labels.squeeze(1), classes, 1), 0.0, margins if p == 1 else margins * margins)
+    if weight is not None:
+        terms = terms * weight[labels]
+    loss = terms.sum(1) / classes
+    return _reduce(loss.reshape(target.shape) if input.ndim == 1 else loss, reduction)
+
+
+def _check_targets_in(target: Any, classes: int, message: str) -> None:
+    """``target`` (host-checked, as PyTorch's CPU kernels) in ``[0, classes)``, or ``RuntimeError(message)``."""
+    data = target._host()
+    if data.size and (data.min() < 0 or data.max() >= classes):
+        raise RuntimeError(message)
+
+
+def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+                           reduction: str = "mean") -> Any:
+    """Multi-label hinge loss of (N, C) or (C,) scores: ``target`` lists each sample's classes,
+    ended by the first ``-1``; the sum over listed ``j`` and unlisted ``i`` of
+    ``max(0, 1 - (x[j] - x[i]))``, over ``C``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.multilabel_margin_loss(tidu.tensor([[0.1, 0.2, 0.4, 0.8]]), tidu.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _long_target(target)
+    if tuple(target.shape) != tuple(input.shape) or input.ndim not in (1, 2):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    rows = input.reshape(-1, input.shape[-1])
+    classes = rows.shape[1]
+    labels = target._host().reshape(rows.shape)
+    listed = np.cumprod(labels != -1, axis=1).astype(bool)  # the entries before the first -1
+    if (listed & ((labels < 0) | (labels >= classes))).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    picked = np.where(listed, labels, 0)
+    is_target = np.zeros(rows.shape, bool)
+    is_target[np.broadcast_to(np.arange(rows.shape[0])[:, None], picked.shape)[listed], picked[listed]] = True
+    scores = ops.gather(rows, 1, placed(picked, None, input.device)).unsqueeze(2)  # (N, C listed, 1)
+    pairs = relu(1.0 - scores + rows.unsqueeze(1))  # (N, C listed, C others)
+    keep = placed(listed[:, :, None] & ~is_target[:, None, :], None, input.device)
+    loss = ops.where(keep, pairs, 0.0).sum((1, 2)) / classes
+    return _reduce(loss.reshape(()) if input.ndim == 1 else loss, reduction)
+
+
+def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Any:
+    """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with ``g``
+    standard Gumbel noise (tidu's RNG). With ``hard``, the one-hot of its argmax, whose gradient
+    is the soft sample's (straight-through).
+
+    >>> import tidu
+    >>> y = tidu.nn.functional.gumbel_softmax(tidu.zeros(4, 3), hard=True)
+    >>> y.sum(-1).tolist(), sorted(set(y.flatten().tolist()))
+    ([1.0, 1.0, 1.0, 1.0], [0.0, 1.0])
+    """
+    exponential = -ops.log1p(-ops.rand_like(logits.detach()))
+    soft = softmax((logits - ops.log(exponential)) / tau, dim=dim)
+    if not hard:
+        return soft
+    index = soft.detach().argmax(dim, keepdim=True)
+    one_hot = ops.zeros_like(soft.detach()).scatter(dim, index, 1.0)
+    return one_hot - soft.detach() + soft
 
 
 # Attention lives in its own file; it uses linear, softmax and dropout from this one.

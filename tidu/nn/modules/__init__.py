@@ -49,7 +49,9 @@ from .loss import (
     L1Loss,
     MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
     PoissonNLLLoss,
     SmoothL1Loss,
@@ -122,5 +124,6 @@ __all__ = [
     "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d", "PixelShuffle", "PixelUnshuffle", "AvgPool1d", "MaxPool1d",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout",
-    "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "EmbeddingBag",
+    "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "EmbeddingBag", "MultiMarginLoss",
+    "MultiLabelMarginLoss",
 ]
