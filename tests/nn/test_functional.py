@@ -465,6 +465,10 @@ _RESAMPLE = [
     ((2, 3, 7), {"size": 1, "mode": "linear", "align_corners": True}), ((2, 3, 7), {"size": 10, "mode": "nearest-exact"}),
     ((2, 3, 5, 4), {"scale_factor": 1.3, "mode": "nearest-exact"}), ((2, 3, 5, 4), {"size": (3, 2), "mode": "area"}),
     ((1, 2, 3, 4, 5), {"scale_factor": 2, "mode": "trilinear"}), ((1, 2, 3, 4, 5), {"size": (2, 5, 3)}),
+    ((2, 3, 5, 4), {"scale_factor": 2, "mode": "bicubic"}), ((2, 3, 5, 4), {"size": (3, 7), "mode": "bicubic"}),
+    ((2, 3, 5, 4), {"size": (9, 6), "mode": "bicubic", "align_corners": True}),
+    ((2, 3, 5, 4), {"scale_factor": (0.6, 1.7), "mode": "bicubic"}), ((1, 1, 1, 2), {"size": (3, 1), "mode": "bicubic"}),
+    ((2, 3, 5, 4), {"size": (1, 2), "mode": "bicubic", "align_corners": True}),
 ]
 
 

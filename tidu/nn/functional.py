@@ -689,8 +689,9 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
                 antialias: bool = False) -> Any:
     """Resample the spatial dims of (N, C, d1, ...) to ``size`` or ``scale_factor`` times theirs:
     ``nearest``/``nearest-exact`` (index selection), ``linear``/``bilinear``/``trilinear`` (two
-    index selections a dim, weighted; ``align_corners`` as PyTorch's), ``area`` (adaptive average
-    pooling). Source positions are computed in the input's precision, as PyTorch's kernels do.
+    index selections a dim, weighted; ``align_corners`` as PyTorch's), ``bicubic`` (four a dim,
+    PyTorch's cubic kernel with ``a = -0.75`` and positions clamped at the border), ``area``
+    (adaptive average pooling). Source positions are computed in the input's precision, as PyTorch's kernels do.
 
     >>> import tidu
     >>> x = tidu.tensor([[[1.0, 2.0]]])
@@ -698,6 +699,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     tensor([[[1., 1., 2., 2.]]])
     >>> tidu.nn.functional.interpolate(x, size=4, mode="linear", align_corners=True)
     tensor([[[1.0000, 1.3333, 1.6667, 2.0000]]])
+    >>> tidu.nn.functional.interpolate(tidu.tensor([[[[1.0, 2.0]]]]), size=(1, 4), mode="bicubic")
+    tensor([[[[0.8945, 1.2266, 1.7734, 2.1055]]]])
     """
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
@@ -707,9 +710,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if mode not in _MODES or input.ndim not in (3, 4, 5):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   f"the modes: {' | '.join(_MODES)} (got {mode})")
-    if mode == "bicubic" or antialias:
-        raise NotImplementedError(f"interpolate: mode {mode!r}{' with antialias' if antialias else ''} is not "
-                                  "implemented in tidu")
+    if antialias:
+        raise NotImplementedError(f"interpolate: mode {mode!r} with antialias is not implemented in tidu")
     spatial = input.ndim - 2
     in_sizes = tuple(input.shape[2:])
     if size is not None and scale_factor is not None:
@@ -773,19 +775,48 @@ def _resample(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mod
         src = dst * step
     else:
         step = real(1.0 / scale) if scale is not None and scale > 0 else real(n_in) / real(n_out)
-        src = np.maximum(step * (dst + real(0.5)) - real(0.5), real(0.0))
+        src = step * (dst + real(0.5)) - real(0.5)
+        if mode != "bicubic":
+            src = np.maximum(src, real(0.0))
+    if mode == "bicubic":
+        low = np.floor(src)
+        t = (src - low).astype(real)
+        taps = [low.astype(np.int64) + k for k in (-1, 0, 1, 2)]
+        weights = [_cubic_far(t + real(1.0)), _cubic_near(t), _cubic_near(real(1.0) - t), _cubic_far(real(2.0) - t)]
+        return _weighted_taps(x, axis, [np.clip(tap, 0, n_in - 1) for tap in taps], weights)
     low = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
     high = low + (low < n_in - 1)
     weight_high = np.clip(src - low.astype(real), 0.0, 1.0).astype(real)
+    return _weighted_taps(x, axis, [low, high], [real(1.0) - weight_high, weight_high])
+
+
+_CUBIC_A = -0.75  # PyTorch's bicubic kernel parameter
+
+
+def _cubic_near(d: np.ndarray) -> np.ndarray:
+    """The cubic convolution kernel at distances ``d`` in [0, 1]."""
+    return ((_CUBIC_A + 2) * d - (_CUBIC_A + 3)) * d * d + 1
+
+
+def _cubic_far(d: np.ndarray) -> np.ndarray:
+    """The cubic convolution kernel at distances ``d`` in [1, 2]."""
+    return ((_CUBIC_A * d - 5 * _CUBIC_A) * d + 8 * _CUBIC_A) * d - 4 * _CUBIC_A
+
+
+def _weighted_taps(x: Any, axis: int, positions: list[np.ndarray], weights: list[np.ndarray]) -> Any:
+    """``sum_k x[positions[k]] * weights[k]`` along ``axis``, one position and weight per output index."""
+    n_out = positions[0].size
     shape = [1] * x.ndim
     shape[axis] = n_out
     full = tuple(n_out if d == axis else s for d, s in enumerate(x.shape))
     # positions and weights stand for the sizes and scales PyTorch's backward holds as numbers;
     # the weights come in the result's shape (a zero-stride view), so no broadcast of them is saved
-    device = x.device
-    w_high = kept(placed(np.broadcast_to(weight_high.reshape(shape), full), None, device))
-    w_low = kept(placed(np.broadcast_to((real(1.0) - weight_high).reshape(shape), full), None, device))
-    return select_positions(x, axis, low) * w_low + select_positions(x, axis, high) * w_high
+    out = None
+    for where, weight in zip(positions, weights):
+        w = kept(placed(np.broadcast_to(weight.astype(x.dtype.np).reshape(shape), full), None, x.device))
+        term = select_positions(x, axis, where) * w
+        out = term if out is None else out + term
+    return out
 
 
 def _normalized_shape(input: Any, normalized_shape: Any, params: tuple, sep: str) -> tuple[int, ...]:  # noqa: A002
