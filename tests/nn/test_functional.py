@@ -465,6 +465,10 @@ _RESAMPLE = [
     ((2, 3, 7), {"size": 1, "mode": "linear", "align_corners": True}), ((2, 3, 7), {"size": 10, "mode": "nearest-exact"}),
     ((2, 3, 5, 4), {"scale_factor": 1.3, "mode": "nearest-exact"}), ((2, 3, 5, 4), {"size": (3, 2), "mode": "area"}),
     ((1, 2, 3, 4, 5), {"scale_factor": 2, "mode": "trilinear"}), ((1, 2, 3, 4, 5), {"size": (2, 5, 3)}),
+    ((2, 3, 5, 4), {"scale_factor": 2, "mode": "bicubic"}), ((2, 3, 5, 4), {"size": (3, 7), "mode": "bicubic"}),
+    ((2, 3, 5, 4), {"size": (9, 6), "mode": "bicubic", "align_corners": True}),
+    ((2, 3, 5, 4), {"scale_factor": (0.6, 1.7), "mode": "bicubic"}), ((1, 1, 1, 2), {"size": (3, 1), "mode": "bicubic"}),
+    ((2, 3, 5, 4), {"size": (1, 2), "mode": "bicubic", "align_corners": True}),
 ]
 
 
@@ -566,3 +570,43 @@ def test_channel_dropout_structure_matches_torch(fn: str, ndim: int, lead: int) 
         assert abs((scale[..., 0] == 0).mean() - p) < 0.05
         np.testing.assert_allclose(xt.grad.numpy(), (y / xt).detach().numpy())
         np.testing.assert_array_equal(getattr(lib.nn.functional, fn)(xt, p, training=False).detach().numpy(), x)
+
+
+def test_gumbel_softmax_samples_follow_torch() -> None:
+    """The argmax of a soft sample is categorical with probabilities softmax(logits) (Gumbel-max),
+    in both libraries; hard samples are its one-hot; every soft sample sums to 1 along ``dim``."""
+    logits = np.log(np.array([0.1, 0.2, 0.3, 0.4]))
+    counts = []
+    for lib in (torch, tidu):
+        lib.manual_seed(0)
+        x = lib.tensor(np.tile(logits, (20000, 1)).T.copy())  # the classes along dim 0
+        soft = lib.nn.functional.gumbel_softmax(x, tau=0.5, dim=0)
+        np.testing.assert_allclose(soft.sum(0).numpy(), 1.0, rtol=1e-12)
+        lib.manual_seed(0)
+        hard = lib.nn.functional.gumbel_softmax(x, tau=0.5, hard=True, dim=0)
+        assert hard.dtype == soft.dtype and set(np.unique(hard.numpy())) == {0.0, 1.0}
+        counts.append(np.bincount(soft.argmax(0).numpy(), minlength=4) / 20000)
+        np.testing.assert_array_equal(hard.argmax(0).numpy(), soft.argmax(0).numpy())
+    np.testing.assert_allclose(counts[1], counts[0], atol=0.015)
+    np.testing.assert_allclose(counts[1], np.exp(logits), atol=0.015)
+
+
+@pytest.mark.parametrize("tau", [1.0, 0.3])
+def test_gumbel_softmax_gradients_are_the_soft_samples_like_torch(tau: float) -> None:
+    """The soft sample's gradient is softmax's at its own sample (checked with torch's softmax backward
+    at logits ``tau * log(sample)``); the hard sample passes the very same gradient (straight-through)."""
+    rng = np.random.default_rng(0)
+    logits, w = rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
+    grads = []
+    for hard in (False, True):
+        tidu.manual_seed(3)
+        x = tidu.tensor(logits, requires_grad=True)
+        y = F.gumbel_softmax(x, tau=tau, hard=hard)
+        (y * tidu.tensor(w)).sum().backward()
+        grads.append((y.detach().numpy(), x.grad.numpy()))
+    (soft, soft_grad), (hard, hard_grad) = grads
+    np.testing.assert_array_equal(hard, np.eye(4)[soft.argmax(1)])
+    np.testing.assert_array_equal(hard_grad, soft_grad)
+    z = torch.tensor(tau * np.log(soft), requires_grad=True)
+    (torch.softmax(z / tau, dim=1) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(soft_grad, z.grad.numpy(), rtol=1e-9, atol=1e-12)

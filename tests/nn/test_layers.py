@@ -511,3 +511,112 @@ def test_channel_dropout_modules_train_and_eval():
         np.testing.assert_allclose(np.unique(y), [0.0, 1 / 0.6], rtol=1e-6)
         assert (y == y[:, :1]).all()
         assert drop.eval()(x) is x
+
+
+def _lib(mod):  # noqa: ANN001, ANN202
+    return tidu if isinstance(mod, tidu.nn.Module) else torch
+
+
+DECODERS = {
+    "decoder-layer": (lambda L: L.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0), [(4, 2, 8), (5, 2, 8)]),
+    "decoder-layer-prenorm-gelu-batch-first": (lambda L: L.nn.TransformerDecoderLayer(
+        8, 4, 12, dropout=0.0, activation="gelu", norm_first=True, batch_first=True), [(2, 4, 8), (2, 3, 8)]),
+    "decoder-layer-callable-nobias": (lambda L: L.nn.TransformerDecoderLayer(
+        8, 2, 12, dropout=0.0, activation=L.nn.functional.silu, bias=False), [(3, 2, 8), (4, 2, 8)]),
+    "decoder-layer-unbatched": (lambda L: L.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0), [(4, 8), (3, 8)]),
+    "decoder": (lambda L: L.nn.TransformerDecoder(L.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0), 2,
+                                                  norm=L.nn.LayerNorm(8)), [(4, 2, 8), (5, 2, 8)]),
+    "transformer": (lambda L: L.nn.Transformer(8, 2, 2, 2, 16, dropout=0.0), [(5, 2, 8), (4, 2, 8)]),
+    "transformer-prenorm-batch-first": (lambda L: L.nn.Transformer(
+        8, 4, 1, 2, 12, dropout=0.0, activation="gelu", batch_first=True, norm_first=True), [(2, 5, 8), (2, 3, 8)]),
+}
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor")
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", list(DECODERS))
+def test_decoder_layers_match_torch(name, dtype):
+    make, inputs = DECODERS[name]
+    ours, ref = check_module(*_both(make), inputs, dtype, train=False)
+    assert repr(ours) == repr(ref)
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor")
+@pytest.mark.parametrize("mask_kind", ["bool", "float"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_transformer_masks_match_torch(mask_kind, batch_first):
+    s_len, t_len, n = 5, 4, 2
+    src_pad = np.array([[False] * 4 + [True], [False] * 5])
+    tgt_pad = np.array([[False] * 4, [False] * 3 + [True]])
+    mem_mask = np.zeros((t_len, s_len), bool)
+    mem_mask[0, 1] = True
+
+    def call(mod, args):  # noqa: ANN001, ANN202
+        L = _lib(mod)  # noqa: N806
+        causal = L.nn.Transformer.generate_square_subsequent_mask(t_len, dtype=args[0].dtype)
+        memory_mask = L.tensor(mem_mask)
+        if mask_kind == "bool":
+            causal = causal.isinf()
+        else:
+            memory_mask = L.zeros(t_len, s_len, dtype=args[0].dtype).masked_fill(memory_mask, float("-inf"))
+        return mod(*args, tgt_mask=causal, memory_mask=memory_mask, src_key_padding_mask=L.tensor(src_pad),
+                   tgt_key_padding_mask=L.tensor(tgt_pad), memory_key_padding_mask=L.tensor(src_pad),
+                   tgt_is_causal=True)
+
+    shapes = [(n, s_len, 8), (n, t_len, 8)] if batch_first else [(s_len, n, 8), (t_len, n, 8)]
+    check_module(*_both(lambda L: L.nn.Transformer(8, 2, 2, 1, 16, dropout=0.0, batch_first=batch_first)), shapes,
+                 "float64", train=False, call=call)
+
+
+def test_decoder_masks_match_torch():
+    causal = np.triu(np.ones((4, 4), bool), k=1)
+    padding = np.array([[False, False, True], [False, False, False]])
+
+    def make(L):  # noqa: ANN001, N803, ANN202
+        return L.nn.TransformerDecoder(L.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, norm_first=True), 2)
+
+    def call(mod, args):  # noqa: ANN001, ANN202
+        L = _lib(mod)  # noqa: N806
+        return mod(*args, tgt_mask=L.tensor(causal), memory_key_padding_mask=L.tensor(padding))
+
+    check_module(*_both(make), [(4, 2, 8), (3, 2, 8)], "float64", train=False, call=call)
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor")
+def test_transformer_init_mask_and_errors_like_torch():
+    tidu.manual_seed(0)
+    model = nn.Transformer(16, 2, 1, 1, 32)
+    ref = torch.nn.Transformer(16, 2, 1, 1, 32)
+    assert [(k, tuple(v.shape)) for k, v in model.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in ref.state_dict().items()]
+    assert (model.d_model, model.nhead, model.batch_first) == (16, 2, False)
+    for name, p in model.named_parameters():
+        w = p.detach().numpy()
+        if name.endswith("norm1.weight"):
+            assert (w == 1).all()
+        elif name.endswith("in_proj_bias"):
+            assert not w.any()
+        elif p.ndim == 2:  # xavier_uniform_ everywhere, also on the Linear layers
+            bound = np.sqrt(6 / sum(w.shape))
+            assert np.abs(w).max() <= bound and np.abs(w).max() > 0.8 * bound, name
+    for dtype in (None, "float64"):
+        ours = nn.Transformer.generate_square_subsequent_mask(5, dtype=getattr(tidu, dtype or "float32"))
+        theirs = torch.nn.Transformer.generate_square_subsequent_mask(5, dtype=getattr(torch, dtype or "float32"))
+        close(ours, theirs, dtype or "float32")
+    for L in (torch, tidu):  # noqa: N806
+        t = L.nn.Transformer(8, 2, 1, 1, 16)
+        with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
+            t(L.ones(3, 2, 8), L.ones(3, 3, 8))
+        with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal to d_model"):
+            t(L.ones(3, 2, 8), L.ones(3, 2, 6))
+        with pytest.raises(RuntimeError, match="Need attn_mask if specifying the is_causal hint"):
+            L.nn.TransformerDecoderLayer(8, 2, 16)(L.ones(3, 2, 8), L.ones(3, 2, 8), tgt_is_causal=True)
+        with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
+            L.nn.TransformerDecoderLayer(8, 2, activation="tanh")
+
+
+def test_transformer_decoder_dropout_only_in_training():
+    layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.5)
+    x, mem = tidu.randn(3, 2, 8), tidu.randn(4, 2, 8)
+    assert layer.eval()(x, mem).tolist() == layer(x, mem).tolist()
+    assert layer.train()(x, mem).tolist() != layer(x, mem).tolist()

@@ -241,6 +241,20 @@ MORE_LOSSES = {
     "multilabel-soft-margin-weight": (
         lambda L, r: L.nn.MultiLabelSoftMarginLoss(L.tensor(np.array([0.5, 1.0, 2.0, 1.5])), reduction=r),
         [("x", _u(2, 3, 4)), ("x", _u(2, 3, 4, low=0.0, high=1.0))]),
+    "multi-margin": (lambda L, r: L.nn.MultiMarginLoss(reduction=r), [("x", _u(5, 4)), ("t", _cls(4, 5))]),
+    "multi-margin-p2-margin": (lambda L, r: L.nn.MultiMarginLoss(p=2, margin=0.7, reduction=r),
+                               [("x", _u(5, 4)), ("t", _cls(4, 5))]),
+    "multi-margin-weight": (
+        lambda L, r: L.nn.MultiMarginLoss(weight=L.tensor(np.array([0.5, 1.0, 2.0, 1.5])), reduction=r),
+        [("x", _u(6, 4)), ("t", _cls(4, 6))]),
+    "multi-margin-1d": (lambda L, r: L.nn.MultiMarginLoss(p=2, reduction=r), [("x", _u(4)), ("t", np.array(2))]),
+    "multi-margin-1d-target": (lambda L, r: L.nn.MultiMarginLoss(reduction=r), [("x", _u(4)), ("t", np.array([1]))]),
+    "multilabel-margin": (lambda L, r: L.nn.MultiLabelMarginLoss(reduction=r),
+                          [("x", _u(3, 5)), ("t", np.array([[3, 0, -1, 1, 2], [1, 2, 4, 0, 3], [-1, 2, 0, 1, 1]]))]),
+    "multilabel-margin-repeat": (lambda L, r: L.nn.MultiLabelMarginLoss(reduction=r),
+                                 [("x", _u(2, 4)), ("t", np.array([[2, 2, 0, -1], [3, -1, -1, -1]]))]),
+    "multilabel-margin-1d": (lambda L, r: L.nn.MultiLabelMarginLoss(reduction=r),
+                             [("x", _u(4)), ("t", np.array([2, 0, -1, 3]))]),
 }
 
 
@@ -251,7 +265,7 @@ MORE_LOSSES = {
 @pytest.mark.parametrize("name", list(MORE_LOSSES))
 def test_more_losses_match_torch(name, reduction, dtype):
     make, specs = MORE_LOSSES[name]
-    if name.startswith("multilabel") and dtype == "float32":  # the weight's dtype follows the input's
+    if name.startswith("multilabel-soft") and dtype == "float32":  # the weight's dtype follows the input's
         specs = [(k, v.astype(dtype)) for k, v in specs]
     _run(lambda lib: make(lib, reduction).to(getattr(lib, dtype)), specs, dtype)
 
@@ -317,6 +331,15 @@ def test_losses_second_order_match_torch(fn, args):
     "F.poisson_nll_loss(L.ones(2), L.ones(2), reduction='x')",
     "F.multilabel_soft_margin_loss(L.ones(2, 3), L.ones(2, 3), reduction='x')",
     "F.hinge_embedding_loss(L.ones(2), L.ones(2), reduction='x')",
+    "F.multi_margin_loss(L.ones(2, 3), L.tensor([0, 3]))", "F.multi_margin_loss(L.ones(2, 3), L.tensor([0, 1]), p=3)",
+    "F.multi_margin_loss(L.ones(2, 3), L.tensor([0, 1, 1]))",
+    "F.multi_margin_loss(L.ones(2, 3), L.tensor([0, 1]), weight=L.ones(2))",
+    "F.multi_margin_loss(L.ones(2, 3, 2), L.tensor([0, 1]))", "F.multi_margin_loss(L.ones(2, 3), L.tensor([0.0, 1]))",
+    "F.multi_margin_loss(L.ones(2, 3), L.tensor([0, 1]), reduction='x')",
+    "L.nn.MultiMarginLoss(weight=L.ones(3, 1))", "L.nn.MultiMarginLoss(p=3)",
+    "F.multilabel_margin_loss(L.ones(2, 3), L.tensor([[0, 3, -1], [0, 1, 2]]))",
+    "F.multilabel_margin_loss(L.ones(2, 3), L.tensor([[0, 1], [0, 1]]))",
+    "F.multilabel_margin_loss(L.ones(2, 3), L.tensor([[0, 1, -1], [0, 1, 2]]).float())",
 ])
 def test_more_loss_errors_match_torch(call):
     errors = []
@@ -331,7 +354,15 @@ def test_more_loss_errors_match_torch(call):
 def test_more_loss_reprs_match_torch():
     for name in ("SmoothL1Loss", "HuberLoss", "KLDivLoss", "SoftMarginLoss", "MarginRankingLoss",
                  "CosineEmbeddingLoss", "HingeEmbeddingLoss", "TripletMarginLoss", "GaussianNLLLoss",
-                 "PoissonNLLLoss", "MultiLabelSoftMarginLoss", "PairwiseDistance", "CosineSimilarity"):
+                 "PoissonNLLLoss", "MultiLabelSoftMarginLoss", "PairwiseDistance", "CosineSimilarity",
+                 "MultiMarginLoss", "MultiLabelMarginLoss"):
         ours, ref = getattr(tidu.nn, name)(), getattr(torch.nn, name)()
         assert repr(ours) == repr(ref)
         assert list(ours.state_dict()) == list(ref.state_dict())
+
+
+def test_multi_margin_weight_is_a_buffer_like_torch():
+    ours = tidu.nn.MultiMarginLoss(p=2, margin=0.5, weight=tidu.ones(3))
+    ref = torch.nn.MultiMarginLoss(p=2, margin=0.5, weight=torch.ones(3))
+    assert repr(ours) == repr(ref) and list(ours.state_dict()) == list(ref.state_dict()) == ["weight"]
+    assert (ours.p, ours.margin) == (ref.p, ref.margin) and not list(ours.parameters())

@@ -47,6 +47,9 @@ __all__ = [
     "cosine_embedding_loss", "pairwise_distance", "triplet_margin_loss", "gaussian_nll_loss", "poisson_nll_loss",
     "multilabel_soft_margin_loss", "rms_norm", "instance_norm", "pixel_shuffle", "pixel_unshuffle", "dropout1d",
     "dropout2d", "max_pool1d", "avg_pool1d", "conv_transpose1d", "conv_transpose2d", "pdist", "unfold", "fold",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "max_unpool1d", "max_unpool2d", "lp_pool1d", "lp_pool2d",
+    "local_response_norm", "alpha_dropout", "feature_alpha_dropout", "channel_shuffle", "embedding_bag",
+    "multi_margin_loss", "multilabel_margin_loss", "gumbel_softmax",
 ]
 
 
@@ -511,6 +514,172 @@ def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:  # noqa: A002
     return _adaptive_avg_pool_nd(input, (size,))
 
 
+def _adaptive_windows(size: int, out: int) -> np.ndarray:
+    """PyTorch's adaptive windows as (out, K) positions, each window padded to the widest one
+    by repeating its last position (a repeat changes neither the max nor which element gives it)."""
+    starts = (np.arange(out) * size) // out
+    ends = -((-(np.arange(out) + 1) * size) // out)
+    width = int((ends - starts).max()) if out else 1
+    return np.minimum(starts[:, None] + np.arange(width), ends[:, None] - 1)
+
+
+def _adaptive_max_pool_nd(input: Any, out_sizes: tuple[int, ...], return_indices: bool) -> Any:  # noqa: A002
+    """Max over the adaptive windows of the last ``len(out_sizes)`` dims: each dim's windows
+    gathered into a (out, K) pair of dims, then one ``max`` over all window dims; the indices
+    are flat positions in the pooled dims."""
+    spatial, first = len(out_sizes), input.ndim - len(out_sizes)
+    sizes = tuple(input.shape[first:])
+    windows = [_adaptive_windows(n, o) for n, o in zip(sizes, out_sizes)]
+    x = input
+    for i, win in enumerate(windows):
+        axis = first + 2 * i
+        x = select_positions(x, axis, win.reshape(-1))
+        x = x.reshape(*x.shape[:axis], *win.shape, *x.shape[axis + 1:])
+    order = [*range(first), *(first + 2 * i for i in range(spatial)), *(first + 2 * i + 1 for i in range(spatial))]
+    window = math.prod(win.shape[1] for win in windows)
+    values, where = ops.max(x.permute(*order).reshape(*input.shape[:first], *out_sizes, window), dim=-1)
+    if not return_indices:
+        return values
+    flat = np.zeros((1,) * (2 * spatial), np.int64)
+    for i, (n, win) in enumerate(zip(sizes, windows)):
+        shape = [1] * (2 * spatial)
+        shape[i], shape[spatial + i] = win.shape
+        flat = flat * n + win.reshape(shape)
+    flat = placed(flat.reshape(*out_sizes, window), None, input.device)
+    return values, ops.take_along_dim(flat.expand(*where.shape, window), where.unsqueeze(-1), -1).squeeze(-1)
+
+
+def _adaptive_sizes(output_size: Any, sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """``output_size`` (an int, or a sequence whose ``None`` keeps that dim) for the dims ``sizes``."""
+    wanted = (output_size,) * len(sizes) if isinstance(output_size, int) else tuple(output_size)
+    return tuple(n if o is None else int(o) for o, n in zip(wanted, sizes))
+
+
+def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
+    """Max over PyTorch's adaptive windows of the last two dims of (N, C, H, W) or (C, H, W), to
+    ``output_size``; with ``return_indices``, also each max's flat position in ``H * W``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.adaptive_max_pool2d(tidu.arange(16.0).reshape(1, 4, 4), 2, return_indices=True)
+    (tensor([[[ 5.,  7.],
+             [13., 15.]]]), tensor([[[ 5,  7],
+             [13, 15]]]))
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    _float_input(input, "adaptive_max_pool2d")
+    return _adaptive_max_pool_nd(input, _adaptive_sizes(output_size, tuple(input.shape[-2:])), return_indices)
+
+
+def adaptive_max_pool1d(input: Any, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
+    """Max over PyTorch's adaptive windows of the last dim of (N, C, L) or (C, L).
+
+    >>> import tidu
+    >>> tidu.nn.functional.adaptive_max_pool1d(tidu.tensor([[1.0, 5.0, 2.0, 0.0, 3.0]]), 2)
+    tensor([[5., 3.]])
+    """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for adaptive_max_pool1d)")
+    _float_input(input, "adaptive_max_pool2d")
+    return _adaptive_max_pool_nd(input, _adaptive_sizes(output_size, tuple(input.shape[-1:])), return_indices)
+
+
+def _max_unpool(input: Any, indices: Any, kernel: tuple, stride: tuple, padding: tuple,  # noqa: A002
+                output_size: Any) -> Any:
+    """Scatter ``input`` into zeros at the flat positions ``indices`` of the pooled dims."""
+    spatial = len(kernel)
+    default = [(n - 1) * s - 2 * p + k for n, k, s, p in zip(input.shape[-spatial:], kernel, stride, padding)]
+    if output_size is None:
+        size = default
+    else:
+        size = [int(n) for n in output_size]
+        if len(size) == spatial + 2:
+            size = size[2:]
+        if len(size) != spatial:
+            raise ValueError(f"output_size must have {spatial} or {spatial + 2} elements (got {len(size)})")
+        for d, (n, want, s) in enumerate(zip(size, default, stride)):
+            if not want - s < n < want + s:
+                raise ValueError(f'invalid output_size "{tuple(size)}" (dim {d} must be between {want - s} and '
+                                 f"{want + s})")
+    lead, total = tuple(input.shape[:-spatial]), math.prod(size)
+    where = indices.reshape(*lead, -1)
+    host = where._host()
+    bad = host[(host < 0) | (host >= total)]
+    if bad.size:
+        shown = size if spatial == 2 else [*size, 1]
+        raise RuntimeError(f"Found an invalid max index: {int(bad[0])} (output volumes are of size "
+                           f"{'x'.join(map(str, shown))})")
+    zeros, src = ops.zeros(*lead, total, dtype=input.dtype, device=input.device), input.reshape(*lead, -1)
+    # the value of a scatter, the gradient of a scatter-add: an index that overlapping windows
+    # share passes the output's gradient to each of its inputs, as PyTorch's
+    added = zeros.scatter_add(-1, where, src)
+    return (added + (zeros.scatter(-1, where, src) - added).detach()).reshape(*lead, *size)
+
+
+def _unpool_args(kernel_size: Any, stride: Any, padding: Any, n: int) -> tuple[tuple, tuple, tuple]:
+    def tup(value: Any) -> tuple:
+        return (int(value),) * n if isinstance(value, int) else tuple(int(v) for v in value)
+
+    kernel = tup(kernel_size)
+    return kernel, kernel if stride is None else tup(stride), tup(padding)
+
+
+def max_unpool1d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                 output_size: Any = None) -> Any:
+    """The inverse of ``max_pool1d``: each value of (N, C, L) or (C, L) written at its index of the
+    (larger) output, zeros elsewhere.
+
+    >>> import tidu
+    >>> x = tidu.tensor([[1.0, 3.0, 2.0, 0.0]])
+    >>> y, i = tidu.nn.functional.max_pool1d(x, 2, return_indices=True)
+    >>> tidu.nn.functional.max_unpool1d(y, i, 2)
+    tensor([[0., 3., 2., 0.]])
+    """
+    return _max_unpool(input, indices, *_unpool_args(kernel_size, stride, padding, 1), output_size)
+
+
+def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                 output_size: Any = None) -> Any:
+    """The inverse of ``max_pool2d``: each value of (N, C, H, W) or (C, H, W) written at its flat
+    index of the output's ``H * W``, zeros elsewhere.
+
+    >>> import tidu
+    >>> x = tidu.arange(4.0).reshape(1, 1, 2, 2)
+    >>> y, i = tidu.nn.functional.max_pool2d(x, 2, return_indices=True)
+    >>> tidu.nn.functional.max_unpool2d(y, i, 2)
+    tensor([[[[0., 0.],
+              [0., 3.]]]])
+    """
+    return _max_unpool(input, indices, *_unpool_args(kernel_size, stride, padding, 2), output_size)
+
+
+def lp_pool2d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None,  # noqa: A002
+              ceil_mode: bool = False) -> Any:
+    """Power-average pooling ``(sum over the window of x ** p) ** (1 / p)`` over (N, C, H, W) or
+    (C, H, W); a window cut by ``ceil_mode`` counts as full, as PyTorch's.
+
+    >>> import tidu
+    >>> tidu.nn.functional.lp_pool2d(tidu.full((1, 1, 2, 2), 2.0), 2, 2)
+    tensor([[[[4.]]]])
+    """
+    kh, kw = _pair(kernel_size)
+    summed = avg_pool2d(input ** norm_type, (kh, kw), stride, 0, ceil_mode) * (kh * kw)
+    return summed ** (1.0 / norm_type)
+
+
+def lp_pool1d(input: Any, norm_type: float, kernel_size: int, stride: Any = None,  # noqa: A002
+              ceil_mode: bool = False) -> Any:
+    """Power-average pooling ``(sum over the window of x ** p) ** (1 / p)`` over (N, C, L) or (C, L).
+
+    >>> import tidu
+    >>> tidu.nn.functional.lp_pool1d(tidu.tensor([[3.0, 4.0]]), 2, 2)
+    tensor([[5.]])
+    """
+    summed = avg_pool1d(input ** norm_type, kernel_size, stride, 0, ceil_mode) * kernel_size
+    return summed ** (1.0 / norm_type)
+
+
 _INTERPOLATING = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
 _MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
 
@@ -520,8 +689,9 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
                 antialias: bool = False) -> Any:
     """Resample the spatial dims of (N, C, d1, ...) to ``size`` or ``scale_factor`` times theirs:
     ``nearest``/``nearest-exact`` (index selection), ``linear``/``bilinear``/``trilinear`` (two
-    index selections a dim, weighted; ``align_corners`` as PyTorch's), ``area`` (adaptive average
-    pooling). Source positions are computed in the input's precision, as PyTorch's kernels do.
+    index selections a dim, weighted; ``align_corners`` as PyTorch's), ``bicubic`` (four a dim,
+    PyTorch's cubic kernel with ``a = -0.75`` and positions clamped at the border), ``area``
+    (adaptive average pooling). Source positions are computed in the input's precision, as PyTorch's kernels do.
 
     >>> import tidu
     >>> x = tidu.tensor([[[1.0, 2.0]]])
@@ -529,6 +699,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     tensor([[[1., 1., 2., 2.]]])
     >>> tidu.nn.functional.interpolate(x, size=4, mode="linear", align_corners=True)
     tensor([[[1.0000, 1.3333, 1.6667, 2.0000]]])
+    >>> tidu.nn.functional.interpolate(tidu.tensor([[[[1.0, 2.0]]]]), size=(1, 4), mode="bicubic")
+    tensor([[[[0.8945, 1.2266, 1.7734, 2.1055]]]])
     """
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
@@ -538,9 +710,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if mode not in _MODES or input.ndim not in (3, 4, 5):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   f"the modes: {' | '.join(_MODES)} (got {mode})")
-    if mode == "bicubic" or antialias:
-        raise NotImplementedError(f"interpolate: mode {mode!r}{' with antialias' if antialias else ''} is not "
-                                  "implemented in tidu")
+    if antialias:
+        raise NotImplementedError(f"interpolate: mode {mode!r} with antialias is not implemented in tidu")
     spatial = input.ndim - 2
     in_sizes = tuple(input.shape[2:])
     if size is not None and scale_factor is not None:
@@ -604,19 +775,48 @@ def _resample(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mod
         src = dst * step
     else:
         step = real(1.0 / scale) if scale is not None and scale > 0 else real(n_in) / real(n_out)
-        src = np.maximum(step * (dst + real(0.5)) - real(0.5), real(0.0))
+        src = step * (dst + real(0.5)) - real(0.5)
+        if mode != "bicubic":
+            src = np.maximum(src, real(0.0))
+    if mode == "bicubic":
+        low = np.floor(src)
+        t = (src - low).astype(real)
+        taps = [low.astype(np.int64) + k for k in (-1, 0, 1, 2)]
+        weights = [_cubic_far(t + real(1.0)), _cubic_near(t), _cubic_near(real(1.0) - t), _cubic_far(real(2.0) - t)]
+        return _weighted_taps(x, axis, [np.clip(tap, 0, n_in - 1) for tap in taps], weights)
     low = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
     high = low + (low < n_in - 1)
     weight_high = np.clip(src - low.astype(real), 0.0, 1.0).astype(real)
+    return _weighted_taps(x, axis, [low, high], [real(1.0) - weight_high, weight_high])
+
+
+_CUBIC_A = -0.75  # PyTorch's bicubic kernel parameter
+
+
+def _cubic_near(d: np.ndarray) -> np.ndarray:
+    """The cubic convolution kernel at distances ``d`` in [0, 1]."""
+    return ((_CUBIC_A + 2) * d - (_CUBIC_A + 3)) * d * d + 1
+
+
+def _cubic_far(d: np.ndarray) -> np.ndarray:
+    """The cubic convolution kernel at distances ``d`` in [1, 2]."""
+    return ((_CUBIC_A * d - 5 * _CUBIC_A) * d + 8 * _CUBIC_A) * d - 4 * _CUBIC_A
+
+
+def _weighted_taps(x: Any, axis: int, positions: list[np.ndarray], weights: list[np.ndarray]) -> Any:
+    """``sum_k x[positions[k]] * weights[k]`` along ``axis``, one position and weight per output index."""
+    n_out = positions[0].size
     shape = [1] * x.ndim
     shape[axis] = n_out
     full = tuple(n_out if d == axis else s for d, s in enumerate(x.shape))
     # positions and weights stand for the sizes and scales PyTorch's backward holds as numbers;
     # the weights come in the result's shape (a zero-stride view), so no broadcast of them is saved
-    device = x.device
-    w_high = kept(placed(np.broadcast_to(weight_high.reshape(shape), full), None, device))
-    w_low = kept(placed(np.broadcast_to((real(1.0) - weight_high).reshape(shape), full), None, device))
-    return select_positions(x, axis, low) * w_low + select_positions(x, axis, high) * w_high
+    out = None
+    for where, weight in zip(positions, weights):
+        w = kept(placed(np.broadcast_to(weight.astype(x.dtype.np).reshape(shape), full), None, x.device))
+        term = select_positions(x, axis, where) * w
+        out = term if out is None else out + term
+    return out
 
 
 def _normalized_shape(input: Any, normalized_shape: Any, params: tuple, sep: str) -> tuple[int, ...]:  # noqa: A002
@@ -736,6 +936,49 @@ def _dropout_masked(input: Any, p: float, training: bool, mask_shape: tuple[int,
     return ops.where(keep, input * (1.0 / (1.0 - p)), 0.0)
 
 
+_SELU_NEGATIVE = -1.0507009873554804934193349852946 * 1.6732632423543772848170429916717
+
+
+def _alpha_dropout(input: Any, p: float, training: bool, mask_shape: tuple[int, ...]) -> Any:  # noqa: A002
+    """Alpha dropout with one draw per cell of ``mask_shape``: a dropped value becomes SELU's
+    negative saturation, then an affine map restores zero mean and unit variance."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    keep_p = 1.0 - p
+    scale = (keep_p * (1.0 + p * _SELU_NEGATIVE ** 2)) ** -0.5
+    keep = ops.rand(mask_shape, dtype=input.dtype, device=input.device) < keep_p
+    return ops.where(keep, input * scale, _SELU_NEGATIVE * scale) - _SELU_NEGATIVE * scale * p
+
+
+def alpha_dropout(input: Any, p: float = 0.5, training: bool = False, inplace: bool = False) -> Any:  # noqa: A002
+    """Dropout for SELU networks: each element, with probability ``p``, is set to SELU's negative
+    saturation value, then all are mapped affinely so that inputs of zero mean and unit variance
+    keep them; the identity when not ``training`` (the default, as PyTorch's).
+
+    >>> import tidu
+    >>> tidu.nn.functional.alpha_dropout(tidu.ones(3), 0.5)
+    tensor([1., 1., 1.])
+    """
+    return _alpha_dropout(input, p, training, tuple(input.shape))
+
+
+def feature_alpha_dropout(input: Any, p: float = 0.5, training: bool = False, inplace: bool = False) -> Any:  # noqa: A002
+    """``alpha_dropout`` of whole channels: one draw for each index of the first two dims.
+
+    >>> import tidu
+    >>> y = tidu.nn.functional.feature_alpha_dropout(tidu.ones(4, 3, 5), 0.5, training=True)
+    >>> all(len(set(ch.tolist())) == 1 for ch in y.reshape(12, 5))
+    True
+    """
+    if training and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return _alpha_dropout(input, p, training, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
+
+
 def _channel_dropout(input: Any, p: float, training: bool, lead: int) -> Any:  # noqa: A002
     """Dropout of whole channels: one draw for each index of the first ``lead`` dims."""
     return _dropout_masked(input, p, training, tuple(input.shape[:lead]) + (1,) * (input.ndim - lead))
@@ -784,6 +1027,30 @@ def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool =
                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
                       "inputs).", UserWarning, stacklevel=2)
     return _channel_dropout(input, p, training, min(input.ndim, 2))
+
+
+def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float = 0.75,  # noqa: A002
+                        k: float = 1.0) -> Any:
+    """``input / (k + alpha * mean of input ** 2 over size neighbouring channels) ** beta``, the
+    window of channel ``c`` spanning ``c - size // 2`` to ``c + (size - 1) // 2`` (zeros beyond
+    the edges, still counted in the mean).
+
+    >>> import tidu
+    >>> tidu.nn.functional.local_response_norm(tidu.full((1, 2, 1), 2.0), 2, alpha=1.0, beta=1.0)
+    tensor([[[0.6667],
+             [0.4000]]])
+    """
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {input.ndim} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    channels = input.shape[1]
+    squares = pad((input * input).movedim(1, -1), (size // 2, (size - 1) // 2))
+    window = squares.narrow(-1, 0, channels)
+    for shift in range(1, size):
+        window = window + squares.narrow(-1, shift, channels)
+    return input / ((window * (alpha / size) + k) ** beta).movedim(-1, 1)
 
 
 def rms_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, eps: float | None = None) -> Any:  # noqa: A002
@@ -882,6 +1149,25 @@ def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:  # noqa: A002
     return _lead_permute(blocks, len(lead), (0, 2, 4, 1, 3)).reshape(*lead, c * r * r, h // r, w // r)
 
 
+def channel_shuffle(input: Any, groups: int) -> Any:  # noqa: A002
+    """Interleave the ``groups`` groups of channels of (N, C, *): channel ``g * (C // groups) + i``
+    moves to ``i * groups + g``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.channel_shuffle(tidu.arange(4.0).reshape(1, 4, 1), 2).flatten()
+    tensor([0., 2., 1., 3.])
+    """
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
 def _single(value: Any, name: str, fn: str) -> int:
     """A 1-d pooling argument: an int or a sequence of one."""
     if isinstance(value, int):
@@ -977,6 +1263,97 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
         rows = (ops.arange(num) == padding_idx % num).reshape(num, 1)
         weight = ops.where(rows, weight.detach(), weight)
     return ops.index_select(weight, 0, input.reshape(-1)).reshape(*input.shape, weight.shape[1])
+
+
+def _bag_slots(input: Any, offsets: Any, include_last_offset: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """The flat indices, the bag of each and the number of bags of ``embedding_bag``'s input."""
+    data = input._host()
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        return data.reshape(-1), np.repeat(np.arange(data.shape[0]), data.shape[1]), data.shape[0]
+    if input.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if offsets is None or offsets.ndim != 1:
+        raise ValueError(f"offsets has to be a 1D Tensor but got {None if offsets is None else offsets.ndim}")
+    starts = offsets._host().astype(np.int64)
+    if starts.size and starts[0] != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {starts[0]}")
+    if starts.size and starts[-1] > data.size:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {data.size} but got offsets[-1] of "
+                           f"{starts[-1]}")
+    bags = starts.size - 1 if include_last_offset else starts.size
+    ends = np.append(starts[1:], data.size)[:bags]
+    counts = np.maximum(ends - starts[:bags], 0)
+    return data, np.repeat(np.arange(bags), counts), bags
+
+
+def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float | None = None,  # noqa: A002
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Any = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Any:
+    """The sum, mean or max of the ``weight`` rows of each bag of indices: the rows of a 2-D
+    ``input``, or the runs of a 1-D ``input`` that ``offsets`` start. Entries equal to
+    ``padding_idx`` are left out (an empty bag gives zeros); ``per_sample_weights`` (``sum``
+    only) scales each row first. Each bag's rows are gathered into a padded grid, reduced along it.
+
+    >>> import tidu
+    >>> w = tidu.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> tidu.nn.functional.embedding_bag(tidu.tensor([0, 2, 1]), w, tidu.tensor([0, 2]), mode="sum")
+    tensor([[6., 8.],
+            [3., 4.]])
+    """
+    _check_index(input, "embedding_bag")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not supported")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                      f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                      "on GitHub.")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"embedding_bag: If per_sample_weights ({_size(per_sample_weights)}) is not None, then "
+                             f"it must have the same shape as the input ({_size(input)})")
+    num, dim = weight.shape
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} through {num - 1}, but "
+                               f"got {padding_idx}")
+        padding_idx %= num
+    flat, bag, bags = _bag_slots(input, offsets, include_last_offset)
+    bad = np.flatnonzero((flat < 0) | (flat >= num))
+    if bad.size:
+        raise RuntimeError(f"Index {bad[0]} of input takes value {flat[bad[0]]} which is not in the valid range "
+                           f"[0, {num})")
+    if max_norm is not None:
+        _renorm_rows(weight, np.unique(flat), max_norm, norm_type)
+    used = np.flatnonzero(flat[:bag.size] != padding_idx)
+    bag = bag[used]
+    counts = np.bincount(bag, minlength=bags)
+    slot = np.arange(used.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    grid = np.full((bags, max(int(counts.max(initial=0)), 1)), used.size)  # the filler row's position
+    grid[bag, slot] = np.arange(used.size)
+    rows = ops.index_select(weight, 0, placed(flat[used], None, weight.device))
+    if per_sample_weights is not None:
+        rows = rows * ops.index_select(per_sample_weights.reshape(-1), 0, placed(used, None, weight.device)).unsqueeze(1)
+    filler = ops.full((1, dim), float("-inf") if mode == "max" else 0.0, dtype=weight.dtype, device=weight.device)
+    picked = ops.index_select(ops.cat([rows, filler]), 0, placed(grid.reshape(-1), None, weight.device))
+    picked = picked.reshape(bags, grid.shape[1], dim)
+    if mode == "sum":
+        return picked.sum(1)
+    if mode == "mean":
+        return picked.sum(1) / placed(np.maximum(counts, 1).reshape(-1, 1).astype(weight.dtype.np), None,
+                                      weight.device)
+    empty = placed((counts == 0).reshape(-1, 1), None, weight.device)
+    return ops.where(empty, 0.0, ops.max(picked, dim=1).values)
+
+
+def _size(t: Any) -> str:
+    return f"torch.Size({list(t.shape)})"
 
 
 def _renorm_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
@@ -1623,6 +2000,101 @@ def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None, siz
     loss = loss.sum(dim=input.ndim - 1) / input.shape[-1]
     _check_reduction(reduction)
     return _reduce(loss, reduction)
+
+
+def _long_target(target: Any) -> None:
+    if target.dtype is not dtypes.int64:
+        raise RuntimeError(f"expected scalar type Long but found {dtypes.TORCH_NAMES[target.dtype.name]}")
+
+
+def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
+                      size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Any:
+    """Multi-class hinge loss of (N, C) or (C,) scores and class indices: the sum over the other
+    classes ``i`` of ``weight[y] * max(0, margin - x[y] + x[i]) ** p`` (``p`` 1 or 2), over ``C``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.multi_margin_loss(tidu.tensor([[0.1, 0.8, 0.4]]), tidu.tensor([1]))
+    tensor(0.3000)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if input.ndim not in (1, 2) or input.numel() == 0 and input.ndim != 2:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    _long_target(target)
+    rows = input.reshape(-1, input.shape[-1])
+    n, classes = rows.shape
+    if target.numel() != n or target.ndim > 1:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. Input "
+                           f"has shape {list(input.shape)}.")
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
+        raise RuntimeError(f"inconsistent weight size, expected {classes} but got {list(weight.shape)}")
+    _check_targets_in(target, classes, "target out of range")
+    labels = target.reshape(n, 1)
+    margins = relu(margin - ops.gather(rows, 1, labels) + rows)
+    terms = ops.where(_class_mask(labels.squeeze(1), classes, 1), 0.0, margins if p == 1 else margins * margins)
+    if weight is not None:
+        terms = terms * weight[labels]
+    loss = terms.sum(1) / classes
+    return _reduce(loss.reshape(target.shape) if input.ndim == 1 else loss, reduction)
+
+
+def _check_targets_in(target: Any, classes: int, message: str) -> None:
+    """``target`` (host-checked, as PyTorch's CPU kernels) in ``[0, classes)``, or ``RuntimeError(message)``."""
+    data = target._host()
+    if data.size and (data.min() < 0 or data.max() >= classes):
+        raise RuntimeError(message)
+
+
+def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+                           reduction: str = "mean") -> Any:
+    """Multi-label hinge loss of (N, C) or (C,) scores: ``target`` lists each sample's classes,
+    ended by the first ``-1``; the sum over listed ``j`` and unlisted ``i`` of
+    ``max(0, 1 - (x[j] - x[i]))``, over ``C``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.multilabel_margin_loss(tidu.tensor([[0.1, 0.2, 0.4, 0.8]]), tidu.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _long_target(target)
+    if tuple(target.shape) != tuple(input.shape) or input.ndim not in (1, 2):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    rows = input.reshape(-1, input.shape[-1])
+    classes = rows.shape[1]
+    labels = target._host().reshape(rows.shape)
+    listed = np.cumprod(labels != -1, axis=1).astype(bool)  # the entries before the first -1
+    if (listed & ((labels < 0) | (labels >= classes))).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    picked = np.where(listed, labels, 0)
+    is_target = np.zeros(rows.shape, bool)
+    is_target[np.broadcast_to(np.arange(rows.shape[0])[:, None], picked.shape)[listed], picked[listed]] = True
+    scores = ops.gather(rows, 1, placed(picked, None, input.device)).unsqueeze(2)  # (N, C listed, 1)
+    pairs = relu(1.0 - scores + rows.unsqueeze(1))  # (N, C listed, C others)
+    keep = placed(listed[:, :, None] & ~is_target[:, None, :], None, input.device)
+    loss = ops.where(keep, pairs, 0.0).sum((1, 2)) / classes
+    return _reduce(loss.reshape(()) if input.ndim == 1 else loss, reduction)
+
+
+def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Any:
+    """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with ``g``
+    standard Gumbel noise (tidu's RNG). With ``hard``, the one-hot of its argmax, whose gradient
+    is the soft sample's (straight-through).
+
+    >>> import tidu
+    >>> y = tidu.nn.functional.gumbel_softmax(tidu.zeros(4, 3), hard=True)
+    >>> y.sum(-1).tolist(), sorted(set(y.flatten().tolist()))
+    ([1.0, 1.0, 1.0, 1.0], [0.0, 1.0])
+    """
+    exponential = -ops.log1p(-ops.rand_like(logits.detach()))
+    soft = softmax((logits - ops.log(exponential)) / tau, dim=dim)
+    if not hard:
+        return soft
+    index = soft.detach().argmax(dim, keepdim=True)
+    one_hot = ops.zeros_like(soft.detach()).scatter(dim, index, 1.0)
+    return one_hot - soft.detach() + soft
 
 
 # Attention lives in its own file; it uses linear, softmax and dropout from this one.

@@ -33,7 +33,7 @@ from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
-from .dropout import Dropout, Dropout1d, Dropout2d
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
 from .linear import Bilinear, Identity, Linear
@@ -49,7 +49,9 @@ from .loss import (
     L1Loss,
     MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
     PoissonNLLLoss,
     SmoothL1Loss,
@@ -64,6 +66,7 @@ from .normalization import (
     InstanceNorm1d,
     InstanceNorm2d,
     LayerNorm,
+    LocalResponseNorm,
     RMSNorm,
 )
 from .padding import (
@@ -76,19 +79,33 @@ from .padding import (
     ZeroPad1d,
     ZeroPad2d,
 )
-from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
+    LPPool1d,
+    LPPool2d,
     MaxPool1d,
     MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
     Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
-from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .sparse import Embedding, EmbeddingBag
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "ConvTranspose1d", "ConvTranspose2d", "Fold", "Unfold",
@@ -105,4 +122,8 @@ __all__ = [
     "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss", "InstanceNorm1d", "InstanceNorm2d",
     "RMSNorm", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
     "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d", "PixelShuffle", "PixelUnshuffle", "AvgPool1d", "MaxPool1d",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout",
+    "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "EmbeddingBag", "MultiMarginLoss",
+    "MultiLabelMarginLoss",
 ]

@@ -1,4 +1,4 @@
-"""``Dropout``, ``Dropout1d`` and ``Dropout2d``."""
+"""``Dropout``, ``Dropout1d``, ``Dropout2d``, ``AlphaDropout`` and ``FeatureAlphaDropout``."""
 
 from __future__ import annotations
 
@@ -54,3 +54,27 @@ class Dropout2d(Dropout):
 
     def forward(self, input: Any) -> Any:  # noqa: A002
         return F.dropout2d(input, self.p, self.training)
+
+
+class AlphaDropout(Dropout):
+    """Dropout that keeps zero mean and unit variance, for SELU networks (``F.alpha_dropout``).
+
+    >>> import tidu
+    >>> tidu.nn.AlphaDropout(0.2).eval()(tidu.ones(2))
+    tensor([1., 1.])
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(Dropout):
+    """Alpha dropout of whole channels (``F.feature_alpha_dropout``).
+
+    >>> import tidu
+    >>> tidu.nn.FeatureAlphaDropout()
+    FeatureAlphaDropout(p=0.5, inplace=False)
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.feature_alpha_dropout(input, self.p, self.training)

@@ -1,6 +1,7 @@
 """Loss modules: ``MSELoss``, ``L1Loss``, ``CrossEntropyLoss``, ``NLLLoss``, ``BCELoss``, ``BCEWithLogitsLoss``,
 ``SmoothL1Loss``, ``HuberLoss``, ``KLDivLoss``, ``SoftMarginLoss``, ``MarginRankingLoss``, ``CosineEmbeddingLoss``,
-``HingeEmbeddingLoss``, ``TripletMarginLoss``, ``GaussianNLLLoss``, ``PoissonNLLLoss``, ``MultiLabelSoftMarginLoss``."""
+``HingeEmbeddingLoss``, ``TripletMarginLoss``, ``GaussianNLLLoss``, ``PoissonNLLLoss``, ``MultiLabelSoftMarginLoss``,
+``MultiMarginLoss``, ``MultiLabelMarginLoss``."""
 
 from __future__ import annotations
 
@@ -291,3 +292,37 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
     def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss (``F.multi_margin_loss``); ``weight`` is a buffer, as PyTorch's.
+
+    >>> import tidu
+    >>> tidu.nn.MultiMarginLoss(p=2, margin=0.5)(tidu.tensor([[0.1, 0.8, 0.4]]), tidu.tensor([1]))
+    tensor(0.0033)
+    """
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Any = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.ndim}D instead")
+        self.p, self.margin = p, margin
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss over listed and unlisted classes (``F.multilabel_margin_loss``).
+
+    >>> import tidu
+    >>> tidu.nn.MultiLabelMarginLoss()(tidu.tensor([[0.1, 0.2, 0.4, 0.8]]), tidu.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)

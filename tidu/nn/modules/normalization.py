@@ -1,4 +1,5 @@
-"""``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``, ``GroupNorm``, ``RMSNorm``, ``InstanceNorm1d``, ``InstanceNorm2d``."""
+"""``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``, ``GroupNorm``, ``RMSNorm``, ``InstanceNorm1d``, ``InstanceNorm2d``,
+``LocalResponseNorm``."""
 
 from __future__ import annotations
 
@@ -249,3 +250,23 @@ class InstanceNorm2d(_InstanceNorm):
 
     _dims = (3, 4)
     _unbatched = 3
+
+
+class LocalResponseNorm(Module):
+    """Each channel divided by ``(k + alpha * mean of squares over size neighbouring channels) ** beta``
+    (``F.local_response_norm``).
+
+    >>> import tidu
+    >>> tidu.nn.LocalResponseNorm(2)
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,4 +1,4 @@
-"""``PixelShuffle`` and ``PixelUnshuffle``."""
+"""``PixelShuffle``, ``PixelUnshuffle`` and ``ChannelShuffle``."""
 
 from __future__ import annotations
 
@@ -44,3 +44,22 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave ``groups`` groups of channels (``F.channel_shuffle``).
+
+    >>> import tidu
+    >>> tidu.nn.ChannelShuffle(2)(tidu.arange(4.0).reshape(1, 4, 1)).flatten()
+    tensor([0., 2., 1., 3.])
+    """
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

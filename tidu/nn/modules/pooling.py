@@ -1,5 +1,5 @@
 """``MaxPool2d`` and ``AvgPool2d`` on ``tidu.max_pool2d``/``tidu.avg_pool2d``, ``MaxPool1d`` and ``AvgPool1d``
-on them over a unit height; the adaptive average pools; ``Upsample``."""
+on them over a unit height; the adaptive pools; ``MaxUnpool``, ``LPPool``; ``Upsample``."""
 
 from __future__ import annotations
 
@@ -123,6 +123,31 @@ class Upsample(Module):
         return f"{shown}, mode={self.mode!r}"
 
 
+class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour ``Upsample`` of (N, C, H, W).
+
+    >>> import tidu
+    >>> tidu.nn.UpsamplingNearest2d(scale_factor=2)(tidu.tensor([[[[1.0, 2.0]]]]))
+    tensor([[[[1., 1., 2., 2.],
+              [1., 1., 2., 2.]]]])
+    """
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear ``Upsample`` of (N, C, H, W) with ``align_corners=True``.
+
+    >>> import tidu
+    >>> tidu.nn.UpsamplingBilinear2d(size=(1, 3))(tidu.tensor([[[[1.0, 2.0]]]]))
+    tensor([[[[1.0000, 1.5000, 2.0000]]]])
+    """
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
 class MaxPool1d(MaxPool2d):
     """Max over windows of ``(N, C, L)`` or ``(C, L)`` (``F.max_pool1d``).
 
@@ -155,3 +180,103 @@ class AvgPool1d(AvgPool2d):
     def forward(self, input: Any) -> Any:  # noqa: A002
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
                             count_include_pad=self.count_include_pad)
+
+
+class AdaptiveMaxPool2d(Module):
+    """Max over adaptive windows to ``output_size`` (``F.adaptive_max_pool2d``); with
+    ``return_indices``, also the flat positions of the maxima.
+
+    >>> import tidu
+    >>> tidu.nn.AdaptiveMaxPool2d((2, None))
+    AdaptiveMaxPool2d(output_size=(2, None))
+    >>> tidu.nn.AdaptiveMaxPool2d(1)(tidu.arange(6.0).reshape(1, 2, 3))
+    tensor([[[5.]]])
+    """
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    """Max over adaptive windows of the last dim to ``output_size`` (``F.adaptive_max_pool1d``).
+
+    >>> import tidu
+    >>> tidu.nn.AdaptiveMaxPool1d(2)(tidu.tensor([[1.0, 5.0, 2.0, 0.0, 3.0]]))
+    tensor([[5., 3.]])
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class MaxUnpool2d(Module):
+    """The inverse of ``MaxPool2d`` given its indices (``F.max_unpool2d``); ``output_size`` in the
+    call picks among the sizes the pooling could have come from.
+
+    >>> import tidu
+    >>> tidu.nn.MaxUnpool2d(2)
+    MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))
+    """
+
+    _dims = 2
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = F._unpool_args(kernel_size, stride, padding, self._dims)
+
+    def forward(self, input: Any, indices: Any, output_size: Any = None) -> Any:  # noqa: A002
+        return F._max_unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(MaxUnpool2d):
+    """The inverse of ``MaxPool1d`` given its indices (``F.max_unpool1d``).
+
+    >>> import tidu
+    >>> tidu.nn.MaxUnpool1d(2)(tidu.tensor([[3.0]]), tidu.tensor([[1]]))
+    tensor([[0., 3.]])
+    """
+
+    _dims = 1
+
+
+class LPPool2d(Module):
+    """Power-average pooling ``(sum of x ** norm_type over the window) ** (1 / norm_type)``
+    (``F.lp_pool2d``).
+
+    >>> import tidu
+    >>> tidu.nn.LPPool2d(2, 2)
+    LPPool2d(norm_type=2, kernel_size=2, stride=None, ceil_mode=False)
+    """
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(LPPool2d):
+    """Power-average pooling over the last dim (``F.lp_pool1d``).
+
+    >>> import tidu
+    >>> tidu.nn.LPPool1d(1, 2)(tidu.tensor([[1.0, 2.0, 3.0, 4.0]]))
+    tensor([[3., 7.]])
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
