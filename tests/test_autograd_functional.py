@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import tidu
+from tests.test_torch_oracle import assert_same_error
 
 
 def _f_one(L: Any) -> Callable:  # noqa: N803 - L is the library
@@ -105,15 +106,7 @@ def test_create_graph_keeps_the_results_in_the_inputs_graph() -> None:
     "AF.jvp(lambda a: y * 2, x, x, strict=True)",
 ])
 def test_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: N806 - the library, read by the call
-        AF = L.autograd.functional  # noqa: N806, F841 - read by the call
-        x, y = L.ones(3), L.ones(3)  # noqa: F841 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1][0] is errors[0][0], errors
-    assert errors[1][1] == errors[0][1] or call in _MESSAGE_DIFFERS, errors
+    assert_same_error(call, lambda L: {"AF": L.autograd.functional, "x": L.ones(3), "y": L.ones(3)}, same_message=call not in _MESSAGE_DIFFERS)
 
 
 # PyTorch's messages here: its type error names its classes, its size error prints torch.Size, its

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import tidu
-from tests.test_torch_oracle import Arg, T, run_both
+from tests.test_torch_oracle import Arg, T, assert_same_error, run_both
 
 # name -> (lib -> fn, operand shapes)
 CASES: dict[str, tuple[Callable, list]] = {
@@ -197,12 +197,7 @@ def test_named_tuples_and_integer_results_match_torch() -> None:
     "L.linalg.solve(L.eye(3), L.ones(3), left=False)", "L.linalg.svd(L.ones(2, 2, dtype=L.long))",
 ])
 def test_decomposition_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1] == errors[0]
+    assert_same_error(call)
 
 
 @pytest.mark.parametrize("call", [

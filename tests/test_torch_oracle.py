@@ -90,6 +90,29 @@ def run_both(
         assert_same(a.grad, b.grad, tol, what=f"grad of input {i}")
 
 
+def errors_of(call: str | Callable, scope: Callable[[Any], dict] | None = None) -> tuple[tuple, tuple]:
+    """PyTorch's and tidu's ``(exception class, message)`` for ``call``: a string evaluated with ``L``
+    bound to each library (with ``np``, ``math`` and the names ``scope(L)`` gives), or a function of the
+    library. Each must raise."""
+    errors = []
+    for lib in (torch, tidu):
+        names = {"L": lib, "np": np, "math": math, **(scope(lib) if scope else {})}
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the caller compares the class with PyTorch's
+            eval(call, names) if isinstance(call, str) else call(lib)  # noqa: S307 - the tests' own calls
+        errors.append((type(info.value), str(info.value)))
+    return errors[0], errors[1]
+
+
+def assert_same_error(call: str | Callable, scope: Callable[[Any], dict] | None = None, *,
+                      same_message: bool = True) -> None:
+    """``call`` raises the same exception class in both libraries (``errors_of``), and the same
+    message unless ``same_message`` is false (PyTorch's names its own types or internals)."""
+    ref, ours = errors_of(call, scope)
+    assert ours[0] is ref[0], (ref, ours)
+    if same_message:
+        assert ours[1] == ref[1], (ref, ours)
+
+
 def assert_same(out: Any, ref: Any, tol: dict, what: str = "output") -> None:
     assert isinstance(out, tidu.Tensor), f"{what}: got {type(out).__name__}"
     assert tuple(out.shape) == tuple(ref.shape), (

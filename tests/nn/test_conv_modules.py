@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import tidu
+from tests.test_torch_oracle import assert_same_error
 
 CASES = [
     ("Conv1d", (3, 4, 3), {"stride": 2, "padding": 1}, (2, 3, 9)),
@@ -113,12 +114,7 @@ def test_conv_transpose_second_derivative_matches_torch() -> None:
     "F.conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 3, 3, 3), bias=L.zeros(4))",
 ])
 def test_conv_transpose_errors_match_torch(call: str) -> None:
-    errors = []
-    for L, F in ((torch, torch.nn.functional), (tidu, tidu.nn.functional)):  # noqa: B007, N806 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1] == errors[0]
+    assert_same_error(call, lambda L: {"F": L.nn.functional})
 
 
 def test_conv_transpose_output_size_and_padding_mode_errors() -> None:
@@ -159,9 +155,4 @@ def test_unfold_and_fold_match_torch(shape: tuple, kwargs: dict, dtype: str) -> 
 ])
 def test_unfold_and_fold_errors_match_torch(call: str) -> None:
     """(A 2-D input to ``unfold`` raises PyTorch's ``IndexError`` from inside; tidu's names the rule.)"""
-    errors = []
-    for L, F in ((torch, torch.nn.functional), (tidu, tidu.nn.functional)):  # noqa: B007, N806 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1] == errors[0]
+    assert_same_error(call, lambda L: {"F": L.nn.functional})

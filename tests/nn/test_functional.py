@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import tidu
 import tidu.nn.functional as F
-from tests.test_torch_oracle import Arg, T, run_both
+from tests.test_torch_oracle import Arg, T, assert_same_error, errors_of, run_both
 
 FLOATS = ["float32", "float64"]
 
@@ -445,13 +445,7 @@ def test_group_norm_and_adaptive_pools_match_torch(fn: str, shapes: list, kwargs
     "L.nn.GroupNorm(2, 5)", "F.adaptive_avg_pool1d(L.ones(2), 1)", "F.hardtanh(L.ones(2), 1.0, -1.0)",
 ])
 def test_group_norm_pool_and_activation_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: N806 - the library
-        F = L.nn.functional  # noqa: N806, F841 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1] == errors[0]
+    assert_same_error(call, lambda L: {"F": L.nn.functional})
 
 
 _RESAMPLE = [
@@ -509,13 +503,8 @@ def test_interpolate_on_cuda_matches_the_cpu() -> None:
     "F.interpolate(x, mode='foo', size=2)", "F.interpolate(x, size=(2, 2, 2))",
 ])
 def test_interpolate_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: N806 - the library
-        F, x = L.nn.functional, L.ones(1, 1, 3, 4)  # noqa: N806, F841 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value).split(" (got")[0]))
-    assert errors[1] == errors[0]
+    ref, ours = errors_of(call, lambda L: {"F": L.nn.functional, "x": L.ones(1, 1, 3, 4)})
+    assert (ours[0], ours[1].split(" (got")[0]) == (ref[0], ref[1].split(" (got")[0])
 
 
 @pytest.mark.parametrize("call", [
@@ -532,13 +521,8 @@ def test_interpolate_errors_match_torch(call: str) -> None:
     "F.avg_pool1d(L.ones(1, 3, 5), (2, 2))", "F.max_pool1d(L.ones(1, 3, 5, dtype=L.long), 2)",
 ])
 def test_new_functional_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: N806 - the library
-        F = L.nn.functional  # noqa: N806, F841 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value).replace("tidu.", "torch.")))
-    assert errors[1] == errors[0]
+    ref, ours = errors_of(call, lambda L: {"F": L.nn.functional})
+    assert (ours[0], ours[1].replace("tidu.", "torch.")) == ref
 
 
 def test_max_pool1d_indices_match_torch() -> None:

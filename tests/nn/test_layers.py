@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import tidu
+from tests.test_torch_oracle import errors_of
 from tidu import nn
 
 from . import DTYPES, check_module, close, copy_weights
@@ -492,12 +493,8 @@ def test_new_module_reprs_and_errors_match_torch():
     for call in ["L.nn.InstanceNorm1d(3)(L.ones(2, 3, 2, 2))", "L.nn.InstanceNorm1d(4, affine=True)(L.ones(2, 3, 2))",
                  "L.nn.Softmax2d()(L.ones(2, 3))", "L.nn.ReflectionPad1d(3)(L.ones(1, 2, 3))",
                  "L.nn.Dropout2d(2)", "L.nn.ZeroPad2d(1)(L.ones(3))"]:
-        errors = []
-        for L in (torch, tidu):  # noqa: N806, B007 - the library, read by the call
-            with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
-                eval(call)  # noqa: S307 - the calls above
-            errors.append((type(info.value), str(info.value).split("\n")[0].split(" (mode")[0]))
-        assert errors[1] == errors[0], call
+        ref, ours = errors_of(call)
+        assert (ours[0], ours[1].split("\n")[0].split(" (mode")[0]) == (ref[0], ref[1].split("\n")[0].split(" (mode")[0])
     for lib in (torch, tidu):
         with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
             lib.nn.InstanceNorm1d(4)(lib.ones(2, 3, 2))

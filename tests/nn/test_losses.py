@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import tidu
+from tests.test_torch_oracle import errors_of
 
 from . import close
 
@@ -342,13 +343,8 @@ def test_losses_second_order_match_torch(fn, args):
     "F.multilabel_margin_loss(L.ones(2, 3), L.tensor([[0, 1, -1], [0, 1, 2]]).float())",
 ])
 def test_more_loss_errors_match_torch(call):
-    errors = []
-    for L in (torch, tidu):  # noqa: N806 - the library
-        F = L.nn.functional  # noqa: N806, F841 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value).replace("tidu.", "torch.")))
-    assert errors[1] == errors[0]
+    ref, ours = errors_of(call, lambda L: {"F": L.nn.functional})
+    assert (ours[0], ours[1].replace("tidu.", "torch.")) == ref
 
 
 def test_more_loss_reprs_match_torch():

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import tidu
+from tests.test_torch_oracle import errors_of
 
 from . import check_module, close
 
@@ -112,15 +113,12 @@ def test_module_matches_torch(name, dtype):
     "F.embedding_bag(L.tensor([[0, 1]]), L.ones(3, 2), padding_idx=5)", "L.nn.EmbeddingBag(5, 3, padding_idx=5)",
 ])
 def test_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: N806 - the library
-        F = L.nn.functional  # noqa: N806, F841 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        # the first line; the type names are each library's own
-        message = str(info.value).split("\n")[0].replace("tidu.tensor.Tensor", "torch.Tensor")
-        errors.append((type(info.value), message.split(" but got float32")[0].split(" but got torch.Float")[0]))
-    assert errors[1] == errors[0]
+    def first_line(error: tuple) -> tuple:  # the type names are each library's own
+        message = error[1].split("\n")[0].replace("tidu.tensor.Tensor", "torch.Tensor")
+        return error[0], message.split(" but got float32")[0].split(" but got torch.Float")[0]
+
+    ref, ours = errors_of(call, lambda L: {"F": L.nn.functional})
+    assert first_line(ours) == first_line(ref)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import tidu
+from tests.test_torch_oracle import assert_same_error
 
 
 def _flat(out: Any) -> list[Any]:
@@ -87,13 +88,7 @@ def test_recurrent_layers_on_cuda_match_torch(name: str) -> None:
     "nn.RNN(3, 4, dropout=1.5)", "nn.GRU(3, 4, proj_size=2)",
 ])
 def test_recurrent_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: N806 - the library
-        nn = L.nn  # noqa: F841 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1] == errors[0]
+    assert_same_error(call, lambda L: {"nn": L.nn})
 
 
 def test_dropout_between_layers_and_its_warning() -> None:

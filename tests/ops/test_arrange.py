@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import tidu
-from tests.test_torch_oracle import Arg, T, run_both
+from tests.test_torch_oracle import Arg, T, assert_same_error, run_both
 
 
 def _joined(L: Any, parts: Any) -> Any:  # noqa: N803 - L is the library
@@ -108,13 +108,7 @@ def test_splits_and_meshgrid_are_views_as_in_torch() -> None:
     "L.zeros(3).diff(-1)",
 ])
 def test_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1][0] is errors[0][0], errors
-    assert errors[1][1] == errors[0][1] or call in _MESSAGE_DIFFERS, errors
+    assert_same_error(call, same_message=call not in _MESSAGE_DIFFERS)
 
 
 # where PyTorch's message comes from its argument parser or names its C++ types, the class is compared
@@ -138,9 +132,4 @@ def test_tensor_unfold_tiling_windows_are_views_as_in_torch() -> None:
 @pytest.mark.parametrize("call", ["L.arange(10.0).unfold(0, 11, 1)", "L.arange(10.0).unfold(0, 3, 0)",
                                   "L.arange(10.0).unfold(1, 2, 1)"])
 def test_tensor_unfold_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1] == errors[0]
+    assert_same_error(call)

@@ -12,6 +12,7 @@ import torch
 
 import tidu
 from tests.ops.test_order import _assert_same
+from tests.test_torch_oracle import assert_same_error
 
 _NAN = float("nan")
 _ROWS = [[1, 2], [1, 2], [0, 5], [1, 2], [0, 5]]
@@ -103,13 +104,7 @@ def test_bincount_weights_get_the_gradient_of_their_bin() -> None:
     "L.histc(L.tensor([1.0, float('nan')]), bins=2)",
 ])
 def test_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1][0] is errors[0][0], errors
-    assert errors[1][1] == errors[0][1] or call in _MESSAGE_DIFFERS, errors
+    assert_same_error(call, same_message=call not in _MESSAGE_DIFFERS)
 
 
 # PyTorch prints a NaN bound as -nan (its C library's sign); the class is compared

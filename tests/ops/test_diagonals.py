@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import tidu
-from tests.test_torch_oracle import Arg, T, run_both
+from tests.test_torch_oracle import Arg, T, assert_same_error, run_both
 
 # name -> (lib -> fn, operand shapes)
 CASES: dict[str, tuple[Callable, list]] = {
@@ -88,12 +88,7 @@ def test_triangle_indices_match_torch(which: str, args: tuple) -> None:
     "L.tril_indices(-1, 2)", "L.triu_indices(2, -3)",
 ])
 def test_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1] == errors[0]
+    assert_same_error(call)
 
 
 def test_second_derivative_through_diag_embed_and_trace_matches_torch() -> None:

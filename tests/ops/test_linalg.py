@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tidu
-from tests.test_torch_oracle import TOL, Arg, T, assert_same, run_both
+from tests.test_torch_oracle import TOL, Arg, T, assert_same, assert_same_error, run_both
 
 FLOATS = ["float32", "float64"]
 BLAS_TOL = {"float32": {"rtol": 1e-5, "atol": 1e-5}, "float64": TOL["float64"]}
@@ -380,13 +380,7 @@ def test_addmm_ignores_input_when_beta_is_zero_and_scales_integers_as_integers()
     "L.inner(L.ones(2, 3), L.ones(2))", "L.baddbmm(L.zeros(1), L.ones(2, 2, 3), L.ones(3, 3, 2))",
 ])
 def test_product_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1][0] is errors[0][0], errors
-    assert errors[1][1] == errors[0][1] or call in _PRODUCT_MESSAGE_DIFFERS, errors
+    assert_same_error(call, same_message=call not in _PRODUCT_MESSAGE_DIFFERS)
 
 
 # PyTorch's message names a different internal check (tidu's names the shapes)
@@ -426,9 +420,4 @@ def test_cdist_of_count_norm_and_at_zero_distance() -> None:
     "L.cdist(L.zeros(2, 3), L.zeros(4, 3), p=-1)",
 ])
 def test_distance_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1] == errors[0]
+    assert_same_error(call)

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import tidu
-from tests.test_torch_oracle import Arg, T, run_both
+from tests.test_torch_oracle import Arg, T, assert_same_error, run_both
 
 _Q = [0.0, 0.3, 0.5, 0.75, 1.0]
 
@@ -199,14 +199,7 @@ def test_gradients_with_ties_and_nans_to_second_order(lib_fn: Callable) -> None:
     "L.nanmean(x.long())", "L.nanmean(x.long(), dtype=L.float32)", "L.var_mean(x.long())", "L.std_mean(x.int(), 0)",
 ])
 def test_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: N806 - the library, read by the call
-        x = L.ones(3, 4)  # noqa: F841 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1][0] is errors[0][0], errors
-    assert errors[1][1] == errors[0][1] or call in _MESSAGE_DIFFERS, errors
+    assert_same_error(call, lambda L: {"x": L.ones(3, 4)}, same_message=call not in _MESSAGE_DIFFERS)
 
 
 # PyTorch's message names its argument parser's overloads or dims counted differently; the class is compared

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import tidu
-from tests.test_torch_oracle import Arg, run_both
+from tests.test_torch_oracle import Arg, assert_same_error, run_both
 
 _SPECIAL = np.array([0.0, -0.0, 0.3, 0.5, 1.0, -2.0, 1e-20, 5e-6, math.nan, math.inf, -math.inf, 0.999])
 _INTS = np.array([0, 1, 2, -3])
@@ -153,9 +153,4 @@ def test_in_place_comparisons_cast_to_the_tensor_dtype() -> None:
     "L.isclose(L.tensor([1.0]), L.tensor([1.0]), atol=-1)",
 ])
 def test_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: B007, N806 - the library, read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1] == errors[0]
+    assert_same_error(call)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import tidu
-from tests.test_torch_oracle import Arg, T, run_both
+from tests.test_torch_oracle import Arg, T, assert_same_error, run_both
 
 _IDX = [[0, 2, 1, 0], [2, 0, 0, 1]]  # no repeated target along dim 0 of a (3, 4)
 
@@ -106,14 +106,7 @@ def test_in_place_forms_match_torch() -> None:
     "x.index_fill(0, L.tensor([0]), L.ones(2))",
 ])
 def test_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: N806 - the library, read by the call
-        x = L.zeros(3, 4)  # noqa: F841 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class and message are compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1][0] is errors[0][0], errors
-    assert errors[1][1] == errors[0][1] or call in _MESSAGE_DIFFERS, errors
+    assert_same_error(call, lambda L: {"x": L.zeros(3, 4)}, same_message=call not in _MESSAGE_DIFFERS)
 
 
 # PyTorch's message here names its internal kernels or argument parser; the class is compared

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import tidu
-from tests.test_torch_oracle import Arg, T, run_both
+from tests.test_torch_oracle import Arg, T, assert_same_error, run_both
 
 
 def _args(shapes: Any) -> list[Arg]:
@@ -167,13 +167,7 @@ def test_views_share_storage() -> None:
     "x.unbind(2)", "L.zeros(()).unbind()", "x.view_as(L.zeros(2, 2))", "x.t().view_as(L.zeros(6))",
 ])
 def test_select_unbind_movedim_errors_match_torch(call: str) -> None:
-    errors = []
-    for L in (torch, tidu):  # noqa: N806 - the library, as in CASES
-        x = L.zeros(2, 3)  # noqa: F841 - read by the call
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is compared with PyTorch's
-            eval(call)  # noqa: S307 - the calls above
-        errors.append((type(info.value), str(info.value)))
-    assert errors[1] == errors[0]
+    assert_same_error(call, lambda L: {"x": L.zeros(2, 3)})
 
 
 def test_select_of_a_float_index_is_a_type_error_as_in_torch() -> None:
