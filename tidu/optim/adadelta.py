@@ -7,7 +7,18 @@ from typing import Any
 
 import numpy as np
 
-from .optimizer import Optimizer, buffer, check_eps, check_lr, check_nonnegative, new_step, sqrt, state_like
+from .optimizer import (
+    Optimizer,
+    buffer,
+    check_eps,
+    check_lr,
+    check_nonnegative,
+    l2_decayed,
+    new_step,
+    next_step,
+    sqrt,
+    state_like,
+)
 
 
 class Adadelta(Optimizer):
@@ -68,9 +79,8 @@ class Adadelta(Optimizer):
             state["square_avg"] = state_like(param)
             state["acc_delta"] = state_like(param)
         lr, rho, eps = float(group["lr"]), group["rho"], group["eps"]
-        state["step"]._data += 1
-        if group["weight_decay"] != 0:
-            grad = grad + group["weight_decay"] * param
+        next_step(state)
+        grad = l2_decayed(grad, param, group["weight_decay"])
         square_avg, acc_delta = buffer(state["square_avg"]), buffer(state["acc_delta"])
         square_avg *= rho
         square_avg += ((1 - rho) * grad) * grad

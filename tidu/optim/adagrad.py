@@ -7,7 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from .optimizer import Optimizer, buffer, check_lr, check_nonnegative, new_step, sqrt, state_like
+from .optimizer import (
+    Optimizer,
+    buffer,
+    check_lr,
+    check_nonnegative,
+    l2_decayed,
+    new_step,
+    next_step,
+    sqrt,
+    state_like,
+)
 
 
 class Adagrad(Optimizer):
@@ -71,11 +81,8 @@ class Adagrad(Optimizer):
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
             _init_state(state, param, group)
-        step_t = state["step"]._data
-        step_t += 1
-        step = float(step_t)
-        if group["weight_decay"] != 0:
-            grad = grad + group["weight_decay"] * param
+        step = next_step(state)
+        grad = l2_decayed(grad, param, group["weight_decay"])
         clr = float(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
         state_sum = buffer(state["sum"])
         state_sum += grad * grad

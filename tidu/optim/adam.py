@@ -7,7 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from .optimizer import Optimizer, buffer, check_lr, check_nonnegative, maximum_, new_step, sqrt, state_like
+from .optimizer import (
+    Optimizer,
+    buffer,
+    check_adam_args,
+    maximum_,
+    new_step,
+    next_step,
+    sqrt,
+    state_like,
+)
 
 
 class Adam(Optimizer):
@@ -57,13 +66,7 @@ class Adam(Optimizer):
         fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
-        check_nonnegative("weight_decay", weight_decay)
+        check_adam_args(lr, eps, betas, weight_decay)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
             foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
@@ -80,9 +83,7 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = state_like(param)
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
         weight_decay = group["weight_decay"]
-        step_t = state["step"]._data
-        step_t += 1
-        step = float(step_t)
+        step = next_step(state)
         if weight_decay != 0:
             if group["decoupled_weight_decay"]:
                 param *= 1 - lr * weight_decay

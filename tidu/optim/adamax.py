@@ -12,12 +12,11 @@ from .optimizer import (
     Optimizer,
     absolute,
     buffer,
-    check_betas,
-    check_eps,
-    check_lr,
-    check_nonnegative,
+    check_adam_args,
+    l2_decayed,
     maximum_,
     new_step,
+    next_step,
     state_like,
 )
 
@@ -61,10 +60,7 @@ class Adamax(Optimizer):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        check_lr(lr)
-        check_eps(eps)
-        check_betas(betas)
-        check_nonnegative("weight_decay", weight_decay)
+        check_adam_args(lr, eps, betas, weight_decay)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
             differentiable=differentiable, capturable=capturable,
@@ -77,11 +73,8 @@ class Adamax(Optimizer):
             state["exp_avg"] = state_like(param)
             state["exp_inf"] = state_like(param)
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
-        step_t = state["step"]._data
-        step_t += 1
-        step = float(step_t)
-        if group["weight_decay"] != 0:
-            grad = grad + group["weight_decay"] * param
+        step = next_step(state)
+        grad = l2_decayed(grad, param, group["weight_decay"])
         exp_avg, exp_inf = buffer(state["exp_avg"]), buffer(state["exp_inf"])
         _lerp_(exp_avg, grad, 1 - beta1)
         exp_inf *= beta2

@@ -13,7 +13,9 @@ from .optimizer import (
     buffer,
     check_lr,
     check_nonnegative,
+    l2_decayed,
     new_step,
+    next_step,
     scalar_state,
     state_like,
 )
@@ -79,11 +81,8 @@ class ASGD(Optimizer):
             state["eta"] = scalar_state(lr)
             state["mu"] = scalar_state(1.0)
             state["ax"] = state_like(param)
-        step_t = state["step"]._data
-        step_t += 1
-        step = float(step_t)
-        if group["weight_decay"] != 0:
-            grad = grad + group["weight_decay"] * param
+        step = next_step(state)
+        grad = l2_decayed(grad, param, group["weight_decay"])
         eta_t, mu_t = state["eta"]._data, state["mu"]._data
         eta = float(eta_t)
         param *= 1 - lambd * eta

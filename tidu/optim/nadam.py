@@ -11,11 +11,10 @@ from .adam import _lerp_
 from .optimizer import (
     Optimizer,
     buffer,
-    check_betas,
-    check_eps,
-    check_lr,
+    check_adam_args,
     check_nonnegative,
     new_step,
+    next_step,
     scalar_state,
     sqrt,
     state_like,
@@ -68,10 +67,7 @@ class NAdam(Optimizer):
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        check_lr(lr)
-        check_eps(eps)
-        check_betas(betas)
-        check_nonnegative("weight_decay", weight_decay)
+        check_adam_args(lr, eps, betas, weight_decay)
         check_nonnegative("momentum_decay", momentum_decay)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
@@ -88,9 +84,7 @@ class NAdam(Optimizer):
             state["exp_avg_sq"] = state_like(param)
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
         weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
-        step_t = state["step"]._data
-        step_t += 1
-        step = float(step_t)
+        step = next_step(state)
         if weight_decay != 0:
             if group["decoupled_weight_decay"]:
                 param *= 1 - lr * weight_decay

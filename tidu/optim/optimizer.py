@@ -298,6 +298,26 @@ def new_step() -> Tensor:
     return Tensor(np.zeros((), np.float32))
 
 
+def next_step(state: dict[str, Any]) -> float:
+    """Count a step in ``state["step"]`` (in place, as PyTorch's tensor) and return the new count."""
+    step = state["step"]._data
+    step += 1
+    return float(step)
+
+
+def l2_decayed(grad: Any, param: Any, weight_decay: float) -> Any:
+    """The gradient with the L2 term ``weight_decay * param`` added (``grad`` itself without one)."""
+    return grad + weight_decay * param if weight_decay != 0 else grad
+
+
+def check_adam_args(lr: Any, eps: float, betas: tuple[float, float], weight_decay: float) -> None:
+    """The Adam family's argument checks, with PyTorch's messages."""
+    check_lr(lr)
+    check_eps(eps)
+    check_betas(betas)
+    check_nonnegative("weight_decay", weight_decay)
+
+
 def check_lr(lr: Any) -> None:
     if isinstance(lr, Tensor):
         if lr.numel() != 1:

@@ -12,11 +12,9 @@ from .adam import _lerp_
 from .optimizer import (
     Optimizer,
     buffer,
-    check_betas,
-    check_eps,
-    check_lr,
-    check_nonnegative,
+    check_adam_args,
     new_step,
+    next_step,
     sqrt,
     state_like,
 )
@@ -66,10 +64,7 @@ class RAdam(Optimizer):
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        check_lr(lr)
-        check_eps(eps)
-        check_betas(betas)
-        check_nonnegative("weight_decay", weight_decay)
+        check_adam_args(lr, eps, betas, weight_decay)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
             capturable=capturable, decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable,
@@ -83,9 +78,7 @@ class RAdam(Optimizer):
             state["exp_avg_sq"] = state_like(param)
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
         weight_decay = group["weight_decay"]
-        step_t = state["step"]._data
-        step_t += 1
-        step = float(step_t)
+        step = next_step(state)
         if weight_decay != 0:
             if group["decoupled_weight_decay"]:
                 param *= 1 - lr * weight_decay

@@ -8,7 +8,17 @@ from typing import Any
 import numpy as np
 
 from .adam import _lerp_
-from .optimizer import Optimizer, buffer, check_lr, check_nonnegative, new_step, sqrt, state_like
+from .optimizer import (
+    Optimizer,
+    buffer,
+    check_lr,
+    check_nonnegative,
+    l2_decayed,
+    new_step,
+    next_step,
+    sqrt,
+    state_like,
+)
 
 
 class RMSprop(Optimizer):
@@ -77,9 +87,8 @@ class RMSprop(Optimizer):
             if group["centered"]:
                 state["grad_avg"] = state_like(param)
         lr, alpha, momentum = float(group["lr"]), group["alpha"], group["momentum"]
-        state["step"]._data += 1
-        if group["weight_decay"] != 0:
-            grad = grad + group["weight_decay"] * param
+        next_step(state)
+        grad = l2_decayed(grad, param, group["weight_decay"])
         square_avg = buffer(state["square_avg"])
         square_avg *= alpha
         square_avg += ((1 - alpha) * grad) * grad

@@ -7,7 +7,18 @@ from typing import Any
 
 import numpy as np
 
-from .optimizer import Optimizer, assign_, buffer, check_lr, clamp_, new_step, select, sign, state_like
+from .optimizer import (
+    Optimizer,
+    assign_,
+    buffer,
+    check_lr,
+    clamp_,
+    new_step,
+    next_step,
+    select,
+    sign,
+    state_like,
+)
 
 
 class Rprop(Optimizer):
@@ -66,7 +77,7 @@ class Rprop(Optimizer):
             state["prev"] = state_like(param)
             state["step_size"] = state_like(param, float(group["lr"]))
         (etaminus, etaplus), (step_size_min, step_size_max) = group["etas"], group["step_sizes"]
-        state["step"]._data += 1
+        next_step(state)
         prev, step_size = buffer(state["prev"]), buffer(state["step_size"])
         agreement = sign(grad * prev)
         factor = select(agreement > 0, etaplus, select(agreement < 0, etaminus, select(agreement == 0, 1.0, agreement)))
