@@ -51,7 +51,9 @@ from .tensor import Size, Tensor
 
 _methods.install()
 
-from . import autograd, cuda, func, linalg, nn, optim, special, train, utils  # noqa: E402
+from . import amp, autograd, cuda, func, linalg, nn, optim, random, special, testing, train, utils  # noqa: E402
+from .amp import autocast  # noqa: E402
+from .compat import *  # noqa: E402,F403
 from .func import linear_transpose, linearize  # noqa: E402
 from .linalg import _cholesky as cholesky  # noqa: E402
 from .linalg import _cross as cross  # noqa: E402

@@ -68,3 +68,23 @@ def empty_cache() -> None:
         from .backends.cuda.memory import empty_cache as _empty
 
         _empty()
+
+
+class _Amp:
+    """``tidu.cuda.amp``: PyTorch's older names for ``tidu.amp``'s ``autocast`` (on ``cuda``) and
+    ``GradScaler``."""
+
+    @staticmethod
+    def autocast(enabled: bool = True, dtype: object = None, cache_enabled: bool | None = None) -> object:
+        from .amp import autocast
+
+        return autocast("cuda", dtype, enabled, cache_enabled)
+
+    @staticmethod
+    def GradScaler(*args: object, **kwargs: object) -> object:  # noqa: N802 - PyTorch's name
+        from .amp import GradScaler
+
+        return GradScaler("cuda", *args, **kwargs)
+
+
+amp = _Amp()

@@ -1,5 +1,6 @@
-"""Utilities with PyTorch's names: ``tidu.utils.data`` (datasets and loaders)."""
+"""Utilities with PyTorch's names: ``tidu.utils.data`` (datasets and loaders) and
+``tidu.utils.checkpoint`` (activation checkpointing)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

@@ -79,6 +79,7 @@ from .padding import (
     ZeroPad1d,
     ZeroPad2d,
 )
+from .parallel import DataParallel
 from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from .pooling import (
     AdaptiveAvgPool1d,
@@ -108,6 +109,7 @@ from .transformer import (
 )
 
 __all__ = [
+    "DataParallel",
     "ConvTranspose1d", "ConvTranspose2d", "Fold", "Unfold",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "GroupNorm", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish",
     "ReLU6", "Softsign", "Upsample", "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",

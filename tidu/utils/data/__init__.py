@@ -10,9 +10,18 @@
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+    get_worker_info,
+)
 
 __all__ = [
     "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
-    "SequentialSampler", "Subset", "TensorDataset", "default_collate", "default_convert", "random_split",
+    "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "default_collate",
+    "default_convert", "get_worker_info", "random_split",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Any
 
 import numpy as np
@@ -123,3 +123,69 @@ class BatchSampler(Sampler):
     def __len__(self) -> int:
         n = len(self.sampler)  # type: ignore[arg-type]
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a fresh random order on each pass.
+
+    >>> import numpy as np
+    >>> from tidu.utils.data import SubsetRandomSampler
+    >>> sorted(SubsetRandomSampler([3, 5, 7], generator=np.random.default_rng(0)))
+    [3, 5, 7]
+    """
+
+    def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.indices[i] for i in permutation(len(self.indices), self.generator).tolist())
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights`` (with
+    replacement by default; without, each index at most once), as ``tidu.multinomial`` draws them.
+
+    >>> import tidu
+    >>> from tidu.utils.data import WeightedRandomSampler
+    >>> list(WeightedRandomSampler([0.0, 1.0, 0.0], 3))
+    [1, 1, 1]
+    """
+
+    def __init__(self, weights: Any, num_samples: int, replacement: bool = True, generator: Any = None) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        from ...ops.creation import tensor
+
+        weights_tensor = tensor(weights, dtype="float64") if not hasattr(weights, "dtype") else weights.double()
+        if weights_tensor.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        from ...ops.creation import multinomial
+
+        draws = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        return iter(draws.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+def get_worker_info() -> None:
+    """``None``: tidu's ``DataLoader`` loads in the calling process (PyTorch's answer there).
+
+    >>> from tidu.utils.data import get_worker_info
+    >>> get_worker_info() is None
+    True
+    """
+    return None

@@ -1,0 +1,106 @@
+"""``tidu.testing.assert_close``: PyTorch's closeness check for tensors, numbers and their
+sequences and mappings.
+
+>>> import tidu
+>>> tidu.testing.assert_close(tidu.tensor([1.0, 2.0]), tidu.tensor([1.0, 2.0 + 1e-7]))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Size, Tensor
+
+__all__ = ["assert_close"]
+
+# PyTorch's default tolerances by dtype (rtol, atol); exact for integers and bool
+_TOLERANCES = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+
+
+def _as_array(x: Any) -> tuple[np.ndarray, Any]:
+    if isinstance(x, Tensor):
+        return x.detach().cpu().numpy(), x.dtype
+    return np.asarray(x), None
+
+
+def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, rtol: float | None = None,
+                 atol: float | None = None, equal_nan: bool = False, check_device: bool = True,
+                 check_dtype: bool = True, check_layout: bool = True, check_stride: bool = False,
+                 msg: str | None = None) -> None:
+    """Raise ``AssertionError`` unless ``|actual - expected| <= atol + rtol * |expected|`` everywhere,
+    with the same shapes (and dtypes and devices, unless told not to check them). The default
+    tolerances are PyTorch's for the dtype; give both ``rtol`` and ``atol`` or neither.
+
+    >>> import tidu
+    >>> tidu.testing.assert_close(tidu.tensor([1.0]), tidu.tensor([1.1]))
+    Traceback (most recent call last):
+    AssertionError: Tensor-likes are not close!
+    <BLANKLINE>
+    Mismatched elements: 1 / 1 (100.0%)
+    Greatest absolute difference: 0.10000002384185791 at index (0,) (up to 1e-05 allowed)
+    Greatest relative difference: 0.09090910851955414 at index (0,) (up to 1.3e-06 allowed)
+    """
+    if (rtol is None) != (atol is None):
+        raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no {'rtol' if rtol is None else 'atol'}.")
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        if set(actual) != set(expected):
+            raise AssertionError(msg or f"The keys of the mappings do not match: {sorted(map(str, actual))} and "
+                                        f"{sorted(map(str, expected))}")
+        for key in expected:
+            assert_close(actual[key], expected[key], rtol=rtol, atol=atol, equal_nan=equal_nan,
+                         check_device=check_device, check_dtype=check_dtype, msg=msg)
+        return
+    if isinstance(expected, Sequence) and not isinstance(expected, str) and isinstance(actual, Sequence) \
+            and not isinstance(actual, str) and not isinstance(expected, Tensor):
+        if len(actual) != len(expected):
+            raise AssertionError(msg or f"The length of the sequences mismatch: {len(actual)} != {len(expected)}")
+        for a, e in zip(actual, expected):
+            assert_close(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=check_device,
+                         check_dtype=check_dtype, msg=msg)
+        return
+    a, a_dtype = _as_array(actual)
+    e, e_dtype = _as_array(expected)
+    if isinstance(actual, Tensor) != isinstance(expected, Tensor):
+        raise AssertionError(msg or f"Comparing a {type(actual).__name__} with a {type(expected).__name__}")
+    if a.shape != e.shape:
+        raise AssertionError(msg or f"The values for attribute 'shape' do not match: {Size(a.shape)} != "
+                                    f"{Size(e.shape)}.")
+    if isinstance(actual, Tensor):
+        if check_dtype and a_dtype is not e_dtype:
+            raise AssertionError(msg or f"The values for attribute 'dtype' do not match: {a_dtype} != {e_dtype}.")
+        if check_device and actual.device != expected.device:
+            raise AssertionError(msg or f"The values for attribute 'device' do not match: {actual.device} != "
+                                        f"{expected.device}.")
+    exact = e.dtype.kind not in "fc"
+    if rtol is None:
+        rtol, atol = _TOLERANCES.get((e_dtype.name if e_dtype is not None else e.dtype.name), (0.0, 0.0))
+    work = np.float64 if exact else e.dtype
+    a_w, e_w = a.astype(work), e.astype(work)
+    close = np.isclose(a_w, e_w, rtol=rtol, atol=atol, equal_nan=equal_nan) | (a_w == e_w)
+    if close.all():
+        return
+    with np.errstate(divide="ignore", invalid="ignore"):
+        diff = np.where(close, 0, np.abs(a_w - e_w))
+        rel = np.where(close, 0, diff / np.abs(e_w))
+    if exact:  # PyTorch divides integers in float32
+        rel = rel.astype(np.float32)
+
+    def worst(values: np.ndarray) -> tuple:
+        flat = values.reshape(-1)
+        at = int(np.flatnonzero(np.isnan(flat))[0]) if np.isnan(flat).any() else int(np.argmax(flat))
+        return flat[at], tuple(int(i) for i in np.unravel_index(at, values.shape))
+
+    (d, d_at), (r, r_at) = worst(diff), worst(rel)
+    bad = int((~close).sum())
+    if exact:
+        text = (f"Tensor-likes are not equal!\n\nMismatched elements: {bad} / {close.size} ({100 * bad / close.size:.1f}%)\n"
+                f"Greatest absolute difference: {int(d)} at index {d_at}\nGreatest relative difference: {r} at index "
+                f"{r_at}")
+    else:
+        text = (f"Tensor-likes are not close!\n\nMismatched elements: {bad} / {close.size} ({100 * bad / close.size:.1f}%)\n"
+                f"Greatest absolute difference: {d} at index {d_at} (up to {atol} allowed)\n"
+                f"Greatest relative difference: {r} at index {r_at} (up to {rtol} allowed)")
+    raise AssertionError(msg or text)
