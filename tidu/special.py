@@ -94,7 +94,8 @@ def xlog1py(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.special.xlog1py(tidu.tensor([0.0, 2.0]), tidu.tensor([-1.0, 1.0]))
     tensor([0.0000, 1.3863])
     """
-    return pointwise.x_times_log(input, other, ops_math.log1p, 0.0)
+    return pointwise.x_times_log(input, other, ops_math.log1p, 0.0,
+                                 lambda y: ops_math.logical_or(ops_math.le(y, -1), ops_math.eq(y, math.inf)))
 
 
 def multigammaln(input: Any, p: int) -> Any:  # noqa: A002

@@ -154,3 +154,18 @@ def test_in_place_comparisons_cast_to_the_tensor_dtype() -> None:
 ])
 def test_errors_match_torch(call: str) -> None:
     assert_same_error(call)
+
+
+def test_xlogy_gradient_at_zero_is_the_log_as_in_torch() -> None:
+    """d/dx x log y = log y, at x = 0 too; d/dy = x / y. (At x = 0 where log y is not finite, tidu's
+    are 0: the differences guide lists PyTorch's.)"""
+    out = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor([0.0, 0.0, 0.0, 1.0, 2.0, 0.5], dtype=L.float64, requires_grad=True)
+        y = L.tensor([2.0, 0.0, math.nan, 0.0, math.inf, 3.0], dtype=L.float64, requires_grad=True)
+        value = L.xlogy(x, y)
+        value.sum().backward()
+        out.append((value.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    np.testing.assert_array_equal(out[1][0], out[0][0])
+    np.testing.assert_array_equal(out[1][1], out[0][1])
+    np.testing.assert_array_equal(out[1][2][[0, 2, 3, 4, 5]], out[0][2][[0, 2, 3, 4, 5]])

@@ -66,22 +66,22 @@ def xlogy(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.xlogy(tidu.tensor([0.0, 2.0]), tidu.tensor([0.0, 3.0]))
     tensor([0.0000, 2.1972])
     """
-    return x_times_log(input, other, math.log, 1.0)
+    return x_times_log(input, other, math.log, 1.0, lambda y: math.logical_or(math.le(y, 0), math.eq(y, pymath.inf)))
 
 
-def x_times_log(input: Any, other: Any, log: Any, neutral: float) -> Any:  # noqa: A002
-    """``input * log(other)``, 0 where ``input`` is 0 unless ``other`` is NaN (``xlogy``,
-    ``special.xlog1py``); ``log(neutral)`` is 0, so the masked branch passes no inf to the gradient."""
+def x_times_log(input: Any, other: Any, log: Any, neutral: float, outside: Any) -> Any:  # noqa: A002
+    """``input * log(other)``, and 0 where ``input`` is 0 and ``log(other)`` is not finite
+    (``outside(other)``) unless ``other`` is NaN (``xlogy``, ``special.xlog1py``). The gradient in
+    ``input`` is ``log(other)``, as PyTorch's; at the masked points the log reads ``neutral``
+    (where it is 0), so no inf or NaN reaches the gradient."""
     like = input if is_value(input) else other
     dt = dtypes.result_type(input, other)
     if not dt.is_floating_point:
         dt = dtypes.get_default_dtype()
     x = convert(input, dt) if is_value(input) else constant(input, dt, like, tuple(like.shape))
     y = convert(other, dt) if is_value(other) else constant(other, dt, like, tuple(like.shape))
-    zero = math.eq(x, 0)
-    safe_y = math.where(zero, neutral, y)
-    out = math.where(zero, 0.0, math.mul(x, log(safe_y)))
-    return math.where(math.isnan(y), y, out)
+    masked = math.logical_and(math.eq(x, 0), outside(y))
+    return math.mul(x, log(math.where(masked, neutral, y)))
 
 
 def sinc(input: Any) -> Any:  # noqa: A002
