@@ -51,7 +51,7 @@ from .tensor import Size, Tensor
 
 _methods.install()
 
-from . import autograd, cuda, func, linalg, nn, optim, special, train, utils  # noqa: E402
+from . import autograd, cuda, distributions, func, linalg, nn, optim, special, train, utils  # noqa: E402
 from .func import linear_transpose, linearize  # noqa: E402
 from .linalg import _cholesky as cholesky  # noqa: E402
 from .linalg import _cross as cross  # noqa: E402
