@@ -51,7 +51,21 @@ from .tensor import Size, Tensor
 
 _methods.install()
 
-from . import amp, autograd, cuda, func, linalg, nn, optim, random, special, testing, train, utils  # noqa: E402
+from . import (  # noqa: E402
+    amp,
+    autograd,
+    cuda,
+    distributions,
+    func,
+    linalg,
+    nn,
+    optim,
+    random,
+    special,
+    testing,
+    train,
+    utils,
+)
 from .amp import autocast  # noqa: E402
 from .compat import *  # noqa: E402,F403
 from .func import linear_transpose, linearize  # noqa: E402

@@ -1,0 +1,71 @@
+"""The beta distribution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import tidu
+
+from . import constraints
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .utils import broadcast_all, from_host, host, stream, xlogy
+
+
+def log_beta(a: Any, b: Any) -> Any:
+    """``log B(a, b)``."""
+    return tidu.lgamma(a) + tidu.lgamma(b) - tidu.lgamma(a + b)
+
+
+class Beta(Distribution):
+    """The beta distribution on [0, 1] with ``concentration1`` (alpha) and ``concentration0`` (beta).
+
+    Sampling is not reparameterized (``has_rsample`` is False), as for ``Gamma``.
+
+    >>> import tidu
+    >>> from tidu.distributions import Beta
+    >>> Beta(2.0, 2.0).log_prob(tidu.tensor(0.5))
+    tensor(0.4055)
+    """
+
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+
+    def __init__(self, concentration1: Any, concentration0: Any, validate_args: bool | None = None) -> None:
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        super().__init__(self.concentration1.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Beta:
+        return self._expanded(batch_shape, ("concentration1", "concentration0"))
+
+    @property
+    def mean(self) -> Any:
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self) -> Any:
+        concentration = tidu.stack([self.concentration1, self.concentration0], -1)
+        return Dirichlet(concentration, validate_args=False).mode[..., 0]
+
+    @property
+    def variance(self) -> Any:
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total ** 2 * (total + 1))
+
+    def sample(self, sample_shape: Any = ()) -> Any:
+        shape = tuple(self._extended_shape(sample_shape))
+        a, b = (np.broadcast_to(host(c), shape) for c in (self.concentration1, self.concentration0))
+        return from_host(stream().beta(a, b), self.concentration1)
+
+    def log_prob(self, value: Any) -> Any:
+        self._validate(value)
+        a, b = self.concentration1, self.concentration0
+        return xlogy(a - 1, value) + xlogy(b - 1, 1 - value) - log_beta(a, b)
+
+    def entropy(self) -> Any:
+        a, b = self.concentration1, self.concentration0
+        total = a + b
+        return (log_beta(a, b) - (a - 1) * tidu.digamma(a) - (b - 1) * tidu.digamma(b)
+                + (total - 2) * tidu.digamma(total))

@@ -1,0 +1,225 @@
+"""Constraints: the set a parameter or a value must lie in, each with a ``check`` that answers
+element-wise (over the constraint's ``event_dim`` rightmost dimensions) with a boolean tensor.
+
+>>> import tidu
+>>> from tidu.distributions import constraints
+>>> constraints.positive.check(tidu.tensor([1.0, -1.0]))
+tensor([ True, False])
+>>> constraints.unit_interval
+Interval(lower_bound=0.0, upper_bound=1.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import tidu
+
+__all__ = [
+    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
+    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
+    "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector",
+    "simplex", "unit_interval",
+]
+
+
+def _show(bound: Any) -> Any:
+    """A bound as PyTorch prints it: a 0-d tensor as its number."""
+    return bound.item() if isinstance(bound, tidu.Tensor) and bound.ndim == 0 else bound
+
+
+class Constraint:
+    """A set of values; ``check(value)`` is True where ``value`` lies in it."""
+
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def _params(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}({self._params()})"
+
+
+class _Dependent(Constraint):
+    """A placeholder for a constraint that depends on other parameters; it cannot check."""
+
+    def __init__(self, *, is_discrete: bool = False, event_dim: int = 0) -> None:
+        self.is_discrete = is_discrete
+        self.event_dim = event_dim
+
+    def check(self, value: Any) -> Any:
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint: Any) -> bool:
+    """Whether ``constraint`` is a placeholder for one that depends on other parameters."""
+    return isinstance(constraint, _Dependent)
+
+
+class dependent_property(property):  # noqa: N801 - PyTorch's name
+    """A property that is also a dependent constraint (read on the class, it is the placeholder)."""
+
+    def __init__(self, fn: Any = None, *, is_discrete: bool = False, event_dim: int = 0) -> None:
+        super().__init__(fn)
+        self.is_discrete = is_discrete
+        self.event_dim = event_dim
+
+
+class _Real(Constraint):
+    def check(self, value: Any) -> Any:
+        return value == value  # False only at NaN
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value: Any) -> Any:
+        return (value == 0) | (value == 1)
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value: Any) -> Any:
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
+
+
+class _Bound(Constraint):
+    """A one-sided bound: ``compare(value, bound)``."""
+
+    def __init__(self, bound: Any) -> None:
+        self._bound = bound
+
+    def _params(self) -> str:
+        return f"{self._bound_name}={_show(self._bound)}"
+
+
+class _GreaterThan(_Bound):
+    _bound_name = "lower_bound"
+
+    @property
+    def lower_bound(self) -> Any:
+        return self._bound
+
+    def check(self, value: Any) -> Any:
+        return value > self._bound
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value: Any) -> Any:
+        return value >= self._bound
+
+
+class _LessThan(_Bound):
+    _bound_name = "upper_bound"
+
+    @property
+    def upper_bound(self) -> Any:
+        return self._bound
+
+    def check(self, value: Any) -> Any:
+        return value < self._bound
+
+
+class _IntegerGreaterThan(_GreaterThan):
+    is_discrete = True
+
+    def check(self, value: Any) -> Any:
+        return (value % 1 == 0) & (value >= self._bound)
+
+
+class _Interval(Constraint):
+    def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+
+    def _params(self) -> str:
+        return f"lower_bound={_show(self.lower_bound)}, upper_bound={_show(self.upper_bound)}"
+
+    def check(self, value: Any) -> Any:
+        return (self.lower_bound <= value) & (value <= self.upper_bound)
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value: Any) -> Any:
+        return (self.lower_bound <= value) & (value < self.upper_bound)
+
+
+class _IntegerInterval(_Interval):
+    is_discrete = True
+
+    def check(self, value: Any) -> Any:
+        return (value % 1 == 0) & super().check(value)
+
+
+class _Simplex(Constraint):
+    event_dim = 1
+
+    def check(self, value: Any) -> Any:
+        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _LowerCholesky(Constraint):
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        lower = (value.tril() == value).flatten(-2).all(-1)
+        return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+
+
+class _PositiveDefinite(Constraint):
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        matrices = value.detach().cpu().numpy()
+        symmetric = np.isclose(matrices, np.swapaxes(matrices, -1, -2), atol=1e-6).all((-2, -1))
+        positive = np.linalg.eigvalsh(matrices).min(-1) > 0 if matrices.size else np.ones(matrices.shape[:-2], bool)
+        return tidu.tensor(symmetric & positive, device=value.device)
+
+
+class _IndependentConstraint(Constraint):
+    """``base`` with its ``reinterpreted_batch_ndims`` rightmost dimensions checked as one event."""
+
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
+
+    def check(self, value: Any) -> Any:
+        result = self.base_constraint.check(value)
+        for _ in range(self.reinterpreted_batch_ndims):
+            result = result.all(-1)
+        return result
+
+    def __repr__(self) -> str:
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+dependent = _Dependent()
+real = _Real()
+boolean = _Boolean()
+one_hot = _OneHot()
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+unit_interval = _Interval(0.0, 1.0)
+simplex = _Simplex()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+integer_interval = _IntegerInterval
+independent = _IndependentConstraint
+real_vector = _IndependentConstraint(real, 1)

@@ -1,0 +1,69 @@
+"""The Dirichlet distribution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tidu
+
+from . import constraints
+from .distribution import Distribution
+from .gamma import standard_gamma
+from .utils import as_tensor, one_hot, tiny, xlogy
+
+
+class Dirichlet(Distribution):
+    """The Dirichlet distribution on the simplex, with ``concentration`` over the last dimension.
+
+    Sampling is not reparameterized (``has_rsample`` is False), as for ``Gamma``.
+
+    >>> import tidu
+    >>> from tidu.distributions import Dirichlet
+    >>> Dirichlet(tidu.tensor([1.0, 1.0, 1.0])).log_prob(tidu.tensor([0.2, 0.3, 0.5]))
+    tensor(0.6931)
+    """
+
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+
+    def __init__(self, concentration: Any, validate_args: bool | None = None) -> None:
+        concentration = as_tensor(concentration)
+        if concentration.ndim < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Dirichlet:
+        return self._expanded(batch_shape, ("concentration",), event_dims=1)
+
+    @property
+    def mean(self) -> Any:
+        return self.concentration / self.concentration.sum(-1, keepdim=True)
+
+    @property
+    def mode(self) -> Any:
+        above_one = (self.concentration - 1).clamp(min=0)
+        mode = above_one / above_one.sum(-1, keepdim=True)
+        peak = one_hot(self.concentration.argmax(-1), self.concentration.shape[-1], mode)
+        return tidu.where((self.concentration < 1).all(-1, keepdim=True), peak, mode)
+
+    @property
+    def variance(self) -> Any:
+        total = self.concentration.sum(-1, keepdim=True)
+        return self.concentration * (total - self.concentration) / (total ** 2 * (total + 1))
+
+    def sample(self, sample_shape: Any = ()) -> Any:
+        with tidu.no_grad():
+            draws = standard_gamma(self.concentration, tuple(self._extended_shape(sample_shape)))
+            return (draws / draws.sum(-1, keepdim=True)).clamp(min=tiny(draws), max=1 - float(tidu.finfo(draws.dtype).eps))
+
+    def log_prob(self, value: Any) -> Any:
+        self._validate(value)
+        c = self.concentration
+        return xlogy(c - 1, value).sum(-1) + tidu.lgamma(c.sum(-1)) - tidu.lgamma(c).sum(-1)
+
+    def entropy(self) -> Any:
+        c = self.concentration
+        k, total = c.shape[-1], c.sum(-1)
+        return (tidu.lgamma(c).sum(-1) - tidu.lgamma(total) - (k - total) * tidu.digamma(total)
+                - ((c - 1) * tidu.digamma(c)).sum(-1))

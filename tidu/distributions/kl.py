@@ -1,0 +1,176 @@
+"""``kl_divergence(p, q)`` by a registry of closed forms keyed on the pair of types."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tidu
+from tidu.nn import functional as F
+
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .categorical import Categorical, OneHotCategorical
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .exponential import Exponential
+from .gamma import Gamma
+from .independent import Independent
+from .laplace import Laplace
+from .multivariate_normal import MultivariateNormal, batch_mahalanobis, half_log_det
+from .normal import Normal
+from .poisson import Poisson
+from .uniform import Uniform
+from .utils import sum_rightmost
+
+__all__ = ["kl_divergence", "register_kl"]
+
+_KL_REGISTRY: dict[tuple[type, type], Callable[[Any, Any], Any]] = {}
+
+_INF = float("inf")
+
+
+def register_kl(type_p: type, type_q: type) -> Callable[[Callable], Callable]:
+    """Decorator registering a function ``(p, q) -> KL(p || q)`` for the pair of types.
+
+    >>> from tidu.distributions import Normal, kl_divergence, register_kl
+    >>> class Unit(Normal): pass
+    >>> @register_kl(Unit, Unit)
+    ... def _kl_unit(p, q): return (p.loc - q.loc) ** 2 / 2
+    >>> kl_divergence(Unit(0.0, 1.0), Unit(2.0, 1.0))
+    tensor(2.)
+    """
+    if not (isinstance(type_p, type) and issubclass(type_p, Distribution)):
+        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
+    if not (isinstance(type_q, type) and issubclass(type_q, Distribution)):
+        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+
+    def decorator(fn: Callable) -> Callable:
+        _KL_REGISTRY[type_p, type_q] = fn
+        return fn
+
+    return decorator
+
+
+def _lookup(type_p: type, type_q: type) -> Callable | None:
+    """The registered function for the most specific pair of base classes (by MRO distance)."""
+    best, best_rank = None, None
+    for (super_p, super_q), fn in _KL_REGISTRY.items():
+        if issubclass(type_p, super_p) and issubclass(type_q, super_q):
+            rank = (type_p.__mro__.index(super_p), type_q.__mro__.index(super_q))
+            if best_rank is None or rank < best_rank:
+                best, best_rank = fn, rank
+    return best
+
+
+def kl_divergence(p: Distribution, q: Distribution) -> Any:
+    """``KL(p || q)`` over the batch, from a registered closed form.
+
+    >>> from tidu.distributions import Normal, kl_divergence
+    >>> kl_divergence(Normal(0.0, 1.0), Normal(1.0, 2.0))
+    tensor(0.4431)
+    """
+    fn = _lookup(type(p), type(q))
+    if fn is None:
+        raise NotImplementedError(f"No KL(p || q) is implemented for p type {type(p).__name__} "
+                                  f"and q type {type(q).__name__}")
+    return fn(p, q)
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p: Normal, q: Normal) -> Any:
+    var_ratio = (p.scale / q.scale) ** 2
+    shift = ((p.loc - q.loc) / q.scale) ** 2
+    return 0.5 * (var_ratio + shift - 1 - var_ratio.log())
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Any:
+    ones = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
+    ones = tidu.where(p.probs == 0, 0.0, tidu.where(q.probs == 0, _INF, ones))
+    zeros = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
+    zeros = tidu.where(p.probs == 1, 0.0, tidu.where(q.probs == 1, _INF, zeros))
+    return ones + zeros
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Any:
+    terms = p.probs * (p.logits - q.logits)
+    terms = tidu.where(p.probs == 0, 0.0, tidu.where(q.probs == 0, _INF, terms))
+    return terms.sum(-1)
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehot_onehot(p: OneHotCategorical, q: OneHotCategorical) -> Any:
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Any:
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be computed")
+    n = p.event_shape[0]
+    p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    batch = tidu.broadcast_shapes(tuple(p_tril.shape[:-2]), tuple(q_tril.shape[:-2]))
+    relative = tidu.linalg.solve(q_tril.tril().expand(*batch, n, n), p_tril.expand(*batch, n, n))
+    trace = (relative ** 2).flatten(-2).sum(-1)
+    distance = batch_mahalanobis(q_tril, q.loc - p.loc)
+    return half_log_det(q_tril) - half_log_det(p_tril) + 0.5 * (trace + distance - n)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p: Beta, q: Beta) -> Any:
+    pa, pb, qa, qb = p.concentration1, p.concentration0, q.concentration1, q.concentration0
+    p_total, q_total = pa + pb, qa + qb
+    log_norm = (tidu.lgamma(qa) + tidu.lgamma(qb) + tidu.lgamma(p_total)
+                - tidu.lgamma(pa) - tidu.lgamma(pb) - tidu.lgamma(q_total))
+    return (log_norm + (pa - qa) * tidu.digamma(pa) + (pb - qb) * tidu.digamma(pb)
+            + (q_total - p_total) * tidu.digamma(p_total))
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p: Gamma, q: Gamma) -> Any:
+    pc, pr, qc, qr = p.concentration, p.rate, q.concentration, q.rate
+    return (qc * (pr / qr).log() + tidu.lgamma(qc) - tidu.lgamma(pc) + (pc - qc) * tidu.digamma(pc)
+            + (qr - pr) * (pc / pr))
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p: Dirichlet, q: Dirichlet) -> Any:
+    pc, qc = p.concentration, q.concentration
+    p_total = pc.sum(-1)
+    log_norm = tidu.lgamma(p_total) - tidu.lgamma(qc.sum(-1)) - (tidu.lgamma(pc) - tidu.lgamma(qc)).sum(-1)
+    return log_norm + ((pc - qc) * (tidu.digamma(pc) - tidu.digamma(p_total).unsqueeze(-1))).sum(-1)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Any:
+    ratio = q.rate / p.rate
+    return ratio - ratio.log() - 1
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Any:
+    ratio = p.scale / q.scale
+    distance = (p.loc - q.loc).abs()
+    return -ratio.log() + distance / q.scale + ratio * (-distance / p.scale).exp() - 1
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p: Poisson, q: Poisson) -> Any:
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p: Uniform, q: Uniform) -> Any:
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return tidu.where((q.low > p.low) | (q.high < p.high), _INF, result)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p: Independent, q: Independent) -> Any:
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+

@@ -1,0 +1,69 @@
+"""The normal distribution."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import tidu
+
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all
+
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+class Normal(Distribution):
+    """The normal distribution with mean ``loc`` and standard deviation ``scale``.
+
+    >>> import tidu
+    >>> from tidu.distributions import Normal
+    >>> Normal(0.0, 1.0).log_prob(tidu.tensor(0.0))
+    tensor(-0.9189)
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Normal:
+        return self._expanded(batch_shape, ("loc", "scale"))
+
+    @property
+    def mean(self) -> Any:
+        return self.loc
+
+    @property
+    def mode(self) -> Any:
+        return self.loc
+
+    @property
+    def stddev(self) -> Any:
+        return self.scale
+
+    @property
+    def variance(self) -> Any:
+        return self.scale ** 2
+
+    def rsample(self, sample_shape: Any = ()) -> Any:
+        eps = tidu.randn(*self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value: Any) -> Any:
+        self._validate(value)
+        return -((value - self.loc) ** 2) / (2 * self.variance) - self.scale.log() - _LOG_SQRT_2PI
+
+    def cdf(self, value: Any) -> Any:
+        self._validate(value)
+        return 0.5 * (1 + tidu.erf((value - self.loc) / (self.scale * math.sqrt(2))))
+
+    def icdf(self, value: Any) -> Any:
+        return self.loc + self.scale * tidu.erfinv(2 * value - 1) * math.sqrt(2)
+
+    def entropy(self) -> Any:
+        return 0.5 + _LOG_SQRT_2PI + self.scale.log()
