@@ -1,7 +1,7 @@
 """``tidu.nn``: modules, layers and losses with PyTorch's API (``import tidu as torch; torch.nn``).
 
 ``tidu.nn.functional`` holds the functions the layers call, ``tidu.nn.init`` the initialisers
-and ``tidu.nn.utils`` gradient clipping.
+and ``tidu.nn.utils`` gradient clipping, packed sequences and weight parametrizations.
 
 >>> import tidu
 >>> net = tidu.nn.Sequential(tidu.nn.Linear(3, 4), tidu.nn.ReLU(), tidu.nn.Linear(4, 2))

@@ -37,7 +37,7 @@ from ..primitives.slicing import pad as pad_p
 from ..tensor import SHORT_PATH_TYPES, Tensor, placed
 
 __all__ = [
-    "interpolate", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "group_norm", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+    "affine_grid", "grid_sample", "interpolate", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "group_norm", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
     "cosine_similarity", "dropout", "elu", "embedding", "gelu", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
     "mish", "relu6", "softsign", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
     "mse_loss", "multi_head_attention_forward", "nll_loss", "normalize", "one_hot", "pad", "relu",
@@ -2099,6 +2099,7 @@ def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float
 
 # Attention lives in its own file; it uses linear, softmax and dropout from this one.
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402
+from ._grid_sample import affine_grid, grid_sample  # noqa: E402
 
 
 def _pair(value: Any) -> tuple[int, int]:

@@ -1,4 +1,5 @@
-"""``Module``: the base class of every layer (PyTorch's ``nn.Module``, without hooks)."""
+"""``Module``: the base class of every layer (PyTorch's ``nn.Module``; of its hooks, only forward
+pre-hooks)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,19 @@ class IncompatibleKeys(NamedTuple):
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
         return f"IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
+
+class RemovableHandle:
+    """Returned by ``register_forward_pre_hook``: ``remove()`` unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: OrderedDict) -> None:
+        self.hooks, self.id = hooks, RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
 
 
 class Module:
@@ -58,12 +72,35 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for hook in tuple(self.__dict__.get("_forward_pre_hooks", {}).values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
         return self.forward(*args, **kwargs)
+
+    def register_forward_pre_hook(self, hook: Callable[[Module, tuple], Any]) -> RemovableHandle:
+        """Call ``hook(module, args)`` before every ``forward``; a result other than ``None``
+        replaces the positional arguments (a non-tuple becomes the only one).
+
+        >>> import tidu
+        >>> layer = tidu.nn.Identity()
+        >>> handle = layer.register_forward_pre_hook(lambda module, args: args[0] * 2)
+        >>> layer(tidu.tensor(1.0))
+        tensor(2.)
+        >>> handle.remove()
+        >>> layer(tidu.tensor(1.0))
+        tensor(1.)
+        """
+        hooks = self.__dict__.setdefault("_forward_pre_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     # --- registration ---------------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:

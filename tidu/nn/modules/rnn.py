@@ -13,9 +13,11 @@ import warnings
 from typing import Any
 
 from ... import ops
+from ...core import dtypes
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -124,12 +126,21 @@ class RNNBase(Module):
             raise RuntimeError(f"Expected {what} size {shape}, got {list(hx.shape)}")
 
     def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
-        batched = self._check_input(input)
-        if not batched:
-            input = input.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
-        batch = input.shape[1]
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            sizes = [int(b) for b in input.batch_sizes.tolist()]
+            sorted_indices, unsorted_indices = input.sorted_indices, input.unsorted_indices
+            self._check_input(input.data.unsqueeze(0))
+            input, batched = input.data, True
+            batch = sizes[0]
+        else:
+            batched = self._check_input(input)
+            if not batched:
+                input = input.unsqueeze(1)
+            elif self.batch_first:
+                input = input.transpose(0, 1)
+            batch = input.shape[1]
+            sizes = [batch] * input.shape[0]
         directions = 2 if self.bidirectional else 1
         out_size = self.proj_size or self.hidden_size
         states = self.num_layers * directions
@@ -144,28 +155,22 @@ class RNNBase(Module):
                 self._check_hidden(c0, (states, batch, self.hidden_size), batched, "cell")
             if not batched:
                 h0, c0 = h0.unsqueeze(1), (c0.unsqueeze(1) if lstm else None)
+            elif packed and sorted_indices is not None:  # the states follow the packed (sorted) order
+                h0, c0 = h0.index_select(1, sorted_indices), (c0.index_select(1, sorted_indices) if lstm else None)
         layer_input = input
         last_h, last_c = [], []
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
                 index = layer * directions + direction
-                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
+                w_ih, _, b_ih, _, _ = self._weights(layer, direction)
                 projected = F.linear(layer_input, w_ih, b_ih)  # every time step's input at once
-                h, c = h0[index], (c0[index] if lstm else None)
-                steps = range(input.shape[0] - 1, -1, -1) if direction else range(input.shape[0])
-                hs = []
-                for t in steps:
-                    if lstm:
-                        h, c = _lstm_step(projected[t], h, c, w_hh, b_hh, w_hr)
-                    elif self.mode == "GRU":
-                        h = _gru_step(projected[t], h, w_hh, b_hh)
-                    else:
-                        h = _rnn_step(self.mode, projected[t], h, w_hh, b_hh)
-                    hs.append(h)
-                if direction:
-                    hs.reverse()
-                outputs.append(ops.stack(hs) if hs else layer_input.new_zeros((0, batch, out_size)))
+                steps = list(projected.split(sizes)) if packed else list(projected.unbind(0))
+                hs, h, c = self._scan(layer, direction, steps, h0[index], c0[index] if lstm else None)
+                if hs:
+                    outputs.append(ops.cat(hs) if packed else ops.stack(hs))
+                else:
+                    outputs.append(layer_input.new_zeros((0, batch, out_size)))
                 last_h.append(h)
                 last_c.append(c)
             layer_input = outputs[0] if directions == 1 else ops.cat(outputs, -1)
@@ -173,12 +178,42 @@ class RNNBase(Module):
                 layer_input = F.dropout(layer_input, self.dropout, True)
         output, h_n = layer_input, ops.stack(last_h)
         c_n = ops.stack(last_c) if lstm else None
-        if not batched:
+        if packed:
+            output = PackedSequence(output, ops.tensor(sizes, dtype=dtypes.int64), sorted_indices, unsorted_indices)
+            if unsorted_indices is not None:
+                h_n = h_n.index_select(1, unsorted_indices)
+                c_n = c_n.index_select(1, unsorted_indices) if lstm else None
+        elif not batched:
             output, h_n = output.squeeze(1), h_n.squeeze(1)
             c_n = c_n.squeeze(1) if lstm else None
         elif self.batch_first:
             output = output.transpose(0, 1)
         return (output, (h_n, c_n)) if lstm else (output, h_n)
+
+    def _scan(self, layer: int, direction: int, steps: list[Any], h: Any, c: Any) -> tuple[list[Any], Any, Any]:
+        """Run one layer and direction over the projected inputs of each time step; a step with
+        fewer rows than the batch (a packed batch's ended sequences) updates only its first rows.
+        Returns the step outputs in time order and the final states."""
+        _, w_hh, _, b_hh, w_hr = self._weights(layer, direction)
+        hs = []
+        for x in (reversed(steps) if direction else steps):
+            rows = x.shape[0]
+            h_in, c_in = (h, c) if rows == h.shape[0] else (h[:rows], None if c is None else c[:rows])
+            if self.mode == "LSTM":
+                h_out, c_out = _lstm_step(x, h_in, c_in, w_hh, b_hh, w_hr)
+            elif self.mode == "GRU":
+                h_out, c_out = _gru_step(x, h_in, w_hh, b_hh), None
+            else:
+                h_out, c_out = _rnn_step(self.mode, x, h_in, w_hh, b_hh), None
+            hs.append(h_out)
+            if rows == h.shape[0]:
+                h, c = h_out, c_out
+            else:
+                h = ops.cat([h_out, h[rows:]])
+                c = None if c is None else ops.cat([c_out, c[rows:]])
+        if direction:
+            hs.reverse()
+        return hs, h, c
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"

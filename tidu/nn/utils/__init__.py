@@ -1,0 +1,11 @@
+"""``tidu.nn.utils``: gradient clipping, parameters to and from one vector, packed sequences
+(``rnn``), weight and spectral normalisation (``parametrizations``, ``parametrize``)."""
+
+from . import convert_parameters, parametrizations, parametrize, rnn
+from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
+from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .weight_norm import remove_weight_norm, weight_norm
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "convert_parameters", "get_total_norm",
+           "parameters_to_vector", "parametrizations", "parametrize", "remove_weight_norm", "rnn",
+           "vector_to_parameters", "weight_norm"]
