@@ -11,7 +11,7 @@ import tidu
 from . import constraints
 from .dirichlet import Dirichlet
 from .distribution import Distribution
-from .utils import broadcast_all, from_host, host, stream, xlogy
+from .utils import broadcast_all, from_host, host, stream
 
 
 def log_beta(a: Any, b: Any) -> Any:
@@ -62,7 +62,7 @@ class Beta(Distribution):
     def log_prob(self, value: Any) -> Any:
         self._validate(value)
         a, b = self.concentration1, self.concentration0
-        return xlogy(a - 1, value) + xlogy(b - 1, 1 - value) - log_beta(a, b)
+        return tidu.xlogy(a - 1, value) + tidu.xlogy(b - 1, 1 - value) - log_beta(a, b)
 
     def entropy(self) -> Any:
         a, b = self.concentration1, self.concentration0

@@ -9,7 +9,7 @@ import tidu
 from . import constraints
 from .distribution import Distribution
 from .gamma import standard_gamma
-from .utils import as_tensor, one_hot, tiny, xlogy
+from .utils import as_tensor, one_hot, tiny
 
 
 class Dirichlet(Distribution):
@@ -60,7 +60,7 @@ class Dirichlet(Distribution):
     def log_prob(self, value: Any) -> Any:
         self._validate(value)
         c = self.concentration
-        return xlogy(c - 1, value).sum(-1) + tidu.lgamma(c.sum(-1)) - tidu.lgamma(c).sum(-1)
+        return tidu.xlogy(c - 1, value).sum(-1) + tidu.lgamma(c.sum(-1)) - tidu.lgamma(c).sum(-1)
 
     def entropy(self) -> Any:
         c = self.concentration

@@ -10,7 +10,7 @@ import tidu
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, from_host, host, stream, tiny, xlogy
+from .utils import broadcast_all, from_host, host, stream, tiny
 
 
 def standard_gamma(concentration: Any, shape: tuple[int, ...]) -> Any:
@@ -62,7 +62,7 @@ class Gamma(Distribution):
     def log_prob(self, value: Any) -> Any:
         self._validate(value)
         c, rate = self.concentration, self.rate
-        return xlogy(c, rate) + xlogy(c - 1, value) - rate * value - tidu.lgamma(c)
+        return tidu.xlogy(c, rate) + tidu.xlogy(c - 1, value) - rate * value - tidu.lgamma(c)
 
     def entropy(self) -> Any:
         c = self.concentration

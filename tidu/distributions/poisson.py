@@ -10,7 +10,7 @@ import tidu
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, from_host, host, stream, xlogy
+from .utils import broadcast_all, from_host, host, stream
 
 
 class Poisson(Distribution):
@@ -51,4 +51,4 @@ class Poisson(Distribution):
     def log_prob(self, value: Any) -> Any:
         self._validate(value)
         rate, value = broadcast_all(self.rate, value)
-        return xlogy(value, rate) - rate - tidu.lgamma(value + 1)
+        return tidu.xlogy(value, rate) - rate - tidu.lgamma(value + 1)

@@ -77,9 +77,3 @@ def stream() -> np.random.Generator:
 
 def tiny(like: Any) -> float:
     return float(tidu.finfo(like.dtype).tiny)
-
-
-def xlogy(x: Any, y: Any) -> Any:
-    """``x * log(y)``, 0 where ``x`` is 0; its gradient in ``x`` is ``log(y)`` there too, as
-    PyTorch's (``tidu.xlogy`` gives 0)."""
-    return x * tidu.where((x == 0) & (y == 0), 1.0, y).log()
