@@ -9,6 +9,7 @@ import tidu
 
 from . import constraints
 from .constraints import Constraint
+from .utils import broadcast_all
 
 __all__ = ["Distribution"]
 
@@ -167,3 +168,27 @@ def _summary(value: Any) -> Any:
     if value.numel() != 1:
         return value.size()
     return value.item() if value.ndim == 0 else value
+
+
+class LocScale(Distribution):
+    """What the real-valued location-scale families share (``Normal``, ``Laplace``): their
+    parameters, broadcast to the batch shape, and ``loc`` as the mean and the mode."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
+        return self._expanded(batch_shape, ("loc", "scale"))
+
+    @property
+    def mean(self) -> Any:
+        return self.loc
+
+    @property
+    def mode(self) -> Any:
+        return self.loc

@@ -7,12 +7,10 @@ from typing import Any
 
 import tidu
 
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .distribution import LocScale
 
 
-class Laplace(Distribution):
+class Laplace(LocScale):
     """The Laplace distribution with location ``loc`` and scale ``scale``.
 
     >>> import tidu
@@ -20,25 +18,6 @@ class Laplace(Distribution):
     >>> Laplace(0.0, 1.0).cdf(tidu.tensor(0.0))
     tensor(0.5000)
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Laplace:
-        return self._expanded(batch_shape, ("loc", "scale"))
-
-    @property
-    def mean(self) -> Any:
-        return self.loc
-
-    @property
-    def mode(self) -> Any:
-        return self.loc
 
     @property
     def stddev(self) -> Any:

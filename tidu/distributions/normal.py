@@ -7,14 +7,12 @@ from typing import Any
 
 import tidu
 
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .distribution import LocScale
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(Distribution):
+class Normal(LocScale):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     >>> import tidu
@@ -22,25 +20,6 @@ class Normal(Distribution):
     >>> Normal(0.0, 1.0).log_prob(tidu.tensor(0.0))
     tensor(-0.9189)
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Normal:
-        return self._expanded(batch_shape, ("loc", "scale"))
-
-    @property
-    def mean(self) -> Any:
-        return self.loc
-
-    @property
-    def mode(self) -> Any:
-        return self.loc
 
     @property
     def stddev(self) -> Any:
