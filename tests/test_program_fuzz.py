@@ -144,6 +144,13 @@ UNARY: dict[str, Callable[[Any, Any], Any]] = {
     "cdist": lambda lib, x: lib.cdist(x, x.flip(0) + 0.5),
     "kron": lambda lib, x: lib.kron(x[:2, :2], x[2:, 2:]),
     "linalg_norm": lambda lib, x: x / (1.0 + lib.linalg.matrix_norm(x, 1)),
+    "median": lambda lib, x: x - x.median(1, keepdim=True).values,
+    "quantile": lambda lib, x: x * lib.quantile(x, 0.3, dim=0, keepdim=True),
+    "nanmean": lambda lib, x: x - lib.nanmean(x, 1, keepdim=True),
+    "inv": lambda lib, x: lib.linalg.inv(x + 4.0 * lib.eye(N, dtype=x.dtype, device=x.device)),
+    "pixel_shuffle": lambda lib, x: lib.nn.functional.pixel_shuffle(x.reshape(1, 4, 2, 2), 2).reshape(N, N),
+    "grid_sample": lambda lib, x: lib.nn.functional.grid_sample(
+        x[None, None], lib.stack([x, x.t()], -1)[None].tanh() * 0.9, align_corners=True).reshape(N, N),
 }
 BINARY: dict[str, Callable[[Any, Any, Any], Any]] = {
     "add": lambda lib, x, y: x + y,
