@@ -17,6 +17,25 @@ def _tuple(value: Any, n: int) -> tuple:
     return tuple(value) if isinstance(value, list | tuple) else (value,) * n
 
 
+def _check_groups(in_channels: int, out_channels: int, groups: int) -> None:
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    if in_channels % groups:
+        raise ValueError("in_channels must be divisible by groups")
+    if out_channels % groups:
+        raise ValueError("out_channels must be divisible by groups")
+
+
+def _add_parameters(layer: Module, weight_shape: tuple, out_channels: int, bias: bool, dtype: Any) -> None:
+    """``weight`` (and ``bias``, or its ``None`` placeholder) with PyTorch's initialisation."""
+    layer.weight = Parameter(ops.empty(*weight_shape, dtype=dtype))
+    if bias:
+        layer.bias = Parameter(ops.empty(out_channels, dtype=dtype))
+    else:
+        layer.register_parameter("bias", None)
+    layer.reset_parameters()
+
+
 class _ConvNd(Module):
     """What Conv1d and Conv2d share: parameters, PyTorch's initialisation and repr."""
 
@@ -27,12 +46,7 @@ class _ConvNd(Module):
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups:
-            raise ValueError("out_channels must be divisible by groups")
+        _check_groups(in_channels, out_channels, groups)
         if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
             raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got "
                              f"padding_mode='{padding_mode}'")
@@ -48,12 +62,7 @@ class _ConvNd(Module):
         else:
             self.padding = _tuple(padding, n)
         self.padding_mode = padding_mode
-        self.weight = Parameter(ops.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
-        if bias:
-            self.bias = Parameter(ops.empty(out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _add_parameters(self, (out_channels, in_channels // groups, *self.kernel_size), out_channels, bias, dtype)
 
     def reset_parameters(self) -> None:
         reset_weight_and_bias(self.weight, self.bias)
@@ -134,12 +143,7 @@ class _ConvTransposeNd(Module):
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups:
-            raise ValueError("out_channels must be divisible by groups")
+        _check_groups(in_channels, out_channels, groups)
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         n = self._dims
@@ -147,12 +151,7 @@ class _ConvTransposeNd(Module):
         self.kernel_size, self.stride, self.padding = _tuple(kernel_size, n), _tuple(stride, n), _tuple(padding, n)
         self.output_padding, self.dilation = _tuple(output_padding, n), _tuple(dilation, n)
         self.padding_mode = padding_mode
-        self.weight = Parameter(ops.empty(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype))
-        if bias:
-            self.bias = Parameter(ops.empty(out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _add_parameters(self, (in_channels, out_channels // groups, *self.kernel_size), out_channels, bias, dtype)
 
     def reset_parameters(self) -> None:
         reset_weight_and_bias(self.weight, self.bias)

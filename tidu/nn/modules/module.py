@@ -78,10 +78,12 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for hook in tuple(self.__dict__.get("_forward_pre_hooks", {}).values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
+        hooks = self.__dict__.get("_forward_pre_hooks")
+        if hooks:  # every layer call comes here: nothing to copy without hooks
+            for hook in tuple(hooks.values()):
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
         return self.forward(*args, **kwargs)
 
     def register_forward_pre_hook(self, hook: Callable[[Module, tuple], Any]) -> RemovableHandle:
