@@ -10,11 +10,13 @@ hand-written numpy version makes sense. Before timing, tidu's result is compared
 PyTorch's from the same inputs. Figures are medians over interleaved batches (noise hits
 both frameworks alike) and the ratio tidu / PyTorch (below 1: tidu is faster).
 
-    W1  per-op dispatch: a 20-op elementwise chain on 16 floats, forward + backward
+    W1  per-op dispatch: a 20-op elementwise chain on 16 floats, forward + backward, against
+        the same chain and its derivative written by hand in numpy
     W2  MLP 784-512-512-10, SGD step (batch 128): zero_grad, forward, cross-entropy, backward, step
     W3  4M-element elementwise chain forward + backward, against the time of one numpy copy
     W4  matmul 1024^3 forward + backward (three products), GFLOP/s against numpy's BLAS
-    W5  RNN, 100 steps (hidden 128, batch 32), forward + backward
+    W5  RNN, 100 steps (hidden 128, batch 32), forward + backward, against backpropagation
+        through time written by hand in numpy
     W6  transformer block forward + backward (batch 8, seq 64, d 128, 4 heads)
     W7  Hessian-vector product by double backward (n = 1000)
     plus ``import`` time and the first training step (W2) on a cold and on a warm Numba cache,
@@ -111,8 +113,28 @@ def w1_dispatch() -> tuple[dict, Callable[[], None], str, float]:
 
         return step
 
+    def numpy_chain() -> np.ndarray:  # the forward's values kept, the backward by hand
+        h, saved = xs, []
+        for _ in range(2):
+            t1 = np.tanh(h * np.float32(0.5) + ys)
+            h1 = t1 * ys
+            e = np.exp(np.sin(h1))
+            t2 = np.tanh((e + np.float32(1.0)) * ys)
+            h = (t2 + ys) * np.float32(0.5) + ys
+            saved.append((t1, h1, e, t2))
+        g = np.ones_like(xs)
+        for t1, h1, e, t2 in reversed(saved):
+            g = g * np.float32(0.5) * (1 - t2 * t2) * ys * e * np.cos(h1) * ys * (1 - t1 * t1) * np.float32(0.5)
+        return g
+
     steps = {name: make(lib) for name, lib in LIBS.items()}
-    return steps, lambda: close(steps["tidu"](), steps["torch"]()), "us/op", 1e6 / 20
+    steps["numpy (by hand)"] = numpy_chain
+
+    def check() -> None:
+        close(steps["tidu"](), steps["torch"]())
+        close(numpy_chain(), steps["torch"]())
+
+    return steps, check, "us/op", 1e6 / 20
 
 
 def w2_mlp(batch: int = 128, device: str = "cpu") -> tuple[dict, Callable[[], None], str, float]:
@@ -212,8 +234,29 @@ def w5_rnn(steps_n: int = 100, hidden: int = 128, batch: int = 32) -> tuple[dict
 
         return step
 
+    hs = np.empty((steps_n + 1, batch, hidden), np.float32)
+
+    def numpy_rnn() -> np.ndarray:  # the states kept, backpropagation through time by hand
+        hs[0] = 0
+        for t in range(steps_n):
+            hs[t + 1] = np.tanh(xs[t] @ wx + hs[t] @ wh + bias)
+        dh = np.ones((batch, hidden), np.float32)
+        dpre = np.empty_like(xs)
+        for t in range(steps_n - 1, -1, -1):
+            dpre[t] = dh * (1 - hs[t + 1] * hs[t + 1])
+            dh = dpre[t] @ wh.T
+        flat = dpre.reshape(-1, hidden)
+        xs.reshape(-1, hidden).T @ flat, flat.sum(0)  # the input weights' and the bias's gradients
+        return hs[:-1].reshape(-1, hidden).T @ flat
+
     steps = {name: make(lib) for name, lib in LIBS.items()}
-    return steps, lambda: close(steps["tidu"](), steps["torch"](), rtol=1e-3, atol=1e-3), "ms", 1e3
+    steps["numpy (by hand)"] = numpy_rnn
+
+    def check() -> None:
+        close(steps["tidu"](), steps["torch"](), rtol=1e-3, atol=1e-3)
+        close(numpy_rnn(), steps["torch"](), rtol=1e-3, atol=1e-3)
+
+    return steps, check, "ms", 1e3
 
 
 def w6_transformer(batch: int = 8, seq: int = 64, d: int = 128, heads: int = 4,
