@@ -116,6 +116,27 @@ def test_cuda_array_interface_is_zero_copy() -> None:
         tidu.ones(2).__cuda_array_interface__  # noqa: B018
 
 
+def test_dlpack_on_the_device_points_to_the_cuda_array_interface() -> None:
+    x = tidu.arange(4.0, device="cuda")
+    assert x.__dlpack_device__() == (2, 0)
+    with pytest.raises(BufferError, match="__cuda_array_interface__"):
+        x.__dlpack__()
+
+    class Producer:  # a CUDA array of another library: DLPack and the interface
+        def __init__(self, t: tidu.Tensor) -> None:
+            self.__cuda_array_interface__ = t.__cuda_array_interface__
+            self.copy_to_host = t.cpu().numpy  # what the simulator reads (its arrays have no interface)
+
+        def __dlpack__(self, **_: object) -> None:
+            raise AssertionError("read through __cuda_array_interface__")
+
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return (2, 0)
+
+    back = tidu.from_dlpack(Producer(x))
+    assert back.device.type == "cuda" and back.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 @pytest.mark.parametrize("dtype", [tidu.float32, tidu.float64, tidu.int32, tidu.int64, tidu.bool])
 def test_elementwise_dtypes_match_cpu(dtype) -> None:
     rng = np.random.default_rng(0)

@@ -82,6 +82,7 @@ for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet),
                    ("svd", svd), ("det", det), ("inverse", inverse)):
     setattr(Tensor, _name, _fn)
 from .serialization import load, save  # noqa: E402
+from .utils.dlpack import from_dlpack  # noqa: E402
 
 float = float32  # noqa: A001
 double = float64

@@ -317,6 +317,27 @@ class Tensor:
         _expose(data)
         return data.__cuda_array_interface__
 
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        """Zero-copy export through DLPack (``numpy.from_dlpack``, ``torch.from_dlpack``, JAX):
+        host tensors only; a CUDA tensor is exchanged through ``__cuda_array_interface__``."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self._device is not CPU:
+            raise BufferError(
+                "tidu exports CUDA tensors through __cuda_array_interface__, not DLPack: read it with "
+                "torch.as_tensor(t), cupy.asarray(t) or numba.cuda.as_cuda_array(t)"
+            )
+        data = self._data
+        _expose(data)
+        kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
+                  if v is not None}
+        return data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(1, 0)`` (DLPack's CPU) for a host tensor, ``(2, index)`` (CUDA) for a GPU one."""
+        return (1, 0) if self._device is CPU else (2, self._device.index or 0)
+
     def _host(self) -> np.ndarray:
         """The data as a numpy array (a copy from the device for a CUDA tensor)."""
         return self._data if self._device is CPU else self._data.copy_to_host()
