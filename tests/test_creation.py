@@ -364,6 +364,59 @@ def test_bernoulli_and_multinomial_errors_match_torch(call: str) -> None:
     assert (ours[0], ours[1].split("  (Could")[0]) == (ref[0], ref[1].split("  (Could")[0])
 
 
+def test_poisson_and_binomial_draw_like_torch() -> None:
+    """Means and variances of the draws, dtypes, PyTorch's edge cases, reproducible with a generator."""
+    rates = tidu.tensor([0.0, 0.5, 4.0, 300.0], dtype=tidu.float64).expand(40000, 4)
+    draws = tidu.poisson(rates, generator=tidu.Generator().manual_seed(0))
+    assert draws.dtype is tidu.float64 and tuple(draws.shape) == (40000, 4)
+    np.testing.assert_allclose(draws.mean(0).numpy(), [0.0, 0.5, 4.0, 300.0], rtol=0.02, atol=0.01)
+    np.testing.assert_allclose(draws.var(0).numpy(), [0.0, 0.5, 4.0, 300.0], rtol=0.05, atol=0.01)
+    g = tidu.Generator().manual_seed(5)
+    assert tidu.poisson(rates[:3], g).tolist() == tidu.poisson(rates[:3], g.manual_seed(5)).tolist()
+    for L in (tidu, torch):  # noqa: N806 - the library: differentiable in the rates with a zero gradient
+        r = L.tensor([1.0, 2.0], requires_grad=True)
+        L.poisson(r).sum().backward()
+        assert r.grad.tolist() == [0.0, 0.0]
+    counts = tidu.tensor([10.0, 10.0, -3.0, 7.0]).expand(40000, 4)
+    probs = tidu.tensor([0.3, 1.5, 0.5, 0.0])
+    drawn = tidu.binomial(counts, probs.expand(40000, 4), generator=tidu.Generator().manual_seed(1))
+    assert drawn.dtype is tidu.float32
+    np.testing.assert_allclose(drawn.mean(0).numpy(), [3.0, 10.0, 0.0, 0.0], atol=0.05)
+    np.testing.assert_allclose(drawn.var(0).numpy(), [2.1, 0.0, 0.0, 0.0], atol=0.1)
+    assert tuple(tidu.binomial(tidu.tensor([3.0, 4.0]), tidu.tensor([0.5])).shape) == (2,)  # broadcast, as torch
+
+
+@pytest.mark.parametrize("call", [
+    "L.poisson(L.tensor([-1.0]))", "L.poisson(L.tensor([float('nan')]))", "L.poisson(L.tensor([1, 2]))",
+    "L.binomial(L.tensor([3]), L.tensor([0.5]))",
+    "L.binomial(L.tensor([3.0]), L.tensor([0.5], dtype=L.float64))",
+])
+def test_poisson_and_binomial_errors_match_torch(call: str) -> None:
+    assert_same_error(call)
+
+
+def test_frombuffer_shares_memory_and_checks_as_torch() -> None:
+    import array
+
+    for L in (tidu, torch):  # noqa: N806 - the library
+        buffer = bytearray(8)
+        t = L.frombuffer(buffer, dtype=L.float32)
+        buffer[2:4] = b"\x80\x3f"  # 1.0 in the first float
+        assert t.tolist() == [1.0, 0.0] and str(t.dtype).endswith("float32")
+        assert L.frombuffer(array.array("q", [5, 6, 7]), dtype=L.int64, count=2, offset=8).tolist() == [6, 7]
+        assert L.frombuffer(bytearray(8), dtype=L.float32, requires_grad=True).requires_grad
+        with pytest.warns(UserWarning, match="not writable"):
+            assert L.frombuffer(b"\x00\x00\x80\x3f", dtype=L.float32).tolist() == [1.0]
+
+
+@pytest.mark.parametrize("call", [
+    "L.frombuffer(bytearray(8), dtype=L.float32, count=3)", "L.frombuffer(bytearray(8), dtype=L.float32, offset=9)",
+    "L.frombuffer(bytearray(0), dtype=L.float32)", "L.frombuffer(bytearray(7), dtype=L.float32)",
+])
+def test_frombuffer_errors_match_torch(call: str) -> None:
+    assert_same_error(call)
+
+
 def test_normal_draws_with_torch_s_shapes_dtypes_and_moments() -> None:
     gen = tidu.Generator().manual_seed(3)
     samples = tidu.normal(3.0, 2.0, size=(200000,), generator=gen)

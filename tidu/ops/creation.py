@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,8 @@ from ..tensor import Tensor, placed
 
 __all__ = [
     "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace",
-    "Generator", "bernoulli", "default_generator", "initial_seed", "manual_seed", "multinomial", "ones", "ones_like", "rand", "rand_like",
-    "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "normal", "logspace",
+    "Generator", "bernoulli", "binomial", "default_generator", "frombuffer", "initial_seed", "manual_seed", "multinomial", "ones", "ones_like", "poisson", "rand",
+    "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "normal", "logspace",
     "set_printoptions", "tensor", "zeros", "zeros_like",
 ]
 
@@ -477,6 +478,78 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     draws = _stream(generator).random(probs.shape) < probs
     return _make(draws.astype(input.dtype.np), input.dtype, input.device, False)
+
+
+def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
+    """A Poisson draw for each rate in ``input``, in its dtype and on its device. As in PyTorch,
+    the result is differentiable in the rates with a zero gradient.
+
+    >>> import tidu
+    >>> tidu.poisson(tidu.tensor([0.0, 0.0]))
+    tensor([0., 0.])
+    """
+    if not input.dtype.is_floating_point:
+        raise dtypes.not_implemented("poisson_cpu", input.dtype)
+    rates = input.detach().cpu().numpy()
+    if not (rates >= 0).all():  # NaN too
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    try:
+        draws = _stream(generator).poisson(rates)
+    except ValueError as exc:  # numpy's limit on the rate
+        raise RuntimeError(f"invalid Poisson rate: {exc}") from None
+    out = _make(draws.astype(input.dtype.np), input.dtype, input.device, False)
+    return out + input * 0.0 if input.requires_grad else out
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
+    """The number of successes in ``count`` trials of probability ``prob`` (broadcast together), in
+    ``count``'s floating-point dtype; counts below 0 give 0 and probabilities are clipped to
+    [0, 1], as PyTorch's kernel does. Not differentiable.
+
+    >>> import tidu
+    >>> tidu.binomial(tidu.tensor([3.0, 5.0]), tidu.tensor([1.0, 0.0]))
+    tensor([3., 0.])
+    """
+    if not count.dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{dtypes.TORCH_NAMES[count.dtype.name]}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {dtypes.TORCH_NAMES[prob.dtype.name]} but expected "
+                           f"{dtypes.TORCH_NAMES[count.dtype.name]}")
+    n, p = np.broadcast_arrays(count.detach().cpu().numpy(), prob.detach().cpu().numpy())
+    draws = _stream(generator).binomial(np.maximum(np.nan_to_num(n), 0).astype(np.int64), np.clip(p, 0.0, 1.0))
+    return _make(draws.astype(count.dtype.np), count.dtype, count.device, False)
+
+
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor sharing memory with a Python buffer (``bytearray``, ``array.array``, ``mmap``...),
+    ``count`` items of ``dtype`` from byte ``offset`` (all that fit by default).
+
+    >>> import array, tidu
+    >>> tidu.frombuffer(array.array("i", [1, 2, 3]), dtype=tidu.int32)
+    tensor([1, 2, 3], dtype=tidu.int32)
+    """
+    dt = dtypes.as_dtype(dtype)
+    nbytes, size = memoryview(buffer).nbytes, dt.itemsize
+    if nbytes == 0 or count == 0:
+        raise ValueError(f"both buffer length ({nbytes}) and count ({count}) must not be 0")
+    if not 0 <= offset < nbytes:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({nbytes} bytes) minus 1")
+    if count < 0 and (nbytes - offset) % size:
+        raise ValueError(f"buffer length ({nbytes - offset} bytes) after offset ({offset} bytes) must be a "
+                         f"multiple of element size ({size})")
+    if count > 0 and offset + count * size > nbytes:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must "
+                         f"not be greater than actual buffer length ({nbytes} bytes)")
+    array = np.frombuffer(buffer, dt.np, count if count > 0 else -1, offset)
+    if not array.flags.writeable:
+        warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. "
+                      "This means you can write to the underlying (supposedly non-writable) buffer using the "
+                      "tensor.", UserWarning, stacklevel=2)
+    deferred.expose(array)  # the buffer's owner may write it at any time
+    out = Tensor(array, dt)
+    return out.requires_grad_(requires_grad) if requires_grad else out
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
