@@ -153,7 +153,7 @@ class _Input(ValueKey):
 
     def __init__(self, key: Hashable) -> None:
         self.key = key
-        self._hash = hash(("input", key))
+        self._hash = hash(key)  # an int key is its own hash (``core.tape.fresh_key`` relies on it)
 
     def is_input(self) -> bool:
         return True
