@@ -169,3 +169,46 @@ def nll_sum_transpose(ct: CudaArray, target: CudaArray, *, classes: int, scale: 
         kernel(out.size, out, contiguous(target), contiguous(ct).view((1,), (ct.dtype.itemsize,)), n, classes,
                ct.dtype.type(scale))
     return out
+
+
+def _strided_read(src, order, lo, hi, scale, out, n):  # noqa: ANN001, ANN202
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        total = 0.0
+        for t in range(lo[i], hi[i]):
+            total += src[order[t]]
+        out[i] = total * scale[i]
+
+
+_sources: dict[int, tuple] = {}
+
+
+def _on_device(sources: tuple) -> tuple:
+    """``sources``' arrays uploaded once (they are cached on the host by their layouts)."""
+    key = id(sources)
+    entry = _sources.get(key)
+    if entry is None or entry[0] is not sources:
+        if len(_sources) > 256:
+            _sources.clear()
+        entry = _sources[key] = (sources, tuple(CudaArray.from_host(a) for a in sources))
+    return entry[1]
+
+
+def strided_read(src: CudaArray, sources: tuple, shape: tuple[int, ...]) -> CudaArray:
+    """The CPU's ``strided_read`` (tidu/backends/cpu/index.py): one thread per output element
+    sums its sources in order, in float64, with no atomics (the same bits as the CPU's)."""
+    if src.dtype.kind != "f":
+        from ..cpu.index import strided_read as on_host
+
+        return CudaArray.from_host(on_host(src.copy_to_host(), sources, shape))
+    out = CudaArray.empty(shape, src.dtype)
+    if out.size:
+        kernel = _kernels.get(("strided_read", src.dtype))
+        if kernel is None:
+            t = numba_name(src.dtype)
+            kernel = _kernels["strided_read", src.dtype] = Kernel(
+                _strided_read, f"void({t}[::1], int64[::1], int64[::1], int64[::1], float64[::1], {t}[::1], int64)")
+        order, lo, hi, scale = _on_device(sources)
+        flat = contiguous(src)
+        kernel(out.size, flat.view((flat.size,), (src.dtype.itemsize,)), order, lo, hi, scale,
+               out.view((out.size,), (src.dtype.itemsize,)), out.size)
+    return out
