@@ -88,6 +88,7 @@ from .linalg import inv as inverse  # noqa: E402
 for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet), ("qr", qr), ("slogdet", slogdet),
                    ("svd", svd), ("det", det), ("inverse", inverse)):
     setattr(Tensor, _name, _fn)
+from .distributions.gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 float = float32  # noqa: A001
