@@ -21,7 +21,14 @@ from . import (
 from .ad import ADRuleError, ADRuleKind
 from .backends.cpu.threads import get_num_threads, set_num_threads
 from .core.aval import ShapeDtype
-from .core.device import device
+from .core.determinism import (
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    use_deterministic_algorithms,
+)
+from .core.device import device, get_default_device, set_default_device
 from .core.dtypes import (
     bool_ as bool,  # noqa: A004 - PyTorch's name
 )
@@ -81,6 +88,7 @@ from .linalg import inv as inverse  # noqa: E402
 for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet), ("qr", qr), ("slogdet", slogdet),
                    ("svd", svd), ("det", det), ("inverse", inverse)):
     setattr(Tensor, _name, _fn)
+from .distributions.gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""``F.affine_grid`` and ``F.grid_sample`` (2-D) against PyTorch: values, gradients with respect
+"""``F.affine_grid`` and ``F.grid_sample`` (2-D and 3-D) against PyTorch: values, gradients with respect
 to the input, the grid and ``theta``, and errors."""
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ def _close(ours: list[Any], ref: list[Any]) -> None:
 
 
 @pytest.mark.parametrize("align_corners", [False, True])
-@pytest.mark.parametrize("size", [(2, 3, 4, 5), (1, 1, 1, 3)])
+@pytest.mark.parametrize("size", [(2, 3, 4, 5), (1, 1, 1, 3), (2, 3, 4, 5, 3), (1, 2, 1, 3, 2)])
 def test_affine_grid_matches_torch(align_corners: bool, size: tuple[int, ...]) -> None:
-    theta = np.random.default_rng(0).standard_normal((size[0], 2, 3))
+    k = len(size) - 2
+    theta = np.random.default_rng(0).standard_normal((size[0], k, k + 1))
     results = []
     for lib in (torch, tidu):
         t = lib.tensor(theta, requires_grad=True)
@@ -53,6 +54,54 @@ def test_grid_sample_matches_torch(mode: str, padding_mode: str, align_corners: 
     _close(results[1], results[0])
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_3d_matches_torch(mode: str, padding_mode: str, align_corners: bool) -> None:
+    """A volume (N, C, D, H, W) at a grid (N, D', H', W', 3): trilinear ('bilinear') or nearest."""
+    rng = np.random.default_rng(3)
+    volume = rng.standard_normal((2, 2, 3, 4, 5))
+    grid = rng.uniform(-2.7, 2.7, (2, 2, 3, 4, 3))
+    results = []
+    for lib in (torch, tidu):
+        x = lib.tensor(volume, requires_grad=True)
+        g = lib.tensor(grid, requires_grad=True)
+        out = lib.nn.functional.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+        (out * lib.linspace(-1, 1, out.numel(), dtype=lib.float64).reshape(out.shape)).sum().backward()
+        results.append([out, x.grad] + ([g.grad] if mode == "bilinear" else []))
+    _close(results[1], results[0])
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_3d_gradcheck(padding_mode: str) -> None:
+    """Finite differences of the trilinear sampling in the volume and the grid, to second order
+    (the grid's second derivative through the weights' products)."""
+    rng = np.random.default_rng(4)
+    x = tidu.tensor(rng.standard_normal((1, 2, 2, 3, 3)), requires_grad=True)
+    g = tidu.tensor(rng.uniform(-1.3, 1.3, (1, 2, 2, 1, 3)), requires_grad=True)
+
+    def fn(x: Any, g: Any) -> Any:
+        return tidu.nn.functional.grid_sample(x, g, padding_mode=padding_mode, align_corners=False)
+
+    assert tidu.autograd.gradcheck(fn, (x, g))
+    assert tidu.autograd.gradgradcheck(fn, (x, g))
+
+
+def test_grid_sample_3d_on_cuda_matches_cpu() -> None:
+    rng = np.random.default_rng(5)
+    volume, theta = rng.standard_normal((1, 2, 3, 3, 4)), rng.standard_normal((1, 3, 4)) * 0.5
+    results = []
+    for device in ("cpu", "cuda"):
+        x = tidu.tensor(volume, device=device, requires_grad=True)
+        t = tidu.tensor(theta, device=device, requires_grad=True)
+        grid = tidu.nn.functional.affine_grid(t, (1, 2, 2, 3, 2), align_corners=True)
+        out = tidu.nn.functional.grid_sample(x, grid, padding_mode="border", align_corners=True)
+        out.square().sum().backward()
+        assert out.device.type == device
+        results.append([out.cpu(), x.grad.cpu(), t.grad.cpu()])
+    _close(results[1], results[0])
+
+
 def test_grid_sample_of_an_affine_grid_matches_torch() -> None:
     image = np.random.default_rng(2).standard_normal((1, 2, 5, 5))
     theta = np.array([[[0.8, -0.3, 0.1], [0.4, 0.9, -0.2]]])
@@ -73,6 +122,16 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
     "padding-mode": lambda L: L.nn.functional.grid_sample(L.ones(1, 1, 2, 2), L.zeros(1, 1, 1, 2), padding_mode="x",
                                                           align_corners=False),
     "batch": lambda L: L.nn.functional.grid_sample(L.ones(1, 1, 2, 2), L.zeros(2, 1, 1, 2), align_corners=False),
+    "theta-shape-3d": lambda L: L.nn.functional.affine_grid(L.ones(1, 2, 3), (1, 1, 2, 2, 2), align_corners=False),
+    "size-dims": lambda L: L.nn.functional.affine_grid(L.ones(1, 3, 4), (1, 1, 2, 2, 2, 2), align_corners=False),
+    "grid-last-3d": lambda L: L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 2, 2, 2),
+                                                          align_corners=False),
+    "grid-dims": lambda L: L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2), L.zeros(1, 2, 2, 3),
+                                                       align_corners=False),
+    "bicubic-3d": lambda L: L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 2, 3),
+                                                        mode="bicubic", align_corners=False),
+    "batch-3d": lambda L: L.nn.functional.grid_sample(L.ones(2, 1, 2, 2, 2), L.zeros(1, 1, 2, 2, 3),
+                                                      align_corners=False),
 }
 
 

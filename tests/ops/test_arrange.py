@@ -133,3 +133,144 @@ def test_tensor_unfold_tiling_windows_are_views_as_in_torch() -> None:
                                   "L.arange(10.0).unfold(1, 2, 1)"])
 def test_tensor_unfold_errors_match_torch(call: str) -> None:
     assert_same_error(call)
+
+
+# ``as_strided``: (size, stride, storage_offset) per case, applied to the operand (a fresh tensor,
+# or a transposed view of one (``T``), read at its own layout in the storage)
+STRIDED = [
+    ((5,), ((3, 3), (1, 1))),  # overlapping windows
+    ((2, 3), ((2, 2, 2), (0, 1, 3), 1)),  # a zero stride, an offset
+    (T(3, 2), ((2, 2), (1, 2), 1)),
+    (T(3, 2), ((3, 2), (1, 3))),  # the transpose's own layout
+    ((2, 3), ((6,), (1,))),
+    ((4, 3), ((0, 3), (1, 2), 5)),  # nothing read
+    ((3,), ((), (), 2)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("operand,layout", STRIDED, ids=[str(i) for i in range(len(STRIDED))])
+def test_as_strided_matches_torch(operand: Any, layout: tuple, dtype: str) -> None:
+    def fn(x: Any) -> Any:
+        return x.as_strided(*layout) ** 2  # nonlinear, so the gradient reads the values too
+
+    run_both(fn, None, [operand if isinstance(operand, Arg) else Arg(operand)], dtype)
+
+
+def _strided_programs(L: Any) -> dict[str, Callable]:  # noqa: N803 - the library
+    return {
+        # an overlapping input: its elements that share a location divide the gradient there
+        "expanded": lambda x: x.expand(3, 4).as_strided((2, 3), (1, 1)),
+        # locations outside the input (x[1:3] covers 1 and 2 of 0..3) are constants
+        "outside": lambda x: x[1:3].as_strided((4,), (1,), 0) * L.arange(1.0, 5.0, dtype=x.dtype),
+        "offset-kept": lambda x: x[1:].as_strided((2, 2), (1, 1)),  # the view's own offset, 1
+        "of-a-view": lambda x: x.t()[1:].as_strided((2, 2), (2, 1), 1).exp(),
+        "twice": lambda x: x.as_strided((3, 2), (1, 1)).as_strided((2, 2), (1, 1), 1),
+        "nonleaf": lambda x: (x * 2).as_strided((2, 2), (1, 0), 1).sin(),
+    }
+
+
+@pytest.mark.parametrize("name", list(_strided_programs(tidu)))
+def test_as_strided_programs_grads_match_torch(name: str) -> None:
+    data = np.random.default_rng(1).uniform(-1, 1, (4,) if name in ("expanded", "twice", "nonleaf", "outside") else (3, 4))
+    grads = {}
+    for L in (tidu, torch):  # noqa: N806 - the library
+        x = L.tensor(data, requires_grad=True)
+        out = _strided_programs(L)[name](x)
+        w = L.tensor(np.random.default_rng(2).uniform(-1, 1, tuple(out.shape)))
+        (g,) = L.autograd.grad((out * out * w).sum(), x, create_graph=True)
+        (gg,) = L.autograd.grad((g * g).sum(), x)  # second order
+        grads[L.__name__] = [t.detach().numpy() for t in (out, g, gg)]
+    for ours, ref in zip(grads["tidu"], grads["torch"]):
+        np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_as_strided_gradcheck_to_second_order() -> None:
+    x = tidu.tensor(np.random.default_rng(2).uniform(-1, 1, (3, 4)), requires_grad=True)
+
+    def fn(x: Any) -> Any:
+        return x.t().as_strided((3, 3), (1, 2), 2).tanh() * x.expand(2, 3, 4).as_strided((3, 3), (1, 1), 3)
+
+    assert tidu.autograd.gradcheck(fn, (x,))
+    assert tidu.autograd.gradgradcheck(fn, (x,))
+
+
+def _version(t: Any) -> int:
+    return t._version if isinstance(t, torch.Tensor) else t._version.value  # tidu's counter is an object
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_as_strided_is_a_view_as_in_torch(device: str) -> None:
+    for L in (torch, tidu):  # noqa: N806 - the library
+        on = device if L is tidu else "cpu"
+        base = L.arange(12.0, device=on).reshape(3, 4)
+        view = base.t().as_strided((2, 3), (4, 1), 2)
+        assert view.stride() == (4, 1) and view.storage_offset() == 2
+        assert view.data_ptr() == base.data_ptr() + 2 * base.element_size()
+
+        before = _version(base)
+        view[1, 2] = -1.0  # through the view into the base ...
+        base[0, 3] = -2.0  # ... and from the base into the view
+        assert _version(base) == _version(view) == before + 2
+        np.testing.assert_array_equal(base.cpu().numpy().reshape(-1), [0, 1, 2, -2, 4, 5, 6, 7, -1, 9, 10, 11])
+        np.testing.assert_array_equal(view.cpu().numpy(), [[2, -2, 4], [6, 7, -1]])
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_as_strided_write_through_view_in_graph_matches_torch(device: str) -> None:
+    grads = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        on = device if L is tidu else "cpu"
+        x = L.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True, device=on)
+        y = x * 1.0
+        y.as_strided((2, 2), (3, 1), 1).mul_(L.tensor([[2.0, 3.0], [4.0, 5.0]], device=on))
+        (y * L.arange(6.0, device=on)).sum().backward()
+        grads.append((y.detach().cpu().numpy(), x.grad.cpu().numpy()))
+    for ref, ours in zip(*grads):
+        np.testing.assert_array_equal(ours, ref)
+
+
+def test_as_strided_overlapping_windows_refuse_writes() -> None:
+    """PyTorch runs this write, its result depending on the order of the writes (its overlap check
+    catches zero strides only); tidu refuses every view whose elements overlap, as for an expanded
+    tensor (docs/guides/pytorch-differences.md)."""
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        tidu.arange(6.0).as_strided((2, 2), (1, 1)).mul_(2)
+
+
+def test_as_strided_grad_fn_dtype_and_integers() -> None:
+    x = tidu.zeros(4, requires_grad=True)
+    assert x.as_strided((2,), (2,)).grad_fn is not None
+    for L in (torch, tidu):  # noqa: N806 - the library
+        out = L.arange(6, dtype=L.int32).as_strided((2, 2), (1, 2), 1)
+        assert str(out.dtype).endswith("int32")
+        np.testing.assert_array_equal(out.numpy(), [[1, 3], [2, 4]])
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_as_strided_on_cuda_matches_cpu(device: str) -> None:
+    rng = np.random.default_rng(3)
+    data = rng.uniform(-1, 1, (3, 4))
+    results = []
+    for on in ("cpu", device):
+        x = tidu.tensor(data, requires_grad=True, device=on)
+        out = x.t().as_strided((3, 3), (1, 1), 2).pow(3) * x.expand(2, 3, 4).as_strided((3,), (0,), 5)
+        (g,) = tidu.autograd.grad(out.sum(), x, create_graph=True)
+        (gg,) = tidu.autograd.grad((g * g).sum(), x)
+        _, tangent = tidu.func.jvp(lambda x: x.as_strided((2, 3), (1, 2)) ** 2, (x.detach(),), (x.detach() + 1,))
+        assert out.device.type == g.device.type == on
+        results.append([t.detach().cpu().numpy() for t in (out, g, gg, tangent)])
+    for ours, ref in zip(*results):
+        np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    "L.arange(6.0).as_strided((2, 3), (3, 1), 1)", "L.arange(6.0).as_strided((2,), (-1,))",
+    "L.arange(6.0).as_strided((2,), (1,), -1)", "L.arange(6.0).as_strided((2, 3), (1,))",
+    "L.arange(6.0).as_strided((-1,), (1,))", "L.arange(6.0).as_strided((2, 2), (0, 1), 5)",
+    "L.arange(6, dtype=L.float64)[2:].as_strided((5,), (1,))",
+    "L.arange(6.0).as_strided((3,), (0,)).add_(1)",
+    "L.as_strided([1.0], (1,), (1,))",
+])
+def test_as_strided_errors_match_torch(call: str) -> None:
+    assert_same_error(call, same_message="L.as_strided([" not in call)

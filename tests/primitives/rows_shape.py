@@ -6,6 +6,7 @@ import numpy as np
 from op_db import OpCase
 
 import tidu
+from tidu.primitives.strided import as_strided_transpose
 
 # Index operands (constants, int64): rows are linear in the float arguments.
 GATHER_INDEX = tidu.tensor([[0, 2, 2, 1], [1, 1, 0, 4]])  # gathers from (3, 5) along dim 1, repeats
@@ -99,9 +100,37 @@ ROWS: list[OpCase] = [
         ref=lambda x, v: x + _index_add_ref(x, v),
         name="index_put",
     ),
+    # as_strided of a fresh tensor's storage: overlapping windows, zero strides and an offset, a
+    # transposed input (read at its own layout), an input that overlaps itself (an expanded one)
+    OpCase("as_strided", lambda x: x.as_strided((3, 3), (1, 1)), ((5,),), linear=True,
+           ref=lambda x: _strided(x, (3, 3), (1, 1))),
+    OpCase("as_strided", lambda x: tidu.as_strided(x, (2, 2, 2), (0, 1, 3), 1), ((2, 3),), linear=True,
+           ref=lambda x: _strided(x, (2, 2, 2), (0, 1, 3), 1), name="offset"),
+    OpCase("as_strided", lambda x: x.t().as_strided((2, 2), (1, 2), 1), ((2, 3),), linear=True,
+           ref=lambda x: _strided(x, (2, 2), (1, 2), 1), name="transposed"),
+    OpCase("as_strided", lambda x: x.expand(3, 4).as_strided((2, 3), (1, 1)), ((4,),), linear=True,
+           ref=lambda x: _strided(x, (2, 3), (1, 1)), name="expanded"),
+    OpCase("as_strided_transpose", lambda c: as_strided_transpose.bind(
+        c, size=(3, 3), stride=(1, 1), storage_offset=0, input_shape=(2, 5), input_stride=(0, 1), input_offset=0),
+        ((3, 3),), linear=True, ref=lambda c: _strided_transpose(c, (2, 5), 5, (1, 1)) / 2),
     # to the device and back (the CUDA simulator in CI): linear, its transpose the move back
     OpCase("device_put", lambda x: (x.to("cuda") * 2).to("cpu"), ((2, 3), ()), linear=True, ref=lambda x: 2 * x),
 ]
+
+
+def _strided(x: np.ndarray, size: tuple, stride: tuple, offset: int = 0) -> np.ndarray:
+    flat = np.ascontiguousarray(x).reshape(-1)[offset:]
+    return np.lib.stride_tricks.as_strided(flat, size, [s * flat.itemsize for s in stride]).copy()
+
+
+def _strided_transpose(c: np.ndarray, shape: tuple, locations: int, stride: tuple) -> np.ndarray:
+    """``c`` summed into the storage locations it was read from (a dense storage of ``locations``),
+    read back at ``shape`` broadcast over that storage."""
+    storage = np.zeros(locations)
+    index = np.lib.stride_tricks.as_strided(np.arange(locations), c.shape,
+                                            [s * np.arange(1).itemsize for s in stride])
+    np.add.at(storage, index, c)
+    return np.broadcast_to(storage, shape).copy()
 
 
 def _index_add_ref(x: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -1,7 +1,10 @@
-"""Devices: ``tidu.device('cpu')`` and ``tidu.device('cuda')`` (one GPU: ``cuda`` is ``cuda:0``)."""
+"""Devices: ``tidu.device('cpu')`` and ``tidu.device('cuda')`` (one GPU: ``cuda`` is ``cuda:0``),
+and the default device of the creation functions (``set_default_device``, ``with tidu.device(...)``).
+"""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 
@@ -55,9 +58,63 @@ class device:  # noqa: N801 - PyTorch's name
             return f"device(type={self.type!r})"
         return f"device(type={self.type!r}, index={self.index})"
 
+    def __enter__(self) -> device:
+        """``with tidu.device("cuda"):`` makes this device the creation functions' default until
+        the block ends (the default before it is restored), as in PyTorch."""
+        _DEFAULT.stack.append(_DEFAULT.device)
+        _DEFAULT.device = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _DEFAULT.device = _DEFAULT.stack.pop()
+
 
 CPU = device("cpu")
 CUDA = device("cuda", 0)
+_Device = device  # for the functions whose argument is named ``device``
+
+
+class _Default(threading.local):
+    """The default device, per thread (PyTorch's is too), and the ones ``with`` blocks replaced."""
+
+    def __init__(self) -> None:
+        self.device: device = CPU
+        self.stack: list[device] = []
+
+
+_DEFAULT = _Default()
+
+
+def set_default_device(device: Any) -> None:  # noqa: A002 - PyTorch's name
+    """The device that the creation functions (``tensor``, ``zeros``, ``arange``, ``rand``...,
+    and the modules' parameters made with them) use when they are given none; ``None`` is the
+    CPU again. ``*_like`` functions and ``from_numpy`` keep their own rule, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.set_default_device("cpu")
+    >>> tidu.get_default_device()
+    device(type='cpu')
+    >>> with tidu.device("cpu"):
+    ...     tidu.zeros(2).device
+    device(type='cpu')
+    """
+    _DEFAULT.device = CPU if device is None else _named(str(_Device(device)))
+
+
+def get_default_device() -> device:
+    """The creation functions' default device (``cuda`` is ``cuda:0``, as PyTorch reports it).
+
+    >>> import tidu
+    >>> tidu.get_default_device()
+    device(type='cpu')
+    """
+    d = _DEFAULT.device
+    return CUDA if d.type == "cuda" else CPU
+
+
+def factory_device(spec: Any) -> device:
+    """``as_device`` of a creation function's ``device`` argument: ``None`` is the default device."""
+    return as_device(_DEFAULT.device if spec is None else spec)
 
 
 def _named(text: str) -> device:

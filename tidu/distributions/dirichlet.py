@@ -8,14 +8,16 @@ import tidu
 
 from . import constraints
 from .distribution import Distribution
-from .gamma import standard_gamma
+from .gamma import _standard_gamma, keep_above
 from .utils import as_tensor, one_hot, tiny
 
 
 class Dirichlet(Distribution):
     """The Dirichlet distribution on the simplex, with ``concentration`` over the last dimension.
 
-    Sampling is not reparameterized (``has_rsample`` is False), as for ``Gamma``.
+    ``rsample`` normalizes gamma draws, so its gradient is theirs (``Gamma``) through the
+    normalization; PyTorch's goes through the marginal beta's CDF instead (``_dirichlet_grad``):
+    another unbiased gradient, not the same one for a given draw.
 
     >>> import tidu
     >>> from tidu.distributions import Dirichlet
@@ -25,6 +27,7 @@ class Dirichlet(Distribution):
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
+    has_rsample = True
 
     def __init__(self, concentration: Any, validate_args: bool | None = None) -> None:
         concentration = as_tensor(concentration)
@@ -52,10 +55,10 @@ class Dirichlet(Distribution):
         total = self.concentration.sum(-1, keepdim=True)
         return self.concentration * (total - self.concentration) / (total ** 2 * (total + 1))
 
-    def sample(self, sample_shape: Any = ()) -> Any:
-        with tidu.no_grad():
-            draws = standard_gamma(self.concentration, tuple(self._extended_shape(sample_shape)))
-            return (draws / draws.sum(-1, keepdim=True)).clamp(min=tiny(draws), max=1 - float(tidu.finfo(draws.dtype).eps))
+    def rsample(self, sample_shape: Any = ()) -> Any:
+        draws = _standard_gamma(self.concentration.expand(tuple(self._extended_shape(sample_shape))))
+        value = draws / draws.sum(-1, keepdim=True)
+        return keep_above(value, tiny(value), 1 - float(tidu.finfo(value.dtype).eps))
 
     def log_prob(self, value: Any) -> Any:
         self._validate(value)

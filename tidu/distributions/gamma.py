@@ -9,6 +9,7 @@ import numpy as np
 import tidu
 
 from . import constraints
+from ._gamma_grad import standard_gamma_grad_host
 from .distribution import Distribution
 from .utils import broadcast_all, from_host, host, stream, tiny
 
@@ -20,11 +21,50 @@ def standard_gamma(concentration: Any, shape: tuple[int, ...]) -> Any:
     return from_host(np.maximum(draws, tiny(concentration)), concentration)
 
 
+def keep_above(value: Any, low: float, high: float | None = None) -> Any:
+    """``value`` clamped to ``[low, high]`` with its gradient kept where clamped (PyTorch clamps its
+    samples after the gradient is taken)."""
+    clamped = value.detach().clamp(min=low, max=high)
+    return value + (clamped - value.detach()) if value.requires_grad else clamped
+
+
+def _standard_gamma_grad(self: Any, output: Any) -> Any:  # noqa: A002 - PyTorch's names
+    """``d output / d self`` for samples ``output`` of Gamma(``self``, 1), holding their quantiles
+    fixed (the implicit reparameterization gradient: tidu/distributions/_gamma_grad.py); PyTorch's
+    ``torch._standard_gamma_grad``. Not differentiable itself.
+
+    >>> import tidu
+    >>> tidu._standard_gamma_grad(tidu.tensor([1.0, 4.0]), tidu.tensor([0.5, 3.0]))
+    tensor([0.8070, 0.8995])
+    """
+    alpha, x = tidu.broadcast_tensors(self, output)
+    return from_host(standard_gamma_grad_host(host(alpha), host(x)), x)
+
+
+def _standard_gamma(self: Any) -> Any:  # noqa: A002 - PyTorch's name
+    """Draws of Gamma(``self``, 1), one per element, differentiable in ``self`` by the implicit
+    reparameterization gradient (``_standard_gamma_grad``), as ``torch._standard_gamma``.
+
+    >>> import tidu
+    >>> alpha = tidu.tensor([2.0, 0.5], requires_grad=True)
+    >>> x = tidu._standard_gamma(alpha)
+    >>> x.sum().backward()
+    >>> bool((alpha.grad == tidu._standard_gamma_grad(alpha.detach(), x.detach())).all())
+    True
+    """
+    with tidu.no_grad():
+        draws = standard_gamma(self, tuple(self.shape))
+    if not (self.requires_grad and tidu.is_grad_enabled()):
+        return draws
+    # the draws' value, with the gradient d draws / d self (exactly: self - self.detach() is 0)
+    return draws + (self - self.detach()) * _standard_gamma_grad(self.detach(), draws)
+
+
 class Gamma(Distribution):
     """The gamma distribution with shape ``concentration`` and rate ``rate``.
 
-    Sampling is not reparameterized (``has_rsample`` is False): tidu has no implicit gradient of
-    the gamma sampler in the concentration.
+    ``rsample`` is reparameterized: its gradient in ``concentration`` is the implicit one of the
+    gamma sampler (``_standard_gamma_grad``), in ``rate`` that of ``x / rate``.
 
     >>> import tidu
     >>> from tidu.distributions import Gamma
@@ -34,6 +74,7 @@ class Gamma(Distribution):
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
+    has_rsample = True
 
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -54,10 +95,10 @@ class Gamma(Distribution):
     def variance(self) -> Any:
         return self.concentration / self.rate ** 2
 
-    def sample(self, sample_shape: Any = ()) -> Any:
-        with tidu.no_grad():
-            shape = tuple(self._extended_shape(sample_shape))
-            return (standard_gamma(self.concentration, shape) / self.rate).clamp(min=tiny(self.rate))
+    def rsample(self, sample_shape: Any = ()) -> Any:
+        shape = tuple(self._extended_shape(sample_shape))
+        value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        return keep_above(value, tiny(value))
 
     def log_prob(self, value: Any) -> Any:
         self._validate(value)

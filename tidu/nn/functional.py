@@ -76,7 +76,7 @@ def _class_mask(target: Any, num_classes: int, class_dim: int) -> Any:
     """Boolean one-hot of integer ``target`` with the classes along ``class_dim``."""
     shape = [1] * (target.ndim + 1)
     shape[class_dim] = num_classes
-    return target.unsqueeze(class_dim) == ops.arange(num_classes).reshape(*shape)
+    return target.unsqueeze(class_dim) == ops.arange(num_classes, device=target.device).reshape(*shape)
 
 
 def _along(vector: Any, ndim: int, dim: int) -> Any:
@@ -932,7 +932,7 @@ def _dropout_masked(input: Any, p: float, training: bool, mask_shape: tuple[int,
         return input
     if p == 1.0:
         return input * 0.0
-    keep = ops.rand(mask_shape, dtype=input.dtype) < (1.0 - p)
+    keep = ops.rand(mask_shape, dtype=input.dtype, device=input.device) < (1.0 - p)
     return ops.where(keep, input * (1.0 / (1.0 - p)), 0.0)
 
 
@@ -1260,7 +1260,7 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
     if padding_idx is not None:
         if not -num <= padding_idx < num:
             raise AssertionError("Padding_idx must be within num_embeddings")
-        rows = (ops.arange(num) == padding_idx % num).reshape(num, 1)
+        rows = (ops.arange(num, device=weight.device) == padding_idx % num).reshape(num, 1)
         weight = ops.where(rows, weight.detach(), weight)
     return ops.index_select(weight, 0, input.reshape(-1)).reshape(*input.shape, weight.shape[1])
 

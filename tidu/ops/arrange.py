@@ -1,6 +1,6 @@
 """Arranging tensors: stacking (``hstack``, ``vstack``, ``dstack``, ``column_stack``, ``meshgrid``),
 splitting (``tensor_split``, ``hsplit``, ``vsplit``, ``dsplit``), tiling (``tile``,
-``repeat_interleave``), turning (``rot90``, ``fliplr``, ``flipud``) and ``diff``.
+``repeat_interleave``), turning (``rot90``, ``fliplr``, ``flipud``), ``diff`` and ``as_strided``.
 
 All are composed from reshapes, concatenation, slices, flips and ``index_select``, so their
 gradients are those primitives'.
@@ -13,13 +13,15 @@ from typing import Any
 
 import numpy as np
 
+from ..backends.layout import element_geometry, storage
 from ..core import dtypes
 from ..core.aval import wrap_dim
+from ..primitives.strided import as_strided as as_strided_p
 from ..tensor import Tensor
 from . import creation, indexing, math, shape
 
 __all__ = [
-    "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "diff", "dsplit", "dstack", "fliplr", "flipud",
+    "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "diff", "dsplit", "dstack", "fliplr", "flipud",
     "hsplit", "hstack", "meshgrid", "repeat_interleave", "rot90", "row_stack", "tensor_split", "tile", "vsplit",
     "vstack",
 ]
@@ -427,7 +429,58 @@ def _unfold(input: Any, dimension: int, size: int, step: int) -> Any:  # noqa: A
     return shape.movedim(windows, d + 1, -1)
 
 
+def as_strided(input: Any, size: Any, stride: Any, storage_offset: int | None = None) -> Any:  # noqa: A002
+    """A view of ``input``'s storage with the given ``size``, ``stride`` and ``storage_offset`` (in
+    elements; ``None`` keeps ``input``'s offset): element ``i`` is the storage element at
+    ``storage_offset + sum(i[d] * stride[d])``, wherever ``input`` itself lies in it. Writes through
+    the view reach ``input``; a view whose elements overlap (a zero stride, windows that overlap)
+    cannot be written in place, as in PyTorch.
+
+    Gradient: PyTorch's ``as_strided_backward``: the output's gradient summed into the storage
+    locations it reads (overlapping elements accumulate), then read at ``input``'s layout (divided
+    among ``input``'s elements that share a location); locations outside ``input`` are constants
+    (primitives ``as_strided``, ``as_strided_transpose``, tidu/primitives/strided.py).
+
+    >>> import tidu
+    >>> x = tidu.arange(5.0, requires_grad=True)
+    >>> windows = tidu.as_strided(x, (3, 3), (1, 1))
+    >>> windows
+    tensor([[0., 1., 2.],
+            [1., 2., 3.],
+            [2., 3., 4.]], grad_fn=<as_strided>)
+    >>> windows.sum().backward()
+    >>> x.grad
+    tensor([1., 2., 3., 2., 1.])
+    >>> x.detach().as_strided((2,), (2,), 1)
+    tensor([1., 3.])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"as_strided(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    buf = input._buf
+    input_stride, input_offset = element_geometry(buf)
+    offset = input_offset if storage_offset is None else int(storage_offset)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    item, available = buf.dtype.itemsize, storage(buf).size
+    needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if needed > available:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize {item} "
+            f"requiring a storage size of {needed * item} are out of bounds for storage of size {available * item}"
+        )
+    return as_strided_p.bind(input, size=size, stride=stride, storage_offset=offset, input_stride=input_stride,
+                             input_offset=input_offset, view=True)
+
+
 METHODS = {
+    "as_strided": as_strided,
     "unfold": _unfold,
     "tile": tile, "repeat_interleave": repeat_interleave, "tensor_split": tensor_split, "hsplit": hsplit,
     "vsplit": vsplit, "dsplit": dsplit, "rot90": rot90, "fliplr": fliplr, "flipud": flipud, "diff": diff,

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..core import deferred, dtypes
-from ..core.device import CPU, as_device
+from ..core.device import CPU, as_device, factory_device
 from ..core.printing import set_printoptions
 from ..tensor import Tensor, placed
 
@@ -100,7 +100,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     >>> tidu.tensor([[1, 2]]).dtype, tidu.tensor([1, 2.5]).dtype, tidu.tensor([True, 1]).dtype
     (tidu.int64, tidu.float32, tidu.int64)
     """
-    as_device(device)
+    factory_device(device)
     inferred = _infer_dtype(data)
     dt = dtypes.as_dtype(dtype) if dtype is not None else inferred
     _check_grad_dtype(dt, requires_grad)
@@ -121,7 +121,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     >>> t
     tensor([1., 0.], dtype=tidu.float64)
     """
-    where = as_device(device)
+    where = factory_device(device)
     if isinstance(data, Tensor):
         if device is not None and data.device != where:
             data = data.to(where)
@@ -185,15 +185,15 @@ def _dtype(dtype: Any, default: dtypes.dtype | None = None) -> dtypes.dtype:
 
 
 def _make(array: np.ndarray, dt: dtypes.dtype, device: Any, requires_grad: bool) -> Tensor:
-    """A tensor on ``device`` with the values of the host ``array``."""
-    where = as_device(device)
+    """A tensor on ``device`` (``None``: the default device) with the values of the host ``array``."""
+    where = factory_device(device)
     _check_grad_dtype(dt, requires_grad)
     return placed(array, dt, where).requires_grad_(requires_grad)
 
 
 def _filled(shape: tuple[int, ...], value: Any, dt: dtypes.dtype, device: Any, requires_grad: bool) -> Tensor:
     """``value`` everywhere; on the GPU by a fill kernel, not a host copy."""
-    where = as_device(device)
+    where = factory_device(device)
     if where is CPU:
         return _make(np.full(shape, value, dt.np), dt, where, requires_grad)
     _check_grad_dtype(dt, requires_grad)

@@ -14,7 +14,6 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.aval import wrap_dim
-from ..core.device import as_device
 from ..tensor import Tensor
 from . import creation, reduce, shape
 
@@ -136,7 +135,7 @@ def _triangle_indices(which: str, row: int, col: int, offset: int, dtype: Any, d
         raise RuntimeError(f"\"{which}_indices\" not implemented for '{dtypes.TORCH_NAMES[dt.name]}'")
     make = np.tril_indices if which == "tril" else np.triu_indices
     pairs = np.stack(make(row, offset, col)).astype(dt.np) if row and col else np.zeros((2, 0), dt.np)
-    return creation.tensor(pairs, dtype=dt, device=as_device(device or "cpu"))
+    return creation.tensor(pairs, dtype=dt, device=device)
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,

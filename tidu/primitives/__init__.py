@@ -14,6 +14,7 @@ from . import (  # noqa: E402,F401 - one line per added family
     nn,
     scan,
     special,
+    strided,
     transfer,  # noqa: E402,F401
 )
 

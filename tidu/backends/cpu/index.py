@@ -138,3 +138,25 @@ def nll_sum_transpose(ct: np.ndarray, target: np.ndarray, *, classes: int, scale
     out = np.zeros((target.shape[0], classes), ct.dtype)
     _spread(out, contiguous(target), ct.dtype.type(scale * ct))
     return out
+
+
+@njit(**JIT)
+def _strided_read(src, order, lo, hi, scale, out):  # pragma: no cover - compiled
+    for i in range(out.shape[0]):
+        total = 0.0
+        for t in range(lo[i], hi[i]):
+            total += src[order[t]]
+        out[i] = total * scale[i]
+
+
+def strided_read(src: np.ndarray, sources: tuple, shape: tuple[int, ...]) -> np.ndarray:
+    """``out`` of ``shape`` whose element ``i`` (row-major) is ``scale[i]`` times the sum of the
+    row-major elements ``order[lo[i]:hi[i]]`` of ``src``, summed in float64 in that order
+    (``sources = (order, lo, hi, scale)``, from ``tidu.backends.layout.strided_sources``)."""
+    order, lo, hi, scale = sources
+    flat = contiguous(src).reshape(-1)
+    if src.dtype.kind != "f":
+        flat = flat.astype(np.float64)
+    out = np.empty(lo.size, flat.dtype)
+    _strided_read(flat, order, lo, hi, scale, out)
+    return out.astype(src.dtype, copy=False).reshape(shape)

@@ -9,7 +9,9 @@ on the host (that would copy the index back and synchronize): an index outside
 ``[0, size)`` is never dereferenced; ``gather`` writes 0 there and ``scatter_add`` drops the
 value. ``scatter_add`` accumulates with ``cuda.atomic.add``, so float sums into one
 element are added in no fixed order (results may differ in the last bits between runs,
-as PyTorch's CUDA ``scatter_add_``); integer sums are exact.
+as PyTorch's CUDA ``scatter_add_``); integer sums are exact. Under
+``tidu.use_deterministic_algorithms(True)`` float sums take a kernel without atomics that adds
+in the order of the index, as PyTorch's deterministic ``scatter_add_`` does.
 
 ``nll_sum`` (the negative log likelihood's scaled sum of one pick per row) is one block's
 float64 tree sum; its transpose writes the scaled one-hot rows in one pass.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from ...core.determinism import are_deterministic_algorithms_enabled
 from .copy import contiguous
 from .launch import Kernel
 from .memory import CudaArray
@@ -101,11 +104,48 @@ def scatter_add(x: CudaArray, index: CudaArray, src: CudaArray, *, axis: int) ->
     if index.size:
         if src.shape != index.shape or not src.is_c_contiguous:
             src = _region(src, index.shape)
+        if x.dtype.kind == "f" and are_deterministic_algorithms_enabled():
+            _scatter_add_in_order(out, index, src, axis)
+            return out
         im, i0, ist = _operand(index)
         xs = element_strides(x.shape)
         geo = geometry(index.shape, _without_axis(xs, axis), ist)
         _kernel(_scatter_add, x.dtype)(index.size, out, im, src, index.size, x.shape[axis], xs[axis], i0, *geo)
     return out
+
+
+def _scatter_add_ordered(out, index, src, columns, length, size, axis_stride,  # noqa: ANN001, ANN202
+                         s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    for c in range(cuda.grid(1), columns, cuda.gridsize(1)):
+        oo, _ = offsets(c, s1, s2, s3, s4, s5, v1, v2, v3, v4, v5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+        for j in range(length):
+            k = index[j * columns + c]
+            if 0 <= k < size:
+                out[oo + k * axis_stride] += src[j * columns + c]
+
+
+def _scatter_add_in_order(out: CudaArray, index: CudaArray, src: CudaArray, axis: int) -> None:
+    """``scatter_add`` with no atomics (``tidu.use_deterministic_algorithms(True)``, as PyTorch's
+    deterministic ``scatter_add_``): ``index`` and ``src`` with ``axis`` moved to the front, one
+    thread per position in the other dimensions adds that column's values in the order of ``axis``.
+    Different columns write different elements, so every run adds in the same order."""
+    order = (axis, *[d for d in range(index.ndim) if d != axis])
+    index, src = permuted(index, order), permuted(src, order)
+    length = index.shape[0]
+    rest = index.shape[1:]
+    columns = index.size // length if length else 0
+    if not columns:
+        return
+    xs = element_strides(out.shape)
+    rest_strides = tuple(xs[d] for d in order[1:])
+    geo = geometry(rest, rest_strides, rest_strides)
+    kernel = _kernels.get(("ordered", out.dtype))
+    if kernel is None:
+        t = numba_name(out.dtype)
+        kernel = _kernels["ordered", out.dtype] = Kernel(
+            _scatter_add_ordered, f"void({t}[::1], int64[::1], {t}[::1], {INT}, {INT}, {INT}, {INT}, {GEOMETRY})")
+    kernel(columns, out.view((out.size,), (out.dtype.itemsize,)), index.view((index.size,), (8,)),
+           src.view((src.size,), (src.dtype.itemsize,)), columns, length, out.shape[axis], xs[axis], *geo)
 
 
 def _region(a: CudaArray, shape: tuple[int, ...]) -> CudaArray:
@@ -168,4 +208,47 @@ def nll_sum_transpose(ct: CudaArray, target: CudaArray, *, classes: int, scale: 
                 _spread, f"void({t}[::1], int64[::1], {t}[::1], int64, int64, {t})")
         kernel(out.size, out, contiguous(target), contiguous(ct).view((1,), (ct.dtype.itemsize,)), n, classes,
                ct.dtype.type(scale))
+    return out
+
+
+def _strided_read(src, order, lo, hi, scale, out, n):  # noqa: ANN001, ANN202
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        total = 0.0
+        for t in range(lo[i], hi[i]):
+            total += src[order[t]]
+        out[i] = total * scale[i]
+
+
+_sources: dict[int, tuple] = {}
+
+
+def _on_device(sources: tuple) -> tuple:
+    """``sources``' arrays uploaded once (they are cached on the host by their layouts)."""
+    key = id(sources)
+    entry = _sources.get(key)
+    if entry is None or entry[0] is not sources:
+        if len(_sources) > 256:
+            _sources.clear()
+        entry = _sources[key] = (sources, tuple(CudaArray.from_host(a) for a in sources))
+    return entry[1]
+
+
+def strided_read(src: CudaArray, sources: tuple, shape: tuple[int, ...]) -> CudaArray:
+    """The CPU's ``strided_read`` (tidu/backends/cpu/index.py): one thread per output element
+    sums its sources in order, in float64, with no atomics (the same bits as the CPU's)."""
+    if src.dtype.kind != "f":
+        from ..cpu.index import strided_read as on_host
+
+        return CudaArray.from_host(on_host(src.copy_to_host(), sources, shape))
+    out = CudaArray.empty(shape, src.dtype)
+    if out.size:
+        kernel = _kernels.get(("strided_read", src.dtype))
+        if kernel is None:
+            t = numba_name(src.dtype)
+            kernel = _kernels["strided_read", src.dtype] = Kernel(
+                _strided_read, f"void({t}[::1], int64[::1], int64[::1], int64[::1], float64[::1], {t}[::1], int64)")
+        order, lo, hi, scale = _on_device(sources)
+        flat = contiguous(src)
+        kernel(out.size, flat.view((flat.size,), (src.dtype.itemsize,)), order, lo, hi, scale,
+               out.view((out.size,), (src.dtype.itemsize,)), out.size)
     return out

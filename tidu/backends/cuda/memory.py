@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..layout import overlapping
 from . import driver
 from .runtime import runtime
 
@@ -161,7 +162,7 @@ class _Flags:
     def __init__(self, array: CudaArray) -> None:
         self.c_contiguous = array.is_c_contiguous
         self.owndata = array.base is None
-        self.writeable = not any(st == 0 and n > 1 for n, st in zip(array.shape, array.strides))
+        self.writeable = not overlapping(array.shape, array.strides)  # no two elements at one address
 
 
 class CudaArray:

@@ -81,3 +81,30 @@ def slice_view(x: CudaArray, *, start_indices: tuple, limit_indices: tuple, stri
     offset = sum(s * st for s, st in zip(start_indices, x.strides))
     shape = tuple(max(0, -(-(e - s) // k)) for s, e, k in zip(start_indices, limit_indices, strides))
     return x.view(shape, tuple(st * k for st, k in zip(x.strides, strides)), offset if all(shape) else 0)
+
+
+def as_strided(x: CudaArray, *, size: tuple[int, ...], stride: tuple[int, ...], storage_offset: int,
+               input_stride: tuple[int, ...], input_offset: int, view: bool) -> CudaArray:
+    """The view of ``x``'s storage (as numpy's: tidu/primitives/strided.py), or the elements read
+    at those locations from ``x`` placed at its recorded layout."""
+    from ..layout import element_geometry, storage, strided_sources
+
+    if view and element_geometry(x) == (tuple(input_stride), input_offset):
+        item, root = x.dtype.itemsize, storage(x)
+        start = storage_offset if 0 not in size else min(storage_offset, root.size)  # nothing is read
+        return root.view(tuple(size), tuple(s * item for s in stride), start * item)
+    from .index import strided_read
+
+    sources = strided_sources((tuple(x.shape), tuple(input_stride), input_offset),
+                              (tuple(size), tuple(stride), storage_offset), "src")
+    return strided_read(x, sources, tuple(size))
+
+
+def as_strided_transpose(ct: CudaArray, *, size: tuple[int, ...], stride: tuple[int, ...], storage_offset: int,
+                         input_shape: tuple[int, ...], input_stride: tuple[int, ...], input_offset: int) -> CudaArray:
+    from ..layout import strided_sources
+    from .index import strided_read
+
+    sources = strided_sources((tuple(size), tuple(stride), storage_offset),
+                              (tuple(input_shape), tuple(input_stride), input_offset), "dst")
+    return strided_read(ct, sources, tuple(input_shape))

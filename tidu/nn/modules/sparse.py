@@ -45,7 +45,7 @@ class _LookupTable(Module):
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with no_grad():
-                row = (ops.arange(self.num_embeddings) != self.padding_idx).reshape(-1, 1)
+                row = (ops.arange(self.num_embeddings, device=self.weight.device) != self.padding_idx).reshape(-1, 1)
                 assign_(self.weight, ops.where(row, self.weight, 0.0), op="Embedding")
 
 
