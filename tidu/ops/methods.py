@@ -98,6 +98,8 @@ CONVERSIONS = {
     "float": lambda self: convert(self, dtypes.float32), "double": lambda self: convert(self, dtypes.float64),
     "long": lambda self: convert(self, dtypes.int64), "int": lambda self: convert(self, dtypes.int32),
     "bool": lambda self: convert(self, dtypes.bool_),
+    "byte": lambda self: convert(self, dtypes.uint8), "char": lambda self: convert(self, dtypes.int8),
+    "short": lambda self: convert(self, dtypes.int16),
     "type_as": lambda self, other: convert(self, other.dtype),
 }
 COMMON = {**CONVERSIONS}
@@ -294,8 +296,7 @@ def _var_detach(self: Var) -> Var:
     return wrap(self.value.detach())
 
 
-_LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "int32": "IntTensor",
-                 "bool": "BoolTensor"}
+_LEGACY_TYPES = dtypes.LEGACY_TYPES
 
 
 def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:

@@ -29,7 +29,8 @@ from .memory import CudaArray, contiguous_strides
 from .runtime import runtime
 
 _SCALAR_CODES = {
-    "int64": "q", "uint64": "Q", "int32": "i4x", "uint32": "I4x", "int8": "b7x", "uint8": "B7x",
+    "int64": "q", "uint64": "Q", "int32": "i4x", "uint32": "I4x", "int16": "h6x", "uint16": "H6x", "int8": "b7x",
+    "uint8": "B7x",
     "float64": "d", "float32": "f4x", "bool": "?7x", "boolean": "?7x",
 }
 THREADS = 256
