@@ -363,7 +363,12 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _dtype(dtype)
-    start, end = float(_number(start)), float(_number(end))
+    start, end = _number(start), _number(end)
+    if dt in dtypes.INTEGERS:  # PyTorch casts the ends to the dtype first (uint8 takes -1 as 255)
+        for bound in (start, end):
+            dtypes.check_fits(bound, dt)
+        start, end = (np.array(dtypes.wrap(v, dt)).astype(dt.np).item() for v in (start, end))
+    start, end = float(start), float(end)
     i = np.arange(steps, dtype=np.float64)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     half = steps // 2

@@ -503,6 +503,8 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
     check_writable(input, "__setitem__")
     if not is_value(value) or value.ndim == 0:
         _no_byte_mask_fill(index)
+    if isinstance(value, int | float):
+        dtypes.check_fits(value, input.dtype)  # PyTorch fills with the number: 300 is an error in uint8
     plan = _plan(tuple(input.shape), index)
     tracked = grad_mode.is_grad_enabled() and (
         input.requires_grad or (is_value(value) and value.requires_grad)
