@@ -143,22 +143,23 @@ UNARY: dict[str, Callable[[Any, Any], Any]] = {
     "topk": lambda x, L: tuple(x.topk(2)),
     "unique": lambda x, L: x.unique(),
     "median": lambda x, L: x.median(),
-    "where-uint8-condition": lambda x, L: L.where(L.tensor([1, 0, 2, 0, 1], dtype=L.uint8), x, 5),
+    "where-uint8-condition": lambda x, L: L.where(L.tensor([1, 0, 2, 0, 1], dtype=L.uint8, device=x.device), x, 5),
     "where-promotes": lambda x, L: L.where(x > 0, x, L.tensor([1], dtype=L.uint8)),
-    "cat-with-uint8": lambda x, L: L.cat([x, L.tensor([7], dtype=L.uint8)]),
+    "cat-with-uint8": lambda x, L: L.cat([x, L.tensor([7], dtype=L.uint8, device=x.device)]),
     "stack-with-int8": lambda x, L: L.stack([x, L.zeros(5, dtype=L.int8)]),
     "cat-with-float": lambda x, L: L.cat([x, L.tensor([0.5])]),
     "mask-uint8": lambda x, L: x[L.tensor([1, 0, 1, 0, 1], dtype=L.uint8)],
     "mask-bool": lambda x, L: x[x > 1],
     "index-int64": lambda x, L: x[L.tensor([4, 0])],
-    "gather": lambda x, L: x.gather(0, L.tensor([3, 3, 0])),
+    "gather": lambda x, L: x.gather(0, L.tensor([3, 3, 0], device=x.device)),
     "masked_fill": lambda x, L: x.masked_fill(x > 1, 7),
     "matmul-wraps": lambda x, L: x.reshape(5, 1) @ x.reshape(1, 5),
     "dot": lambda x, L: x.dot(x),
     "to-float": lambda x, L: x.float(),
     "to-bool": lambda x, L: x.bool(),
     "to-other-small": lambda x, L: (x.byte(), x.char(), x.short()),
-    "scatter_add-wraps": lambda x, L: L.zeros(2, dtype=x.dtype).scatter_add(0, L.tensor([1, 1, 0, 1, 0]), x),
+    "scatter_add-wraps": lambda x, L: L.zeros(2, dtype=x.dtype, device=x.device).scatter_add(
+        0, L.tensor([1, 1, 0, 1, 0], device=x.device), x),
     "add_-in-place": lambda x, L: x.clone().add_(200),
     "fill_": lambda x, L: x.clone().fill_(7),
     "setitem": lambda x, L: _setitem(x.clone(), L),
@@ -171,7 +172,7 @@ UNARY: dict[str, Callable[[Any, Any], Any]] = {
 
 def _setitem(x: Any, L: Any) -> Any:
     x[1:3] = -1  # uint8 takes it as 255
-    x[x == 0] = L.tensor([9], dtype=x.dtype)
+    x[x == 0] = L.tensor([9], dtype=x.dtype, device=x.device)
     return x
 
 
@@ -180,6 +181,23 @@ def _setitem(x: Any, L: Any) -> Any:
 def test_small_integer_ops_match_torch(src: str, name: str) -> None:
     fn = UNARY[name]
     _same(*_both(lambda L: fn(SOURCES[src](L), L)))
+
+
+ON_CUDA = ["add-big-scalar-wraps", "rsub", "mul-self", "neg", "abs", "pow", "floor_divide-negative", "remainder", "fmod",
+           "div-true", "and", "invert", "lt-negative-scalar", "sum", "sum-own-dtype", "prod", "cumsum", "max", "min",
+           "argmin", "sort-descending", "where-uint8-condition", "cat-with-uint8", "mask-uint8", "gather",
+           "masked_fill", "matmul-wraps", "to-other-small", "scatter_add-wraps", "setitem"]
+
+
+@pytest.mark.parametrize("name", ON_CUDA)
+@pytest.mark.parametrize("src", SMALL)
+def test_small_integer_ops_on_cuda(src: str, name: str) -> None:
+    """The CUDA kernels (the simulator without a GPU) give PyTorch's CPU values; scatter_add, whose
+    atomic add has no 8- or 16-bit form, adds in int32 and wraps back."""
+    fn = UNARY[name]
+    out = fn(SOURCES[src](tidu).to("cuda"), tidu)
+    out = tuple(o.cpu() for o in out) if isinstance(out, tuple) else out.cpu()
+    _same(out, fn(SOURCES[src](torch), torch))
 
 
 @pytest.mark.parametrize("a,b", list(itertools.product(SMALL, SMALL + ["bool", "int32", "int64", "float32"])))
