@@ -88,7 +88,12 @@ C_TYPES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int
 def fits(value: Any, dt: dtype) -> bool:
     """Whether PyTorch converts the number ``value`` to ``dt`` without an overflow error
     (c10's ``overflows``): integer dtypes take values in their range, and an unsigned one also
-    takes negative integers down to ``-max`` (two's complement: ``-1`` is 255 in uint8)."""
+    takes negative integers down to ``-max`` (two's complement: ``-1`` is 255 in uint8).
+
+    >>> from tidu.core import dtypes
+    >>> dtypes.fits(-1, dtypes.uint8), dtypes.fits(-1.0, dtypes.uint8), dtypes.fits(128, dtypes.int8)
+    (True, False, False)
+    """
     if dt.is_floating_point or dt is bool_ or isinstance(value, bool | np.bool_):
         return True
     if dt is int64 and isinstance(value, int | np.integer):

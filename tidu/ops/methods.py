@@ -93,13 +93,42 @@ def _cpu(self: Tensor) -> Tensor:
     return _to(self, "cpu")
 
 
+def _byte(self: Tensor) -> Tensor:
+    """``self.to(tidu.uint8)``: integers wrap modulo 256, floats truncate toward zero.
+
+    >>> import tidu
+    >>> tidu.tensor([-1, 255, 300]).byte()
+    tensor([255, 255,  44], dtype=tidu.uint8)
+    """
+    return convert(self, dtypes.uint8)
+
+
+def _char(self: Tensor) -> Tensor:
+    """``self.to(tidu.int8)``: integers wrap into ``[-128, 127]``, floats truncate toward zero.
+
+    >>> import tidu
+    >>> tidu.tensor([127, 128, -129]).char(), tidu.tensor([-2.7, 3.9]).char()
+    (tensor([ 127, -128,  127], dtype=tidu.int8), tensor([-2,  3], dtype=tidu.int8))
+    """
+    return convert(self, dtypes.int8)
+
+
+def _short(self: Tensor) -> Tensor:
+    """``self.to(tidu.int16)`` (``tidu.short``).
+
+    >>> import tidu
+    >>> tidu.tensor([40000, -3]).short()
+    tensor([-25536,     -3], dtype=tidu.int16)
+    """
+    return convert(self, dtypes.int16)
+
+
 CONVERSIONS = {
     "to": _to,
     "float": lambda self: convert(self, dtypes.float32), "double": lambda self: convert(self, dtypes.float64),
     "long": lambda self: convert(self, dtypes.int64), "int": lambda self: convert(self, dtypes.int32),
     "bool": lambda self: convert(self, dtypes.bool_),
-    "byte": lambda self: convert(self, dtypes.uint8), "char": lambda self: convert(self, dtypes.int8),
-    "short": lambda self: convert(self, dtypes.int16),
+    "byte": _byte, "char": _char, "short": _short,
     "type_as": lambda self, other: convert(self, other.dtype),
 }
 COMMON = {**CONVERSIONS}
