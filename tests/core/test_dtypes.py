@@ -58,15 +58,6 @@ def test_promote_types_is_pytorchs_table(a: str, b: str) -> None:
         torch.promote_types(getattr(torch, a), getattr(torch, b)))
 
 
-@pytest.mark.parametrize("a,b", list(itertools.product(ALL, ALL)))
-def test_can_cast_and_result_type(a: str, b: str) -> None:
-    assert tidu.can_cast(getattr(tidu, a), getattr(tidu, b)) == torch.can_cast(getattr(torch, a), getattr(torch, b))
-    for shape_a, shape_b in [((2,), ()), ((), (2,)), ((), ())]:
-        out, ref = _both(lambda L, sa=shape_a, sb=shape_b: L.result_type(L.ones(sa, dtype=getattr(L, a)),
-                                                                         L.ones(sb, dtype=getattr(L, b))))
-        assert _name(out) == _name(ref)
-
-
 def _u8(L: Any) -> Any:
     return L.tensor([250, 3, 0, 128, 255], dtype=L.uint8)
 
