@@ -249,7 +249,7 @@ OPERATOR = {
 }
 
 
-@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "float32", "float64"])
 @pytest.mark.parametrize("name", COMPARE)
 def test_comparisons(name: str, dtype: str) -> None:
     rng = np.random.default_rng(3)
@@ -330,7 +330,7 @@ def test_reductions(fn: Callable, shape: Any, dtype: str) -> None:
     run_both(fn, None, _as_args(shape), dtype)
 
 
-@pytest.mark.parametrize("dtype", ["bool", "int32", "int64"])
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
 def test_integer_and_bool_reductions(dtype: str) -> None:
     a = (np.arange(6).reshape(2, 3) % 3).astype(dtype)
     for fn in (
@@ -338,6 +338,8 @@ def test_integer_and_bool_reductions(dtype: str) -> None:
         lambda x: x.sum(dim=0),
         lambda x: x.sum(dim=1, keepdim=True),
         lambda x: x.amax(dim=1),
+        lambda x: x.amin(dim=0),
+        lambda x: x.prod(dim=1) if x.dtype is not (tidu.bool if isinstance(x, tidu.Tensor) else torch.bool) else x,
         lambda x: x.sum(dtype=tidu.float64 if isinstance(x, tidu.Tensor) else torch.float64),
     ):
         assert_same(fn(tidu.tensor(a)), fn(torch.tensor(a)), {"rtol": 0, "atol": 0})
@@ -550,6 +552,10 @@ SOURCES = {
     "float64": lambda L: L.tensor([[-1.7, 0.0], [2.5, 3.0]], dtype=L.float64),
     "int64": lambda L: L.tensor([-2, 0, 3]),
     "int32": lambda L: L.tensor([-2, 0, 3], dtype=L.int32),
+    "int16": lambda L: L.tensor([-300, 0, 3], dtype=L.int16),
+    "int8": lambda L: L.tensor([-2, 0, 127], dtype=L.int8),
+    "uint8": lambda L: L.tensor([255, 0, 3], dtype=L.uint8),
+    "wide-int64": lambda L: L.tensor([-129, 300, 70000]),
     "bool": lambda L: L.tensor([True, False]),
     "0d": lambda L: L.tensor(-2.5),
 }
@@ -559,6 +565,9 @@ CONVERSIONS = {
     "to-int32": lambda x, L: x.to(dtype=L.int32),
     "to-bool": lambda x, L: x.to(L.bool),
     "to-float32": lambda x, L: x.to(L.float32),
+    "to-uint8": lambda x, L: x.to(L.uint8),
+    "to-int8": lambda x, L: x.to(L.int8),
+    "to-int16": lambda x, L: x.to(L.int16),
     "to-tensor": lambda x, L: x.to(L.tensor([1], dtype=L.int32)),
     "to-cpu": lambda x, L: x.to("cpu"),
     "float": lambda x, L: x.float(),
@@ -566,6 +575,9 @@ CONVERSIONS = {
     "long": lambda x, L: x.long(),
     "int": lambda x, L: x.int(),
     "bool()": lambda x, L: x.bool(),
+    "byte": lambda x, L: x.byte(),
+    "char": lambda x, L: x.char(),
+    "short": lambda x, L: x.short(),
 }
 
 
@@ -588,7 +600,7 @@ def test_conversion_gradients(src: str, dst: str) -> None:
 
 
 # --- dtype promotion -------------------------------------------------------------------------
-DTYPES = ["bool", "int32", "int64", "float32", "float64"]
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"]
 OPERANDS: dict[str, Callable] = {
     **{f"{d}[2]": (lambda L, d=d: L.tensor([1, 1], dtype=getattr(L, d))) for d in DTYPES},
     **{f"{d}[]": (lambda L, d=d: L.tensor(1, dtype=getattr(L, d))) for d in DTYPES},

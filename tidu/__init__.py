@@ -37,10 +37,13 @@ from .core.dtypes import (
     float32,
     float64,
     get_default_dtype,
+    int8,
+    int16,
     int32,
     int64,
     promote_types,
     set_default_dtype,
+    uint8,
 )
 from .core.grad_mode import (
     enable_grad,
@@ -96,6 +99,7 @@ float = float32  # noqa: A001
 double = float64
 long = int64
 int = int32  # noqa: A001
+short = int16
 
 __version__ = "0.1.0"
 

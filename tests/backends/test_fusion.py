@@ -15,7 +15,7 @@ from tidu.backends.cpu import fusion
 from tidu.backends.cuda.memory import CudaArray
 from tidu.core import instructions
 from tidu.core.aval import ShapeDtype
-from tidu.core.dtypes import bool_, float32, float64, int32, int64
+from tidu.core.dtypes import bool_, float32, float64, int8, int16, int32, int64, uint8
 from tidu.core.instructions import Instr
 from tidu.core.primitive import REGISTRY
 from tidu.primitives import creation, reduce, structural
@@ -88,7 +88,8 @@ def random_chain(seed: int, dt, n_ops: int = 14, device: str = "cpu") -> tuple[B
         elif pick == 3 and preds:
             out = b.emit(ew.select, preds[rng.integers(len(preds))], x, y)
         elif pick == 4 and dt is not bool_:
-            other = {float32: float64, float64: float32, int32: float64, int64: int32}[dt]
+            other = {float32: float64, float64: float32, int32: float64, int64: int32, uint8: int8, int8: float32,
+                     int16: uint8}[dt]
             out = b.emit(structural.convert_element_type, b.emit(structural.convert_element_type, x, new_dtype=other),
                          new_dtype=dt)
         elif pick == 5 and floats:
@@ -113,6 +114,8 @@ def values(dt, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return rng.integers(0, 2, shape).astype(bool)
     if dt.is_floating_point:
         return rng.uniform(-3, 3, shape).astype(dt.np)
+    if dt.itemsize < 4:  # the whole positive range: sums and products wrap, as PyTorch's do
+        return rng.integers(1, np.iinfo(dt.np).max, shape, endpoint=True).astype(dt.np)
     return rng.integers(1, 5, shape).astype(dt.np)  # positive: floor_divide's zero check never fires
 
 
@@ -133,7 +136,7 @@ def run_both(program: list[Instr], fused: list[Instr], n_slots: int, inputs: dic
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])  # cuda: generated numba.cuda kernels (the simulator in CI)
-@pytest.mark.parametrize("dt", [float32, float64, int64, int32, bool_], ids=lambda d: d.name)
+@pytest.mark.parametrize("dt", [float32, float64, int64, int32, int16, int8, uint8, bool_], ids=lambda d: d.name)
 @pytest.mark.parametrize("seed", [0, 1])
 def test_random_chains_match_unfused(dt, seed: int, device: str) -> None:
     b, inputs, keep = random_chain(seed, dt, device=device)
@@ -191,7 +194,7 @@ def _input_dtype(program: list[Instr], slot: int):  # noqa: ANN202
     raise AssertionError(slot)
 
 
-@pytest.mark.parametrize("dt", [float32, float64, int32, int64, bool_], ids=lambda d: d.name)
+@pytest.mark.parametrize("dt", [float32, float64, int32, int64, int16, int8, uint8, bool_], ids=lambda d: d.name)
 def test_every_elementwise_primitive_fuses_exactly(dt) -> None:
     """One group per dtype holding every ``unary``/``binary`` primitive that takes it."""
     b = Builder()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 
@@ -26,13 +28,29 @@ def test_strides_offsets_and_sizes_match_torch(device: str) -> None:
     assert tidu.ones(1, device=device).get_device() == (-1 if device == "cpu" else 0)
 
 
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"]
+
+
+@pytest.mark.parametrize("a,b", list(itertools.product(DTYPES, DTYPES)))
+def test_can_cast_and_result_type_match_torch(a: str, b: str) -> None:
+    assert tidu.can_cast(getattr(tidu, a), getattr(tidu, b)) == torch.can_cast(getattr(torch, a), getattr(torch, b))
+    for shape_a, shape_b in [((2,), ()), ((), (2,)), ((), ()), ((2,), (2,))]:
+        ours = tidu.result_type(tidu.ones(shape_a, dtype=getattr(tidu, a)), tidu.ones(shape_b, dtype=getattr(tidu, b)))
+        ref = torch.result_type(torch.ones(shape_a, dtype=getattr(torch, a)), torch.ones(shape_b, dtype=getattr(torch, b)))
+        assert str(ours).removeprefix("tidu.") == str(ref).removeprefix("torch."), (shape_a, shape_b)
+    for number in (True, 300, 2.5):  # a Python number of a higher category only changes the result
+        ours = tidu.result_type(tidu.ones(2, dtype=getattr(tidu, a)), number)
+        assert str(ours).removeprefix("tidu.") == str(torch.result_type(torch.ones(2, dtype=getattr(torch, a)), number))\
+            .removeprefix("torch.")
+
+
 def test_finfo_and_iinfo_match_torch() -> None:
     for name in ("float32", "float64"):
         ours, ref = tidu.finfo(getattr(tidu, name)), torch.finfo(getattr(torch, name))
         for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
             assert getattr(ours, field) == getattr(ref, field), (name, field)
         assert repr(ours) == repr(ref)
-    for name in ("int32", "int64"):
+    for name in ("uint8", "int8", "int16", "int32", "int64"):
         ours, ref = tidu.iinfo(getattr(tidu, name)), torch.iinfo(getattr(torch, name))
         assert (ours.bits, ours.max, ours.min, ours.dtype, repr(ours)) == (ref.bits, ref.max, ref.min, ref.dtype, repr(ref))
     assert tidu.finfo().eps == torch.finfo().eps  # the default dtype's

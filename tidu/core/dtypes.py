@@ -10,7 +10,8 @@ import numpy as np
 class dtype:  # noqa: N801 - PyTorch's name
     """A tensor element type (``tidu.float32``, ``tidu.int64``, ...)."""
 
-    __slots__ = ("name", "np", "rank", "is_floating_point", "itemsize")
+    __slots__ = ("name", "np", "rank", "is_floating_point", "itemsize", "is_signed")
+    is_complex = False
 
     def __init__(self, name: str, np_dtype: Any, rank: int, is_floating_point: bool) -> None:
         self.name = name
@@ -18,6 +19,7 @@ class dtype:  # noqa: N801 - PyTorch's name
         self.rank = rank
         self.is_floating_point = is_floating_point
         self.itemsize = self.np.itemsize
+        self.is_signed = name not in ("bool", "uint8")
 
     @property
     def category(self) -> int:
@@ -32,17 +34,36 @@ class dtype:  # noqa: N801 - PyTorch's name
 
 
 bool_ = dtype("bool", np.bool_, 0, False)
-int32 = dtype("int32", np.int32, 1, False)
-int64 = dtype("int64", np.int64, 2, False)
-float32 = dtype("float32", np.float32, 3, True)
-float64 = dtype("float64", np.float64, 4, True)
-ALL = (bool_, int32, int64, float32, float64)
+uint8 = dtype("uint8", np.uint8, 1, False)
+int8 = dtype("int8", np.int8, 1, False)
+int16 = dtype("int16", np.int16, 2, False)
+int32 = dtype("int32", np.int32, 3, False)
+int64 = dtype("int64", np.int64, 4, False)
+float32 = dtype("float32", np.float32, 5, True)
+float64 = dtype("float64", np.float64, 6, True)
+ALL = (bool_, uint8, int8, int16, int32, int64, float32, float64)
 FLOATS = (float32, float64)
+INTEGERS = (uint8, int8, int16, int32, int64)  # without bool
+SMALL_INTEGERS = (uint8, int8, int16)  # the integer dtypes narrower than int32
+NUMERIC = (*INTEGERS, *FLOATS)
 _BY_NP = {d.np: d for d in ALL}
-_BY_NAME = {d.name: d for d in ALL} | {"bool_": bool_, "float": float32, "double": float64, "long": int64, "int": int32}
+_BY_NAME = {d.name: d for d in ALL} | {"bool_": bool_, "float": float32, "double": float64, "long": int64, "int": int32,
+                                       "short": int16}
 
 
-TORCH_NAMES = {"bool": "Bool", "int32": "Int", "int64": "Long", "float32": "Float", "float64": "Double"}
+TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+               "float32": "Float", "float64": "Double"}
+
+
+def _promote(a: dtype, b: dtype) -> dtype:
+    if a.is_floating_point or b.is_floating_point:  # a float wins over any integer, as in PyTorch
+        if a.is_floating_point and b.is_floating_point:
+            return a if a.rank >= b.rank else b
+        return a if a.is_floating_point else b
+    return _BY_NP[np.promote_types(a.np, b.np)]  # bool < integers; uint8 with int8 is int16
+
+
+_PROMOTE = {(a, b): _promote(a, b) for a in ALL for b in ALL}
 
 
 def not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
@@ -53,6 +74,68 @@ def not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
     "softmax_lastdim_kernel_impl" not implemented for 'Long'
     """
     return NotImplementedError(f'"{kernel}" not implemented for \'{TORCH_NAMES[dt.name]}\'')
+
+
+C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "long"}
+# PyTorch's legacy tensor type names ('torch.ByteTensor'), which ``Tensor.type()`` returns and messages use
+LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "int32": "IntTensor",
+                "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+# the C type names other PyTorch messages use ("... got mask with dtype unsigned char")
+C_TYPES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+           "int64": "long int", "float32": "float", "float64": "double"}
+
+
+def fits(value: Any, dt: dtype) -> bool:
+    """Whether PyTorch converts the number ``value`` to ``dt`` without an overflow error
+    (c10's ``overflows``): integer dtypes take values in their range, and an unsigned one also
+    takes negative integers down to ``-max`` (two's complement: ``-1`` is 255 in uint8).
+
+    >>> from tidu.core import dtypes
+    >>> dtypes.fits(-1, dtypes.uint8), dtypes.fits(-1.0, dtypes.uint8), dtypes.fits(128, dtypes.int8)
+    (True, False, False)
+    """
+    if dt.is_floating_point or dt is bool_ or isinstance(value, bool | np.bool_):
+        return True
+    if dt is int64 and isinstance(value, int | np.integer):
+        return True  # beyond int64 numpy's OverflowError says it, as PyTorch's own error does
+    info = np.iinfo(dt.np)
+    if isinstance(value, float | np.floating):
+        return info.min <= value <= info.max  # NaN and inf fail
+    if info.min == 0 and value < 0:
+        return -value <= info.max
+    return info.min <= value <= info.max
+
+
+def check_fits(value: Any, dt: dtype, name: str | None = None) -> None:
+    """PyTorch's error for a number that ``dt`` cannot hold; ``name`` is the type's name in it
+    (``tensor()`` names the dtype, ``full``/``fill_`` the C type).
+
+    >>> from tidu.core import dtypes
+    >>> dtypes.check_fits(300, dtypes.uint8)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: value cannot be converted to type uint8_t without overflow
+    """
+    if not fits(value, dt):
+        raise RuntimeError(f"value cannot be converted to type {name or C_NAMES[dt.name]} without overflow")
+
+
+def wrap(value: Any, dt: dtype) -> Any:
+    """A Python integer as an integer dtype holds it, wrapped modulo ``2**bits`` as PyTorch casts
+    the scalar operand of an op (``uint8`` 250 + 300 is 38); other values unchanged.
+
+    >>> from tidu.core import dtypes
+    >>> dtypes.wrap(300, dtypes.uint8), dtypes.wrap(200, dtypes.int8), dtypes.wrap(5, dtypes.int8)
+    (44, -56, 5)
+    """
+    if dt.is_floating_point or dt is bool_ or not isinstance(value, int | np.integer) or isinstance(value, bool):
+        return value
+    info = np.iinfo(dt.np)
+    if info.min <= value <= info.max:
+        return value
+    if not -(1 << 63) <= value < (1 << 64):
+        raise OverflowError("int too big to convert")  # PyTorch's: a scalar must fit 64 bits
+    return (int(value) - int(info.min)) % (1 << int(info.bits)) + int(info.min)
 
 
 def from_numpy_dtype(np_dtype: Any) -> dtype:
@@ -114,8 +197,14 @@ def set_default_dtype(d: dtype) -> None:
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
-    """The smallest dtype both ``a`` and ``b`` convert to (bool < int32 < int64 < float32 < float64)."""
-    return a if a.rank >= b.rank else b
+    """The smallest dtype both ``a`` and ``b`` convert to, PyTorch's table: bool < integers <
+    float32 < float64; among integers the wider wins, and ``uint8`` with ``int8`` gives ``int16``.
+
+    >>> from tidu.core import dtypes
+    >>> dtypes.promote_types(dtypes.uint8, dtypes.int8), dtypes.promote_types(dtypes.int64, dtypes.float32)
+    (tidu.int16, tidu.float32)
+    """
+    return _PROMOTE[a, b]
 
 
 def scalar_dtype(value: Any) -> dtype:

@@ -1226,7 +1226,7 @@ def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 # --- sparse --------------------------------------------------------------------------------
 def _check_index(input: Any, name: str) -> None:  # noqa: A002
     if not isinstance(input, Tensor) or input.dtype not in (dtypes.int64, dtypes.int32):
-        got = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
+        got = f"torch.{dtypes.LEGACY_TYPES[input.dtype.name]}" if isinstance(input, Tensor) else type(input).__name__
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {got} instead (while checking arguments for {name})")
 
@@ -1580,6 +1580,8 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     """Negative log likelihood of integer ``target`` under ``logp`` of shape ``(N, C, *)`` or ``(C,)``."""
     if not isinstance(target, Tensor):
         raise TypeError(f"{name}(): argument 'target' must be Tensor, not {type(target).__name__}")
+    if target.dtype is dtypes.uint8:
+        target = target.long()  # PyTorch takes byte class indices too
     if target.dtype is not dtypes.int64:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {dtypes.TORCH_NAMES[target.dtype.name]} "
                            f"({name} takes int64 class indices)")

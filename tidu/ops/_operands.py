@@ -46,6 +46,7 @@ def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int
     key = (value, type(value), dtype, shape, device)
     cached = _CONSTANTS.get(key)
     if cached is None:
+        value = dtypes.wrap(value, dtype)  # an integer operand wraps, as PyTorch casts it (uint8: 300 is 44)
         if device is CPU and math.prod(shape) > 4096:  # one element, broadcast: kernels read it in place
             cached = Tensor(np.broadcast_to(np.array(value, dtype.np), shape), dtype)
         elif device is CPU:

@@ -21,7 +21,8 @@ from .shape import expand, reshape
 
 __all__ = ["avg_pool2d", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d"]
 
-_TYPE = {"float32": "float", "float64": "double", "int32": "int", "int64": "long", "bool": "bool"}
+_TYPE = {"float32": "float", "float64": "double", "int32": "int", "int64": "long", "bool": "bool", "uint8": "unsigned char",
+         "int8": "signed char", "int16": "short"}
 
 
 def _tuple(value: Any, n: int, name: str) -> tuple[int, ...]:

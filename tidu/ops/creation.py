@@ -106,10 +106,23 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     _check_grad_dtype(dt, requires_grad)
     if isinstance(data, np.ndarray | np.generic | Tensor):
         array = np.array(data._host() if isinstance(data, Tensor) else data, dtype=dt.np, copy=True)
+    elif dt in dtypes.INTEGERS and inferred is not dt:
+        _check_numbers(data, dt)  # then cast, wrapping: uint8 takes -1 as 255, as PyTorch's does
+        exact = np.float64 if inferred.is_floating_point else inferred.np
+        array = np.array(_plain(data), dtype=exact).reshape(_shape_of(data)).astype(dt.np)
     else:
         shape = _shape_of(data)
         array = np.array(_plain(data), dtype=dt.np).reshape(shape)
     return _make(array, dt, device, requires_grad)
+
+
+def _check_numbers(data: Any, dt: dtypes.dtype) -> None:
+    """PyTorch's overflow error for a Python number in ``data`` that ``dt`` cannot hold."""
+    if isinstance(data, list | tuple):
+        for v in data:
+            _check_numbers(v, dt)
+    elif isinstance(data, int | float):
+        dtypes.check_fits(data, dt, dt.name)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -194,6 +207,7 @@ def _make(array: np.ndarray, dt: dtypes.dtype, device: Any, requires_grad: bool)
 def _filled(shape: tuple[int, ...], value: Any, dt: dtypes.dtype, device: Any, requires_grad: bool) -> Tensor:
     """``value`` everywhere; on the GPU by a fill kernel, not a host copy."""
     where = factory_device(device)
+    value = dtypes.wrap(value, dt)
     if where is CPU:
         return _make(np.full(shape, value, dt.np), dt, where, requires_grad)
     _check_grad_dtype(dt, requires_grad)
@@ -251,6 +265,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
     """
     dt = _dtype(dtype, _fill_dtype(fill_value))
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    dtypes.check_fits(value, dt)
     dims = _size((size,) if isinstance(size, int | np.integer) else (tuple(size),), "full")
     return _filled(dims, value, dt, device, requires_grad)
 
@@ -297,6 +312,7 @@ def full_like(input: Any, fill_value: Any, *, dtype: Any = None, device: Any = N
     """
     dt = _dtype(dtype, input.dtype)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    dtypes.check_fits(value, dt)
     return _filled(tuple(input.shape), value, dt, input.device if device is None else device, requires_grad)
 
 
@@ -348,7 +364,12 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _dtype(dtype)
-    start, end = float(_number(start)), float(_number(end))
+    start, end = _number(start), _number(end)
+    if dt in dtypes.INTEGERS:  # PyTorch casts the ends to the dtype first (uint8 takes -1 as 255)
+        for bound in (start, end):
+            dtypes.check_fits(bound, dt)
+        start, end = (np.array(dtypes.wrap(v, dt)).astype(dt.np).item() for v in (start, end))
+    start, end = float(start), float(end)
     i = np.arange(steps, dtype=np.float64)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     half = steps // 2
@@ -668,9 +689,20 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = _dtype(dtype, dtypes.int64)
+    if dt in dtypes.INTEGERS:
+        info = np.iinfo(dt.np)
+        c_type = _RANDOM_C_TYPES[dt.name]
+        if low < info.min:
+            raise RuntimeError(f"from is out of bounds for {c_type}")
+        if high - 1 > info.max:
+            raise RuntimeError(f"to - 1 is out of bounds for {c_type}")
     shape = _size((size,) if isinstance(size, int) else (tuple(size),), "randint")
     draws = _stream(generator).integers(low, high, size=shape)
     return _make(draws.astype(dt.np), dt, device, requires_grad)
+
+
+_RANDOM_C_TYPES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+                   "int64": "long int"}  # the type names of PyTorch's bounds errors
 
 
 def randint_like(input: Any, low: int = 0, high: Any = None, *, dtype: Any = None, device: Any = None,  # noqa: A002

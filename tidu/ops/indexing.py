@@ -16,6 +16,7 @@ and go first otherwise.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from math import prod
 from typing import Any
@@ -91,6 +92,9 @@ def _as_array(item: Any) -> np.ndarray:
         raise TypeError("indexing with a symbolic value inside an AD rule is not supported; index with a tensor")
     if isinstance(item, Tensor):
         array = item._host()
+        if item.dtype in (dtypes.int8, dtypes.int16):
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors "
+                             f"(got {item.dtype.name})")
     elif isinstance(item, np.ndarray):
         array = item
     else:
@@ -104,6 +108,10 @@ def _as_array(item: Any) -> np.ndarray:
             array = array.astype(np.int64)
     if array.dtype == np.bool_:
         return array
+    if array.dtype == np.uint8:  # PyTorch's legacy byte mask
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                      UserWarning, stacklevel=4)
+        return array != 0
     if array.dtype.kind not in "iu":
         raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors (got {array.dtype})")
     return array.astype(np.int64, copy=False)
@@ -466,6 +474,14 @@ def index_update(input: Any, index: Any, value: Any, accumulate: bool = False) -
     return _put(input, _plan(tuple(input.shape), index), value, accumulate)
 
 
+def _no_byte_mask_fill(index: Any) -> None:
+    """PyTorch writes a number through a mask with ``masked_fill_``, which takes bool masks only:
+    a uint8 mask (which reading accepts) is an error there."""
+    for item in index if isinstance(index, tuple) else (index,):
+        if isinstance(item, Tensor) and item.dtype is dtypes.uint8:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+
+
 def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
     """``input[index] = value``: ``value`` (a tensor or number) is cast to ``input``'s dtype and
     broadcast to the indexed shape; repeated indices keep the last write.
@@ -485,6 +501,10 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
     if isinstance(input, Var):
         raise TypeError("item assignment on a symbolic value inside an AD rule is not supported")
     check_writable(input, "__setitem__")
+    if not is_value(value) or value.ndim == 0:
+        _no_byte_mask_fill(index)
+    if isinstance(value, int | float):
+        dtypes.check_fits(value, input.dtype)  # PyTorch fills with the number: 300 is an error in uint8
     plan = _plan(tuple(input.shape), index)
     tracked = grad_mode.is_grad_enabled() and (
         input.requires_grad or (is_value(value) and value.requires_grad)
@@ -648,7 +668,8 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Any:  # noqa: A002
     if not is_value(mask):
         raise TypeError(f"masked_fill(): argument 'mask' must be Tensor, not {type(mask).__name__}")
     if mask.dtype is not dtypes.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{dtypes.C_TYPES[mask.dtype.name]}")
     if is_value(value):
         if value.ndim != 0:
             raise RuntimeError(
@@ -657,10 +678,12 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Any:  # noqa: A002
             )
         value = convert(value, input.dtype)
     elif isinstance(input, Tensor) and isinstance(value, bool | int | float):
+        dtypes.check_fits(value, input.dtype)
         # the number in the result's shape at once: a cached constant (on the CPU), not a broadcast bind
         shape = tuple(broadcast_shapes(mask.shape, input.shape, op="masked_fill"))
         value = constant(value, input.dtype, input, shape)
     else:
+        dtypes.check_fits(value, input.dtype)
         value = constant(value, input.dtype, input)
     return where(mask, value, input)
 

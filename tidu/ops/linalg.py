@@ -22,7 +22,7 @@ __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "cdist", "dot", "einsum
            "mv", "outer", "pdist", "tensordot"]
 
 # PyTorch's messages name the C types
-_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
+_C_NAMES = dtypes.C_TYPES
 
 
 def _fmt(x: Any) -> str:

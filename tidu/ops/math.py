@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -325,10 +326,13 @@ def where(condition: Any, input: Any, other: Any) -> Any:  # noqa: A002
     """
     if not is_value(condition):
         raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+    if condition.dtype is dtypes.uint8:
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                      "future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=2)
+        condition = ne(condition, 0)
     if condition.dtype is not dtypes.bool_:
-        raise RuntimeError(
-            f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype.name}"
-        )
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{dtypes.TORCH_NAMES[condition.dtype.name]}")
     if (type(condition) in SHORT_PATH_TYPES and type(input) in SHORT_PATH_TYPES and type(other) in SHORT_PATH_TYPES
             and input._dtype is other._dtype and condition._device is input._device is other._device):
         shape = broadcast_shapes(condition._buf.shape, input._buf.shape, other._buf.shape, op="where")
@@ -760,6 +764,9 @@ def clamp(input: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A001, A
     dt = dtypes.result_type(input, *bounds)
     if dt is dtypes.bool_ and not all(is_value(b) for b in bounds):
         raise _not_implemented("clamp_scalar_cpu", dt)
+    for b in bounds:
+        if not is_value(b):
+            dtypes.check_fits(b, dt)
     x = convert(input, dt)
     if min is not None:
         x = where(_bound_wins(x, min, lt), min, x)

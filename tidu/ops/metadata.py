@@ -14,7 +14,32 @@ from ..core import dtypes
 from ..core.aval import wrap_dim
 from ..tensor import Tensor
 
-__all__ = ["finfo", "iinfo", "is_floating_point", "is_tensor", "numel"]
+__all__ = ["can_cast", "finfo", "iinfo", "is_floating_point", "is_tensor", "numel", "result_type"]
+
+
+def result_type(tensor: Any, other: Any) -> dtypes.dtype:
+    """The dtype an arithmetic op of ``tensor`` and ``other`` (a tensor or a number) computes in:
+    PyTorch's promotion, where a 0-d tensor or a number counts only if it is of a higher category
+    (bool < integer < floating point) than the dimensioned tensors.
+
+    >>> import tidu
+    >>> tidu.result_type(tidu.tensor([1], dtype=tidu.uint8), tidu.tensor([1], dtype=tidu.int8))
+    tidu.int16
+    >>> tidu.result_type(tidu.tensor([1], dtype=tidu.uint8), tidu.tensor(1000)), tidu.result_type(tidu.tensor(1), 2.5)
+    (tidu.uint8, tidu.float32)
+    """
+    return dtypes.result_type(tensor, other)
+
+
+def can_cast(from_: dtypes.dtype, to: dtypes.dtype) -> bool:  # noqa: A002
+    """Whether PyTorch's in-place ops cast ``from_`` results to ``to``: never to a lower category
+    (floating point to integer, integer to bool); any width within one.
+
+    >>> import tidu
+    >>> tidu.can_cast(tidu.int16, tidu.uint8), tidu.can_cast(tidu.float32, tidu.int64)
+    (True, False)
+    """
+    return dtypes.as_dtype(from_).category <= dtypes.as_dtype(to).category
 
 
 def is_tensor(obj: Any) -> bool:
@@ -150,5 +175,5 @@ TENSOR_METHODS = {
     "ndimension": lambda self: self.ndim,
     "nbytes": property(lambda self: self.numel() * self.dtype.itemsize),
     "itemsize": property(lambda self: self.dtype.itemsize),
-    "is_signed": lambda self: self.dtype is not dtypes.bool_,  # tidu has no unsigned dtypes
+    "is_signed": lambda self: self.dtype.is_signed,
 }

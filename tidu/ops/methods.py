@@ -93,11 +93,42 @@ def _cpu(self: Tensor) -> Tensor:
     return _to(self, "cpu")
 
 
+def _byte(self: Tensor) -> Tensor:
+    """``self.to(tidu.uint8)``: integers wrap modulo 256, floats truncate toward zero.
+
+    >>> import tidu
+    >>> tidu.tensor([-1, 255, 300]).byte()
+    tensor([255, 255,  44], dtype=tidu.uint8)
+    """
+    return convert(self, dtypes.uint8)
+
+
+def _char(self: Tensor) -> Tensor:
+    """``self.to(tidu.int8)``: integers wrap into ``[-128, 127]``, floats truncate toward zero.
+
+    >>> import tidu
+    >>> tidu.tensor([127, 128, -129]).char(), tidu.tensor([-2.7, 3.9]).char()
+    (tensor([ 127, -128,  127], dtype=tidu.int8), tensor([-2,  3], dtype=tidu.int8))
+    """
+    return convert(self, dtypes.int8)
+
+
+def _short(self: Tensor) -> Tensor:
+    """``self.to(tidu.int16)`` (``tidu.short``).
+
+    >>> import tidu
+    >>> tidu.tensor([40000, -3]).short()
+    tensor([-25536,     -3], dtype=tidu.int16)
+    """
+    return convert(self, dtypes.int16)
+
+
 CONVERSIONS = {
     "to": _to,
     "float": lambda self: convert(self, dtypes.float32), "double": lambda self: convert(self, dtypes.float64),
     "long": lambda self: convert(self, dtypes.int64), "int": lambda self: convert(self, dtypes.int32),
     "bool": lambda self: convert(self, dtypes.bool_),
+    "byte": _byte, "char": _char, "short": _short,
     "type_as": lambda self, other: convert(self, other.dtype),
 }
 COMMON = {**CONVERSIONS}
@@ -294,8 +325,7 @@ def _var_detach(self: Var) -> Var:
     return wrap(self.value.detach())
 
 
-_LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "int32": "IntTensor",
-                 "bool": "BoolTensor"}
+_LEGACY_TYPES = dtypes.LEGACY_TYPES
 
 
 def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:

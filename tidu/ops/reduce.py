@@ -103,7 +103,7 @@ def mean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = Non
     if not x.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {x.dtype.name}"
+            f"complex dtype. Got: {dtypes.TORCH_NAMES[x.dtype.name]}"
         )
     dims = _dims(dim, x.ndim)
     count = _size(x.shape[d] for d in dims)
@@ -192,6 +192,8 @@ def amin(input: Any, dim: Any = (), keepdim: bool = False) -> Any:  # noqa: A002
     _empty_dims(input, dims, "amin")
     if input.dtype is dtypes.bool_:
         return convert(amin(convert(input, dtypes.int32), dim, keepdim), dtypes.bool_)
+    if not input.dtype.is_floating_point:  # ~x reverses the order of integers without overflow (-x wraps)
+        return ~_finish(bind(rp.reduce_max, ~input, axes=dims), input, dims, keepdim)
     return -_finish(bind(rp.reduce_max, -input, axes=dims), input, dims, keepdim)
 
 
@@ -403,7 +405,8 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dty
     x = input if dtype is None else convert(input, dtypes.as_dtype(dtype))
     if not x.dtype.is_floating_point:
         raise RuntimeError(
-            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{dtypes.TORCH_NAMES[x.dtype.name]}"
         )
     if isinstance(p, str):
         if p != "fro":
@@ -476,7 +479,7 @@ def all(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A00
     _check(input, "all")
     dims = _dims(dim, input.ndim)
     falses = bind(rp.reduce_sum, convert(_truth(input) == False, dtypes.int64), axes=dims)  # noqa: E712
-    return _finish(falses == 0, input, dims, keepdim)
+    return _truth_dtype(_finish(falses == 0, input, dims, keepdim), input)
 
 
 def any(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
@@ -489,7 +492,12 @@ def any(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A00
     _check(input, "any")
     dims = _dims(dim, input.ndim)
     trues = bind(rp.reduce_sum, convert(_truth(input), dtypes.int64), axes=dims)
-    return _finish(trues > 0, input, dims, keepdim)
+    return _truth_dtype(_finish(trues > 0, input, dims, keepdim), input)
+
+
+def _truth_dtype(out: Any, input: Any) -> Any:  # noqa: A002
+    """``all``/``any`` of a uint8 tensor are uint8, as in PyTorch (a legacy of byte masks)."""
+    return convert(out, dtypes.uint8) if input.dtype is dtypes.uint8 else out
 
 
 SortResult = namedtuple("sort", ["values", "indices"])

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
-from ..core.dtypes import dtype
+from ..core.dtypes import dtype, wrap
 from ..core.primitive import Literal, Primitive
 
 full = Primitive("full", nondiff=True)
@@ -17,7 +17,7 @@ def _full_shape(*, shape: tuple[int, ...], value: float, dtype: dtype, device: s
     return ShapeDtype(tuple(shape), dtype, device)
 
 
-full.def_impl(lambda *, shape, value, dtype, device="cpu": np.full(shape, value, dtype.np))
+full.def_impl(lambda *, shape, value, dtype, device="cpu": np.full(shape, wrap(value, dtype), dtype.np))
 full.def_impl(kernel("elementwise", "fill"), device="cuda")
 
 literal = Primitive("literal", nondiff=True)

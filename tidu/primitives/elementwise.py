@@ -17,12 +17,11 @@ from ..backends.cpu import elementwise as cpu
 from ..backends.cpu import fastmath
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
-from ..core.dtypes import ALL, FLOATS, bool_, float32, float64, int32, int64
+from ..core.dtypes import ALL, FLOATS, INTEGERS, NUMERIC, bool_
 from ..core.primitive import Primitive
 from ._batching import elementwise as batch_elementwise
 from ._util import check_dtype, ops, same_shape_dtype
 
-NUMERIC = (int32, int64, float32, float64)
 WITH_BOOL = (bool_, *NUMERIC)
 
 
@@ -453,7 +452,7 @@ def _ge(x, y):  # noqa: ANN001, ANN202
 
 
 SQRT_PI_2 = 2.0 / math.sqrt(math.pi)
-INTEGERS = (bool_, int32, int64)
+BITWISE = (bool_, *INTEGERS)
 
 
 def _zero(dx, *primals, **params):  # noqa: ANN001, ANN002, ANN003, ANN202
@@ -547,9 +546,9 @@ fmod = binary(  # the sign of the dividend (C's fmod)
     lambda dy, x, y, out: -(dy * ops.div(x, y, rounding_mode="trunc")),
     dtypes=NUMERIC, int_fn=_fmod_int, check=_no_zero_divisor, cuda_fn=_fmod_cuda,
 )
-bitwise_and = binary("bitwise_and", _bitwise_and, dtypes=INTEGERS, nondiff=True)
-bitwise_or = binary("bitwise_or", _bitwise_or, dtypes=INTEGERS, nondiff=True)
-bitwise_xor = binary("bitwise_xor", _bitwise_xor, dtypes=INTEGERS, nondiff=True)
+bitwise_and = binary("bitwise_and", _bitwise_and, dtypes=BITWISE, nondiff=True)
+bitwise_or = binary("bitwise_or", _bitwise_or, dtypes=BITWISE, nondiff=True)
+bitwise_xor = binary("bitwise_xor", _bitwise_xor, dtypes=BITWISE, nondiff=True)
 
 eq = binary("eq", _eq, dtypes=ALL, out_dtype=bool_, nondiff=True)
 ne = binary("ne", _ne, dtypes=ALL, out_dtype=bool_, nondiff=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..backends.cpu import index as cpu
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
-from ..core.dtypes import float32, float64, int32, int64
+from ..core.dtypes import NUMERIC, float32, float64, int64
 from ..core.primitive import Primitive
 from ._batching import along_axis, at_front, batch_size
 from ._util import check_dtype, ops
@@ -90,7 +90,7 @@ def _scatter_add_shape(x: ShapeDtype, index: ShapeDtype, src: ShapeDtype, *, axi
         raise RuntimeError(
             f"scatter_add(): Expected self.dtype to be equal to src.dtype ({x.dtype.name} and {src.dtype.name})"
         )
-    check_dtype("scatter_add", x, (int32, int64, float32, float64))
+    check_dtype("scatter_add", x, NUMERIC)
     return x
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from ..backends.cpu.threads import serial_blas
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
-from ..core.dtypes import float32, float64, int32, int64
+from ..core.dtypes import NUMERIC
 from ..core.primitive import Primitive
 from ._batching import shifted
 from ._util import check_dtype
@@ -32,7 +32,7 @@ def _free(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[
 @dot_general.def_abstract_eval
 def _dot_shape(a: ShapeDtype, b: ShapeDtype, *, dimension_numbers: Dims) -> ShapeDtype:
     (ca, cb), (ba, bb) = dimension_numbers
-    check_dtype("dot_general", a, (int32, int64, float32, float64))
+    check_dtype("dot_general", a, NUMERIC)
     if a.dtype is not b.dtype:
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name}"

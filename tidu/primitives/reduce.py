@@ -7,7 +7,7 @@ from ..backends.cpu import scan
 from ..backends.cpu import sort as sort_cpu
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
-from ..core.dtypes import float32, float64, int32, int64
+from ..core.dtypes import NUMERIC, int64
 from ..core.primitive import Primitive
 from ._batching import shifted
 from ._batching import unary as batch_unary
@@ -70,7 +70,6 @@ reduce_max.def_impl(kernel("reduce", "max_axes"), device="cuda")
 reduce_max.def_jvp(_reduce_max_jvp)
 reduce_max.def_batch(batch_unary(lambda x, *, axes: reduce_max.bind(x, axes=shifted(axes))))
 
-NUMERIC = (int32, int64, float32, float64)
 reduce_prod = Primitive("reduce_prod")
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from ...core.dtypes import wrap
 from ..layout import repeat_period
 from .copy import contiguous, numba_name
 from .launch import Kernel, dense_like
@@ -235,7 +236,7 @@ def fill(*, shape: tuple[int, ...], value: Any, dtype: Any, device: str = "cuda"
     out = CudaArray.empty(tuple(shape), target)
     n = out.size
     if n:
-        kernel(n, out, target.type(value).item(), n)
+        kernel(n, out, target.type(wrap(value, dtype)).item(), n)
     return out
 
 

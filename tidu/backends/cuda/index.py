@@ -99,7 +99,14 @@ def gather(x: CudaArray, index: CudaArray, *, axis: int) -> CudaArray:
 
 def scatter_add(x: CudaArray, index: CudaArray, src: CudaArray, *, axis: int) -> CudaArray:
     """Operands of any strides; ``src``'s part that ``index`` covers is made C-contiguous first
-    (no copy when it already is), ``x`` is copied into the output."""
+    (no copy when it already is), ``x`` is copied into the output. 8- and 16-bit integers add in
+    int32 and wrap back (numba-cuda's atomic add takes 32- and 64-bit numbers only)."""
+    if x.dtype.kind in "iu" and x.dtype.itemsize < 4:
+        from ...core import dtypes
+        from .elementwise import convert
+
+        wide = scatter_add(convert(x, new_dtype=dtypes.int32), index, convert(src, new_dtype=dtypes.int32), axis=axis)
+        return convert(wide, new_dtype=dtypes.from_numpy_dtype(x.dtype))
     out = duplicate(x) if x.is_c_contiguous else permuted(x, range(x.ndim))
     if index.size:
         if src.shape != index.shape or not src.is_c_contiguous:

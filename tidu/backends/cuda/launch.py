@@ -29,7 +29,8 @@ from .memory import CudaArray, contiguous_strides
 from .runtime import runtime
 
 _SCALAR_CODES = {
-    "int64": "q", "uint64": "Q", "int32": "i4x", "uint32": "I4x", "int8": "b7x", "uint8": "B7x",
+    "int64": "q", "uint64": "Q", "int32": "i4x", "uint32": "I4x", "int16": "h6x", "uint16": "H6x", "int8": "b7x",
+    "uint8": "B7x",
     "float64": "d", "float32": "f4x", "bool": "?7x", "boolean": "?7x",
 }
 THREADS = 256
@@ -51,10 +52,22 @@ def _slot_codes(argtype: Any) -> tuple[str, int]:
     return code, 1
 
 
+class _DeviceStores(np.ndarray):
+    """A simulated kernel's integer array: a store converts as the device's does (C's cast: an
+    int64 sum stored into int16 wraps, as does 254 into int8), where numpy's item assignment
+    refuses a number out of the dtype's range."""
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
+            value = np.array(value).astype(self.dtype)
+        super().__setitem__(index, value)
+
+
 def _sim_arg(a: Any) -> Any:
     if not isinstance(a, CudaArray):
         return a
-    return a.host if a.ndim == 1 or not a.is_c_contiguous else a.host.reshape(-1)
+    host = a.host if a.ndim == 1 or not a.is_c_contiguous else a.host.reshape(-1)
+    return host.view(_DeviceStores) if host.dtype.kind in "iu" else host
 
 
 class Kernel:
