@@ -11,7 +11,7 @@
 tensor([0.3750], requires_grad=True)
 """
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -26,5 +26,5 @@ from .sgd import SGD
 
 __all__ = [
     "ASGD", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop",
-    "Rprop", "lr_scheduler",
+    "Rprop", "lr_scheduler", "swa_utils",
 ]
