@@ -17,6 +17,7 @@ from .activation import (
     PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
@@ -29,6 +30,7 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import (
@@ -52,6 +54,7 @@ from .loss import (
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
@@ -67,6 +70,7 @@ from .loss import (
     SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .module import Module
 from .normalization import (
@@ -82,6 +86,7 @@ from .normalization import (
     LazyInstanceNorm2d,
     LocalResponseNorm,
     RMSNorm,
+    SyncBatchNorm,
 )
 from .padding import (
     ConstantPad1d,
@@ -142,5 +147,5 @@ __all__ = [
     "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout",
     "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "EmbeddingBag", "MultiMarginLoss",
     "MultiLabelMarginLoss", "LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d",
-    "LazyConvTranspose2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+    "LazyConvTranspose2d", "SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss", "RReLU", "CTCLoss", "TripletMarginWithDistanceLoss", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
 ]

@@ -149,6 +149,55 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization over any ``(N, C, ...)`` input whose statistics, in PyTorch, are
+    synchronized across the processes of a distributed group. tidu runs one process, so it
+    normalizes as ``BatchNorm`` does, which is what PyTorch's does without an initialized
+    process group. ``convert_sync_batchnorm`` swaps a model's BatchNorm layers for it.
+
+    >>> import tidu
+    >>> net = tidu.nn.Sequential(tidu.nn.Conv1d(2, 3, 1), tidu.nn.BatchNorm1d(3))
+    >>> tidu.nn.SyncBatchNorm.convert_sync_batchnorm(net)[1]
+    SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group: Any = None, device: Any = None, dtype: Any = None,
+                 *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Any) -> None:  # noqa: A002
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """Replace every BatchNorm layer in ``module`` (``module`` itself too) by a
+        ``SyncBatchNorm`` sharing its parameters and running statistics."""
+        module_output = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
+            module_output = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                          module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with no_grad():
+                    module_output.weight = module.weight
+                    module_output.bias = module.bias
+            module_output.running_mean = module.running_mean
+            module_output.running_var = module.running_var
+            module_output.num_batches_tracked = module.num_batches_tracked
+            module_output.training = module.training
+        for name, child in module.named_children():
+            module_output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return module_output
+
 class GroupNorm(Module):
     """Normalize (N, C, *) over groups of channels, then ``* weight + bias`` per channel
     (``affine``; ones and zeros at init).
