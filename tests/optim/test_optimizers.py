@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import tidu
+from tests.test_torch_oracle import assert_same_error
 
 SHAPES = [(3, 4), (5,), ()]
 
@@ -51,6 +52,9 @@ CASES = [
     ("ASGD", dict()),
     ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.1)),
     ("ASGD", dict(lr=0.05, t0=0, maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.1, beta2_decay=-0.5, eps=(1e-6, 1e-2), d=1.5, weight_decay=0.1)),
+    ("Adafactor", dict(lr=0.5, d=1.0, maximize=True)),
 ]
 TOL = {"float64": dict(rtol=1e-12, atol=1e-14), "float32": dict(rtol=2e-5, atol=1e-6)}
 
@@ -205,6 +209,31 @@ def test_state_dict_round_trip_resumes_like_torch(case):
         np.testing.assert_allclose(b, d, **TOL["float64"])
         if np.array_equal(c, d):
             np.testing.assert_array_equal(a, b)
+
+
+def test_adafactor_batched_factors_and_the_groups_eps1():
+    """A 3-d parameter (factored over its last two dims) and, with ``eps=(None, ...)``, the first
+    parameter's machine epsilon for its whole group (PyTorch's loop): a float32 then a float64 one."""
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal((2, 3, 4)).astype(np.float32), rng.standard_normal((3, 2)) * 1e-9]
+    results = []
+    for lib in (tidu, torch):
+        params = [lib.tensor(a.copy(), requires_grad=True) for a in arrays]
+        opt = lib.optim.Adafactor(params, lr=0.3, eps=(None, 1e-12))
+        for step in range(5):
+            for p, a in zip(params, arrays):
+                p.grad = lib.tensor(np.cos(a * (step + 1)) * (1e-8 if a.dtype == np.float64 else 1))
+            opt.step()
+        results.append([p.detach().numpy() for p in params] + [opt.state[params[0]]["row_var"].numpy()])
+    for ours, ref in zip(*results):
+        assert ours.dtype == ref.dtype
+        np.testing.assert_allclose(ours, ref, rtol=2e-5 if ours.dtype == np.float32 else 1e-12)
+
+
+def test_adafactor_bad_arguments_as_torch():
+    for kwargs in (dict(lr=-1.0), dict(beta2_decay=0.5), dict(eps=(-1.0, 1e-3)), dict(eps=(None, -1.0)), dict(d=0.5),
+                   dict(weight_decay=-0.1)):
+        assert_same_error(lambda L, kw=kwargs: L.optim.Adafactor([L.ones(2, requires_grad=True)], **kw))
 
 
 def test_load_state_dict_casts_to_the_parameter_dtype():

@@ -5,14 +5,16 @@
 - ``linear_transpose``: the transpose of a linear function
 - ``vmap`` with ``batching`` (per-primitive batching rules)
 - ``pytree``: nested tuples, lists and dicts of tensors
+- ``functional_call``: a module run with other parameters (``tidu.nn.utils.stateless``)
 """
 
+from ..nn.utils.stateless import func_functional_call as functional_call  # noqa: E402 - one implementation
 from .linear_transpose import linear_transpose
 from .linearize import JvpFn, linearize
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
 from .vmap import vmap
 
 __all__ = [
-    "JvpFn", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize",
+    "JvpFn", "functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize",
     "vjp", "vmap",
 ]

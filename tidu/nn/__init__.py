@@ -14,6 +14,6 @@ tidu.Size([4, 3])
 from . import functional, init, utils
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
-from .parameter import Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
+__all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "functional", "init", "utils", *_modules_all]

@@ -37,7 +37,7 @@ from ..primitives.slicing import pad as pad_p
 from ..tensor import SHORT_PATH_TYPES, Tensor, placed
 
 __all__ = [
-    "affine_grid", "grid_sample", "interpolate", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "group_norm", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+    "affine_grid", "ctc_loss", "grid_sample", "rrelu", "rrelu_", "triplet_margin_with_distance_loss", "interpolate", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "group_norm", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
     "cosine_similarity", "dropout", "elu", "embedding", "gelu", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid",
     "mish", "relu6", "softsign", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
     "mse_loss", "multi_head_attention_forward", "nll_loss", "normalize", "one_hot", "pad", "relu",
@@ -188,6 +188,33 @@ def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) 
     """
     return ops.where(input > 0, input, input * negative_slope)
 
+
+
+def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,  # noqa: A002
+          inplace: bool = False) -> Any:
+    """Randomized leaky ReLU: ``input`` where positive, ``a * input`` elsewhere. In training each
+    element draws its slope ``a ~ U(lower, upper)`` from tidu's generator (the gradient uses the
+    same slopes); in eval ``a = (lower + upper) / 2``, as PyTorch.
+
+    >>> import tidu
+    >>> tidu.nn.functional.rrelu(tidu.tensor([-4.0, 2.0]), 0.25, 0.75)
+    tensor([-2.,  2.])
+    >>> _ = tidu.manual_seed(0)
+    >>> y = tidu.nn.functional.rrelu(-tidu.ones(1000), training=True)
+    >>> bool(((y >= -1 / 3) & (y <= -1 / 8)).all())
+    True
+    """
+    if training:
+        slopes = ops.empty_like(input.detach()).uniform_(lower, upper)
+        out = ops.where(input > 0, input, input * slopes)
+    else:
+        out = ops.where(input > 0, input, input * ((lower + upper) / 2))
+    return input.copy_(out) if inplace else out
+
+
+def rrelu_(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Any:  # noqa: A002
+    """``rrelu`` in place."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
     """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere.
@@ -1929,6 +1956,34 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
     return _reduce(ops.clamp(d_pos - d_neg + margin, min=0), reduction)
 
 
+
+def triplet_margin_with_distance_loss(anchor: Any, positive: Any, negative: Any, *, distance_function: Any = None,
+                                      margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Any:
+    """``max(0, d(anchor, positive) - d(anchor, negative) + margin)`` with any distance
+    ``distance_function(x, y)`` (default ``pairwise_distance``); ``swap`` takes the smaller of
+    ``d(anchor, negative)`` and ``d(positive, negative)``.
+
+    >>> import tidu
+    >>> a, pos, neg = tidu.tensor([[0.0, 0.0]]), tidu.tensor([[1.0, 0.0]]), tidu.tensor([[0.0, 1.5]])
+    >>> l1 = lambda x, y: (x - y).abs().sum(-1)
+    >>> tidu.nn.functional.triplet_margin_with_distance_loss(a, pos, neg, distance_function=l1, margin=2.0)
+    tensor(1.5000)
+    """
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    distance = pairwise_distance if distance_function is None else distance_function
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = ops.minimum(d_neg, distance(positive, negative))
+    return _reduce(ops.clamp(margin + d_pos - d_neg, min=0), reduction)
+
 def _check_reduction(reduction: str) -> None:
     """The check of the losses whose error reads ``'<reduction> is not valid'``."""
     if reduction not in ("mean", "sum", "none"):
@@ -2101,6 +2156,7 @@ def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float
 
 # Attention lives in its own file; it uses linear, softmax and dropout from this one.
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402
+from ._ctc import ctc_loss  # noqa: E402
 from ._grid_sample import affine_grid, grid_sample  # noqa: E402
 
 

@@ -11,8 +11,9 @@
 tensor([0.3750], requires_grad=True)
 """
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
@@ -25,6 +26,6 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
-    "ASGD", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop",
-    "Rprop", "lr_scheduler",
+    "ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop",
+    "Rprop", "lr_scheduler", "swa_utils",
 ]

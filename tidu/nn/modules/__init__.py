@@ -17,6 +17,7 @@ from .activation import (
     PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
@@ -29,19 +30,31 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .conv import (
+    Conv1d,
+    Conv2d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+)
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
-from .linear import Bilinear, Identity, Linear
+from .lazy import LazyModuleMixin
+from .linear import Bilinear, Identity, LazyLinear, Linear
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
@@ -57,6 +70,7 @@ from .loss import (
     SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .module import Module
 from .normalization import (
@@ -66,8 +80,13 @@ from .normalization import (
     InstanceNorm1d,
     InstanceNorm2d,
     LayerNorm,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
     LocalResponseNorm,
     RMSNorm,
+    SyncBatchNorm,
 )
 from .padding import (
     ConstantPad1d,
@@ -127,5 +146,6 @@ __all__ = [
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout",
     "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "EmbeddingBag", "MultiMarginLoss",
-    "MultiLabelMarginLoss",
+    "MultiLabelMarginLoss", "LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d",
+    "LazyConvTranspose2d", "SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss", "RReLU", "CTCLoss", "TripletMarginWithDistanceLoss", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
 ]

@@ -53,6 +53,26 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
+
+class RReLU(Module):
+    """Randomized leaky ReLU (``F.rrelu``): in training, negative inputs are scaled by slopes
+    drawn from ``U(lower, upper)``; in eval, by ``(lower + upper) / 2``.
+
+    >>> import tidu
+    >>> tidu.nn.RReLU(0.1, 0.3).eval()(tidu.tensor([-1.0, 1.0]))
+    tensor([-0.2000,  1.0000])
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
 class ELU(Module):
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.
 

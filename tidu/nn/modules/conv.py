@@ -8,7 +8,8 @@ from typing import Any
 
 from ... import ops
 from .. import functional as F  # noqa: N812 - PyTorch's name
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin, materialize_all
 from .linear import reset_weight_and_bias
 from .module import Module
 
@@ -218,3 +219,112 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _dims = 2
     _fn = staticmethod(ops.conv_transpose2d)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """What the lazy convolutions share: ``in_channels`` from the first input's channel dim."""
+
+    transposed = False
+
+    def _lazy_parameters(self, out_channels: int, bias: bool, device: Any, dtype: Any) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Any, *args: Any, **kwargs: Any) -> None:  # noqa: A002
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                weight = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+            else:
+                weight = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+            materialize_all(self, {"weight": weight, "bias": (self.out_channels,)})
+            self.reset_parameters()
+
+    def _get_in_channels(self, input: Any) -> int:  # noqa: A002
+        batched = self._dims + 2
+        if input.dim() not in (batched - 1, batched):
+            raise RuntimeError(f"Expected {batched - 1}D (unbatched) or {batched}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == batched else input.shape[0]
+
+
+class LazyConv1d(_LazyConvXdMixin, Conv1d):
+    """A ``Conv1d`` whose ``in_channels`` comes from its first input; it then becomes a ``Conv1d``.
+
+    >>> import tidu
+    >>> conv = tidu.nn.LazyConv1d(4, kernel_size=3)
+    >>> conv(tidu.ones(2, 5, 8)).shape, conv.weight.shape, type(conv).__name__
+    (tidu.Size([2, 4, 6]), tidu.Size([4, 5, 3]), 'Conv1d')
+    """
+
+    cls_to_become = Conv1d
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class LazyConv2d(_LazyConvXdMixin, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` comes from its first input; it then becomes a ``Conv2d``.
+
+    >>> import tidu
+    >>> conv = tidu.nn.LazyConv2d(4, kernel_size=3, groups=2)
+    >>> conv(tidu.ones(6, 5, 5)).shape, conv.weight.shape
+    (tidu.Size([4, 3, 3]), tidu.Size([4, 3, 3, 3]))
+    """
+
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+    """A ``ConvTranspose1d`` whose ``in_channels`` comes from its first input.
+
+    >>> import tidu
+    >>> conv = tidu.nn.LazyConvTranspose1d(2, kernel_size=3, stride=2)
+    >>> conv(tidu.ones(1, 4, 5)).shape, conv.weight.shape, type(conv).__name__
+    (tidu.Size([1, 2, 11]), tidu.Size([4, 2, 3]), 'ConvTranspose1d')
+    """
+
+    cls_to_become = ConvTranspose1d
+    transposed = True
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+    """A ``ConvTranspose2d`` whose ``in_channels`` comes from its first input.
+
+    >>> import tidu
+    >>> conv = tidu.nn.LazyConvTranspose2d(2, kernel_size=2)
+    >>> conv(tidu.ones(1, 3, 4, 4)).shape, conv.weight.shape
+    (tidu.Size([1, 2, 5, 5]), tidu.Size([3, 2, 2, 2]))
+    """
+
+    cls_to_become = ConvTranspose2d
+    transposed = True
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
+        self._lazy_parameters(out_channels, bias, device, dtype)

@@ -1,4 +1,4 @@
-"""``Linear``, ``Bilinear`` and ``Identity``."""
+"""``Linear``, ``LazyLinear``, ``Bilinear`` and ``Identity``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 from ... import ops
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin, materialize_all
 from .module import Module
 
 
@@ -75,6 +76,45 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A ``Linear`` whose ``in_features`` is the last dim of its first input; it then becomes a
+    ``Linear`` (see ``LazyModuleMixin``).
+
+    >>> import tidu
+    >>> layer = tidu.nn.LazyLinear(3)
+    >>> layer.weight
+    <UninitializedParameter>
+    >>> layer(tidu.ones(2, 5)).shape, layer.weight.shape, type(layer).__name__
+    (tidu.Size([2, 3]), tidu.Size([3, 5]), 'Linear')
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Any) -> None:  # noqa: A002
+        if self.has_uninitialized_params():
+            self.in_features = input.shape[-1]
+            materialize_all(self, {"weight": (self.out_features, self.in_features), "bias": (self.out_features,)})
+            self.reset_parameters()
+        if self.in_features == 0:  # loaded from a state dict: take in_features from the input
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(
+                    f"The in_features inferred from input: {input.shape[-1]} is not equal to in_features from "
+                    f"self.weight: {self.weight.shape[-1]}"
+                )
+            self.in_features = input.shape[-1]
 
 class Bilinear(Module):
     """``y = x1^T A x2 + b`` with ``weight (out, in1, in2)``; PyTorch's init ``U(-1/sqrt(in1), 1/sqrt(in1))``.

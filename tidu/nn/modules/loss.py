@@ -248,6 +248,48 @@ class TripletMarginLoss(_MarginLoss):
                                      reduction=self.reduction)
 
 
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with any distance function
+    (``F.triplet_margin_with_distance_loss``; default ``pairwise_distance``).
+
+    >>> import tidu
+    >>> loss = tidu.nn.TripletMarginWithDistanceLoss(distance_function=tidu.nn.PairwiseDistance(eps=0.0))
+    >>> loss(tidu.zeros(1, 2), tidu.zeros(1, 2), tidu.tensor([[3.0, 4.0]]))
+    tensor(0.)
+    """
+
+    def __init__(self, *, distance_function: Any = None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+        self.distance_function = distance_function if distance_function is not None else F.pairwise_distance
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Any, positive: Any, negative: Any) -> Any:
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (``F.ctc_loss``): ``log_probs (T, N, C)``,
+    padded or concatenated targets, per-sample input and target lengths.
+
+    >>> import tidu
+    >>> log_probs = tidu.full((4, 1, 3), 1 / 3).log()
+    >>> tidu.nn.CTCLoss(reduction="sum")(log_probs, tidu.tensor([[1, 2]]), [4], [2])
+    tensor(1.6864)
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any) -> Any:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
 class GaussianNLLLoss(_Loss):
     """Gaussian negative log likelihood with predicted variances (``F.gaussian_nll_loss``).
 

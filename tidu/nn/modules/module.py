@@ -14,7 +14,7 @@ from ...core.device import as_device
 from ...core.grad_mode import no_grad
 from ...core.inplace import assign_
 from ...tensor import Tensor
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 
 class IncompatibleKeys(NamedTuple):
@@ -174,10 +174,15 @@ class Module:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' (Module or None expected)")
             self._modules[name] = value
-        elif params is not None and name in self._buffers:
+        elif isinstance(value, Buffer) or (params is not None and name in self._buffers):
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' (Tensor or None expected)")
-            self._buffers[name] = value
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as buffer '{name}' (tidu.nn.Buffer, Tensor or None expected)"
+                )
+            if isinstance(value, Buffer):
+                self.register_buffer(name, value, value.persistent)
+            else:
+                self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
@@ -349,7 +354,10 @@ class Module:
             for name, b in m._buffers.items():
                 if b is not None:
                     with no_grad():
-                        m._buffers[name] = fn(b)
+                        if is_lazy(b):  # stays uninitialized (PyTorch's to() keeps the subclass)
+                            b.data = fn(b)
+                        else:
+                            m._buffers[name] = fn(b)
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
@@ -411,10 +419,10 @@ class Module:
             destination = OrderedDict()
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(destination, prefix + name + ".", keep_vars)
@@ -452,6 +460,11 @@ class Module:
                     )
                     continue
                 value = Tensor(np.asarray(value))
+            if is_lazy(target):  # a lazy module's weight takes the saved shape (PyTorch's _lazy_load_hook)
+                if is_lazy(value):
+                    continue
+                with no_grad():
+                    target.materialize(value.shape)
             if tuple(value.shape) != tuple(target.shape):
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "

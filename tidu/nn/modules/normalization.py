@@ -12,7 +12,8 @@ from ...core.grad_mode import no_grad
 from ...core.inplace import assign_
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin, materialize_all
 from .module import Module
 
 
@@ -148,6 +149,55 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization over any ``(N, C, ...)`` input whose statistics, in PyTorch, are
+    synchronized across the processes of a distributed group. tidu runs one process, so it
+    normalizes as ``BatchNorm`` does, which is what PyTorch's does without an initialized
+    process group. ``convert_sync_batchnorm`` swaps a model's BatchNorm layers for it.
+
+    >>> import tidu
+    >>> net = tidu.nn.Sequential(tidu.nn.Conv1d(2, 3, 1), tidu.nn.BatchNorm1d(3))
+    >>> tidu.nn.SyncBatchNorm.convert_sync_batchnorm(net)[1]
+    SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group: Any = None, device: Any = None, dtype: Any = None,
+                 *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Any) -> None:  # noqa: A002
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """Replace every BatchNorm layer in ``module`` (``module`` itself too) by a
+        ``SyncBatchNorm`` sharing its parameters and running statistics."""
+        module_output = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
+            module_output = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                          module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with no_grad():
+                    module_output.weight = module.weight
+                    module_output.bias = module.bias
+            module_output.running_mean = module.running_mean
+            module_output.running_var = module.running_var
+            module_output.num_batches_tracked = module.num_batches_tracked
+            module_output.training = module.training
+        for name, child in module.named_children():
+            module_output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return module_output
+
 class GroupNorm(Module):
     """Normalize (N, C, *) over groups of channels, then ``* weight + bias`` per channel
     (``affine``; ones and zeros at init).
@@ -251,6 +301,95 @@ class InstanceNorm2d(_InstanceNorm):
     _dims = (3, 4)
     _unbatched = 3
 
+
+
+class _LazyNormBase(LazyModuleMixin):
+    """What the lazy batch and instance norms share: ``num_features`` from the input's dim 1
+    (PyTorch reads dim 1 for unbatched input too)."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = ops.tensor(0, dtype=dtypes.int64)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Any) -> None:  # noqa: A002
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            shape = (self.num_features,)
+            materialize_all(self, {"weight": shape, "bias": shape, "running_mean": shape, "running_var": shape})
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A ``BatchNorm1d`` whose ``num_features`` comes from its first input.
+
+    >>> import tidu
+    >>> bn = tidu.nn.LazyBatchNorm1d()
+    >>> _ = bn(tidu.tensor([[1.0, 2.0, 3.0], [3.0, 6.0, 3.0]]))
+    >>> bn
+    BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    >>> bn.running_mean
+    tensor([0.2000, 0.4000, 0.3000])
+    """
+
+    cls_to_become = BatchNorm1d
+    _dims = BatchNorm1d._dims
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A ``BatchNorm2d`` whose ``num_features`` comes from its first input.
+
+    >>> import tidu
+    >>> bn = tidu.nn.LazyBatchNorm2d(affine=False)
+    >>> bn(tidu.ones(2, 3, 4, 4)).shape, bn.running_var.shape, bn.weight
+    (tidu.Size([2, 3, 4, 4]), tidu.Size([3]), None)
+    """
+
+    cls_to_become = BatchNorm2d
+    _dims = BatchNorm2d._dims
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An ``InstanceNorm1d`` whose ``num_features`` comes from its first input; as PyTorch's, it
+    defaults to ``affine=True, track_running_stats=True`` (``InstanceNorm1d`` to ``False``).
+
+    >>> import tidu
+    >>> norm = tidu.nn.LazyInstanceNorm1d()
+    >>> norm(tidu.tensor([[[1.0, 3.0], [0.0, 4.0]]]))
+    tensor([[[-1.0000,  1.0000],
+             [-1.0000,  1.0000]]], grad_fn=<add>)
+    >>> norm
+    InstanceNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    cls_to_become = InstanceNorm1d
+    _dims, _unbatched = InstanceNorm1d._dims, InstanceNorm1d._unbatched
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An ``InstanceNorm2d`` whose ``num_features`` comes from its first input (defaults as
+    ``LazyInstanceNorm1d``).
+
+    >>> import tidu
+    >>> norm = tidu.nn.LazyInstanceNorm2d(affine=False)
+    >>> norm(tidu.ones(1, 3, 2, 2)).shape, norm.running_mean.shape
+    (tidu.Size([1, 3, 2, 2]), tidu.Size([3]))
+    """
+
+    cls_to_become = InstanceNorm2d
+    _dims, _unbatched = InstanceNorm2d._dims, InstanceNorm2d._unbatched
 
 class LocalResponseNorm(Module):
     """Each channel divided by ``(k + alpha * mean of squares over size neighbouring channels) ** beta``

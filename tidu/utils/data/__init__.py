@@ -7,9 +7,20 @@
 [[0, 1], [2, 3], [4]]
 """
 
+from . import distributed
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
-from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -23,5 +34,6 @@ from .sampler import (
 __all__ = [
     "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
     "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "default_collate",
-    "default_convert", "get_worker_info", "random_split",
+    "default_convert", "get_worker_info", "random_split", "ChainDataset", "StackDataset", "DistributedSampler",
+    "distributed",
 ]

@@ -48,6 +48,98 @@ class IterableDataset(Dataset):
     def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
+    def __add__(self, other: Dataset) -> ChainDataset:  # type: ignore[override]
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Several ``IterableDataset`` streams, one after the other (computed as it is read).
+
+    >>> from tidu.utils.data import ChainDataset, IterableDataset
+    >>> class Count(IterableDataset):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(self.n))
+    ...     def __len__(self):
+    ...         return self.n
+    >>> chain = ChainDataset([Count(2), Count(3)])
+    >>> list(chain), len(chain), list(Count(1) + Count(2))
+    ([0, 1, 0, 1, 2], 5, [0, 0, 1])
+    """
+
+    def __init__(self, datasets: Any) -> None:
+        super().__init__()
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
+class StackDataset(Dataset):
+    """Datasets of one length read together: ``StackDataset(a, b)[i]`` is ``(a[i], b[i])``, and
+    ``StackDataset(x=a, y=b)[i]`` is ``{"x": a[i], "y": b[i]}``.
+
+    >>> import tidu
+    >>> from tidu.utils.data import DataLoader, StackDataset
+    >>> ds = StackDataset(image=tidu.arange(4.0), label=[0, 1, 0, 1])
+    >>> ds[1], len(ds)
+    ({'image': tensor(1.), 'label': 1}, 4)
+    >>> next(iter(DataLoader(ds, batch_size=2)))
+    {'image': tensor([0., 1.]), 'label': tensor([0, 1])}
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args:
+            if kwargs:
+                raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                                 "input/output, but both types are given.")
+            self._length = len(args[0])
+            if any(self._length != len(dataset) for dataset in args):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets: Any = args
+        elif kwargs:
+            values = list(kwargs.values())
+            self._length = len(values[0])
+            if any(self._length != len(dataset) for dataset in values):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets = kwargs
+        else:
+            raise ValueError("At least one dataset should be passed")
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: dataset[index] for k, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """One sample per index, each dataset read with its own ``__getitems__`` where it has one."""
+        columns = self.datasets.values() if isinstance(self.datasets, dict) else self.datasets
+        read = []
+        for dataset in columns:
+            getitems = getattr(dataset, "__getitems__", None)
+            items = getitems(indices) if callable(getitems) else [dataset[i] for i in indices]
+            if len(items) != len(indices):
+                raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}")
+            read.append(items)
+        if isinstance(self.datasets, dict):
+            return [dict(zip(self.datasets, sample, strict=True)) for sample in zip(*read, strict=True)]
+        return [list(sample) for sample in zip(*read, strict=True)]
+
+    def __len__(self) -> int:
+        return self._length
+
 
 class TensorDataset(Dataset):
     """Samples are the rows of tensors that share their first dimension.
