@@ -50,6 +50,7 @@ from .ops import methods as _methods  # noqa: E402
 from .tensor import Size, Tensor
 
 _methods.install()
+globals().update(_methods.top_level_inplace())
 
 from . import (  # noqa: E402
     amp,

@@ -1,7 +1,8 @@
 """Elementwise functions composed from the primitives: ``logit``, ``xlogy``, ``sinc``,
 ``deg2rad``/``rad2deg``, ``float_power``, ``fmax``/``fmin``, ``addcmul``/``addcdiv``, the
 comparisons ``isinf``/``isposinf``/``isneginf``/``isclose``/``allclose``/``equal``, and PyTorch's
-other names (``absolute``, ``negative``, ``positive``, ``true_divide``).
+other names (``absolute``, ``negative``, ``positive``, ``true_divide``, ``divide``, ``multiply``,
+``subtract``, ``rsub``, ``greater``/``less``/..., ``arcsinh``/``arccosh``/``arctanh``, ``fix``, ``sgn``).
 
 Their gradients come from the primitives they are made of; where a formula has a removable
 singularity (``sinc`` at 0, ``xlogy`` at ``x == 0``) the singular branch reads a safe operand, so
@@ -20,11 +21,33 @@ from ._operands import constant, convert, is_value, operands
 __all__ = [
     "absolute", "addcdiv", "addcmul", "allclose", "deg2rad", "equal", "float_power", "fmax", "fmin", "isclose",
     "isinf", "isneginf", "isposinf", "logit", "negative", "positive", "rad2deg", "sinc", "true_divide", "xlogy",
+    "arccosh", "arcsinh", "arctanh", "divide", "fix", "greater", "greater_equal", "less", "less_equal",
+    "multiply", "not_equal", "rsub", "sgn", "subtract",
 ]
 
+# PyTorch's (and numpy's) other names for ops of ``tidu.ops.math``: the same functions
 absolute = math.abs
 negative = math.neg
 true_divide = math.div
+divide = math.div
+multiply = math.mul
+subtract = math.sub
+greater, greater_equal, less, less_equal, not_equal = math.gt, math.ge, math.lt, math.le, math.ne
+arcsinh, arccosh, arctanh = math.asinh, math.acosh, math.atanh
+fix = math.trunc
+sgn = math.sign  # the sign of a real number (tidu has no complex dtypes)
+
+
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
+    """``other - alpha * input`` (``sub`` with its operands swapped).
+
+    >>> import tidu
+    >>> tidu.rsub(tidu.tensor([1.0, 2.0]), 3)
+    tensor([2., 1.])
+    >>> tidu.rsub(tidu.tensor([1.0, 2.0]), tidu.tensor([3.0, 3.0]), alpha=2)
+    tensor([ 1., -1.])
+    """
+    return math.sub(other, input, alpha=alpha)
 
 
 def positive(input: Any) -> Any:  # noqa: A002
@@ -283,4 +306,7 @@ METHODS = {
     "xlogy": xlogy, "sinc": sinc, "deg2rad": deg2rad, "rad2deg": rad2deg, "float_power": float_power,
     "fmax": fmax, "fmin": fmin, "addcmul": addcmul, "addcdiv": addcdiv, "isinf": isinf, "isposinf": isposinf,
     "isneginf": isneginf, "isclose": isclose, "allclose": allclose, "equal": equal,
+    "divide": divide, "multiply": multiply, "subtract": subtract, "greater": greater, "greater_equal": greater_equal,
+    "less": less, "less_equal": less_equal, "not_equal": not_equal, "arcsinh": arcsinh, "arccosh": arccosh,
+    "arctanh": arctanh, "fix": fix, "sgn": sgn,
 }
