@@ -76,11 +76,11 @@ from .linalg import _logdet as logdet  # noqa: E402
 from .linalg import _qr as qr  # noqa: E402
 from .linalg import _slogdet as slogdet  # noqa: E402
 from .linalg import _svd as svd  # noqa: E402
-from .linalg import det  # noqa: E402
+from .linalg import det, matrix_exp  # noqa: E402
 from .linalg import inv as inverse  # noqa: E402
 
 for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet), ("qr", qr), ("slogdet", slogdet),
-                   ("svd", svd), ("det", det), ("inverse", inverse)):
+                   ("svd", svd), ("det", det), ("inverse", inverse), ("matrix_exp", matrix_exp)):
     setattr(Tensor, _name, _fn)
 from .serialization import load, save  # noqa: E402
 

@@ -199,7 +199,8 @@ _SAME_SHAPE_INPLACE = (
     "bitwise_not", "xlogy", "float_power", "deg2rad", "rad2deg", "sinc", "absolute", "negative",
     "arcsin", "arccos", "arctan", "arctan2", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "cumprod",
     "arcsinh", "arccosh", "arctanh", "fix", "sgn", "cumsum", "divide", "multiply", "subtract", "true_divide",
-    "floor_divide",
+    "floor_divide", "copysign", "gcd", "lcm", "ldexp", "nextafter", "heaviside", "addr", "renorm",
+    "scatter_reduce", "index_reduce", "masked_scatter", "put",
 )
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal")
 
