@@ -82,6 +82,7 @@ from .linalg import inv as inverse  # noqa: E402
 for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet), ("qr", qr), ("slogdet", slogdet),
                    ("svd", svd), ("det", det), ("inverse", inverse), ("matrix_exp", matrix_exp)):
     setattr(Tensor, _name, _fn)
+from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 float = float32  # noqa: A001

@@ -210,3 +210,11 @@ def test_errors_match_torch(call: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same_error(call)
+
+
+def test_distances_at_top_level_match_torch() -> None:
+    a, b = np.random.default_rng(0).normal(size=(2, 3, 4))
+    for name, kwargs in (("cosine_similarity", {"dim": 0}), ("pairwise_distance", {"p": 1.5})):
+        out = getattr(tidu, name)(tidu.tensor(a), tidu.tensor(b), **kwargs)
+        ref = getattr(torch, name)(torch.tensor(a), torch.tensor(b), **kwargs)
+        np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12)
