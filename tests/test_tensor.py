@@ -331,7 +331,7 @@ def test_post_accumulate_grad_hook_matches_torch() -> None:
         log: list = []
         handle = w.register_post_accumulate_grad_hook(lambda p, log=log: log.append((p.grad.tolist(), p.is_leaf)))
 
-        def step(p: Any) -> None:
+        def step(p: Any, L: Any = L) -> None:  # noqa: N803 - the library
             with L.no_grad():
                 p.sub_(0.1 * p.grad)
         b.register_post_accumulate_grad_hook(step)
