@@ -20,6 +20,7 @@ import numpy as np
 from . import driver
 from .runtime import runtime
 
+
 class Counters:
     """What ``tidu.cuda.memory_stats`` reports (PyTorch's names there): the bytes and number of the
     blocks held by live arrays (``allocated``, ``allocations``), their peaks since
