@@ -172,3 +172,40 @@ def test_data_parallel_is_the_module_on_one_device() -> None:
     x = np.ones((3, 2), np.float32)
     np.testing.assert_allclose(net(tidu.tensor(x)).detach().numpy(), ref(torch.tensor(x)).detach().numpy())
     assert net.module is net._modules["module"]
+
+
+def test_flags_keep_what_is_set_as_torch() -> None:
+    for lib in (torch, tidu):
+        before = lib.is_warn_always_enabled()
+        lib.set_warn_always(True)
+        assert lib.is_warn_always_enabled() is True
+        lib.set_warn_always(before)
+        assert lib.is_anomaly_enabled() is False and lib.is_anomaly_check_nan_enabled() is True
+        lib.set_anomaly_enabled(True, check_nan=False)
+        assert lib.is_anomaly_enabled() is True and lib.is_anomaly_check_nan_enabled() is False
+        lib.set_anomaly_enabled(False)
+        assert lib.is_anomaly_enabled() is False and lib.is_anomaly_check_nan_enabled() is True
+        assert isinstance(lib.get_num_interop_threads(), int) and lib.get_num_interop_threads() >= 1
+
+
+def test_set_num_interop_threads_is_kept_and_set_once_as_torch() -> None:
+    import subprocess
+    import sys
+
+    script = """
+import sys, {lib} as L
+try:
+    L.set_num_interop_threads(0)
+except RuntimeError as e:
+    print(e)
+L.set_num_interop_threads(3)
+print(L.get_num_interop_threads())
+try:
+    L.set_num_interop_threads(2)
+except RuntimeError as e:
+    print(e)
+"""
+    outputs = [subprocess.run([sys.executable, "-c", script.format(lib=lib)], capture_output=True, text=True,
+                              check=True).stdout for lib in ("torch", "tidu")]
+    assert outputs[1] == outputs[0]
+    assert "3\n" in outputs[1]

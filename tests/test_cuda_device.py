@@ -284,3 +284,83 @@ def test_load_state_dict_copies_across_devices() -> None:
     back.load_state_dict(gpu.state_dict())
     assert back.bias.device.type == "cpu" and back.bias.dtype is tidu.float32
     np.testing.assert_allclose(back.bias.detach().numpy(), cpu.bias.detach().numpy(), rtol=1e-7)
+
+
+def test_memory_counters_follow_the_tensors() -> None:
+    """Bytes of live tensors' blocks (512-byte rounded), the peak since reset, and the reserved
+    bytes; PyTorch's memory_stats keys agree with them."""
+    tidu.cuda.synchronize()
+    tidu.cuda.empty_cache()
+    before = tidu.cuda.memory_allocated()
+    tidu.cuda.reset_peak_memory_stats()
+    assert tidu.cuda.max_memory_allocated() == before
+    x = tidu.ones(1000, device="cuda")  # 4000 bytes: a block of 4096
+    assert tidu.cuda.memory_allocated() == before + 4096
+    assert tidu.cuda.max_memory_allocated() == before + 4096
+    assert tidu.cuda.memory_reserved() >= tidu.cuda.memory_allocated()
+    stats = tidu.cuda.memory_stats()
+    assert stats["allocated_bytes.all.current"] == before + 4096
+    assert stats["allocated_bytes.all.peak"] == tidu.cuda.max_memory_allocated()
+    assert stats["reserved_bytes.all.current"] == tidu.cuda.memory_reserved()
+    assert stats["reserved_bytes.all.peak"] == tidu.cuda.max_memory_reserved() >= tidu.cuda.memory_reserved()
+    assert stats["allocation.all.current"] >= 1 and stats["num_ooms"] == 0
+    del x
+    assert tidu.cuda.memory_allocated() == before
+    assert tidu.cuda.max_memory_allocated() == before + 4096
+    assert tidu.cuda.memory_stats()["allocated_bytes.all.freed"] >= 4096
+    tidu.cuda.reset_peak_memory_stats()
+    assert tidu.cuda.max_memory_allocated() == before
+
+
+def test_device_queries_streams_and_seeds() -> None:
+    assert tidu.cuda.is_initialized()
+    tidu.cuda.init()
+    tidu.cuda.set_device(0)
+    tidu.cuda.set_device("cuda:0")
+    with pytest.raises(ValueError, match="tidu uses one GPU"):
+        tidu.cuda.set_device(1)
+    props = tidu.cuda.get_device_properties(0)
+    assert props.name == tidu.cuda.get_device_name() and props.total_memory > 0 and props.multi_processor_count >= 1
+    assert tidu.cuda.get_device_capability() == (props.major, props.minor)
+    free, total = tidu.cuda.mem_get_info()
+    assert 0 <= free <= total == props.total_memory
+    s = tidu.cuda.current_stream()
+    assert s == tidu.cuda.default_stream() and s.query()
+    with tidu.cuda.stream(tidu.cuda.Stream()):
+        y = tidu.ones(2, device="cuda") * 3
+    s.wait_stream(tidu.cuda.Stream())
+    s.synchronize()
+    assert y.tolist() == [3.0, 3.0]
+    state = tidu.cuda.get_rng_state()
+    a = tidu.rand(3, device="cuda")
+    tidu.cuda.set_rng_state(state)
+    assert tidu.rand(3, device="cuda").tolist() == a.tolist()
+    tidu.cuda.seed_all()
+    tidu.cuda.seed()
+    assert tidu.cuda.initial_seed() == tidu.initial_seed()
+
+
+def test_without_a_device_queries_raise_and_counters_read_zero() -> None:
+    """In a process without CUDA (no simulator, and no driver here, or a check of the driver's
+    answer where there is one): PyTorch's CUDA build raises on device queries, and its memory
+    counters read 0 before CUDA is set up."""
+    import subprocess
+    import sys
+
+    script = """
+import tidu
+c = tidu.cuda
+print(c.memory_allocated(), c.max_memory_allocated(), c.memory_reserved(), c.memory_stats(), c.is_initialized())
+for f in (c.get_device_properties, c.get_device_capability, c.mem_get_info, c.current_stream, c.init):
+    try:
+        f()
+        print("ok")
+    except RuntimeError as e:
+        print(type(e).__name__)
+"""
+    env = {**__import__("os").environ, "NUMBA_ENABLE_CUDASIM": "0"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env).stdout
+    lines = out.splitlines()
+    assert lines[0] == "0 0 0 {} False"
+    has_gpu = "ok" in lines[1:]
+    assert lines[1:] == (["ok"] * 5 if has_gpu else ["RuntimeError"] * 5)

@@ -251,3 +251,74 @@ def test_decomposition_second_derivatives_match_torch(fn: Callable) -> None:
         out.append((g.detach().numpy(), h.numpy()))
     np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-8, atol=1e-10)
+
+
+# --- matrix_exp, matrix_power, solve_triangular, vander ------------------------------------------------
+_EXP_CASES = {
+    "matrix_exp": (lambda L: lambda a: L.linalg.matrix_exp(a), [(3, 3)], 1.0),
+    "matrix_exp-large": (lambda L: lambda a: L.matrix_exp(a), [(2, 4, 4)], 6.0),  # scaled and squared
+    "matrix_exp-method": (lambda L: lambda a: a.matrix_exp(), [(1, 1)], 3.0),
+    "matrix_power": (lambda L: lambda a: L.linalg.matrix_power(a, 3), [(3, 3)], 1.0),
+    "solve_triangular-upper": (lambda L: lambda a, b: L.linalg.solve_triangular(a + 4 * L.eye(3, dtype=a.dtype), b,
+                                                                                upper=True), [(3, 3), (3, 2)], 1.0),
+    "solve_triangular-lower-right-unit": (
+        lambda L: lambda a, b: L.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True),
+        [(2, 3, 3), (2, 3)], 1.0),
+    "vander": (lambda L: lambda x: L.linalg.vander(x), [(2, 3)], 1.0),
+    "vander-N": (lambda L: lambda x: L.linalg.vander(x, N=5), [(4,)], 1.0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(_EXP_CASES))
+def test_more_linalg_matches_torch(name: str, dtype: str) -> None:
+    make, shapes, scale = _EXP_CASES[name]
+    rng = np.random.default_rng(6)
+    data = [rng.normal(size=s).astype(dtype) * scale for s in shapes]
+    got = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        leaves = [L.tensor(d, requires_grad=True) for d in data]
+        out = make(L)(*leaves)
+        weight = L.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)).astype(dtype))
+        (out * weight).sum().backward()
+        got.append([out.detach().numpy()] + [x.grad.numpy() for x in leaves])
+    tol = {"rtol": 2e-4, "atol": 2e-4} if dtype == "float32" else {"rtol": 1e-9, "atol": 1e-9}
+    for a, b in zip(got[1], got[0]):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, **tol)
+
+
+@pytest.mark.parametrize("name", list(_EXP_CASES))
+def test_more_linalg_matches_finite_differences(name: str) -> None:
+    make, shapes, scale = _EXP_CASES[name]
+    rng = np.random.default_rng(7)
+    leaves = [tidu.tensor(rng.normal(size=s) * min(scale, 2.0), requires_grad=True) for s in shapes]
+    assert tidu.autograd.gradcheck(make(tidu), leaves)
+
+
+def test_matrix_exp_second_derivative_and_special_cases() -> None:
+    a = tidu.tensor(np.random.default_rng(8).normal(size=(2, 2)), requires_grad=True)
+    assert tidu.autograd.gradgradcheck(tidu.linalg.matrix_exp, [a])
+    nilpotent = tidu.tensor([[0.0, 1.0], [0.0, 0.0]], dtype=tidu.float64)
+    np.testing.assert_allclose(tidu.linalg.matrix_exp(nilpotent).numpy(), [[1.0, 1.0], [0.0, 1.0]], atol=1e-15)
+    assert tidu.linalg.matrix_exp(tidu.zeros(0, 0)).shape == (0, 0)
+    np.testing.assert_array_equal(tidu.linalg.vander(tidu.tensor([2, 3]), N=3).numpy(), [[1, 2, 4], [1, 3, 9]])
+
+
+@pytest.mark.parametrize("call", [
+    "L.linalg.matrix_exp(L.ones(2, 3))", "L.linalg.matrix_exp(L.ones(2, 2, dtype=L.int64))",
+    "L.linalg.solve_triangular(L.eye(2), L.ones(3, 1), upper=True)",
+    "L.linalg.vander(L.tensor([1.0, 2.0]), N=1)", "L.linalg.vander(L.tensor([True, False]))",
+    "L.linalg.matrix_power(L.ones(2, 3), 2)",
+])
+def test_more_linalg_errors_match_torch(call: str) -> None:
+    assert_same_error(call)
+
+
+def test_solve_triangular_takes_the_dtype_of_a_as_torch() -> None:
+    for a, b in (("float32", "float64"), ("float64", "float32")):
+        ours = tidu.linalg.solve_triangular(tidu.eye(2, dtype=getattr(tidu, a)), tidu.ones(2, 1, dtype=getattr(tidu, b)),
+                                            upper=True)
+        ref = torch.linalg.solve_triangular(torch.eye(2, dtype=getattr(torch, a)),
+                                            torch.ones(2, 1, dtype=getattr(torch, b)), upper=True)
+        assert str(ours.dtype)[5:] == str(ref.dtype)[6:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -318,3 +319,30 @@ def test_index_put_in_place_matches_torch() -> None:
         outs.append((x.detach().numpy(), w.grad.numpy()))
     np.testing.assert_array_equal(outs[1][0], outs[0][0])
     np.testing.assert_array_equal(outs[1][1], outs[0][1])
+
+
+def test_post_accumulate_grad_hook_matches_torch() -> None:
+    """Runs once per backward after ``.grad`` holds the accumulated sum, with the tensor itself;
+    an in-backward optimizer step works; ``remove`` stops it; errors on non-leaves."""
+    seen = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        w = L.tensor([1.0, 2.0], requires_grad=True)
+        b = L.tensor([0.5], requires_grad=True)
+        log: list = []
+        handle = w.register_post_accumulate_grad_hook(lambda p, log=log: log.append((p.grad.tolist(), p.is_leaf)))
+
+        def step(p: Any, L: Any = L) -> None:  # noqa: N803 - the library
+            with L.no_grad():
+                p.sub_(0.1 * p.grad)
+        b.register_post_accumulate_grad_hook(step)
+        (w * w + b).sum().backward()
+        (w * 3 + b).sum().backward()
+        handle.remove()
+        (w * 3).sum().backward()
+        seen.append((log, w.grad.tolist(), b.detach().tolist(), b.grad.tolist()))
+        with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on non-leaf tensors"):
+            (w * 2).register_post_accumulate_grad_hook(lambda p: None)
+        with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+            L.ones(2).register_post_accumulate_grad_hook(lambda p: None)
+    assert seen[1] == seen[0]
+    assert len(seen[1][0]) == 2

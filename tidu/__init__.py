@@ -60,6 +60,7 @@ from .ops import methods as _methods  # noqa: E402
 from .tensor import Size, Tensor
 
 _methods.install()
+globals().update(_methods.top_level_inplace())
 
 from . import (  # noqa: E402
     amp,
@@ -85,13 +86,14 @@ from .linalg import _logdet as logdet  # noqa: E402
 from .linalg import _qr as qr  # noqa: E402
 from .linalg import _slogdet as slogdet  # noqa: E402
 from .linalg import _svd as svd  # noqa: E402
-from .linalg import det  # noqa: E402
+from .linalg import det, matrix_exp  # noqa: E402
 from .linalg import inv as inverse  # noqa: E402
 
 for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet), ("qr", qr), ("slogdet", slogdet),
-                   ("svd", svd), ("det", det), ("inverse", inverse)):
+                   ("svd", svd), ("det", det), ("inverse", inverse), ("matrix_exp", matrix_exp)):
     setattr(Tensor, _name, _fn)
 from .distributions.gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402
+from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 

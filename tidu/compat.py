@@ -11,14 +11,16 @@ True
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Any
 
 from .backends.cuda.blas import matmul
 from .ops import creation
 
-__all__ = ["compile", "get_float32_matmul_precision", "get_rng_state", "set_float32_matmul_precision",
-           "set_rng_state"]
+__all__ = ["compile", "get_float32_matmul_precision", "get_num_interop_threads", "get_rng_state",
+           "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_warn_always_enabled", "set_anomaly_enabled",
+           "set_float32_matmul_precision", "set_num_interop_threads", "set_rng_state", "set_warn_always"]
 
 
 def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, backend: Any = "inductor",  # noqa: A001
@@ -92,3 +94,69 @@ def set_rng_state(new_state: dict) -> None:
     """Put the default random stream back to a state ``get_rng_state`` returned."""
     creation.default_generator.set_state(new_state)
 
+
+
+# flags and settings scripts set and read back: they keep what is set, as PyTorch's do
+_settings: dict[str, Any] = {"warn_always": False, "interop_threads": None, "anomaly": False, "anomaly_nan": True}
+
+
+def set_warn_always(b: bool) -> None:
+    """Keep the flag that asks for warnings PyTorch gives once to be given every time
+    (``is_warn_always_enabled`` reads it). tidu's warnings go through Python's ``warnings``, whose
+    filters decide how often they show.
+
+    >>> import tidu
+    >>> tidu.set_warn_always(True); tidu.is_warn_always_enabled()
+    True
+    >>> tidu.set_warn_always(False)
+    """
+    _settings["warn_always"] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    return _settings["warn_always"]
+
+
+def get_num_interop_threads() -> int:
+    """The number of threads for running independent ops in parallel: the number set, else the
+    number of cores (PyTorch's default). tidu runs ops one after another; its kernels use
+    ``get_num_threads`` threads.
+
+    >>> import tidu
+    >>> tidu.get_num_interop_threads() >= 1
+    True
+    """
+    found = _settings["interop_threads"]
+    return found if found is not None else os.cpu_count() or 1
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Set ``get_num_interop_threads``; as in PyTorch, only once (a second call raises)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    if _settings["interop_threads"] is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has started or "
+                           "set_num_interop_threads called")
+    _settings["interop_threads"] = n
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Keep the anomaly-detection flags (``is_anomaly_enabled``, ``is_anomaly_check_nan_enabled``).
+    tidu's backward does not check for NaN or record forward stack traces; the flags are kept so
+    that scripts that set and read them run.
+
+    >>> import tidu
+    >>> tidu.set_anomaly_enabled(True); tidu.is_anomaly_enabled()
+    True
+    >>> tidu.set_anomaly_enabled(False)
+    """
+    _settings["anomaly"] = bool(enabled)
+    _settings["anomaly_nan"] = bool(check_nan)
+
+
+def is_anomaly_enabled() -> bool:
+    return _settings["anomaly"]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _settings["anomaly_nan"]

@@ -21,16 +21,17 @@ import numpy as np
 from .backends.cpu.decompositions import LinAlgError
 from .core import dtypes
 from .core.aval import wrap_dim
-from .ops import creation, diagonals, linalg, reduce, shape
+from .ops import creation, diagonals, indexing, linalg, reduce, shape
 from .ops import math as ops_math
 from .ops._operands import broadcast_shapes, convert
 from .primitives import decompositions as dec
 
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
            "matrix_norm", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
-           "vecdot", "vector_norm"]
+           "vecdot", "vector_norm", "matrix_exp", "matrix_power", "solve_triangular", "vander"]
 
 matmul = linalg.matmul
+matrix_power = linalg.matrix_power
 
 
 def _float_input(x: Any, dtype: Any, name: str) -> Any:
@@ -513,3 +514,97 @@ def _qr(input: Any, some: bool = True) -> Any:  # noqa: A002
     tensor([[2.]])
     """
     return _QR(*qr(input, "reduced" if some else "complete"))
+
+
+# Higham's degree-13 Padé approximant of exp (SIAM J. Matrix Anal. Appl. 26(4), 2005): its
+# coefficients, and the 1-norm up to which it is accurate to double precision
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
+           10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def matrix_exp(A: Any) -> Any:  # noqa: N803
+    """The exponential of each square matrix in ``A``, by scaling and squaring: ``A / 2^s`` has a
+    1-norm below 5.37 (``s`` from the largest norm in the batch), its degree-13 Padé approximant
+    is found with one ``solve``, and squared ``s`` times. Composed of products and ``solve``, so it
+    is differentiable to any order (the derivative of the approximant, as accurate as its value).
+
+    >>> import tidu
+    >>> tidu.linalg.matrix_exp(tidu.tensor([[0.0, 1.0], [0.0, 0.0]]))
+    tensor([[1., 1.],
+            [0., 1.]])
+    """
+    A = _matrix_input(A, "matrix_exp")  # noqa: N806
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2] if A.ndim > 1 else 1} by {A.shape[-1] if A.ndim else 1} matrices")
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return A.clone()
+    norm1 = float(np.abs(A.detach()._host()).sum(axis=-2).max())
+    s = max(0, math.ceil(math.log2(norm1 / _THETA13))) if norm1 > 0 else 0
+    X = A * (0.5 ** s) if s else A  # noqa: N806
+    eye = shape.expand(creation.eye(n, dtype=A.dtype, device=A.device), tuple(A.shape))
+    b = _PADE13
+    X2 = matmul(X, X)  # noqa: N806
+    X4 = matmul(X2, X2)  # noqa: N806
+    X6 = matmul(X4, X2)  # noqa: N806
+    U = matmul(X, matmul(X6, b[13] * X6 + b[11] * X4 + b[9] * X2) + b[7] * X6 + b[5] * X4 + b[3] * X2 + b[1] * eye)  # noqa: N806
+    V = matmul(X6, b[12] * X6 + b[10] * X4 + b[8] * X2) + b[6] * X6 + b[4] * X4 + b[2] * X2 + b[0] * eye  # noqa: N806
+    R = solve(V - U, V + U)  # noqa: N806
+    for _ in range(s):
+        R = matmul(R, R)  # noqa: N806
+    return R
+
+
+def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Any:  # noqa: N803
+    """The solution ``X`` of ``A X = B`` (``X A = B`` when not ``left``) for triangular ``A``: only
+    its upper (``upper``) or lower triangle is read, and with ``unitriangular`` not its diagonal
+    either (taken as ones), so the gradient of ``A`` lies in that triangle, as PyTorch's. ``B`` is a
+    batch of matrices. Solved by ``solve`` (LU): a singular ``A`` raises ``LinAlgError`` where
+    PyTorch's back substitution returns infinities.
+
+    >>> import tidu
+    >>> tidu.linalg.solve_triangular(tidu.tensor([[2.0, 1.0], [9.0, 4.0]]), tidu.tensor([[4.0], [8.0]]), upper=True)
+    tensor([[1.],
+            [2.]])
+    """
+    A, B = _matrix_input(A, "solve_triangular"), _matrix_input(B, "solve_triangular")  # noqa: N806
+    if A.ndim < 2 or B.ndim < 2:
+        raise RuntimeError(f"linalg.solve_triangular: The input tensor {'A' if A.ndim < 2 else 'B'} must have at "
+                           f"least 2 dimensions.")
+    if A.dtype is not B.dtype:  # PyTorch solves in A's dtype here (``solve`` refuses)
+        B = convert(B, A.dtype)  # noqa: N806
+    n = A.shape[-1]
+    inner = B.shape[-2] if left else B.shape[-1]
+    if A.shape[-2] != n or inner != n:
+        equation, rhs = ("AX = B", B.shape[-2:]) if left else ("XA = B", B.shape[-2:])
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {equation} "
+                           f"({A.shape[-2]}x{n} and {rhs[0]}x{rhs[1]})")
+    triangle = indexing.triu(A) if upper else indexing.tril(A)
+    if unitriangular:
+        eye = creation.eye(n, dtype=A.dtype, device=A.device)
+        triangle = ops_math.where(ops_math.eq(eye, 1), eye, triangle)
+    return solve(triangle, B, left=left)
+
+
+def vander(x: Any, *, N: int | None = None) -> Any:  # noqa: N803
+    """The Vandermonde matrix of the last dim of ``x``: columns ``x ** 0, x ** 1, ..., x ** (N - 1)``
+    (``N`` defaults to ``x.shape[-1]``), built by products, so it is differentiable and integers
+    stay integers.
+
+    >>> import tidu
+    >>> tidu.linalg.vander(tidu.tensor([1, 2, 3]))
+    tensor([[1, 1, 1],
+            [1, 2, 4],
+            [1, 3, 9]])
+    """
+    size = (x.shape[-1] if x.ndim else 1) if N is None else N
+    if size <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    if x.dtype is dtypes.bool_:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    columns = [creation.ones(tuple(x.shape), dtype=x.dtype, device=x.device), x]
+    while len(columns) < size:
+        columns.append(columns[-1] * x)
+    return shape.stack(columns, -1)

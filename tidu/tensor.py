@@ -35,6 +35,9 @@ class VersionCounter:
 # Tensors with hooks or ``retain_grad``, by id: backward looks them up by their current key.
 HOOKED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
 RETAINED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+# Leaves with ``register_post_accumulate_grad_hook`` hooks, by id, and their hooks (by handle id)
+POST_ACCUMULATE: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+POST_ACCUMULATE_HOOKS: dict[int, dict[int, Any]] = {}
 _handle_ids = itertools.count()
 
 
@@ -284,6 +287,54 @@ class Tensor:
         self._hooks[handle.id] = (self._ensure_key(), hook)
         HOOKED[id(self)] = self
         return handle
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` after a backward pass has accumulated this leaf's ``.grad`` (an
+        optimizer may step the parameter there, as in PyTorch's in-backward optimizers). Leaves only.
+
+        >>> import tidu
+        >>> w = tidu.tensor([1.0, 2.0], requires_grad=True)
+        >>> h = w.register_post_accumulate_grad_hook(lambda p: print("grad", p.grad))
+        >>> (w * w).sum().backward()
+        grad tensor([2., 4.])
+        >>> h.remove()
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = POST_ACCUMULATE_HOOKS.get(id(self))
+        if hooks is None or POST_ACCUMULATE.get(id(self)) is not self:
+            hooks = POST_ACCUMULATE_HOOKS[id(self)] = {}
+            POST_ACCUMULATE[id(self)] = self
+            weakref.finalize(self, POST_ACCUMULATE_HOOKS.pop, id(self), None)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    def is_inference(self) -> bool:
+        """False: tidu makes no inference tensors (docs/guides/pytorch-differences.md)."""
+        return False
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of the recorded op that made it this tensor is (0 for a leaf).
+
+        >>> import tidu
+        >>> a = tidu.tensor([[2.0, 1.0], [1.0, 2.0]], requires_grad=True)
+        >>> values, vectors = tidu.linalg.eigh(a)
+        >>> values.output_nr, vectors.output_nr, a.output_nr
+        (0, 1, 0)
+        """
+        trace = self.grad_fn
+        if trace is None:
+            return 0
+        keys = trace.node.primal_out_keys
+        return keys.index(self._key) if self._key in keys else 0
 
     def _ensure_key(self) -> Any:
         key = self._key

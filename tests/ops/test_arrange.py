@@ -274,3 +274,45 @@ def test_as_strided_on_cuda_matches_cpu(device: str) -> None:
 ])
 def test_as_strided_errors_match_torch(call: str) -> None:
     assert_same_error(call, same_message="L.as_strided([" not in call)
+
+
+# --- block_diag, cartesian_prod, combinations -----------------------------------------------------------
+SET_CASES: dict[str, tuple[Callable, list]] = {
+    "block_diag": (lambda L: lambda a, b, c: L.block_diag(a, b, c), [Arg((2, 3)), Arg(()), Arg((2,))]),
+    "cartesian_prod": (lambda L: lambda a, b, c: L.cartesian_prod(a, b, c), [Arg((2,)), Arg((3,)), Arg((2,))]),
+    "combinations": (lambda L: lambda a: L.combinations(a, 3), [Arg((4,))]),
+    "combinations-replacement": (lambda L: lambda a: L.combinations(a, with_replacement=True), [Arg((3,))]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(SET_CASES))
+def test_set_products_match_torch(name: str, dtype: str) -> None:
+    make, args = SET_CASES[name]
+    run_both(make(tidu), make(torch), args, dtype)
+
+
+@pytest.mark.parametrize("name", list(SET_CASES))
+def test_set_products_match_finite_differences(name: str) -> None:
+    make, args = SET_CASES[name]
+    leaves = [tidu.tensor(np.random.default_rng(5).uniform(-1, 1, a.shape), requires_grad=True) for a in args]
+    assert tidu.autograd.gradcheck(make(tidu), leaves)
+
+
+@pytest.mark.parametrize("lib_fn", [
+    lambda L: L.block_diag(), lambda L: L.block_diag(L.tensor([[1, 2]]), L.tensor(3.0), L.tensor([4, 5])),
+    lambda L: L.block_diag(L.ones(0, 2), L.ones(2, 0, dtype=L.int64)), lambda L: L.cartesian_prod(L.tensor([1, 2])),
+    lambda L: L.combinations(L.tensor([1, 2, 3]), r=0), lambda L: L.combinations(L.tensor([1, 2]), r=3),
+])
+def test_set_product_values_match_torch(lib_fn: Callable) -> None:
+    out, ref = lib_fn(tidu), lib_fn(torch)
+    assert str(out.dtype)[5:] == str(ref.dtype)[6:] and tuple(out.shape) == tuple(ref.shape)
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    "L.block_diag(L.ones(1, 1, 1))", "L.cartesian_prod(L.ones(2, 2))", "L.combinations(L.ones(2, 2))",
+    "L.combinations(L.ones(2), -1)",
+])
+def test_set_product_errors_match_torch(call: str) -> None:
+    assert_same_error(call)

@@ -120,3 +120,22 @@ def test_results_stay_on_cuda() -> None:
                 x.bincount(), x.bincount(tidu.ones(4, device="cuda")), edges.histc(bins=3)):
         assert out.device.type == "cuda"
     assert x.bincount(tidu.ones(4, device="cuda")).cpu().tolist() == [0.0, 1.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("lib_fn", [
+    lambda L: L.histogram(L.tensor([1.0, 2.0, 1.0, 4.0]), bins=4),
+    lambda L: L.histogram(L.tensor([1.0, 1.0]), bins=2),
+    lambda L: L.tensor([1.0, 2.0, 1.0, 4.0], dtype=L.float64).histogram(L.tensor([0.0, 1.0, 3.0, 5.0], dtype=L.float64),
+                                                                        weight=L.tensor([1.0, 2.0, 3.0, 4.0],
+                                                                                        dtype=L.float64), density=True),
+    lambda L: L.histogram(L.tensor([[1.0, 2.0], [1.0, 4.0]]), bins=3, range=(0.0, 3.0)),
+])
+def test_histogram_matches_torch(lib_fn: Callable) -> None:
+    out, ref = lib_fn(tidu), lib_fn(torch)
+    for a, b in ((out.hist, ref.hist), (out.bin_edges, ref.bin_edges)):
+        assert str(a.dtype)[5:] == str(b.dtype)[6:]
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+
+
+def test_histogram_of_integers_raises_as_torch() -> None:
+    assert_same_error("L.histogram(L.tensor([1, 2]), bins=2)")

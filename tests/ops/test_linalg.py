@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -420,4 +421,69 @@ def test_cdist_of_count_norm_and_at_zero_distance() -> None:
     "L.cdist(L.zeros(2, 3), L.zeros(4, 3), p=-1)",
 ])
 def test_distance_errors_match_torch(call: str) -> None:
+    assert_same_error(call)
+
+
+# --- addr, ger, vdot, chain_matmul, matrix_power, dist, renorm ------------------------------------------
+MORE_PRODUCT_CASES: dict[str, tuple[Callable, list]] = {
+    "addr": (lambda L: lambda a, u, v: L.addr(a, u, v, beta=0.5, alpha=2), [Arg((3, 2)), Arg((3,)), Arg((2,))]),
+    "addr-broadcast": (lambda L: lambda a, u, v: a.addr(u, v), [Arg((2,)), Arg((3,)), Arg((2,))]),
+    "ger": (lambda L: lambda u, v: L.ger(u, v), [Arg((3,)), Arg((2,))]),
+    "vdot": (lambda L: lambda u, v: u.vdot(v), [Arg((4,)), Arg((4,))]),
+    "matrix_power-3": (lambda L: lambda a: L.matrix_power(a, 3), [Arg((3, 3))]),
+    "matrix_power-batch": (lambda L: lambda a: a.matrix_power(5), [Arg((2, 2, 2), low=-1, high=1)]),
+    "matrix_power-inverse": (lambda L: lambda a: L.linalg.matrix_power(a + 3 * L.eye(2, dtype=a.dtype), -2),
+                             [Arg((2, 2))]),
+    "matrix_power-1": (lambda L: lambda a: L.matrix_power(a, 1), [Arg((2, 2))]),
+    "dist": (lambda L: lambda a, b: L.dist(a, b), [Arg((2, 3)), Arg((3,))]),
+    "dist-1": (lambda L: lambda a, b: a.dist(b, 1), [Arg((2, 3)), Arg((2, 3))]),
+    "dist-3": (lambda L: lambda a, b: L.dist(a, b, 3.0), [Arg((4,)), Arg((4,))]),
+    "renorm": (lambda L: lambda a: L.renorm(a, 2, 0, 1.5), [Arg((3, 4))]),
+    "renorm-1": (lambda L: lambda a: a.renorm(1, 1, 2.0), [Arg((2, 3, 2))]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(MORE_PRODUCT_CASES))
+def test_more_products_match_torch(name: str, dtype: str) -> None:
+    make, args = MORE_PRODUCT_CASES[name]
+    run_both(make(tidu), make(torch), args, dtype)
+
+
+@pytest.mark.parametrize("name", list(MORE_PRODUCT_CASES))
+def test_more_products_match_finite_differences(name: str) -> None:
+    make, args = MORE_PRODUCT_CASES[name]
+    rng = np.random.default_rng(3)
+    leaves = [tidu.tensor(rng.uniform(a.low, a.high, a.shape), requires_grad=True) for a in args]
+    assert tidu.autograd.gradcheck(make(tidu), leaves)
+
+
+@pytest.mark.parametrize("lib_fn", [
+    lambda L: L.matrix_power(L.tensor([[1, 2], [3, 4]]), 0), lambda L: L.matrix_power(L.tensor([[1, 2], [3, 4]]), 5),
+    lambda L: L.matrix_power(L.ones(2, 0, 0), 3), lambda L: L.addr(L.tensor([[1, 2]]), L.tensor([1]), L.tensor([2, 3]),
+                                                                   beta=2, alpha=3),
+    lambda L: L.chain_matmul(L.ones(2, 3), L.ones(3, 4), L.ones(4, 1)), lambda L: L.chain_matmul(L.ones(2, 3)),
+    lambda L: L.dist(L.tensor([1.0, 2.0]), L.tensor([4.0, 6.0]), float("inf")),
+    lambda L: L.dist(L.tensor([1.0, 2.0]), L.tensor([4.0, 6.0]), 0),
+])
+def test_more_product_values_match_torch(lib_fn: Callable) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out, ref = lib_fn(tidu), lib_fn(torch)
+    assert_same(out, ref, TOL["float64"])
+
+
+def test_chain_matmul_warns_as_torch() -> None:
+    with pytest.warns(UserWarning, match="torch.chain_matmul is deprecated"):
+        tidu.chain_matmul(tidu.ones(2, 2), tidu.ones(2, 2))
+
+
+@pytest.mark.parametrize("call", [
+    "L.matrix_power(L.ones(2, 3), 2)", "L.matrix_power(L.tensor([[1, 2], [3, 4]]), -1)",
+    "L.vdot(L.ones(2, 2), L.ones(2, 2))", "L.addr(L.ones(2, 2), L.ones(2, 2), L.ones(2))",
+    "L.addr(L.ones(2, 2, dtype=L.int64), L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64), beta=0.5)",
+    "L.dist(L.tensor([1, 2]), L.tensor([4, 6]))", "L.renorm(L.tensor([[1, 2]]), 2, 0, 3)",
+    "L.renorm(L.ones(2), 2, 0, 1)", "L.renorm(L.ones(2, 2), -1, 1, 3)",
+])
+def test_more_product_errors_match_torch(call: str) -> None:
     assert_same_error(call)

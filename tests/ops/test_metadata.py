@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 import torch
 
 import tidu
+from tests.test_torch_oracle import assert_same_error
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
@@ -61,3 +63,27 @@ def test_finfo_and_iinfo_match_torch() -> None:
             lib.iinfo(lib.float32)
         with pytest.raises(TypeError, match="torch.bool is not supported by torch.iinfo"):
             lib.iinfo(lib.bool)
+
+
+@pytest.mark.parametrize("lib_fn", [
+    lambda L: L.is_nonzero(L.tensor([0.5])), lambda L: L.is_nonzero(L.tensor(0)), lambda L: L.tensor([[False]]).is_nonzero(),
+    lambda L: L.is_same_size(L.zeros(2, 3), L.ones(2, 3)), lambda L: L.zeros(2).is_same_size(L.zeros(1, 2)),
+    lambda L: L.is_signed(L.ones(1)), lambda L: L.is_signed(L.ones(1, dtype=L.bool)), lambda L: L.ones(1).is_signed(),
+    lambda L: str(L.result_type(L.tensor([1, 2]), 1.0)), lambda L: str(L.result_type(2, 1.0)),
+    lambda L: str(L.result_type(L.tensor([1], dtype=L.int32), L.tensor(1))),
+    lambda L: str(L.result_type(L.tensor([True]), L.tensor([1.0], dtype=L.float64))),
+    lambda L: [L.can_cast(a, b) for a in (L.bool, L.int32, L.int64, L.float32, L.float64)
+               for b in (L.bool, L.int32, L.int64, L.float32, L.float64)],
+    lambda L: (L.ones(2).is_cpu, L.ones(2).is_inference(), L.ones(2).output_nr),
+])
+def test_queries_match_torch(lib_fn: Any) -> None:
+    ours, ref = lib_fn(tidu), lib_fn(torch)
+    assert (ours.removeprefix("tidu.") if isinstance(ours, str) else ours) == (
+        ref.removeprefix("torch.") if isinstance(ref, str) else ref)
+
+
+@pytest.mark.parametrize("call", [
+    "L.is_nonzero(L.tensor([1, 2]))", "L.is_nonzero(L.tensor([]))", "L.is_same_size(L.ones(2), 2)",
+])
+def test_query_errors_match_torch(call: str) -> None:
+    assert_same_error(call)

@@ -169,3 +169,75 @@ def test_xlogy_gradient_at_zero_is_the_log_as_in_torch() -> None:
     np.testing.assert_array_equal(out[1][0], out[0][0])
     np.testing.assert_array_equal(out[1][1], out[0][1])
     np.testing.assert_array_equal(out[1][2][[0, 2, 3, 4, 5]], out[0][2][[0, 2, 3, 4, 5]])
+
+
+# --- copysign, ldexp, logaddexp2, heaviside, gcd/lcm, nextafter, signbit, frexp, isin, isreal -------------
+@pytest.mark.parametrize("lib_fn", [
+    lambda L: L.copysign(L.tensor(_SPECIAL), L.tensor(-_SPECIAL[::-1].copy())),
+    lambda L: L.copysign(L.tensor(_INTS), -1), lambda L: L.tensor(_SPECIAL).copysign(-0.0),
+    lambda L: L.ldexp(L.tensor(_SPECIAL), L.tensor([1, 2, -1, 0, 3, 1, 2, 0, 1, 2, 1, 5])),
+    lambda L: L.ldexp(L.tensor(_INTS), L.tensor(_INTS)),
+    lambda L: L.logaddexp2(L.tensor(_SPECIAL), L.tensor(_SPECIAL[::-1].copy())),
+    lambda L: L.logaddexp2(L.tensor([math.inf, -math.inf, 1000.0]), L.tensor([math.inf, -math.inf, 1000.0])),
+    lambda L: L.heaviside(L.tensor(_SPECIAL), L.tensor([0.5], dtype=L.float64)), lambda L: L.tensor(_INTS).heaviside(L.tensor(_INTS)),
+    lambda L: L.gcd(L.tensor([12, 18, 0, -4]), L.tensor([8, -27, 0, 6])), lambda L: L.tensor([4, 6]).lcm(L.tensor([6, -4])),
+    lambda L: L.nextafter(L.tensor(_SPECIAL), L.tensor(_SPECIAL[::-1].copy())),
+    lambda L: L.tensor(_SPECIAL, dtype=L.float32).nextafter(L.tensor([2.0])),
+    lambda L: L.signbit(L.tensor(_SPECIAL)), lambda L: L.tensor(_INTS).signbit(), lambda L: L.signbit(L.tensor(-0.0)),
+    lambda L: L.frexp(L.tensor(_SPECIAL[~np.isnan(_SPECIAL) & np.isfinite(_SPECIAL)]))[0],
+    lambda L: L.tensor(_SPECIAL[np.isfinite(_SPECIAL)], dtype=L.float32).frexp()[1],
+    lambda L: L.isin(L.tensor(_INTS), L.tensor([2, 0])), lambda L: L.isin(L.tensor(_INTS), 2, invert=True),
+    lambda L: L.isin(1, L.tensor(_INTS)), lambda L: L.isin(L.tensor(_SPECIAL), L.tensor([0.5, math.nan])),
+    lambda L: L.isreal(L.tensor(_SPECIAL)), lambda L: L.tensor(_INTS).isreal(),
+])
+def test_more_elementwise_values_match_torch(lib_fn: Callable) -> None:
+    _same(lib_fn(tidu), lib_fn(torch))
+
+
+MORE_GRAD_CASES: dict[str, tuple[Callable, list]] = {
+    "copysign": (lambda L: lambda x: L.copysign(x, L.tensor([-0.0, 1.0, -2.0])), [Arg((2, 3))]),
+    "copysign-number": (lambda L: lambda x: x.copysign(-1.0), [Arg((4,))]),
+    "ldexp": (lambda L: lambda x, y: L.ldexp(x, y), [Arg((2, 3)), Arg((3,))]),
+    "logaddexp2": (lambda L: lambda x, y: x.logaddexp2(y), [Arg((2, 3)), Arg((2, 1))]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(MORE_GRAD_CASES))
+def test_more_gradients_match_torch(name: str, dtype: str) -> None:
+    make, args = MORE_GRAD_CASES[name]
+    run_both(make(tidu), make(torch), args, dtype)
+
+
+@pytest.mark.parametrize("name", list(MORE_GRAD_CASES))
+def test_more_gradients_match_finite_differences(name: str) -> None:
+    make, args = MORE_GRAD_CASES[name]
+    rng = np.random.default_rng(2)
+    leaves = [tidu.tensor(rng.uniform(0.2, 2.0, a.shape) * rng.choice([-1, 1], a.shape), requires_grad=True)
+              for a in args]
+    assert tidu.autograd.gradgradcheck(make(tidu), leaves) if name == "logaddexp2" else True
+    assert tidu.autograd.gradcheck(make(tidu), leaves)
+
+
+@pytest.mark.parametrize("name,args", [("copysign_", (-1.0,)), ("ldexp_", ("end",)), ("heaviside_", ("end",))])
+def test_more_in_place_forms(name: str, args: tuple) -> None:
+    got = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor([[0.5, -1.0], [0.0, 0.25]], dtype=L.float64)
+        end = L.tensor([[1.0, 2.0], [-0.5, 3.0]], dtype=L.float64)
+        assert getattr(x, name)(*[end if a == "end" else a for a in args]) is x
+        got.append(x.numpy())
+    np.testing.assert_array_equal(got[1], got[0])
+    for L in (torch, tidu):  # noqa: N806 - the library
+        n = L.tensor([4, 6])
+        assert L.gcd_(n, L.tensor([6, 4])) is n and n.tolist() == [2, 2]
+        assert n.lcm_(L.tensor([3, 5])).tolist() == [6, 10]
+
+
+@pytest.mark.parametrize("call", [
+    "L.heaviside(L.tensor([1.0]), L.tensor([1]))", "L.gcd(L.tensor([1.0]), L.tensor([2.0]))",
+    "L.lcm(L.tensor([True]), L.tensor([True]))", "L.nextafter(L.tensor([1]), L.tensor([2]))",
+    "L.frexp(L.tensor([1]))",
+])
+def test_more_errors_match_torch(call: str) -> None:
+    assert_same_error(call)

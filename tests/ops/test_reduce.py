@@ -501,3 +501,49 @@ def test_sort_on_cuda_matches_torch(name: str, monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.parametrize("call", ["x.topk(4)", "x.topk(-1)", "x.sort(dim=1)", "L.tensor(2.0).topk(2)", "x.argsort(1.0)"])
 def test_sort_and_topk_errors_match_torch(call: str) -> None:
     assert_same_error(call, lambda L: {"x": L.tensor([3.0, 1.0, 2.0])}, same_message=False)
+
+
+# --- cov, corrcoef, sum_to_size -----------------------------------------------------------------------
+STAT_CASES: dict[str, tuple[Callable, list]] = {
+    "cov": (lambda L: lambda x: L.cov(x), [Arg((3, 5))]),
+    "cov-1d": (lambda L: lambda x: x.cov(correction=0), [Arg((6,))]),
+    "cov-weights": (lambda L: lambda x, a: L.cov(x, fweights=L.tensor([1, 2, 1, 3]), aweights=a.abs() + 0.5),
+                    [Arg((2, 4)), Arg((4,))]),
+    "cov-fweights": (lambda L: lambda x: L.cov(x, correction=2, fweights=L.tensor([1, 2, 1, 3])), [Arg((2, 4))]),
+    "corrcoef": (lambda L: lambda x: L.corrcoef(x), [Arg((3, 5))]),
+    "corrcoef-1d": (lambda L: lambda x: x.corrcoef(), [Arg((5,))]),
+    "sum_to_size": (lambda L: lambda x: x.sum_to_size(1, 3), [Arg((2, 3))]),
+    "sum_to_size-lead": (lambda L: lambda x: x.sum_to_size((3, 1)), [Arg((2, 3, 4))]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(STAT_CASES))
+def test_statistics_match_torch(name: str, dtype: str) -> None:
+    make, args = STAT_CASES[name]
+    run_both(make(tidu), make(torch), args, dtype, tol={"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else None)
+
+
+@pytest.mark.parametrize("name", list(STAT_CASES))
+def test_statistics_match_finite_differences(name: str) -> None:
+    make, args = STAT_CASES[name]
+    rng = np.random.default_rng(4)
+    leaves = [tidu.tensor(rng.uniform(-2, 2, a.shape), requires_grad=True) for a in args]
+    assert tidu.autograd.gradcheck(make(tidu), leaves)
+
+
+def test_cov_of_integers_and_too_few_observations_match_torch() -> None:
+    assert_same(tidu.cov(tidu.tensor([[1, 2, 4], [3, 1, 0]])), torch.cov(torch.tensor([[1, 2, 4], [3, 1, 0]])),
+                TOL["float32"])
+    for L in (torch, tidu):  # noqa: N806 - the library
+        with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+            assert math.isinf(L.cov(L.tensor([[1.0, 2.0]]), correction=2).item())
+
+
+@pytest.mark.parametrize("call", [
+    "L.cov(L.ones(2, 2, 2))", "L.cov(L.ones(2, 3), fweights=L.ones(3))", "L.cov(L.ones(2, 3), aweights=L.ones(2))",
+    "L.cov(L.ones(2, 3), fweights=L.tensor([1, -1, 1]))", "L.ones(2, 3).sum_to_size(3, 3)",
+    "L.ones(2, 3).sum_to_size(1, 2, 3)",
+])
+def test_statistics_errors_match_torch(call: str) -> None:
+    assert_same_error(call)

@@ -115,3 +115,83 @@ _MESSAGE_DIFFERS = {
     "x.take(L.tensor([0.0]))", "L.take_along_dim(x, L.tensor([0]), dim=1)",
     "x.scatter(0, L.tensor([[0, 1, 2, 0, 1]]), L.ones(1, 5))", "x.index_fill(0, L.tensor([0]), L.ones(2))",
 }
+
+
+# --- scatter_reduce, index_reduce, masked_scatter, put and the *_scatter embeddings ---------------------
+_REPEATS = [[0, 1, 0, 1, 2], [1, 1, 0, 0, 2]]  # targets along dim 1 of a (2, 4), two of them repeated
+
+
+def _scatter_reduce(reduce: str, include_self: bool) -> Callable:
+    return lambda L: lambda x, s: x.scatter_reduce(1, L.tensor(_REPEATS), s, reduce, include_self=include_self)
+
+
+WRITE_CASES: dict[str, tuple[Callable, list]] = {
+    **{f"scatter_reduce-{r}-{inc}": (_scatter_reduce(r, inc), [(2, 4), (2, 5)])
+       for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)},
+    "index_reduce-prod": (lambda L: lambda x, s: x.index_reduce(0, L.tensor([0, 0, 2]), s, "prod"), [(3, 2), (3, 2)]),
+    "index_reduce-amin": (lambda L: lambda x, s: L.index_reduce(x, 1, L.tensor([1, 1]), s, "amin", include_self=False),
+                          [(2, 3), (2, 2)]),
+    "index_reduce-mean": (lambda L: lambda x, s: x.index_reduce(0, L.tensor([1, 1, 0]), s, "mean"), [(2, 3), (3, 3)]),
+    "masked_scatter": (lambda L: lambda x, s: x.masked_scatter(L.tensor([[True, False, True], [False, True, True]]), s),
+                       [(2, 3), (5,)]),
+    "masked_scatter-broadcast": (lambda L: lambda x, s: L.masked_scatter(x, L.tensor([True, False, True]), s),
+                                 [(2, 3), (2, 3)]),
+    "put": (lambda L: lambda x, s: x.put(L.tensor([0, 5, -2]), s), [(2, 3), (3,)]),
+    "put-accumulate": (lambda L: lambda x, s: L.put(x, L.tensor([[0, 5], [0, 1]]), s, accumulate=True), [(2, 3), (2, 2)]),
+    "select_scatter": (lambda L: lambda x, s: L.select_scatter(x, s, 1, -1), [(2, 3), (2,)]),
+    "slice_scatter": (lambda L: lambda x, s: x.slice_scatter(s, 1, 1, None, 2), [(3, 4), (3, 2)]),
+    "diagonal_scatter": (lambda L: lambda x, s: x.diagonal_scatter(s, 1), [(3, 4), (3,)]),
+    "diagonal_scatter-dims": (lambda L: lambda x, s: L.diagonal_scatter(x, s, -1, 2, 0), [(3, 2, 3), (2, 2)]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(WRITE_CASES))
+def test_reducing_and_embedding_writes_match_torch(name: str, dtype: str) -> None:
+    make, shapes = WRITE_CASES[name]
+    run_both(make(tidu), make(torch), [Arg(s) for s in shapes], dtype)
+
+
+@pytest.mark.parametrize("name", [n for n in WRITE_CASES if "put" in n or "scatter" in n])
+def test_reducing_and_embedding_writes_match_finite_differences(name: str) -> None:
+    fn = WRITE_CASES[name][0](tidu)
+    rng = np.random.default_rng(1)
+    args = [tidu.tensor(rng.uniform(-2, 2, s), requires_grad=True) for s in WRITE_CASES[name][1]]
+    assert tidu.autograd.gradcheck(fn, args)
+
+
+@pytest.mark.parametrize("reduce", ["prod", "amax", "amin", "mean"])
+def test_scatter_reduce_at_ties_and_zeros_matches_torch(reduce: str) -> None:
+    """``amax``/``amin`` split the gradient between equal elements; ``prod`` with one zero (or two)
+    in a group passes the product of the others."""
+    out = []
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor([[2.0, 0.0, 1.0], [3.0, 3.0, 0.0]], dtype=L.float64, requires_grad=True)
+        s = L.tensor([[2.0, 0.0, 2.0, 5.0], [3.0, 0.0, 0.0, 1.0]], dtype=L.float64, requires_grad=True)
+        y = x.scatter_reduce(1, L.tensor([[0, 1, 0, 2], [0, 2, 2, 1]]), s, reduce)
+        (y * L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=L.float64)).sum().backward()
+        out.append((y.detach().numpy(), x.grad.numpy(), s.grad.numpy()))
+    for a, b in zip(out[1], out[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_put_and_masked_scatter_in_place() -> None:
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.zeros(2, 2)
+        assert x.put_(L.tensor([3, 0]), L.tensor([1.0, 2.0])) is x
+        assert x.masked_scatter_(L.tensor([False, True]), L.tensor([7.0, 8.0])) is x
+        assert x.scatter_reduce_(0, L.tensor([[1, 1]]), L.tensor([[4.0, 4.0]]), "amax") is x
+        np.testing.assert_array_equal(x.numpy(), [[2.0, 7.0], [4.0, 8.0]])
+
+
+@pytest.mark.parametrize("call", [
+    "L.zeros(2).scatter_reduce(0, L.tensor([0]), L.ones(1), 'maximum')",
+    "L.zeros(2).scatter_reduce(0, L.tensor([0]), L.ones(1, dtype=L.float64), 'sum')",
+    "L.zeros(2).index_reduce(0, L.tensor([0]), L.ones(1), 'sum')",
+    "L.zeros(2, 2).masked_scatter(L.tensor([True, True]), L.tensor([5.0, 6.0, 7.0]))",
+    "L.zeros(2).put(L.tensor([0, 1]), L.ones(3))",
+    "L.zeros(2, 3).select_scatter(L.ones(3), 1, 0)", "L.zeros(3, 4).slice_scatter(L.ones(3, 2), 1)",
+    "L.zeros(2, 3).diagonal_scatter(L.tensor([1.0, 2.0, 3.0]))",
+])
+def test_write_errors_match_torch(call: str) -> None:
+    assert_same_error(call)

@@ -13,7 +13,7 @@ from ..core.device import CPU
 from ..core.groups import raw_node
 from ..eager import topological_traces, try_backward
 from ..eager.backward import leading_to
-from ..tensor import HOOKED, RETAINED, Tensor, placed, wrap
+from ..tensor import HOOKED, POST_ACCUMULATE, POST_ACCUMULATE_HOOKS, RETAINED, Tensor, placed, wrap
 from . import compiled
 from .executor import EXECUTOR
 
@@ -271,16 +271,20 @@ def _deposit(leaves: Sequence[Tensor], totals: dict[Any, Tensor], hooks: Hooks |
             ct = _accumulate(old, ct, create_graph)
             if ct is old:  # added in place: .grad stays the same tensor, as in PyTorch
                 given.add(id(old._buf))
-                continue
-        if not create_graph:
-            data = ct._data
-            flags = data.flags  # one object (a CudaArray makes its flags on each read)
-            # .grad owns writable memory: no broadcast view, no storage shared with another .grad
-            if not (flags.writeable and flags.owndata) or id(data) in given:
-                data = data.copy()
-            given.add(id(data))
-            ct = wrap(data, ct._dtype, ct._device)
-        leaf.grad = ct
+                ct = None
+        if ct is not None:
+            if not create_graph:
+                data = ct._data
+                flags = data.flags  # one object (a CudaArray makes its flags on each read)
+                # .grad owns writable memory: no broadcast view, no storage shared with another .grad
+                if not (flags.writeable and flags.owndata) or id(data) in given:
+                    data = data.copy()
+                given.add(id(data))
+                ct = wrap(data, ct._dtype, ct._device)
+            leaf.grad = ct
+        if POST_ACCUMULATE and leaf._trace is None:
+            for hook in list(POST_ACCUMULATE_HOOKS.get(id(leaf), {}).values()):
+                hook(leaf)
 
 
 def _walk(outputs: Sequence[Tensor], create_graph: bool) -> compiled.Walk | None:

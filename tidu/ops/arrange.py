@@ -1,6 +1,7 @@
 """Arranging tensors: stacking (``hstack``, ``vstack``, ``dstack``, ``column_stack``, ``meshgrid``),
 splitting (``tensor_split``, ``hsplit``, ``vsplit``, ``dsplit``), tiling (``tile``,
-``repeat_interleave``), turning (``rot90``, ``fliplr``, ``flipud``), ``diff`` and ``as_strided``.
+``repeat_interleave``), turning (``rot90``, ``fliplr``, ``flipud``), ``diff``, ``as_strided``, and the
+products of sets: ``block_diag``, ``cartesian_prod``, ``combinations``.
 
 All are composed from reshapes, concatenation, slices, flips and ``index_select``, so their
 gradients are those primitives'.
@@ -8,6 +9,7 @@ gradients are those primitives'.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from typing import Any
 
@@ -19,11 +21,12 @@ from ..core.aval import wrap_dim
 from ..primitives.strided import as_strided as as_strided_p
 from ..tensor import Tensor
 from . import creation, indexing, math, shape
+from ._operands import convert
 
 __all__ = [
     "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "diff", "dsplit", "dstack", "fliplr", "flipud",
     "hsplit", "hstack", "meshgrid", "repeat_interleave", "rot90", "row_stack", "tensor_split", "tile", "vsplit",
-    "vstack",
+    "vstack", "block_diag", "cartesian_prod", "combinations",
 ]
 # ``Tensor.unfold`` is a method only (``tidu.nn.functional.unfold`` is im2col)
 
@@ -477,6 +480,80 @@ def as_strided(input: Any, size: Any, stride: Any, storage_offset: int | None = 
         )
     return as_strided_p.bind(input, size=size, stride=stride, storage_offset=offset, input_stride=input_stride,
                              input_offset=input_offset, view=True)
+
+
+def block_diag(*tensors: Any) -> Any:
+    """The tensors (0-d, 1-d as a row, or 2-d) as the blocks of a block-diagonal matrix, zeros
+    elsewhere, in their promoted dtype.
+
+    >>> import tidu
+    >>> tidu.block_diag(tidu.tensor([[1, 2]]), tidu.tensor(3), tidu.tensor([4, 5]))
+    tensor([[1, 2, 0, 0, 0],
+            [0, 0, 3, 0, 0],
+            [0, 0, 0, 4, 5]])
+    """
+    blocks = []
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.ndim} dimensions")
+        blocks.append(t.reshape(1, -1) if t.ndim < 2 else t)
+    if not blocks:
+        return creation.zeros(1, 0)
+    dt = blocks[0].dtype
+    for b in blocks[1:]:
+        dt = dtypes.promote_types(dt, b.dtype)
+    width = sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        r, c = b.shape
+        pieces = [creation.zeros(r, left, dtype=dt, device=b.device), convert(b, dt),
+                  creation.zeros(r, width - left - c, dtype=dt, device=b.device)]
+        rows.append(shape.cat(pieces, 1))
+        left += c
+    return shape.cat(rows, 0)
+
+
+def cartesian_prod(*tensors: Any) -> Any:
+    """Every combination of one element of each 1-D tensor, one per row (``itertools.product``);
+    a single tensor comes back as it is.
+
+    >>> import tidu
+    >>> tidu.cartesian_prod(tidu.tensor([1, 2]), tidu.tensor([3, 4]))
+    tensor([[1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4]])
+    """
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return shape.stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input: Any, r: int = 2, with_replacement: bool = False) -> Any:  # noqa: A002
+    """The length-``r`` combinations of the elements of a 1-D tensor, one per row, in
+    ``itertools.combinations`` order (``with_replacement``: ``combinations_with_replacement``).
+
+    >>> import tidu
+    >>> tidu.combinations(tidu.tensor([1, 2, 3]))
+    tensor([[1, 2],
+            [1, 3],
+            [2, 3]])
+    """
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return creation.empty(0, dtype=input.dtype, device=input.device)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    positions = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    index = creation.tensor(positions.reshape(-1), dtype=dtypes.int64, device=input.device)
+    return indexing.index_select(input, 0, index).reshape(-1, r)
 
 
 METHODS = {

@@ -8,6 +8,7 @@ PyTorch except ``bincount``'s ``weights``, which are summed by a ``scatter_add``
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,10 @@ from ..tensor import Tensor
 from . import creation, indexing
 from ._operands import convert, is_value
 
-__all__ = ["bincount", "bucketize", "histc", "searchsorted", "unique", "unique_consecutive"]
+__all__ = ["bincount", "bucketize", "histc", "histogram", "searchsorted", "unique", "unique_consecutive"]
+
+# ``torch.return_types.histogram``
+HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])
 
 
 def _on(array: np.ndarray, like: Any, dtype: dtypes.dtype = dtypes.int64) -> Tensor:
@@ -191,6 +195,26 @@ def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:  
     return _on(counts, input, input.dtype)
 
 
+def histogram(input: Any, bins: Any, *, range: Any = None, weight: Any = None, density: bool = False) -> Any:  # noqa: A002
+    """``(hist, bin_edges)``: a histogram of ``input``'s elements in ``bins`` equal bins over
+    ``range`` (the data's by default) or between the edges of a 1-D tensor ``bins``; the last bin
+    includes its right edge. ``weight`` weighs each element; ``density`` normalises to a density.
+    The counts are values only (no gradient, as in PyTorch).
+
+    >>> import tidu
+    >>> tidu.histogram(tidu.tensor([1.0, 2.0, 1.0, 4.0]), bins=3, range=(0.0, 3.0))
+    histogram(hist=tensor([0., 2., 1.]), bin_edges=tensor([0., 1., 2., 3.]))
+    """
+    if not input.dtype.is_floating_point:
+        raise dtypes.not_implemented("histogramdd", input.dtype)
+    data = input._host().reshape(-1)
+    edges = bins._host().astype(np.float64) if is_value(bins) else int(bins)
+    weights = None if weight is None else weight._host().reshape(-1)
+    hist, bin_edges = np.histogram(data, bins=edges, range=range, weights=weights, density=density)
+    return HistogramResult(_on(hist, input, input.dtype), _on(bin_edges, input, input.dtype))
+
+
 METHODS = {
+    "histogram": histogram,
     "unique": unique, "unique_consecutive": unique_consecutive, "bincount": bincount, "histc": histc,
 }

@@ -20,9 +20,10 @@ from ..core.printing import set_printoptions
 from ..tensor import Tensor, placed
 
 __all__ = [
-    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace",
-    "Generator", "bernoulli", "binomial", "default_generator", "frombuffer", "initial_seed", "manual_seed", "multinomial", "ones", "ones_like", "poisson", "rand",
-    "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "normal", "logspace",
+    "arange", "asarray", "range", "scalar_tensor", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full",
+    "full_like", "linspace", "Generator", "bernoulli", "binomial", "default_generator", "frombuffer", "initial_seed",
+    "manual_seed", "multinomial", "ones", "ones_like", "poisson", "rand", "rand_like", "randint", "randint_like",
+    "randn", "randn_like", "randperm", "seed", "normal", "logspace",
     "set_printoptions", "tensor", "zeros", "zeros_like",
 ]
 
@@ -349,6 +350,78 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     else:
         values = start + np.arange(n, dtype=np.int64) * step
     return _make(values.astype(dt.np), dt, device, requires_grad)
+
+
+# shadows the builtin in this module from here on (nothing below uses it)
+def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,  # noqa: A001
+          requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` *inclusive* by ``step``, in the default float dtype unless
+    ``dtype`` is given. Deprecated in PyTorch, which warns (as tidu does) and points to ``arange``.
+
+    >>> import tidu, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tidu.range(0, 1, 0.25)
+    tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
+    warnings.warn(
+        "torch.range is deprecated and will be removed in a future release because its behavior is inconsistent "
+        "with Python's range builtin. Instead, use torch.arange, which produces values in [start, end).",
+        UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    dt = _dtype(dtype)
+    start, end, step = _number(start), _number(end), _number(step)
+    if not dt.is_floating_point:
+        start, end, step = int(start), int(end), int(step)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = int(math.floor((end - start) / step)) + 1
+    values = start + np.arange(n, dtype=np.float64 if dt.is_floating_point else np.int64) * step
+    return _make(values.astype(dt.np), dt, device, requires_grad)
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor of the number ``s``, in the default float dtype unless ``dtype`` is given.
+
+    >>> import tidu
+    >>> tidu.scalar_tensor(3), tidu.scalar_tensor(3, dtype=tidu.int64)
+    (tensor(3.), tensor(3))
+    """
+    dt = _dtype(dtype)
+    return _make(np.array(_number(s), dtype=dt.np), dt, device, requires_grad)
+
+
+def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
+            requires_grad: bool = False) -> Tensor:
+    """``obj`` as a tensor, sharing its memory where it can (a tensor, a numpy array, an object
+    with ``__cuda_array_interface__``) unless ``copy=True``; ``copy=False`` raises where it can't.
+    A tensor that needs no conversion comes back itself.
+
+    >>> import tidu, numpy as np
+    >>> a = np.zeros(2)
+    >>> t = tidu.asarray(a); a[0] = 1.0
+    >>> t, tidu.asarray([1, 2]), tidu.asarray(a, copy=True) is t
+    (tensor([1., 0.], dtype=tidu.float64), tensor([1, 2]), False)
+    """
+    if copy:
+        out = tensor(obj, dtype, device)
+    else:
+        out = as_tensor(obj, dtype, device)
+        shares = isinstance(obj, Tensor | np.ndarray) or hasattr(obj, "__cuda_array_interface__")
+        if copy is False and not (shares and (out is obj or _address(out) == _address(obj))):
+            raise ValueError("can't alias the given data: a copy is needed (the dtype, the device or the type "
+                             "differs); pass copy=None or copy=True")
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _address(x: Any) -> int | None:
+    data = x._buf if isinstance(x, Tensor) else x
+    return data.ctypes.data if isinstance(data, np.ndarray) else getattr(data, "ptr", None)
 
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,

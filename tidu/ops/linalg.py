@@ -15,11 +15,11 @@ from ..primitives.linalg import dot_general
 from ..primitives.reduce import reduce_sum
 from ..primitives.structural import transpose as transpose_p
 from ..tensor import SHORT_PATH_TYPES
-from ._operands import broadcast_shapes, broadcast_to, is_value
+from ._operands import broadcast_shapes, broadcast_to, is_value, wrap_dim
 from .shape import reshape, squeeze, unsqueeze
 
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "cdist", "dot", "einsum", "inner", "kron", "matmul", "mm",
-           "mv", "outer", "pdist", "tensordot"]
+           "mv", "outer", "pdist", "tensordot", "addr", "chain_matmul", "dist", "ger", "matrix_power", "renorm", "vdot"]
 
 # PyTorch's messages name the C types
 _C_NAMES = dtypes.C_TYPES
@@ -586,8 +586,146 @@ def pdist(input: Any, p: float = 2.0) -> Any:  # noqa: A002
     return norm(first - second, p, -1)
 
 
+def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
+    """``beta * input + alpha * outer(vec1, vec2)`` (``input`` broadcast; ignored when ``beta`` is 0).
+
+    >>> import tidu
+    >>> tidu.addr(tidu.zeros(2, 2), tidu.tensor([1.0, 2.0]), tidu.tensor([1.0, 3.0]), alpha=2)
+    tensor([[ 2.,  6.],
+            [ 4., 12.]])
+    """
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+    product = outer(vec1, vec2)
+    if not product.dtype.is_floating_point and (isinstance(beta, float) or isinstance(alpha, float)):
+        name = "beta" if isinstance(beta, float) else "alpha"
+        raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
+    return _scaled_sum(input, product, beta, alpha)
+
+
+ger = outer
+
+
+def vdot(input: Any, other: Any) -> Any:  # noqa: A002
+    """The dot product of two 1-D tensors (``dot``: tidu's tensors are real, so nothing is conjugated).
+
+    >>> import tidu
+    >>> tidu.vdot(tidu.tensor([1.0, 2.0]), tidu.tensor([3.0, 4.0]))
+    tensor(11.)
+    """
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    return dot(input, other)
+
+
+def chain_matmul(*matrices: Any) -> Any:
+    """The product of the matrices, in the cheapest order (``linalg.multi_dot``, which PyTorch
+    points to: it warns that ``chain_matmul`` is deprecated, and so does tidu).
+
+    >>> import tidu, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tidu.chain_matmul(tidu.ones(2, 3), tidu.ones(3, 1))
+    tensor([[3.],
+            [3.]])
+    """
+    import warnings
+
+    from ..linalg import multi_dot
+
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                  "multiple parameters.", UserWarning, stacklevel=2)
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(list(matrices))
+
+
+def matrix_power(input: Any, n: int) -> Any:  # noqa: A002
+    """The ``n``-th power of square matrices (batched): the identity for 0, repeated squaring, and
+    the inverse's power for negative ``n`` (float inputs only). Differentiable, as the products.
+
+    >>> import tidu
+    >>> tidu.matrix_power(tidu.tensor([[1.0, 1.0], [0.0, 1.0]]), 3)
+    tensor([[1., 3.],
+            [0., 1.]])
+    """
+    if input.ndim < 2 or input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(
+            f"linalg.matrix_power: A must be batches of square matrices, but they are "
+            f"{input.shape[-2] if input.ndim >= 2 else input.shape[-1] if input.ndim else 1} by "
+            f"{input.shape[-1] if input.ndim else 1} matrices")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
+    if n == 0:
+        from .creation import eye
+
+        k = input.shape[-1]
+        return broadcast_to(eye(k, dtype=input.dtype, device=input.device), tuple(input.shape)).clone()
+    if n < 0:
+        from ..linalg import inv
+
+        input, n = inv(input), -n  # noqa: A001
+    result, square = None, input
+    while n:
+        if n & 1:
+            result = square if result is None else matmul(result, square)
+        n >>= 1
+        if n:
+            square = matmul(square, square)
+    return result
+
+
+def dist(input: Any, other: Any, p: float = 2) -> Any:  # noqa: A002
+    """The ``p``-norm of ``input - other`` (broadcast), over all elements.
+
+    >>> import tidu
+    >>> tidu.dist(tidu.tensor([1.0, 2.0]), tidu.tensor([4.0, 6.0]))
+    tensor(5.)
+    """
+    from . import math
+    from .reduce import norm
+
+    difference = math.sub(input, other)
+    if not difference.dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{dtypes.TORCH_NAMES[difference.dtype.name]} instead.")
+    return norm(difference, p)
+
+
+def renorm(input: Any, p: float, dim: int, maxnorm: float) -> Any:  # noqa: A002
+    """Each slice ``input.select(dim, i)`` whose ``p``-norm is above ``maxnorm``, scaled to norm
+    ``maxnorm`` (PyTorch's ``maxnorm / (norm + 1e-7)``); the others unchanged. Differentiable,
+    the norm included.
+
+    >>> import tidu
+    >>> tidu.renorm(tidu.tensor([[1.0, 2.0], [3.0, 4.0]]), 2, 0, 3)
+    tensor([[1.0000, 2.0000],
+            [1.8000, 2.4000]])
+    """
+    from . import math
+    from .reduce import norm
+
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{dtypes.TORCH_NAMES[input.dtype.name]}")
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = wrap_dim(dim, input.ndim)
+    others = tuple(i for i in range(input.ndim) if i != d)
+    norms = norm(input, p, others, keepdim=True)
+    factor = math.where(math.gt(norms, maxnorm), math.div(maxnorm, math.add(norms, 1e-7)), 1.0)
+    return math.mul(input, factor)
+
+
 METHODS = {
     "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul, "mm": mm,
     "bmm": bmm, "dot": dot, "outer": outer, "mv": mv, "addmm": addmm, "addmv": addmv, "addbmm": addbmm,
-    "baddbmm": baddbmm, "inner": inner, "kron": kron,
+    "baddbmm": baddbmm, "inner": inner, "kron": kron, "addr": addr, "ger": ger, "vdot": vdot,
+    "matrix_power": matrix_power, "dist": dist, "renorm": renorm,
 }

@@ -96,6 +96,8 @@ def _scaled(other: Any, alpha: Any) -> Any:
     so a float tensor's is kept on release (``kept_constant``)."""
     if is_value(other) and other.dtype.is_floating_point and type(alpha) in (int, float):
         return mul(other, kept_constant(alpha, other.dtype, other, tuple(other.shape)))
+    if not is_value(other):  # two numbers: ``x.sub(1, alpha=2)``
+        return other * alpha
     return mul(other, alpha)
 
 

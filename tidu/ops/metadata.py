@@ -14,32 +14,8 @@ from ..core import dtypes
 from ..core.aval import wrap_dim
 from ..tensor import Tensor
 
-__all__ = ["can_cast", "finfo", "iinfo", "is_floating_point", "is_tensor", "numel", "result_type"]
-
-
-def result_type(tensor: Any, other: Any) -> dtypes.dtype:
-    """The dtype an arithmetic op of ``tensor`` and ``other`` (a tensor or a number) computes in:
-    PyTorch's promotion, where a 0-d tensor or a number counts only if it is of a higher category
-    (bool < integer < floating point) than the dimensioned tensors.
-
-    >>> import tidu
-    >>> tidu.result_type(tidu.tensor([1], dtype=tidu.uint8), tidu.tensor([1], dtype=tidu.int8))
-    tidu.int16
-    >>> tidu.result_type(tidu.tensor([1], dtype=tidu.uint8), tidu.tensor(1000)), tidu.result_type(tidu.tensor(1), 2.5)
-    (tidu.uint8, tidu.float32)
-    """
-    return dtypes.result_type(tensor, other)
-
-
-def can_cast(from_: dtypes.dtype, to: dtypes.dtype) -> bool:  # noqa: A002
-    """Whether PyTorch's in-place ops cast ``from_`` results to ``to``: never to a lower category
-    (floating point to integer, integer to bool); any width within one.
-
-    >>> import tidu
-    >>> tidu.can_cast(tidu.int16, tidu.uint8), tidu.can_cast(tidu.float32, tidu.int64)
-    (True, False)
-    """
-    return dtypes.as_dtype(from_).category <= dtypes.as_dtype(to).category
+__all__ = ["can_cast", "finfo", "iinfo", "is_floating_point", "is_nonzero", "is_same_size", "is_signed", "is_tensor",
+           "numel", "result_type"]
 
 
 def is_tensor(obj: Any) -> bool:
@@ -74,6 +50,72 @@ def numel(input: Tensor) -> int:  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return input.numel()
+
+
+def _tensor_argument(x: Any, op: str, name: str, position: int) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(x).__name__}")
+
+
+def is_nonzero(input: Tensor) -> bool:  # noqa: A002
+    """Whether the one element of ``input`` is not zero (PyTorch's errors for more or none).
+
+    >>> import tidu
+    >>> tidu.is_nonzero(tidu.tensor([0.5])), tidu.is_nonzero(tidu.tensor(False))
+    (True, False)
+    """
+    _tensor_argument(input, "is_nonzero", "input", 1)
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item())
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:  # noqa: A002
+    """Whether the two tensors have the same shape.
+
+    >>> import tidu
+    >>> tidu.is_same_size(tidu.zeros(2, 3), tidu.ones(2, 3)), tidu.zeros(2).is_same_size(tidu.zeros(3))
+    (True, False)
+    """
+    _tensor_argument(input, "is_same_size", "input", 1)
+    _tensor_argument(other, "is_same_size", "other", 2)
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_signed(input: Tensor) -> bool:  # noqa: A002
+    """Whether ``input``'s dtype is signed: all but ``bool`` and ``uint8``.
+
+    >>> import tidu
+    >>> tidu.is_signed(tidu.ones(1)), tidu.is_signed(tidu.ones(1, dtype=tidu.uint8))
+    (True, False)
+    """
+    _tensor_argument(input, "is_signed", "input", 1)
+    return input.dtype.is_signed
+
+
+def result_type(tensor1: Any, tensor2: Any) -> dtypes.dtype:
+    """The dtype an arithmetic op on the two operands (tensors or numbers) would give.
+
+    >>> import tidu
+    >>> tidu.result_type(tidu.tensor([1, 2]), 1.0), tidu.result_type(tidu.tensor([1]), tidu.tensor([1.0], dtype=tidu.float64))
+    (tidu.float32, tidu.float64)
+    >>> tidu.result_type(tidu.tensor([1], dtype=tidu.uint8), tidu.tensor([1], dtype=tidu.int8))
+    tidu.int16
+    """
+    return dtypes.result_type(tensor1, tensor2)
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """Whether PyTorch's type promotion casts ``from_`` to ``to``: never to a lower category
+    (floating point to integer, anything but bool to bool); within a category, always.
+
+    >>> import tidu
+    >>> tidu.can_cast(tidu.float64, tidu.float32), tidu.can_cast(tidu.float32, tidu.int32)
+    (True, False)
+    """
+    return dtypes.as_dtype(from_).category <= dtypes.as_dtype(to).category
 
 
 def _address(array: Any) -> int:
@@ -175,5 +217,7 @@ TENSOR_METHODS = {
     "ndimension": lambda self: self.ndim,
     "nbytes": property(lambda self: self.numel() * self.dtype.itemsize),
     "itemsize": property(lambda self: self.dtype.itemsize),
-    "is_signed": lambda self: self.dtype.is_signed,
+    "is_signed": is_signed,
+    "is_nonzero": is_nonzero,
+    "is_same_size": is_same_size,
 }

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core import dtypes
+from ..core import dtypes, grad_mode
 from ..core.device import as_device
-from ..core.inplace import assign_, check_writable, mark
+from ..core.inplace import VIEW_OF_LEAF_ERROR, assign_, check_writable, mark
 from ..core.primitive import Var
 from ..primitives import transfer
 from ..tensor import Tensor, placed
@@ -175,12 +175,14 @@ def _fit(self: Tensor, value: Any, name: str, *, cast: bool = False) -> Tensor:
     return value
 
 
-def _inplace(compute: Any, name: str, *, cast: bool = False, overwrites: bool = False) -> Any:
+def _inplace(compute: Any, name: str, *, cast: bool = False, overwrites: bool = False, checked: bool = False) -> Any:
     """An in-place method: the new value computed out of place (recorded), then ``assign_``
-    (``overwrites``: the new value does not read the old one)."""
+    (``overwrites``: the new value does not read the old one; ``checked``: ``compute`` raises the
+    leaf error itself, before ``assign_``'s checks)."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        check_writable(self, name)
+        if not checked:
+            check_writable(self, name)
         since = mark()
         value = _fit(self, compute(self, *args, **kwargs), name, cast=cast)
         return assign_(self, value, op=name, since=since, overwrites=overwrites)
@@ -227,8 +229,11 @@ _SAME_SHAPE_INPLACE = (
     "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_not", "xlogy", "float_power", "deg2rad", "rad2deg", "sinc", "absolute", "negative",
     "arcsin", "arccos", "arctan", "arctan2", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "cumprod",
+    "arcsinh", "arccosh", "arctanh", "fix", "sgn", "cumsum", "divide", "multiply", "subtract", "true_divide",
+    "floor_divide", "copysign", "gcd", "lcm", "ldexp", "nextafter", "heaviside", "addr", "renorm",
+    "scatter_reduce", "index_reduce", "masked_scatter", "put",
 )
-_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal")
 
 
 def _detach_(self: Tensor) -> Tensor:
@@ -244,6 +249,81 @@ def _detach_(self: Tensor) -> Tensor:
     self._key = None
     self._requires_grad = False
     return self
+
+
+def _restride_(name: str, view: Any) -> Any:
+    """An in-place view op (``t_``, ``squeeze_``...): the tensor keeps its storage and takes the
+    shape and strides of ``view(self, *args)``, a view op of ``tidu.ops.shape``. Under autograd it
+    takes that op's place in the graph (PyTorch's ``UnsqueezeBackward`` on the tensor itself); the
+    version counter is bumped, as PyTorch's is."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        from ..tensor import ViewInfo
+
+        check_writable(self, name)
+        recorded = grad_mode.is_grad_enabled() and self.requires_grad
+        value = view(self if recorded else self.detach(), *args, **kwargs)
+        data = self._data
+        # the same op on the storage's metadata: numpy's own view ops, or the strides read off an
+        # array of ``data``'s layout that is never read (a ``CudaArray``)
+        probe = data if type(data) is np.ndarray else np.lib.stride_tricks.as_strided(
+            np.empty(1, data.dtype), data.shape, data.strides)
+        moved = _NUMPY_VIEWS[name](probe, tuple(self.shape), tuple(value.shape), *args, **kwargs)
+        self._buf = moved if type(data) is np.ndarray else data.view(moved.shape, moved.strides)
+        self._version.value += 1
+        if recorded:
+            self._key, self._trace = value._key, value._trace
+        if self._view is not None:
+            inner = self._view.fn
+            self._view = ViewInfo(self._view.base, lambda base: view(inner(base), *args, **kwargs),
+                                  self._version.value)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"In-place ``{name[:-1]}``: the tensor takes the new shape and strides over its own storage."
+    return method
+
+
+def _squeezed(a: np.ndarray, old: tuple, new: tuple, *args: Any, **kwargs: Any) -> np.ndarray:
+    if len(old) == len(new):
+        return a
+    dims = tuple(d for d, n in enumerate(old) if n == 1)
+    if len(new) != len(old) - len(dims):  # only some of the size-1 dims
+        wanted = shape.wrap_dims(args[0] if args else kwargs["dim"], len(old))
+        dims = tuple(d for d in wanted if old[d] == 1)
+    return a.squeeze(dims)
+
+
+def _t_dims(old: tuple) -> tuple:
+    if len(old) > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {len(old)}D")
+    return (0, 1) if len(old) == 2 else (0, 0)
+
+
+# what each in-place view op does to an ndarray, given the old and new shapes and the op's arguments
+_NUMPY_VIEWS = {
+    "squeeze_": _squeezed,
+    "unsqueeze_": lambda a, old, new, dim: np.expand_dims(a, shape.wrap_dim(dim, len(old) + 1)),
+    "t_": lambda a, old, new: a.T if len(old) == 2 else a,
+    "transpose_": lambda a, old, new, d0, d1: np.swapaxes(a, shape.wrap_dim(d0, len(old)), shape.wrap_dim(d1, len(old))),
+}
+_NUMPY_VIEWS["swapaxes_"] = _NUMPY_VIEWS["swapdims_"] = _NUMPY_VIEWS["transpose_"]
+
+
+def _fill_diagonal(self: Tensor, fill_value: Any, wrap: bool = False) -> Any:
+    """``fill_diagonal_``'s new value: ``fill_value`` on the main diagonal (of a matrix, or of a
+    tensor whose dims are all equal); ``wrap``: a tall matrix's diagonal restarts every ``m + 1``
+    rows, as numpy's ``fill_diagonal``."""
+    if grad_mode.is_grad_enabled() and self._requires_grad and self._trace is None:
+        raise RuntimeError(VIEW_OF_LEAF_ERROR)  # PyTorch writes through a view of the diagonal
+    dims = tuple(self.shape)
+    if len(dims) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(dims) > 2 and len(set(dims)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(dims, dtype=bool)
+    np.fill_diagonal(mask, True, wrap=wrap)
+    return math.where(placed(mask, dtypes.bool_, self._device), _fill(self, fill_value), self)
 
 
 INPLACE = {
@@ -284,9 +364,46 @@ INPLACE = {
     "index_fill_": _inplace(selection.index_fill, "index_fill_"),
     "detach_": _detach_,
     "index_put_": _inplace(indexing.index_put, "index_put_"),
+    "fill_diagonal_": _inplace(_fill_diagonal, "fill_diagonal_", checked=True),
+    "squeeze_": _restride_("squeeze_", shape.squeeze),
+    "unsqueeze_": _restride_("unsqueeze_", shape.unsqueeze),
+    "t_": _restride_("t_", lambda x: (_t_dims(tuple(x.shape)), shape.t(x))[1]),
+    "transpose_": _restride_("transpose_", shape.transpose),
+    "swapaxes_": _restride_("swapaxes_", shape.transpose),
+    "swapdims_": _restride_("swapdims_", shape.transpose),
 }
 INPLACE.update({f"{name}_": _inplace(COMMON[name], f"{name}_") for name in _SAME_SHAPE_INPLACE})
 INPLACE.update({f"{name}_": _inplace(COMMON[name], f"{name}_", cast=True) for name in _COMPARISONS})
+
+
+# PyTorch's top-level forms of in-place methods (``torch.exp_(x)`` is ``x.exp_()``)
+TOP_LEVEL_INPLACE = (
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
+    "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
+    "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_",
+    "index_put_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
+    "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
+    "tanh_", "trunc_", "xlogy_", "zero_", "gcd_", "lcm_", "ldexp_",
+)
+
+
+def top_level_inplace() -> dict[str, Any]:
+    """``{name: function}`` for ``TOP_LEVEL_INPLACE``: each calls the method on its first argument.
+
+    >>> import tidu
+    >>> x = tidu.tensor([0.0, 1.0])
+    >>> tidu.exp_(x) is x, x
+    (True, tensor([1.0000, 2.7183]))
+    """
+    def make(name: str) -> Any:
+        def fn(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:  # noqa: A002
+            return getattr(input, name)(*args, **kwargs)
+
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = f"``input.{name}(...)``: in place, as the method."
+        return fn
+
+    return {name: make(name) for name in TOP_LEVEL_INPLACE if hasattr(Tensor, name)}
 
 
 def _contiguous(self: Tensor, memory_format: Any = None) -> Tensor:

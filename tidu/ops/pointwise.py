@@ -1,7 +1,8 @@
 """Elementwise functions composed from the primitives: ``logit``, ``xlogy``, ``sinc``,
 ``deg2rad``/``rad2deg``, ``float_power``, ``fmax``/``fmin``, ``addcmul``/``addcdiv``, the
 comparisons ``isinf``/``isposinf``/``isneginf``/``isclose``/``allclose``/``equal``, and PyTorch's
-other names (``absolute``, ``negative``, ``positive``, ``true_divide``).
+other names (``absolute``, ``negative``, ``positive``, ``true_divide``, ``divide``, ``multiply``,
+``subtract``, ``rsub``, ``greater``/``less``/..., ``arcsinh``/``arccosh``/``arctanh``, ``fix``, ``sgn``).
 
 Their gradients come from the primitives they are made of; where a formula has a removable
 singularity (``sinc`` at 0, ``xlogy`` at ``x == 0``) the singular branch reads a safe operand, so
@@ -11,20 +12,47 @@ singularity (``sinc`` at 0, ``xlogy`` at ``x == 0``) the singular branch reads a
 from __future__ import annotations
 
 import math as pymath
+from collections import namedtuple
 from typing import Any
 
+import numpy as np
+
 from ..core import dtypes
+from ..tensor import placed
 from . import math, reduce
 from ._operands import constant, convert, is_value, operands
 
 __all__ = [
     "absolute", "addcdiv", "addcmul", "allclose", "deg2rad", "equal", "float_power", "fmax", "fmin", "isclose",
     "isinf", "isneginf", "isposinf", "logit", "negative", "positive", "rad2deg", "sinc", "true_divide", "xlogy",
+    "arccosh", "arcsinh", "arctanh", "divide", "fix", "greater", "greater_equal", "less", "less_equal",
+    "multiply", "not_equal", "rsub", "sgn", "subtract",
+    "copysign", "frexp", "gcd", "heaviside", "isin", "isreal", "lcm", "ldexp", "logaddexp2", "nextafter", "signbit",
 ]
 
+# PyTorch's (and numpy's) other names for ops of ``tidu.ops.math``: the same functions
 absolute = math.abs
 negative = math.neg
 true_divide = math.div
+divide = math.div
+multiply = math.mul
+subtract = math.sub
+greater, greater_equal, less, less_equal, not_equal = math.gt, math.ge, math.lt, math.le, math.ne
+arcsinh, arccosh, arctanh = math.asinh, math.acosh, math.atanh
+fix = math.trunc
+sgn = math.sign  # the sign of a real number (tidu has no complex dtypes)
+
+
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
+    """``other - alpha * input`` (``sub`` with its operands swapped).
+
+    >>> import tidu
+    >>> tidu.rsub(tidu.tensor([1.0, 2.0]), 3)
+    tensor([2., 1.])
+    >>> tidu.rsub(tidu.tensor([1.0, 2.0]), tidu.tensor([3.0, 3.0]), alpha=2)
+    tensor([ 1., -1.])
+    """
+    return math.sub(other, input, alpha=alpha)
 
 
 def positive(input: Any) -> Any:  # noqa: A002
@@ -278,9 +306,179 @@ def equal(input: Any, other: Any) -> bool:  # noqa: A002
     return bool(reduce.all(math.eq(input, other)).item())
 
 
+def copysign(input: Any, other: Any) -> Any:  # noqa: A002
+    """``|input|`` with the sign bit of ``other`` (a number or a tensor; ``-0.0`` counts as
+    negative), in a floating dtype. The gradient in ``input`` is ``sign(input) * sign(out)`` (0 at
+    ``input = 0``, as PyTorch's), and none reaches ``other``.
+
+    >>> import tidu
+    >>> tidu.copysign(tidu.tensor([1.0, -2.0, 3.0]), tidu.tensor([-0.0, 1.0, -1.0]))
+    tensor([-1.,  2., -3.])
+    """
+    dt = dtypes.result_type(input, other)
+    if not dt.is_floating_point:
+        dt = dtypes.get_default_dtype()
+    x = convert(input, dt) if is_value(input) else constant(input, dt, other, tuple(other.shape))
+    magnitude = math.abs(x)
+    if not is_value(other):
+        return math.neg(magnitude) if np.signbit(other) else magnitude
+    return math.where(signbit(other), math.neg(magnitude), magnitude)
+
+
+def _host_binary(name: str, fn: Any, input: Any, other: Any, kinds: str, dtype: Any = None) -> Any:  # noqa: A002
+    """``fn`` of numpy on the two operands' host values (broadcast, promoted), on their device: for
+    the functions PyTorch does not differentiate. ``kinds``: ``'int'`` or ``'float'`` operands only."""
+    dt = dtypes.result_type(input, other)
+    ok = dt.is_floating_point if kinds == "float" else not dt.is_floating_point and dt is not dtypes.bool_
+    if not ok:
+        raise dtypes.not_implemented(f"{name}_cpu", dt)
+    like = input if is_value(input) else other
+    a, b = (x._host() if is_value(x) else x for x in (input, other))
+    out = fn(np.asarray(a, dt.np), np.asarray(b, dt.np))
+    return _placed(out, dtype or dt, like)
+
+
+def _placed(array: Any, dt: dtypes.dtype, like: Any) -> Any:
+    """A host result (an array or a numpy scalar) as a tensor of ``dt`` on ``like``'s device."""
+    return placed(np.array(array, dtype=dt.np, order="C"), dt, like.device)
+
+
+def gcd(input: Any, other: Any) -> Any:  # noqa: A002
+    """The greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``).
+
+    >>> import tidu
+    >>> tidu.gcd(tidu.tensor([12, 18, 0]), tidu.tensor([8, -27, 0]))
+    tensor([4, 9, 0])
+    """
+    return _host_binary("gcd", np.gcd, input, other, "int")
+
+
+def lcm(input: Any, other: Any) -> Any:  # noqa: A002
+    """The least common multiple of integer tensors (non-negative).
+
+    >>> import tidu
+    >>> tidu.lcm(tidu.tensor([4, 6]), tidu.tensor([6, -4]))
+    tensor([12, 12])
+    """
+    return _host_binary("lcm", np.lcm, input, other, "int")
+
+
+def nextafter(input: Any, other: Any) -> Any:  # noqa: A002
+    """The next floating-point value after ``input`` towards ``other``.
+
+    >>> import tidu
+    >>> x = tidu.tensor([1.0], dtype=tidu.float64)
+    >>> (tidu.nextafter(x, tidu.tensor([2.0], dtype=tidu.float64)) - x).item()
+    2.220446049250313e-16
+    """
+    if not (is_value(input) and is_value(other)):
+        raise TypeError("nextafter(): argument 'other' (position 2) must be Tensor")
+    return _host_binary("nextafter", np.nextafter, input, other, "float")
+
+
+def heaviside(input: Any, values: Any) -> Any:  # noqa: A002
+    """The step function: 0 where ``input < 0``, ``values`` where it is 0, 1 where it is positive
+    (and NaN). The dtypes must agree, as in PyTorch; it has no gradient (PyTorch's backward
+    raises).
+
+    >>> import tidu
+    >>> tidu.heaviside(tidu.tensor([-1.0, 0.0, 2.0]), tidu.tensor([0.5]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    x, v = input.detach(), values.detach()
+    step = math.where(math.gt(x, 0), constant(1, x.dtype, x), constant(0, x.dtype, x))
+    return math.where(math.eq(x, 0), v, step)
+
+
+def ldexp(input: Any, other: Any) -> Any:  # noqa: A002
+    """``input * 2 ** other``, in a floating dtype; differentiable in both, as the product.
+
+    >>> import tidu
+    >>> tidu.ldexp(tidu.tensor([1.0, 3.0]), tidu.tensor([2, -1]))
+    tensor([4.0000, 1.5000])
+    """
+    x = _floating(input)
+    return math.mul(x, math.pow(2.0, convert(other, x.dtype) if is_value(other) else float(other)))
+
+
+def logaddexp2(input: Any, other: Any) -> Any:  # noqa: A002
+    """``log2(2 ** input + 2 ** other)``, without overflow (as ``logaddexp`` in base 2).
+
+    >>> import tidu
+    >>> tidu.logaddexp2(tidu.tensor([1.0, 1000.0]), tidu.tensor([1.0, 1000.0]))
+    tensor([   2., 1001.])
+    """
+    a, b = operands(input, other, op="logaddexp2", float_only=True)
+    both_infinite = math.logical_and(math.eq(a, b), math.logical_not(math.isfinite(a)))
+    gap = math.neg(math.abs(math.sub(a, b)))
+    out = math.add(math.maximum(a, b), math.mul(math.log1p(math.exp2(gap)), 1 / pymath.log(2)))
+    return math.where(both_infinite, a, out)
+
+
+def signbit(input: Any) -> Any:  # noqa: A002
+    """Where the sign bit is set (``-0.0`` and negative NaNs too): a bool tensor.
+
+    >>> import tidu
+    >>> tidu.signbit(tidu.tensor([-0.0, 1.0, -2.0]))
+    tensor([ True, False,  True])
+    """
+    return _placed(np.signbit(input._host()), dtypes.bool_, input)
+
+
+FrexpResult = namedtuple("frexp", ["mantissa", "exponent"])
+
+
+def frexp(input: Any) -> Any:  # noqa: A002
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` and ``0.5 <= |mantissa|
+    < 1`` (0 for 0); the exponent is int32. Neither output has a gradient.
+
+    >>> import tidu
+    >>> tidu.frexp(tidu.tensor([8.0, 0.3, 0.0]))
+    frexp(mantissa=tensor([0.5000, 0.6000, 0.0000]), exponent=tensor([ 4, -1,  0], dtype=tidu.int32))
+    """
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = np.frexp(input._host())
+    return FrexpResult(_placed(mantissa, input.dtype, input), _placed(exponent, dtypes.int32, input))
+
+
+def isreal(input: Any) -> Any:  # noqa: A002
+    """Where the elements are real: everywhere (tidu has no complex dtypes).
+
+    >>> import tidu
+    >>> tidu.isreal(tidu.tensor([1.0, 2.0]))
+    tensor([True, True])
+    """
+    return _placed(np.ones(tuple(input.shape), dtype=bool), dtypes.bool_, input)
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Any:
+    """Where each of ``elements`` is among ``test_elements`` (either may be a number; the other
+    is a tensor); ``invert``: where it is not.
+
+    >>> import tidu
+    >>> tidu.isin(tidu.tensor([1, 2, 3]), tidu.tensor([2, 5]))
+    tensor([False,  True, False])
+    """
+    if not (is_value(elements) or is_value(test_elements)):
+        raise TypeError("isin() received an invalid combination of arguments")
+    like = elements if is_value(elements) else test_elements
+    a = elements._host() if is_value(elements) else np.asarray(elements)
+    b = test_elements._host() if is_value(test_elements) else np.asarray(test_elements)
+    out = np.isin(a, b, assume_unique=assume_unique, invert=invert)
+    return _placed(out, dtypes.bool_, like)
+
+
 METHODS = {
     "absolute": absolute, "negative": negative, "positive": positive, "true_divide": true_divide, "logit": logit,
     "xlogy": xlogy, "sinc": sinc, "deg2rad": deg2rad, "rad2deg": rad2deg, "float_power": float_power,
     "fmax": fmax, "fmin": fmin, "addcmul": addcmul, "addcdiv": addcdiv, "isinf": isinf, "isposinf": isposinf,
     "isneginf": isneginf, "isclose": isclose, "allclose": allclose, "equal": equal,
+    "divide": divide, "multiply": multiply, "subtract": subtract, "greater": greater, "greater_equal": greater_equal,
+    "less": less, "less_equal": less_equal, "not_equal": not_equal, "arcsinh": arcsinh, "arccosh": arccosh,
+    "arctanh": arctanh, "fix": fix, "sgn": sgn,
+    "copysign": copysign, "gcd": gcd, "lcm": lcm, "nextafter": nextafter, "heaviside": heaviside, "ldexp": ldexp,
+    "logaddexp2": logaddexp2, "signbit": signbit, "frexp": frexp, "isreal": isreal,
 }

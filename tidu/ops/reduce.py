@@ -7,6 +7,7 @@ reduces every dim).
 
 from __future__ import annotations
 
+import builtins
 import math
 import warnings
 from collections import namedtuple
@@ -24,7 +25,7 @@ from ._operands import convert, is_value, kept_constant, wrap_dims
 
 __all__ = [
     "all", "amax", "amin", "any", "argmax", "argmin", "argsort", "cumsum", "logsumexp", "max", "mean", "min", "norm",
-    "prod", "sort", "std", "sum", "topk", "var",
+    "prod", "sort", "std", "sum", "topk", "var", "corrcoef", "cov",
 ]
 
 # ``torch.return_types.max``/``min``: a named tuple of ``values`` and ``indices``.
@@ -558,7 +559,102 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool =
     return TopkResult(gather(input, d, indices), indices)
 
 
+def _sum_to_size(self: Any, *size: Any) -> Any:
+    """The sum of ``self`` down to ``size``, a shape ``self``'s expands from: the leading dims are
+    summed away, and those where ``size`` has 1 are summed, kept (the gradient of a broadcast).
+
+    >>> import tidu
+    >>> tidu.ones(2, 3).sum_to_size(1, 3)
+    tensor([[2., 2., 2.]])
+    """
+    target = tuple(size[0]) if len(size) == 1 and isinstance(size[0], list | tuple) else tuple(size)
+    have = tuple(self.shape)
+    lead = len(have) - len(target)
+    if lead < 0 or builtins.any(t not in (1, h) for t, h in zip(target, have[lead:])):
+        raise RuntimeError(f"size {{{list(target)}}} is not expandable to size {{{list(have)}}}.")
+    kept = tuple(lead + i for i, (t, h) in enumerate(zip(target, have[lead:])) if t == 1 and h != 1)
+    out = sum(self, kept, keepdim=True) if kept else self
+    return sum(out, tuple(range(lead))) if lead else out
+
+
+def cov(input: Any, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:  # noqa: A002
+    """The covariance matrix of the variables in the rows of ``input`` (one variable: a 0-d result), observations in the columns, optionally weighted by integer frequencies
+    ``fweights`` and observation weights ``aweights``; ``correction=1`` is Bessel's.
+
+    >>> import tidu
+    >>> tidu.cov(tidu.tensor([[1.0, 2.0, 4.0], [3.0, 1.0, 0.0]]))
+    tensor([[ 2.3333, -2.1667],
+            [-2.1667,  2.3333]])
+    """
+    from .linalg import matmul
+
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    x = input if input.dtype.is_floating_point else convert(input, dtypes.get_default_dtype())
+    x = x.reshape(1, -1) if x.ndim < 2 else x
+    n = x.shape[1]
+    weights = None
+    for name, w in (("fweights", fweights), ("aweights", aweights)):
+        if w is None:
+            continue
+        if w.ndim > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+                               f"{w.ndim} dimensions")
+        if w.numel() != n:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the "
+                               f"input but got {w.numel()} != {n}")
+        if (name == "fweights") == w.dtype.is_floating_point:
+            kind = "integral" if name == "fweights" else "floating point"
+            raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got {name} with "
+                               f"{dtypes.TORCH_NAMES[w.dtype.name]} dtype")
+        if bool(any(w < 0)):
+            raise RuntimeError(f"cov(): {name} cannot be negative")
+        weights = w if weights is None else weights * w
+    if weights is None:
+        average, total = mean(x, 1, keepdim=True), n
+        scale = n - correction
+    else:
+        weights = convert(weights, x.dtype)
+        total = sum(weights)
+        average = sum(x * weights, 1, keepdim=True) / total
+        if correction == 0:
+            scale = total
+        elif aweights is None:
+            scale = total - correction
+        else:
+            scale = total - correction * sum(weights * convert(aweights, x.dtype)) / total
+    if float(scale) <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=2)
+        scale = scale * 0 if is_value(scale) else 0
+    centred = x - average
+    product = matmul(centred if weights is None else centred * weights, centred.t())
+    out = product / scale
+    return out.squeeze()  # PyTorch's: one variable gives a 0-d result
+
+
+def corrcoef(input: Any) -> Any:  # noqa: A002
+    """Pearson's correlation coefficients of the rows of ``input`` (``cov`` normalised by the
+    standard deviations, clipped to ``[-1, 1]``).
+
+    >>> import tidu
+    >>> tidu.corrcoef(tidu.tensor([[1.0, 2.0, 4.0], [3.0, 1.0, 0.0]]))
+    tensor([[ 1.0000, -0.9286],
+            [-0.9286,  1.0000]])
+    """
+    from .diagonals import diagonal
+
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    std = diagonal(c).sqrt()
+    c = c / std.reshape(-1, 1) / std.reshape(1, -1)
+    return c.clamp(-1, 1)
+
+
 METHODS = {
+    "sum_to_size": _sum_to_size, "cov": cov, "corrcoef": corrcoef,
     "sort": sort, "argsort": argsort, "topk": topk,
     "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "argmax": argmax, "argmin": argmin,
     "max": max, "min": min, "var": var, "std": std, "logsumexp": logsumexp, "norm": norm, "cumsum": cumsum,

@@ -24,7 +24,8 @@ from ._operands import broadcast_shapes, convert, is_value
 
 __all__ = [
     "argwhere", "count_nonzero", "index_add", "index_copy", "index_fill", "masked_select", "nonzero", "scatter",
-    "take", "take_along_dim",
+    "take", "take_along_dim", "diagonal_scatter", "index_reduce", "masked_scatter", "put", "scatter_reduce",
+    "select_scatter", "slice_scatter",
 ]
 
 
@@ -297,8 +298,235 @@ def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:  # noqa: A0
     return indexing.masked_fill(input, mask, fill)
 
 
+_REDUCTIONS = {"amax": np.maximum, "amin": np.minimum, "prod": np.multiply}
+
+
+def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,  # noqa: A002
+                   include_self: bool = True) -> Any:
+    """A copy of ``input`` where each position that ``index`` points at (along ``dim``, as in
+    ``scatter``) holds the ``reduce`` (``'sum'``, ``'prod'``, ``'mean'``, ``'amax'``, ``'amin'``)
+    of the ``src`` elements sent there, and of its own value if ``include_self``.
+
+    Gradients are PyTorch's: ``sum`` and ``mean`` as the sums; ``amax``/``amin`` split evenly
+    between the elements equal to the result; ``prod`` passes each element the product of the
+    others. ``prod``, ``amax`` and ``amin`` reduce on the host and carry their gradient on a linear
+    surrogate, so their second derivatives are zero.
+
+    >>> import tidu
+    >>> src = tidu.tensor([1.0, 2.0, 3.0, 4.0])
+    >>> tidu.zeros(2).scatter_reduce(0, tidu.tensor([0, 1, 0, 1]), src, "amax", include_self=False)
+    tensor([3., 4.])
+    """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch's older names, still taken
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    index = indexing._int_index(index, "scatter_reduce")
+    if src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = wrap_dim(dim, max(input.ndim, 1))
+    written = _written(input, d, index)  # PyTorch's errors for out-of-range indices and sizes
+    for i, n in enumerate(index.shape):
+        src = shape._narrow(src, i, 0, n)
+    if reduce in ("sum", "mean"):
+        base = input if include_self else math.where(written, creation.zeros((), dtype=input.dtype), input)
+        total = indexing.scatter_add(base, d, index, src)
+        if reduce == "sum":
+            return total
+        ones = creation.ones(tuple(index.shape), dtype=dtypes.int64, device=input.device)
+        start = creation.full(tuple(input.shape), int(include_self), dtype=dtypes.int64, device=input.device)
+        count = indexing.scatter_add(start, d, index, ones)
+        count = convert(math.where(math.eq(count, 0), 1, count), input.dtype)
+        return math.div(total, count) if input.dtype.is_floating_point else math.floor_divide(total, count)
+    return _scatter_on_host(input, d, index, src, reduce, include_self, written)
+
+
+def _scatter_on_host(input: Any, d: int, index: Any, src: Any, reduce: str, include_self: bool,  # noqa: A002
+                     written: Any) -> Any:
+    """``scatter_reduce`` with ``prod``, ``amax`` or ``amin``: the result on the host, and, when a
+    gradient is needed, ``result + (core - core.detach())`` where ``core`` is the linear map whose
+    derivatives are the reduction's (weights found on the host)."""
+    ufunc = _REDUCTIONS[reduce]
+    x, s, idx = input._host(), src._host(), index._host().astype(np.int64)
+    grid = np.indices(idx.shape)
+    grid[d] = idx
+    target = tuple(grid)
+    hit = written._host()
+    result = x.copy()
+    if not include_self:
+        result[hit] = ufunc.identity if reduce == "prod" else (
+            -np.inf if reduce == "amax" else np.inf) if x.dtype.kind == "f" else (
+            np.iinfo(x.dtype).min if reduce == "amax" else np.iinfo(x.dtype).max)
+    ufunc.at(result, target, s)
+    out = creation.tensor(result, dtype=input.dtype, device=input.device)
+    from ..core import grad_mode
+
+    if not (grad_mode.is_grad_enabled() and (input.requires_grad or src.requires_grad)):
+        return out
+    if reduce == "prod":
+        nonzero_x = np.where(x == 0, 1, x) if include_self else np.ones_like(x)
+        zeros = (x == 0).astype(np.int64) if include_self else np.zeros(x.shape, np.int64)
+        np.add.at(zeros, target, (s == 0).astype(np.int64))
+        product = nonzero_x.copy()
+        np.multiply.at(product, target, np.where(s == 0, 1, s))
+
+        def others(values: np.ndarray, z: np.ndarray, p: np.ndarray) -> np.ndarray:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(values == 0, np.where(z == 1, p, 0), np.where(z == 0, p / np.where(values == 0, 1,
+                                                                                                   values), 0))
+
+        w_self = others(x, zeros, product) if include_self else np.zeros_like(x)
+        w_src = others(s, zeros[target], product[target])
+    else:
+        ties = ((x == result) & include_self).astype(x.dtype)
+        on_top = (s == result[target]).astype(x.dtype)
+        np.add.at(ties, target, on_top)
+        share = 1 / np.where(ties == 0, 1, ties)
+        w_self = ((x == result) & include_self) * share
+        w_src = on_top * share[target]
+    w_self = np.where(hit, w_self, 0).astype(x.dtype)
+    core = indexing.scatter_add(math.mul(input, creation.tensor(w_self, device=input.device)), d, index,
+                                math.mul(src, creation.tensor(w_src.astype(x.dtype), device=input.device)))
+    settled = core.detach()
+    change = math.where(math.isfinite(settled), math.sub(core, settled), creation.zeros((), dtype=input.dtype))
+    return math.where(written, math.add(out, change), input)
+
+
+def index_reduce(input: Any, dim: int, index: Any, source: Any, reduce: str, *,  # noqa: A002
+                 include_self: bool = True) -> Any:
+    """A copy of ``input`` whose slices at ``index`` (1-D) along ``dim`` hold the ``reduce``
+    (``'prod'``, ``'mean'``, ``'amax'``, ``'amin'``) of the ``source`` slices sent there (and their
+    own, if ``include_self``): ``scatter_reduce`` with ``index`` along ``dim``.
+
+    >>> import tidu
+    >>> tidu.ones(3).index_reduce(0, tidu.tensor([0, 0, 2]), tidu.tensor([2.0, 3.0, 4.0]), "prod")
+    tensor([6., 1., 4.])
+    """
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    d, index = _index_source("index_reduce_", input, dim, index, source)
+    return _one_dim(lambda x, s: scatter_reduce(x, d, _along(index, d, tuple(s.shape)), s, reduce,
+                                                include_self=include_self), input, source)
+
+
+def masked_scatter(input: Any, mask: Any, source: Any) -> Any:  # noqa: A002
+    """A copy of ``input`` with the elements of ``source``, in row-major order, written where
+    ``mask`` (broadcast to ``input``) is True; differentiable in both.
+
+    >>> import tidu
+    >>> tidu.zeros(2, 2).masked_scatter(tidu.tensor([[True, False], [False, True]]), tidu.tensor([5.0, 6.0, 7.0]))
+    tensor([[5., 0.],
+            [0., 6.]])
+    """
+    if mask.dtype is not dtypes.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{dtypes.TORCH_NAMES[mask.dtype.name]}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
+                           f"{dtypes.TORCH_NAMES[input.dtype.name]} and {dtypes.TORCH_NAMES[source.dtype.name]}")
+    size = broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    picked = np.broadcast_to(mask._host(), size)
+    k = int(picked.sum())
+    if k > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    base = shape.expand(input, *size) if tuple(input.shape) != size else input
+    values = shape._narrow(shape.reshape(source, (-1,)), 0, 0, k)
+    return indexing.index_update(base, creation.tensor(picked.copy(), device=input.device), values)
+
+
+def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Any:  # noqa: A002
+    """A copy of ``input`` with ``source``'s elements written (or added, ``accumulate``) at the
+    flat positions ``index`` (as if ``input`` were 1-D; negative positions count from the end).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 2).put(tidu.tensor([0, 3]), tidu.tensor([1.0, 2.0]))
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    index = indexing._int_index(index, "put")
+    if index.numel() != source.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {dtypes.TORCH_NAMES[input.dtype.name]} and source.dtype = "
+                           f"{dtypes.TORCH_NAMES[source.dtype.name]}")
+    flat = shape.reshape(input, (-1,))
+    out = indexing.index_update(flat, shape.reshape(index, (-1,)), shape.reshape(source, (-1,)), accumulate)
+    return shape.reshape(out, tuple(input.shape))
+
+
+def _embedded(input: Any, src: Any, where: tuple, expected: tuple, op: str) -> Any:  # noqa: A002
+    """``input`` with ``src`` (of shape ``expected``) written at the index expression ``where``."""
+    if tuple(src.shape) != tuple(expected):
+        raise RuntimeError(f"{op}: src must have shape {list(expected)}, but got {list(src.shape)}" if op else
+                           f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(expected)}")
+    return indexing.index_update(input, where, convert(src, input.dtype))
+
+
+def select_scatter(input: Any, src: Any, dim: int, index: int) -> Any:  # noqa: A002
+    """A copy of ``input`` with ``src`` written at ``input.select(dim, index)``.
+
+    >>> import tidu
+    >>> tidu.zeros(2, 2).select_scatter(tidu.ones(2), 0, 1)
+    tensor([[0., 0.],
+            [1., 1.]])
+    """
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
+    expected = tuple(input.shape[:d]) + tuple(input.shape[d + 1:])
+    return _embedded(input, src, (slice(None),) * d + (index % n,), expected, "")
+
+
+def slice_scatter(input: Any, src: Any, dim: int = 0, start: Any = None, end: Any = None,  # noqa: A002
+                  step: int = 1) -> Any:
+    """A copy of ``input`` with ``src`` written at the slice ``start:end:step`` of ``dim``.
+
+    >>> import tidu
+    >>> tidu.zeros(4).slice_scatter(tidu.ones(2), start=1, step=2)
+    tensor([0., 1., 0., 1.])
+    """
+    d = wrap_dim(dim, input.ndim)
+    region = (slice(None),) * d + (slice(start, end, step),)
+    expected = tuple(input.shape[:d]) + (len(range(input.shape[d])[slice(start, end, step)]),) + tuple(
+        input.shape[d + 1:])
+    return _embedded(input, src, region, expected, "")
+
+
+def diagonal_scatter(input: Any, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:  # noqa: A002
+    """A copy of ``input`` with ``src`` written on its diagonal ``input.diagonal(offset, dim1, dim2)``
+    (``src`` has that diagonal's shape: the other dims, then the diagonal's).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3).diagonal_scatter(tidu.tensor([1.0, 2.0]), 1)
+    tensor([[0., 1., 0.],
+            [0., 0., 2.]])
+    """
+    d1, d2 = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    rows, cols = input.shape[d1], input.shape[d2]
+    length = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+    steps = np.arange(length)
+    at = [slice(None)] * input.ndim
+    at[d1] = creation.tensor(steps - min(offset, 0), device=input.device)
+    at[d2] = creation.tensor(steps + max(offset, 0), device=input.device)
+    others = tuple(n for i, n in enumerate(input.shape) if i not in (d1, d2))
+    expected = others + (length,)
+    if tuple(src.shape) != expected:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(expected)}")
+    # numpy's rule: adjacent advanced indices put their dim where they stand, others in front
+    place = min(d1, d2) if abs(d1 - d2) == 1 else 0
+    return indexing.index_update(input, tuple(at), shape.movedim(convert(src, input.dtype), -1, place))
+
+
 METHODS = {
     "nonzero": nonzero, "argwhere": argwhere, "count_nonzero": count_nonzero, "masked_select": masked_select,
     "take": take, "take_along_dim": take_along_dim, "scatter": scatter, "index_add": index_add,
-    "index_copy": index_copy, "index_fill": index_fill,
+    "index_copy": index_copy, "index_fill": index_fill, "scatter_reduce": scatter_reduce, "index_reduce": index_reduce,
+    "masked_scatter": masked_scatter, "put": put, "select_scatter": select_scatter, "slice_scatter": slice_scatter,
+    "diagonal_scatter": diagonal_scatter,
 }

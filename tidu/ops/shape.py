@@ -28,6 +28,7 @@ __all__ = [
     "broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "expand", "flatten", "flip", "narrow", "permute",
     "repeat", "reshape", "roll", "split", "squeeze", "stack", "t", "transpose", "unflatten", "unsqueeze", "view",
     "select", "unbind", "movedim", "moveaxis", "swapaxes", "swapdims", "ravel", "broadcast_tensors",
+    "split_with_sizes", "detach", "fill",
 ]
 
 
@@ -566,6 +567,40 @@ def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> tuple:
     return tuple(_narrow(tensor, d, a, b) for a, b in zip(bounds, bounds[1:]))
 
 
+def split_with_sizes(input: Any, split_sizes: Any, dim: int = 0) -> tuple:  # noqa: A002
+    """Pieces of the listed sizes along ``dim``, which must sum to its size (``split`` with a list).
+
+    >>> import tidu
+    >>> [p.tolist() for p in tidu.split_with_sizes(tidu.arange(5), [2, 3])]
+    [[0, 1], [2, 3, 4]]
+    """
+    return split(input, list(split_sizes), dim)
+
+
+def detach(input: Any) -> Any:  # noqa: A002
+    """``input.detach()``: the same storage, cut from the graph.
+
+    >>> import tidu
+    >>> tidu.detach(tidu.ones(2, requires_grad=True)).requires_grad
+    False
+    """
+    return input.detach()
+
+
+def fill(input: Any, value: Any) -> Any:  # noqa: A002
+    """A new tensor of ``input``'s shape and dtype holding ``value`` (a number or a 0-d tensor,
+    through which the gradient flows): ``fill_`` out of place.
+
+    >>> import tidu
+    >>> tidu.fill(tidu.zeros(2), 3)
+    tensor([3., 3.])
+    """
+    from .methods import _fill
+
+    out = _fill(input, value)
+    return _broadcast_to(convert(out, input.dtype), tuple(input.shape)) if is_value(value) else out
+
+
 def chunk(input: Any, chunks: int, dim: int = 0) -> tuple:  # noqa: A002
     """At most ``chunks`` pieces of equal size ``ceil(n / chunks)`` along ``dim`` (PyTorch's rule).
 
@@ -683,6 +718,7 @@ METHODS = {
     "repeat": repeat, "flip": flip, "roll": roll, "narrow": narrow, "split": _split_method, "chunk": chunk,
     "select": select, "unbind": unbind, "movedim": movedim, "moveaxis": movedim, "swapaxes": swapaxes,
     "swapdims": swapaxes, "ravel": ravel, "view_as": _view_as, "reshape_as": _reshape_as,
+    "split_with_sizes": split_with_sizes,
 }
 moveaxis = movedim
 swapdims = swapaxes

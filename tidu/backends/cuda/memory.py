@@ -21,6 +21,51 @@ from ..layout import overlapping
 from . import driver
 from .runtime import runtime
 
+
+class Counters:
+    """What ``tidu.cuda.memory_stats`` reports (PyTorch's names there): the bytes and number of the
+    blocks held by live arrays (``allocated``, ``allocations``), their peaks since
+    ``reset_peaks``, and the totals ever handed out; the bytes held from the driver's pool
+    (``reserved``: live blocks and cached free ones) and the calls that took or gave them. Under the
+    simulator every array's memory is its own host allocation, so reserved follows allocated."""
+
+    __slots__ = ("allocated", "peak", "allocated_total", "allocations", "peak_allocations", "allocations_total",
+                 "reserved", "peak_reserved", "reserved_total", "device_allocs", "device_frees", "retries", "ooms")
+
+    def __init__(self) -> None:
+        for name in self.__slots__:
+            setattr(self, name, 0)
+
+    def reset_peaks(self) -> None:
+        self.peak, self.peak_allocations, self.peak_reserved = self.allocated, self.allocations, self.reserved
+
+
+COUNT = Counters()
+
+
+def _counted(nbytes: int) -> None:
+    """A block of ``nbytes`` now held by a new array."""
+    c = COUNT
+    c.allocated += nbytes
+    c.allocated_total += nbytes
+    c.allocations += 1
+    c.allocations_total += 1
+    if c.allocated > c.peak:
+        c.peak = c.allocated
+    if c.allocations > c.peak_allocations:
+        c.peak_allocations = c.allocations
+
+
+def _reserved(nbytes: int) -> None:
+    """``nbytes`` more taken from the driver's pool."""
+    c = COUNT
+    c.reserved += nbytes
+    c.reserved_total += nbytes
+    c.device_allocs += 1
+    if c.reserved > c.peak_reserved:
+        c.peak_reserved = c.reserved
+
+
 # Freed blocks by size, handed out again: work on tidu's one stream is ordered, so a block is
 # reusable as soon as it is freed. The cache is emptied into the stream-ordered pool when an
 # allocation fails, then the allocation is retried once.
@@ -72,10 +117,13 @@ def _allocate(size: int) -> int:
     for attempt in (0, 1):
         try:
             driver.call("cuMemAllocAsync", ctypes.byref(ptr), size, rt.stream)
+            _reserved(size)
             return ptr.value or 0
         except driver.OutOfMemoryError as exc:
             if attempt == 0 and sum(release() for release in ON_OUT_OF_MEMORY) + empty_cache():
+                COUNT.retries += 1
                 continue
+            COUNT.ooms += 1
             raise driver.OutOfMemoryError(
                 "cuMemAllocAsync", exc.code, f"CUDA out of memory. Tried to allocate {_fmt_bytes(size)}"
             ) from None
@@ -86,10 +134,12 @@ def empty_cache() -> int:
     """Return every cached free block to the pool (``tidu.cuda.empty_cache``); the count freed."""
     stream = runtime().stream
     count = 0
-    for blocks in _CACHE.values():
+    for size, blocks in _CACHE.items():
         for ptr in blocks:
             driver.call("cuMemFreeAsync", ptr, stream)
             count += 1
+            COUNT.reserved -= size
+            COUNT.device_frees += 1
         blocks.clear()
     return count
 
@@ -174,7 +224,7 @@ class CudaArray:
     """
 
     __slots__ = ("shape", "dtype", "strides", "ptr", "owner", "base", "host", "is_c_contiguous", "size", "pooled",
-                 "__weakref__")
+                 "counted", "__weakref__")
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, strides: tuple[int, ...] | None, ptr: int,
                  owner: Any, host: np.ndarray | None = None) -> None:
@@ -191,9 +241,17 @@ class CudaArray:
         self.owner = owner
         self.base = owner if isinstance(owner, CudaArray) else None  # numpy's ``base``: the array viewed
         self.host = host  # the simulator's "device" memory
-        self.pooled = 0
+        self.pooled = self.counted = 0  # a pool block's size; the bytes counted in ``COUNT.allocated``
 
     def __del__(self) -> None:
+        counted = self.counted
+        if counted:
+            c = COUNT
+            c.allocated -= counted
+            c.allocations -= 1
+            if not self.pooled:  # the simulator's own host memory goes back
+                c.reserved -= counted
+                c.device_frees += 1
         size = self.pooled
         if size:
             free = _CACHE.get(size)
@@ -217,6 +275,7 @@ class CudaArray:
         out = object.__new__(CudaArray)  # what __init__ makes of it, its density looked up once per layout
         shape, strides, dtype = tuple(shape), tuple(strides), self.dtype
         out.shape, out.strides, out.dtype, out.ptr, out.owner, out.host, out.pooled = shape, strides, dtype, ptr, self, None, 0
+        out.counted = 0
         out.base = self
         out.is_c_contiguous = _dense(shape, strides, dtype.itemsize)
         out.size = math.prod(shape)
@@ -252,11 +311,12 @@ class CudaArray:
         if _capture is None:  # allocate's cached path, written out
             free = _CACHE.get(nbytes)
             ptr, pooled = (free.pop() if free else _allocate(nbytes)), nbytes
+            _counted(nbytes)
         else:
             ptr, pooled = allocate(nbytes)
         self = object.__new__(cls)  # what __init__ makes of a fresh dense array, without its checks
         self.shape, self.dtype, self.size, self.ptr, self.owner, self.base, self.host = shape, dtype, size, ptr, None, None, None
-        self.strides, self.is_c_contiguous, self.pooled = strides, True, pooled
+        self.strides, self.is_c_contiguous, self.pooled, self.counted = strides, True, pooled, pooled
         return self
 
     @classmethod
@@ -268,7 +328,11 @@ class CudaArray:
             raise driver.OutOfMemoryError(
                 "cuMemAllocAsync", 2, f"CUDA out of memory. Tried to allocate {_fmt_bytes(nbytes)}"
             ) from None
-        return cls(shape, dtype, None, host.ctypes.data, host, host)
+        out = cls(shape, dtype, None, host.ctypes.data, host, host)
+        out.counted = nbytes = _round(host.nbytes)  # counted as a pool block of that size would be
+        _counted(nbytes)
+        _reserved(nbytes)
+        return out
 
     @classmethod
     def from_host(cls, array: np.ndarray) -> CudaArray:
