@@ -318,3 +318,14 @@ def test_index_put_in_place_matches_torch() -> None:
         outs.append((x.detach().numpy(), w.grad.numpy()))
     np.testing.assert_array_equal(outs[1][0], outs[0][0])
     np.testing.assert_array_equal(outs[1][1], outs[0][1])
+
+
+def test_numpy_force_detaches_and_copies_like_torch() -> None:
+    for lib in (torch, tidu):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="Can't call numpy"):
+            x.numpy()
+        array = (x * 2).numpy(force=True)
+        np.testing.assert_array_equal(array, [2.0, 4.0])
+        plain = lib.tensor([3.0])
+        assert np.shares_memory(plain.numpy(), plain.numpy()) and plain.numpy(force=True)[0] == 3.0
