@@ -66,13 +66,13 @@ def main(torch, run) -> None:  # noqa: ANN001
             R = r + gamma * R
             returns.insert(0, R)
         returns = torch.tensor(returns)
-        returns = (returns - returns.mean()) / (returns.std() + eps)
+        returns = returns.sub(returns.mean()).div(returns.std().add(eps))
 
         values = torch.cat(saved_values).squeeze(-1)
         values.register_hook(lambda g: hooked.append(g.clone()) or g * 0.5)
         policy_losses, value_losses = [], []
         for log_prob, value, R in zip(saved_log_probs, values, returns):
-            advantage = R - value.item()
+            advantage = R.sub(value.item(), alpha=1.0)
             policy_losses.append(-log_prob * advantage)
             value_losses.append(F.smooth_l1_loss(value, R.reshape(())))
         entropy = torch.stack(entropies).mean()

@@ -3,7 +3,8 @@ projection shortcut, ``AdaptiveAvgPool2d``, ``Dropout``, ``train()``/``eval()``,
 weight decay) with ``CosineAnnealingLR``, label smoothing, a checkpoint (model, optimizer and
 scheduler state) written with ``torch.save`` to a temporary file and read back with
 ``torch.load`` into fresh objects, which must give the same next loss as the run that went on,
-and a ``no_grad`` evaluation with ``argmax`` accuracy.
+a ``no_grad`` evaluation with ``argmax`` accuracy, intermediate features read by a forward
+hook, and the usual cuda/mps/cpu device choice.
 
 The compared runs use ``Dropout(p=0)``; the script checks dropout's train/eval behaviour
 (zeros and a ``1 / (1 - p)`` scale in training, identity in eval) on a separate module.
@@ -29,7 +30,13 @@ def make_data(rng: np.random.Generator) -> dict[str, np.ndarray]:
 def main(torch, run) -> None:  # noqa: ANN001
     nn = torch.nn
     F = torch.nn.functional
-    device = torch.device("cpu")
+    use_cuda = False  # the comparison runs on the CPU
+    if use_cuda and torch.cuda.is_available():
+        device = torch.device("cuda")
+    elif torch.backends.mps.is_available():
+        device = torch.device("mps")
+    else:
+        device = torch.device("cpu")
 
     class BasicBlock(nn.Module):
         expansion = 1
@@ -117,13 +124,24 @@ def main(torch, run) -> None:  # noqa: ANN001
             correct += (logits.argmax(dim=1) == targets).sum().item()
         return test_loss / len(targets), 100.0 * correct / len(targets)
 
+    features = {}
+
+    def save_features(name):  # noqa: ANN001, ANN202
+        def hook(module, inputs, output):  # noqa: ANN001, ANN202
+            features[name] = output.detach()
+
+        return hook
+
+    handle = model.layer2.register_forward_hook(save_features("layer2"))
     for step in range(2):
         loss, correct = train_step(model, optimizer, scheduler, step)
+        run.log(f"layer2 features[{step}]", features["layer2"].mean(dim=(2, 3)))
         run.log(f"loss[{step}]", loss)
         run.log(f"correct[{step}]", correct)
         run.log(f"lr[{step}]", optimizer.param_groups[0]["lr"])
     run.log("layer2.shortcut.0.weight.grad", model.layer2.shortcut[0].weight.grad)
     run.log("bn1.running_var", model.bn1.running_var)
+    handle.remove()
 
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "checkpoint.pt")

@@ -50,6 +50,8 @@ def main(torch, run) -> None:  # noqa: ANN001
             pooled = (x * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1.0)
             return self.head(pooled)
 
+    rows, cols = torch.where(torch.as_tensor(run.data["tokens"][0, 0]) == PAD)
+    run.log("padded positions", torch.stack([rows, cols]))
     model = TextClassifier()
     run.sync("classifier", model)
 
