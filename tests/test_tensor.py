@@ -346,3 +346,14 @@ def test_post_accumulate_grad_hook_matches_torch() -> None:
             L.ones(2).register_post_accumulate_grad_hook(lambda p: None)
     assert seen[1] == seen[0]
     assert len(seen[1][0]) == 2
+
+
+def test_numpy_force_detaches_and_copies_like_torch() -> None:
+    for lib in (torch, tidu):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="Can't call numpy"):
+            x.numpy()
+        array = (x * 2).numpy(force=True)
+        np.testing.assert_array_equal(array, [2.0, 4.0])
+        plain = lib.tensor([3.0])
+        assert np.shares_memory(plain.numpy(), plain.numpy()) and plain.numpy(force=True)[0] == 3.0

@@ -345,7 +345,12 @@ class Tensor:
         return key
 
     # --- conversion -----------------------------------------------------------------------
-    def numpy(self) -> np.ndarray:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a numpy array sharing this tensor's memory; ``force=True`` first detaches
+        and copies to the host (PyTorch's ``numpy(force=True)``), so it works on a tensor that
+        requires grad or lives on ``cuda`` too."""
+        if force:
+            return self.detach().cpu().numpy()
         if self._device is not CPU:
             raise TypeError(
                 f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "

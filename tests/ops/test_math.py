@@ -725,3 +725,42 @@ def test_integer_operands_and_options_match_torch(case: Callable) -> None:
                                   "L.frac(L.tensor([1]))", "L.fmod(L.tensor([True]), L.tensor([True]))"])
 def test_new_function_errors_match_torch(call: str) -> None:
     assert_same_error(call, same_message=False)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "alpha"),
+    [([1.0, 2.0], 1, 2), ([1.0, 2.0], 2.5, -0.5), ([1, 2], 3, 2), ([1, 2], 1.5, 2), ([1.0, 2.0], [0.5, 1.0], 3)],
+)
+def test_add_and_sub_with_alpha_match_torch(a: list, b: Any, alpha: Any) -> None:
+    """A Python number as ``other`` with ``alpha`` (``x.sub(1, alpha=2)``) scales the number."""
+    for name in ("add", "sub"):
+        other_t = torch.tensor(b) if isinstance(b, list) else b
+        other = tidu.tensor(b) if isinstance(b, list) else b
+        want = getattr(torch, name)(torch.tensor(a), other_t, alpha=alpha)
+        got = getattr(tidu, name)(tidu.tensor(a), other, alpha=alpha)
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], name
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=name)
+        np.testing.assert_array_equal(getattr(tidu.tensor(a), name)(other, alpha=alpha).numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("other", [1, [1, 1]])
+def test_add_float_alpha_on_integers_raises_like_torch(other: Any) -> None:
+    message = "For integral input tensors, argument alpha must not be a floating point number."
+    for lib in (torch, tidu):
+        b = lib.tensor(other) if isinstance(other, list) else other
+        for name in ("add", "sub"):
+            with pytest.raises(RuntimeError, match=message):
+                getattr(lib, name)(lib.tensor([1, 2]), b, alpha=0.5)
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (2, 3, 2)])
+def test_where_of_condition_alone_is_nonzero_as_tuple(shape: tuple) -> None:
+    values = np.random.default_rng(0).standard_normal(shape) > 0
+    want = torch.where(torch.tensor(values))
+    got = tidu.where(tidu.tensor(values))
+    assert isinstance(got, tuple) and len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == tidu.int64
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    with pytest.raises(TypeError):
+        tidu.where(tidu.tensor(values), tidu.tensor(1.0))

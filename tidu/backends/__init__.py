@@ -5,4 +5,4 @@ backend loads no GPU library: that happens on first use); ``tidu.backends.cudnn`
 cuDNN switches, which change nothing in tidu (it does not use cuDNN).
 """
 
-from . import cuda, cudnn  # noqa: F401
+from . import cuda, cudnn, mps  # noqa: F401

@@ -91,12 +91,20 @@ def _no_bool_binary(prim: Any, input: Any, other: Any, op: str, kernel: str) -> 
     return bind(prim, a, b)
 
 
+_ONE_ARGUMENT = object()  # where's missing input and other (None is not a default: PyTorch refuses it)
+
+
+def _check_alpha(input: Any, other: Any, alpha: Any) -> None:  # noqa: A002
+    if isinstance(alpha, float) and not dtypes.result_type(input, other).is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
 def _scaled(other: Any, alpha: Any) -> Any:
     """``alpha * other`` for ``add`` and ``sub``: PyTorch's backward holds ``alpha`` as a number,
     so a float tensor's is kept on release (``kept_constant``)."""
     if is_value(other) and other.dtype.is_floating_point and type(alpha) in (int, float):
         return mul(other, kept_constant(alpha, other.dtype, other, tuple(other.shape)))
-    if not is_value(other):  # two numbers: ``x.sub(1, alpha=2)``
+    if not is_value(other) and not is_value(alpha):  # two numbers: their product is a number
         return other * alpha
     return mul(other, alpha)
 
@@ -107,8 +115,11 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     >>> import tidu
     >>> tidu.add(tidu.tensor([1, 2]), 1)
     tensor([2, 3])
+    >>> tidu.add(tidu.tensor([1.0, 2.0]), 1, alpha=2)
+    tensor([3., 4.])
     """
     if alpha != 1:
+        _check_alpha(input, other, alpha)
         other = _scaled(other, alpha)
     return _binary(ew.add, input, other, "add")
 
@@ -126,6 +137,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
     if alpha != 1:
+        _check_alpha(input, other, alpha)
         other = _scaled(other, alpha)
     return _binary(ew.sub, input, other, "sub")
 
@@ -318,14 +330,23 @@ def minimum(input: Any, other: Any) -> Any:  # noqa: A002
     return bind(ew.minimum, a, b)
 
 
-def where(condition: Any, input: Any, other: Any) -> Any:  # noqa: A002
-    """``input`` where ``condition`` holds, else ``other``; broadcasting.
+def where(condition: Any, input: Any = _ONE_ARGUMENT, other: Any = _ONE_ARGUMENT) -> Any:  # noqa: A002
+    """``input`` where ``condition`` holds, else ``other``; broadcasting. With ``condition`` alone,
+    ``nonzero(condition, as_tuple=True)``: one tensor of indices per dim.
 
     >>> import tidu
     >>> x = tidu.tensor([-1.0, 2.0])
     >>> tidu.where(x > 0, x, 0.0)
     tensor([0., 2.])
+    >>> tidu.where(tidu.tensor([[True, False], [True, True]]))
+    (tensor([0, 1, 1]), tensor([0, 0, 1]))
     """
+    if input is _ONE_ARGUMENT and other is _ONE_ARGUMENT:
+        from .selection import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    if input is _ONE_ARGUMENT or other is _ONE_ARGUMENT:
+        raise TypeError("where() takes a condition alone, or a condition, input and other")
     if not is_value(condition):
         raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
     if condition.dtype is dtypes.uint8:

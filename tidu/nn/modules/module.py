@@ -1,5 +1,5 @@
-"""``Module``: the base class of every layer (PyTorch's ``nn.Module``; of its hooks, only forward
-pre-hooks)."""
+"""``Module``: the base class of every layer (PyTorch's ``nn.Module``; of its hooks, forward
+pre-hooks and forward hooks)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ class IncompatibleKeys(NamedTuple):
 
 
 class RemovableHandle:
-    """Returned by ``register_forward_pre_hook``: ``remove()`` unregisters the hook."""
+    """Returned by ``register_forward_pre_hook`` and ``register_forward_hook``: ``remove()``
+    unregisters the hook."""
 
     _next_id = 0
 
@@ -73,6 +74,7 @@ class Module:
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -84,7 +86,21 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        return self.forward(*args, **kwargs)
+        hooks = self.__dict__.get("_forward_hooks")
+        if not hooks:
+            return self.forward(*args, **kwargs)
+        try:
+            output = self.forward(*args, **kwargs)
+        except Exception:
+            for hook, with_kwargs, always_call in tuple(hooks.values()):
+                if always_call:
+                    hook(self, args, kwargs, None) if with_kwargs else hook(self, args, None)
+            raise
+        for hook, with_kwargs, _ in tuple(hooks.values()):
+            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
 
     def register_forward_pre_hook(self, hook: Callable[[Module, tuple], Any]) -> RemovableHandle:
         """Call ``hook(module, args)`` before every ``forward``; a result other than ``None``
@@ -102,6 +118,35 @@ class Module:
         hooks = self.__dict__.setdefault("_forward_pre_hooks", OrderedDict())
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
+        return handle
+
+    def register_forward_hook(
+        self,
+        hook: Callable[..., Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after every ``forward`` (``hook(module, args,
+        kwargs, output)`` with ``with_kwargs``); a result other than ``None`` replaces the output.
+        Hooks run in the order registered (``prepend`` puts this one first); ``always_call`` runs
+        it, with ``output=None``, when ``forward`` raises too.
+
+        >>> import tidu
+        >>> layer = tidu.nn.Linear(2, 3)
+        >>> features = {}
+        >>> handle = layer.register_forward_hook(lambda m, args, out: features.update(fc=out.detach()))
+        >>> y = layer(tidu.ones(4, 2))
+        >>> features["fc"].shape
+        tidu.Size([4, 3])
+        >>> handle.remove()
+        """
+        hooks = self.__dict__.setdefault("_forward_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = (hook, with_kwargs, always_call)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
         return handle
 
     # --- registration ---------------------------------------------------------------------
@@ -277,6 +322,28 @@ class Module:
                 raise AttributeError(f"{type(module).__name__} has no attribute `{item}`")
             module = module._modules[item]
         return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target`` (``"layer1.0.weight"``), as PyTorch's.
+
+        >>> import tidu
+        >>> tidu.nn.Sequential(tidu.nn.Linear(2, 3)).get_parameter("0.bias").shape
+        tidu.Size([3])
+        """
+        return self._get_member(target, "_parameters", "an nn.Parameter")
+
+    def get_buffer(self, target: str) -> Any:
+        """The buffer at the dotted path ``target`` (``"bn.running_mean"``), as PyTorch's."""
+        return self._get_member(target, "_buffers", "a buffer")
+
+    def _get_member(self, target: str, store: str, kind: str) -> Any:
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        if name not in getattr(module, store):
+            raise AttributeError(f"`{name}` is not {kind}")
+        return getattr(module, store)[name]
 
     # --- modes and gradients --------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
