@@ -155,10 +155,16 @@ def test_pool3d_second_order_matches_torch() -> None:
         _second_order(_pool(tidu, name, kw), _pool(torch, name, kw), [data])
 
 
-@pytest.mark.parametrize("name", ["max_pool3d", "avg_pool3d"])
-def test_pool3d_integer_input(name: str) -> None:
-    data = np.random.default_rng(8).integers(-9, 9, (1, 2, 4, 5, 4))
+@pytest.mark.parametrize(("name", "shape"), [("max_pool3d", (1, 2, 4, 5, 4)), ("avg_pool3d", (1, 2, 4, 5, 4)),
+                                           ("avg_pool2d", (2, 5, 4)), ("avg_pool1d", (2, 3, 7))])
+def test_pool_integer_input(name: str, shape: tuple) -> None:
+    data = np.random.default_rng(8).integers(-9, 9, shape)
     kw = dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)
+    if name == "avg_pool1d":
+        out, ref = tidu.nn.functional.avg_pool1d(tidu.tensor(data), **kw), F.avg_pool1d(torch.tensor(data), **kw)
+        assert out.dtype is tidu.int64
+        np.testing.assert_array_equal(out.numpy(), ref.numpy())
+        return
     out, ref = getattr(tidu, name)(tidu.tensor(data), **kw), getattr(F, name)(torch.tensor(data), **kw)
     assert out.dtype is tidu.int64
     np.testing.assert_array_equal(out.numpy(), ref.numpy())

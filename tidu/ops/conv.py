@@ -406,11 +406,9 @@ def max_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 def _avg_pool(op: str, nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any,  # noqa: A002
               ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Any:
     """Average pooling of the last ``nd`` dims: window sums (a convolution with ones) over the
-    divisor of each window. Integer inputs (3-D, as PyTorch) sum exactly in float64 and divide
-    truncating."""
+    divisor of each window. Integer inputs sum exactly in float64 and divide truncating, as
+    PyTorch's integer kernels."""
     kernel, stride, padding, _, out_sizes = _pool_args(op, input, kernel_size, stride, padding, 1, ceil_mode, nd)
-    if not input.dtype.is_floating_point and nd != 3:
-        raise RuntimeError(f"{op}: expected a floating point input, but got {input.dtype.name}")
     if divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     real = input.dtype if input.dtype.is_floating_point else dtypes.float64
@@ -433,7 +431,8 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 
     Each window's sum (a convolution with a kernel of ones, primitive ``conv_general_dilated``)
     is divided by the window's size: with ``count_include_pad`` the zero padding counts, but
-    never the extra cells of ``ceil_mode``; ``divisor_override`` replaces the count.
+    never the extra cells of ``ceil_mode``; ``divisor_override`` replaces the count. Integer
+    inputs give integer means, truncated toward zero, as PyTorch's.
 
     >>> import tidu
     >>> x = tidu.arange(9.0).reshape(1, 3, 3)
@@ -451,8 +450,7 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Any:
     """3-D average pooling over (N, C, D, H, W) or (C, D, H, W), as ``avg_pool2d``. As PyTorch,
-    the input must be at least as large as the kernel (padding aside), and integer inputs give
-    truncated integer means.
+    the input must be at least as large as the kernel (padding aside).
 
     >>> import tidu
     >>> tidu.avg_pool3d(tidu.arange(8.0).reshape(1, 2, 2, 2), (2, 1, 2))
