@@ -68,6 +68,27 @@ def avg_pool_valid_ref(x, k, s, p, out_hw):
     return out
 
 
+def avg_pool3d_valid_ref(x, k, s, p, out_sizes):
+    """Means over each 3-D window's cells inside the input (``count_include_pad=False``)."""
+    out = np.empty(x.shape[:2] + out_sizes, x.dtype)
+    for cell in itertools.product(*map(range, out_sizes)):
+        window = tuple(slice(max(i * st - pd, 0), min(i * st - pd + kk, n))
+                       for i, st, pd, kk, n in zip(cell, s, p, k, x.shape[2:]))
+        out[(slice(None), slice(None), *cell)] = x[(slice(None), slice(None), *window)].mean(axis=(2, 3, 4))
+    return out
+
+
+def max_pool3d_ref(x, k, s, p):
+    """Window maxima of (N, C, D, H, W), padding at -inf (cubic kernel)."""
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(q, q) for q in p], constant_values=-np.inf)
+    out_sizes = tuple((n + 2 * q - k) // st + 1 for n, q, st in zip(x.shape[2:], p, s))
+    out = np.empty(x.shape[:2] + out_sizes, x.dtype)
+    for cell in itertools.product(*map(range, out_sizes)):
+        window = tuple(slice(i * st, i * st + k) for i, st in zip(cell, s))
+        out[(slice(None), slice(None), *cell)] = xp[(slice(None), slice(None), *window)].max(axis=(2, 3, 4))
+    return out
+
+
 def _conv(**params):
     return lambda x, w: conv_general_dilated.bind(x, w, **params)
 
@@ -132,6 +153,39 @@ ROWS: list[OpCase] = [
         linear=True,
         ref=lambda w: conv_ref(X_145.numpy(), w, GENERAL["window_strides"], GENERAL["padding"], (2,), None, 2, True),
         name="linear-rhs-flipped",
+    ),
+    OpCase(
+        "conv_general_dilated",
+        lambda x, w, b: tidu.conv3d(x, w, b, stride=(1, 2, 1), padding=(1, 0, 1), dilation=(1, 1, 2), groups=2),
+        (((1, 4, 3, 4, 4), (2, 2, 2, 1, 2), (2,)),),
+        ref=lambda x, w, b: conv_ref(x, w, stride=(1, 2, 1), padding=((1, 1), (0, 0), (1, 1)), rhs_dilation=(1, 1, 2),
+                                     groups=2) + b[:, None, None, None],
+        name="conv3d",
+    ),
+    OpCase(
+        "conv_general_dilated",
+        lambda x, w: tidu.conv_transpose3d(x, w, stride=2, padding=(0, 1, 0), output_padding=(1, 0, 0)),
+        (((1, 2, 2, 2, 3), (2, 1, 2, 3, 1)),),
+        ref=lambda x, w: conv_ref(x, w.swapaxes(0, 1), padding=((1, 2), (1, 1), (0, 0)), lhs_dilation=(2, 2, 2),
+                                  flip=True),
+        name="conv_transpose3d",
+    ),
+    OpCase(
+        "conv_general_dilated",
+        lambda x: tidu.avg_pool3d(x, (2, 3, 2), stride=(1, 2, 2), padding=(0, 1, 1), ceil_mode=True,
+                                  count_include_pad=False),
+        ((1, 1, 3, 4, 3),),
+        linear=True,
+        ref=lambda x: avg_pool3d_valid_ref(x, (2, 3, 2), (1, 2, 2), (0, 1, 1), (2, 3, 2)),
+        name="avg_pool3d",
+    ),
+    OpCase(
+        "gather",
+        lambda x: tidu.max_pool3d(x, 2, stride=(1, 2, 1), padding=(1, 0, 0)),
+        ((1, 1, 2, 4, 3),),
+        distinct=True,
+        ref=lambda x: max_pool3d_ref(x, 2, (1, 2, 1), (1, 0, 0)),
+        name="max_pool3d",
     ),
     OpCase(
         "conv_general_dilated",

@@ -27,7 +27,18 @@ from ..core.inplace import assign_
 from ..core.primitive import bind
 from ..ops._operands import kept
 from ..ops.activation import _softmax_dim, log_softmax, softmax
-from ..ops.conv import avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool2d
+from ..ops.conv import (
+    avg_pool2d,
+    avg_pool3d,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    max_pool2d,
+    max_pool3d,
+)
 from ..ops.indexing import select_positions
 from ..ops.linalg import pdist
 from ..primitives import gather as gather_prims
@@ -50,6 +61,8 @@ __all__ = [
     "adaptive_max_pool1d", "adaptive_max_pool2d", "max_unpool1d", "max_unpool2d", "lp_pool1d", "lp_pool2d",
     "local_response_norm", "alpha_dropout", "feature_alpha_dropout", "channel_shuffle", "embedding_bag",
     "multi_margin_loss", "multilabel_margin_loss", "gumbel_softmax",
+    "conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+    "max_unpool3d", "lp_pool3d", "dropout3d",
 ]
 
 
@@ -527,6 +540,21 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:  # noqa: A002
     return _adaptive_avg_pool_nd(input, (h if oh is None else oh, w if ow is None else ow))
 
 
+def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:  # noqa: A002
+    """Mean over PyTorch's adaptive windows of the last three dims of (N, C, D, H, W) or
+    (C, D, H, W), to ``output_size`` (an int, or a triple whose ``None`` keeps that dim).
+
+    >>> import tidu
+    >>> tidu.nn.functional.adaptive_avg_pool3d(tidu.arange(8.0).reshape(1, 2, 2, 2), (1, None, 1))
+    tensor([[[[2.5000],
+              [4.5000]]]])
+    """
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(input.shape)}")
+    _float_input(input, "adaptive_avg_pool3d_cpu")
+    return _adaptive_avg_pool_nd(input, _adaptive_sizes(output_size, tuple(input.shape[-3:]), "adaptive_avg_pool3d"))
+
+
 def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:  # noqa: A002
     """Mean over PyTorch's adaptive windows of the last dim of (N, C, L) or (C, L).
 
@@ -576,9 +604,11 @@ def _adaptive_max_pool_nd(input: Any, out_sizes: tuple[int, ...], return_indices
     return values, ops.take_along_dim(flat.expand(*where.shape, window), where.unsqueeze(-1), -1).squeeze(-1)
 
 
-def _adaptive_sizes(output_size: Any, sizes: tuple[int, ...]) -> tuple[int, ...]:
+def _adaptive_sizes(output_size: Any, sizes: tuple[int, ...], op: str = "") -> tuple[int, ...]:
     """``output_size`` (an int, or a sequence whose ``None`` keeps that dim) for the dims ``sizes``."""
     wanted = (output_size,) * len(sizes) if isinstance(output_size, int) else tuple(output_size)
+    if op and len(wanted) != len(sizes):
+        raise RuntimeError(f"{op}: output_size must be {len(sizes)}")
     return tuple(n if o is None else int(o) for o, n in zip(wanted, sizes))
 
 
@@ -596,6 +626,22 @@ def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = Fal
         raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
     _float_input(input, "adaptive_max_pool2d")
     return _adaptive_max_pool_nd(input, _adaptive_sizes(output_size, tuple(input.shape[-2:])), return_indices)
+
+
+def adaptive_max_pool3d(input: Any, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
+    """Max over PyTorch's adaptive windows of the last three dims of (N, C, D, H, W) or
+    (C, D, H, W), to ``output_size``; with ``return_indices``, also each max's flat position in
+    ``D * H * W``.
+
+    >>> import tidu
+    >>> tidu.nn.functional.adaptive_max_pool3d(tidu.arange(8.0).reshape(1, 2, 2, 2), 1, return_indices=True)
+    (tensor([[[[7.]]]]), tensor([[[[7]]]]))
+    """
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {list(input.shape)}")
+    _float_input(input, "adaptive_max_pool3d_cpu")
+    sizes = _adaptive_sizes(output_size, tuple(input.shape[-3:]), "adaptive_max_pool3d")
+    return _adaptive_max_pool_nd(input, sizes, return_indices)
 
 
 def adaptive_max_pool1d(input: Any, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
@@ -634,7 +680,7 @@ def _max_unpool(input: Any, indices: Any, kernel: tuple, stride: tuple, padding:
     host = where._host()
     bad = host[(host < 0) | (host >= total)]
     if bad.size:
-        shown = size if spatial == 2 else [*size, 1]
+        shown = [*size, 1] if spatial == 1 else size
         raise RuntimeError(f"Found an invalid max index: {int(bad[0])} (output volumes are of size "
                            f"{'x'.join(map(str, shown))})")
     zeros, src = ops.zeros(*lead, total, dtype=input.dtype, device=input.device), input.reshape(*lead, -1)
@@ -681,6 +727,44 @@ def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
     return _max_unpool(input, indices, *_unpool_args(kernel_size, stride, padding, 2), output_size)
 
 
+def max_unpool3d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                 output_size: Any = None) -> Any:
+    """The inverse of ``max_pool3d``: each value of (N, C, D, H, W) or (C, D, H, W) written at its
+    flat index of the output's ``D * H * W``, zeros elsewhere.
+
+    >>> import tidu
+    >>> y, i = tidu.nn.functional.max_pool3d(tidu.arange(8.0).reshape(1, 2, 2, 2), 2, return_indices=True)
+    >>> tidu.nn.functional.max_unpool3d(y, i, 2).flatten()
+    tensor([0., 0., 0., 0., 0., 0., 0., 7.])
+    """
+    return _max_unpool(input, indices, *_unpool_args(kernel_size, stride, padding, 3), output_size)
+
+
+def _lp_pool(nd: int, input: Any, norm_type: float, kernel_size: Any, stride: Any, ceil_mode: bool) -> Any:  # noqa: A002
+    """``(sum over the window of x ** p) ** (1 / p)`` over the last ``nd`` dims, written as PyTorch's
+    (an average pool times the window size; ``p = inf``: the max of ``|x|``)."""
+    max_pool, avg_pool = {1: (max_pool1d, avg_pool1d), 2: (max_pool2d, avg_pool2d), 3: (max_pool3d, avg_pool3d)}[nd]
+    if norm_type == math.inf:
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    window = math.prod((kernel_size,) * nd if isinstance(kernel_size, int) else tuple(kernel_size))
+    out = avg_pool(input ** norm_type, kernel_size, stride, 0, ceil_mode)
+    return (ops.sign(out) * relu(out.abs()) * window) ** (1.0 / norm_type)
+
+
+def lp_pool3d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None,  # noqa: A002
+              ceil_mode: bool = False) -> Any:
+    """Power-average pooling ``(sum over the window of x ** p) ** (1 / p)`` over (N, C, D, H, W)
+    or (C, D, H, W); a window cut by ``ceil_mode`` counts as full, as PyTorch's.
+
+    >>> import tidu
+    >>> tidu.nn.functional.lp_pool3d(tidu.full((1, 2, 2, 2), 1.0), 1, 2)
+    tensor([[[[8.]]]])
+    """
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
 def lp_pool2d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None,  # noqa: A002
               ceil_mode: bool = False) -> Any:
     """Power-average pooling ``(sum over the window of x ** p) ** (1 / p)`` over (N, C, H, W) or
@@ -690,9 +774,7 @@ def lp_pool2d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None
     >>> tidu.nn.functional.lp_pool2d(tidu.full((1, 1, 2, 2), 2.0), 2, 2)
     tensor([[[[4.]]]])
     """
-    kh, kw = _pair(kernel_size)
-    summed = avg_pool2d(input ** norm_type, (kh, kw), stride, 0, ceil_mode) * (kh * kw)
-    return summed ** (1.0 / norm_type)
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool1d(input: Any, norm_type: float, kernel_size: int, stride: Any = None,  # noqa: A002
@@ -703,8 +785,7 @@ def lp_pool1d(input: Any, norm_type: float, kernel_size: int, stride: Any = None
     >>> tidu.nn.functional.lp_pool1d(tidu.tensor([[3.0, 4.0]]), 2, 2)
     tensor([[5.]])
     """
-    summed = avg_pool1d(input ** norm_type, kernel_size, stride, 0, ceil_mode) * kernel_size
-    return summed ** (1.0 / norm_type)
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 _INTERPOLATING = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
@@ -1054,6 +1135,27 @@ def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool =
                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
                       "inputs).", UserWarning, stacklevel=2)
     return _channel_dropout(input, p, training, min(input.ndim, 2))
+
+
+def dropout3d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:  # noqa: A002
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` with probability ``p``,
+    scaling the rest by ``1/(1-p)``; the identity when not ``training``. Other ranks warn, as
+    PyTorch's, and take dim 0 as the channels.
+
+    >>> import tidu
+    >>> y = tidu.nn.functional.dropout3d(tidu.ones(2, 3, 2, 2, 2), 0.5)
+    >>> all(len(set(ch.flatten().tolist())) == 1 for ch in y.reshape(6, 8))
+    True
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
+                      "inputs).", UserWarning, stacklevel=2)
+    return _channel_dropout(input, p, training, 2 if input.ndim == 5 else 1)
 
 
 def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float = 0.75,  # noqa: A002

@@ -1,4 +1,5 @@
-"""Convolution and pooling (PyTorch's ``conv1d``, ``conv2d``, ``max_pool2d``, ``avg_pool2d``).
+"""Convolution and pooling (PyTorch's ``conv1d/2d/3d``, ``conv_transpose1d/2d/3d``,
+``max_pool2d/3d``, ``avg_pool2d/3d``; one N-D implementation each).
 
 Convolutions bind ``conv_general_dilated``; average pooling is a convolution with a kernel
 of ones divided by the window counts; max pooling gathers each window's first maximum
@@ -7,19 +8,23 @@ of ones divided by the window counts; max pooling gathers each window's first ma
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 import numpy as np
 
 from ..backends.cpu.conv import window_argmax
+from ..core import dtypes
 from ..core.primitive import bind
 from ..primitives.conv import conv_general_dilated, transpose_lhs
 from ..primitives.gather import gather
 from ..tensor import Tensor, placed
 from ._operands import is_value
+from .math import trunc
 from .shape import expand, reshape
 
-__all__ = ["avg_pool2d", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d"]
+__all__ = ["avg_pool2d", "avg_pool3d", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "max_pool2d", "max_pool3d"]
 
 _TYPE = {"float32": "float", "float64": "double", "int32": "int", "int64": "long", "bool": "bool", "uint8": "unsigned char",
          "int8": "signed char", "int16": "short"}
@@ -79,7 +84,7 @@ def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilatio
         kind = "at least" if weight.shape[0] < groups else "divisible by"
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be {kind} {groups} at dimension 0, but got weight of "
-            f"size {wshape} instead"
+            f"size {[wshape] if kind == 'divisible by' else wshape} instead"  # PyTorch's brackets, doubled or not
         )
     if x.shape[1] != weight.shape[1] * groups:
         raise RuntimeError(
@@ -165,6 +170,24 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """3-D cross-correlation of ``input`` (N, C_in, D, H, W) or (C_in, D, H, W) with ``weight``
+    (C_out, C_in / groups, kD, kH, kW), plus ``bias`` (C_out,) if given; the arguments as
+    ``conv2d``'s, with triples. Gradient: primitive ``conv_general_dilated``.
+
+    >>> import tidu
+    >>> x = tidu.arange(8.0).reshape(1, 1, 2, 2, 2).requires_grad_()
+    >>> y = tidu.conv3d(x, tidu.ones(1, 1, 2, 1, 2))
+    >>> y.flatten()
+    tensor([10., 18.], grad_fn=<reshape>)
+    >>> y.sum().backward()
+    >>> x.grad.flatten()
+    tensor([1., 1., 1., 1., 1., 1., 1., 1.])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
 def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, output_padding: Any,  # noqa: A002
                     groups: int, dilation: Any, nd: int) -> Any:
     """The transpose of ``conv{nd}d`` in its input, with ``weight`` (C_in, C_out / groups, *k): the
@@ -192,7 +215,7 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
     if x.shape[1] != weight.shape[0]:
         raise RuntimeError(f"Given transposed=1, weight of size {wshape}, expected input{list(x.shape)} to have "
                            f"{weight.shape[0]} channels, but got {x.shape[1]} channels instead")
-    names = ("height", "width") if nd == 2 else ("width",) if nd == 1 else [f"dim{i}" for i in range(nd)]
+    names = ("depth", "height", "width")[3 - nd:]
     if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
         detail = " ".join(f"output_padding_{n}: {o}" for n, o in zip(names, output_padding))
         detail += " " + " ".join(f"stride_{n}: {s}" for n, s in zip(names, stride))
@@ -247,45 +270,101 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
+def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Any:
+    """The transposed 3-D convolution of ``input`` (N, C_in, D, H, W) with ``weight``
+    (C_in, C_out / groups, kD, kH, kW): the input gradient of ``conv3d`` with that weight.
+
+    >>> import tidu
+    >>> tidu.conv_transpose3d(tidu.ones(1, 1, 2, 2, 2), tidu.ones(1, 3, 2, 2, 2), stride=2).shape
+    tidu.Size([1, 3, 4, 4, 4])
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
+
+
+_AXES = ("T", "H", "W")  # PyTorch's names of the pooled dims in its messages
+_COUNT = {1: "one", 2: "two", 3: "three"}
+
+
+def _pool_tuple(op: str, name: str, value: Any, nd: int) -> tuple[int, ...]:
+    """A pooling argument: one int for every dim, or one per dim (PyTorch's message otherwise)."""
+    out = (value,) * nd if isinstance(value, int) else tuple(int(v) for v in value)
+    if len(out) not in (1, nd):
+        either = "" if op == "avg_pool3d" else "either "
+        what = {"kernel_size": f"must {either}be a single int", "stride": f"must {either}be omitted, a single int",
+                "padding": f"must {either}be a single int", "dilation": "must be either a single int"}[name]
+        raise RuntimeError(f"{op}: {name} {what}, or a tuple of {_COUNT[nd]} ints")
+    return out * nd if len(out) == 1 else out
+
+
 def _pool_args(op: str, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,  # noqa: A002
-               ceil_mode: bool) -> tuple:
-    """Batched (N*C, H, W)-ready geometry and the output size, with PyTorch's checks."""
+               ceil_mode: bool, nd: int) -> tuple:
+    """The geometry of an ``nd``-D pooling and its output size, with PyTorch's checks."""
     _check_tensor(input, "input", op)
-    if input.ndim not in (3, 4) or 0 in tuple(input.shape)[-3:]:
-        raise RuntimeError(
-            f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:"
-            f"{list(input.shape)}"
-        )
-    kernel = _tuple(kernel_size, 2, "kernel_size")
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _tuple(
-        stride, 2, "stride")
-    padding, dilation = _tuple(padding, 2, "padding"), _tuple(dilation, 2, "dilation")
+    shape = list(input.shape)
+    if nd == 2 and (input.ndim not in (3, 4) or 0 in shape[-3:]):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{shape}")
+    if nd == 3:
+        if input.ndim not in (4, 5):
+            raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+        if 0 in shape[-4:]:
+            fn = "max_pool3d_with_indices_out_cpu_template()" if op == "max_pool3d" else f"{op}()"
+            raise RuntimeError(f"{fn}: Expected input's non-batch dimensions to have positive length, but input "
+                               f"has a shape of {shape} and non-batch dimension 0 has length zero!")
+    kernel = _pool_tuple(op, "kernel_size", kernel_size, nd)
+    omitted = stride is None or (not isinstance(stride, int) and len(stride) == 0)
+    stride = kernel if omitted else _pool_tuple(op, "stride", stride, nd)
+    padding, dilation = _pool_tuple(op, "padding", padding, nd), _pool_tuple(op, "dilation", dilation, nd)
+    axes = _AXES[3 - nd:]
     if min(kernel) < 1:
-        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
+        raise RuntimeError("kernel size should be greater than zero, but got "
+                           + " ".join(f"k{a}: {k}" for a, k in zip(axes, kernel)))
     if min(stride) < 1:
         raise RuntimeError("stride should not be zero")
     if min(dilation) < 1:
-        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dilation[0]} "
-                           f"dilationW: {dilation[1]}")
+        raise RuntimeError("dilation should be greater than zero, but got "
+                           + " ".join(f"dilation{a}: {d}" for a, d in zip(axes, dilation)))
     for p, k, d in zip(padding, kernel, dilation):
-        if p < 0 or p > (d * (k - 1) + 1) // 2:
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(
                 f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and "
                 f"dilation={d}"
             )
+    sizes = shape[-nd:]
+    if op == "avg_pool3d" and any(n < k for n, k in zip(sizes, kernel)):  # PyTorch's check, padding or not
+        raise RuntimeError(f"input image ({' '.join(f'{a}: {n}' for a, n in zip(axes, sizes))}) smaller than kernel "
+                           f"size ({' '.join(f'k{a}: {k}' for a, k in zip(axes, kernel))})")
     out = []
-    for n, k, s, p, d in zip(input.shape[-2:], kernel, stride, padding, dilation):
+    for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation):
         size = (n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
         if ceil_mode and (size - 1) * s >= n + p:
             size -= 1
         out.append(size)
     if min(out) < 1:
-        c, h, w = input.shape[-3:]
-        raise RuntimeError(
-            f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out[0]}x{out[1]}). Output size is "
-            "too small"
-        )
+        c = shape[-nd - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, [c, *sizes]))}). Calculated output size: "
+                           f"({'x'.join(map(str, [c, *out]))}). Output size is too small")
     return kernel, stride, padding, dilation, tuple(out)
+
+
+def _max_pool(op: str, nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,  # noqa: A002
+              ceil_mode: bool, return_indices: bool) -> Any:
+    """Max pooling of the last ``nd`` dims: each window's first maximum (found on the host), gathered."""
+    kernel, stride, padding, dilation, out_sizes = _pool_args(
+        op, input, kernel_size, stride, padding, dilation, ceil_mode, nd)
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: the window maxima are found on concrete data; it cannot run inside an AD rule")
+    lead, sizes = tuple(input.shape[:-nd]), tuple(input.shape[-nd:])
+    data = input.detach()._host().reshape(-1, *sizes)  # window maxima found on the host (also for CUDA)
+    idx = window_argmax(data, kernel, stride, padding, dilation, out_sizes).reshape(lead + (prod(out_sizes),))
+    flat = reshape(input, lead + (prod(sizes),))
+    out = reshape(bind(gather, flat, placed(idx, None, input.device), axis=flat.ndim - 1), lead + out_sizes)
+    if return_indices:
+        return out, placed(idx.reshape(lead + out_sizes), None, input.device)
+    return out
 
 
 def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,  # noqa: A002
@@ -309,18 +388,42 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
              [0., 0., 0.],
              [0., 2., 0.]]])
     """
-    kernel, stride, padding, dilation, out_hw = _pool_args(
-        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
-    if not isinstance(input, Tensor):
-        raise TypeError("max_pool2d: the window maxima are found on concrete data; it cannot run inside an AD rule")
-    lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
-    data = input.detach()._host().reshape(-1, h, w)  # window maxima found on the host (also for CUDA)
-    idx = window_argmax(data, kernel, stride, padding, dilation, out_hw).reshape(lead + (out_hw[0] * out_hw[1],))
-    flat = reshape(input, lead + (h * w,))
-    out = reshape(bind(gather, flat, placed(idx, None, input.device), axis=flat.ndim - 1), lead + out_hw)
-    if return_indices:
-        return out, placed(idx.reshape(lead + out_hw), None, input.device)
-    return out
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,  # noqa: A002
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """3-D max pooling over (N, C, D, H, W) or (C, D, H, W), as ``max_pool2d``; the indices are
+    flat in ``D * H * W``.
+
+    >>> import tidu
+    >>> y, i = tidu.max_pool3d(tidu.arange(8.0).reshape(1, 2, 2, 2), 2, return_indices=True)
+    >>> y, i
+    (tensor([[[[7.]]]]), tensor([[[[7]]]]))
+    """
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _avg_pool(op: str, nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any,  # noqa: A002
+              ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Any:
+    """Average pooling of the last ``nd`` dims: window sums (a convolution with ones) over the
+    divisor of each window. Integer inputs sum exactly in float64 and divide truncating, as
+    PyTorch's integer kernels."""
+    kernel, stride, padding, _, out_sizes = _pool_args(op, input, kernel_size, stride, padding, 1, ceil_mode, nd)
+    if divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    real = input.dtype if input.dtype.is_floating_point else dtypes.float64
+    lead, sizes = tuple(input.shape[:-nd]), tuple(input.shape[-nd:])
+    x = reshape(input, (-1, 1, *sizes)).to(real)
+    pads = tuple((p, (o - 1) * s + k - n - p) for n, k, s, p, o in zip(sizes, kernel, stride, padding, out_sizes))
+    ones = placed(np.ones((1, 1, *kernel), real.np), real, input.device)
+    sums = bind(conv_general_dilated, x, ones, window_strides=stride, padding=pads, lhs_dilation=(1,) * nd,
+                rhs_dilation=(1,) * nd, feature_group_count=1, flip=False)
+    counts = _window_counts(sizes, kernel, stride, padding, out_sizes, count_include_pad, divisor_override)
+    out = sums / placed(counts.astype(real.np), real, input.device)
+    if real is not input.dtype:
+        out = trunc(out).to(input.dtype)
+    return reshape(out, lead + out_sizes)
 
 
 def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
@@ -329,7 +432,8 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 
     Each window's sum (a convolution with a kernel of ones, primitive ``conv_general_dilated``)
     is divided by the window's size: with ``count_include_pad`` the zero padding counts, but
-    never the extra cells of ``ceil_mode``; ``divisor_override`` replaces the count.
+    never the extra cells of ``ceil_mode``; ``divisor_override`` replaces the count. Integer
+    inputs give integer means, truncated toward zero, as PyTorch's.
 
     >>> import tidu
     >>> x = tidu.arange(9.0).reshape(1, 3, 3)
@@ -340,35 +444,37 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     tensor([[[0.0000, 1.5000],
              [4.5000, 6.0000]]])
     """
-    kernel, stride, padding, _, out_hw = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"avg_pool2d: expected a floating point input, but got {input.dtype.name}")
-    if divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    lead, (h, w) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
-    x = reshape(input, (-1, 1, h, w))
-    pads = tuple((p, (o - 1) * s + k - n - p) for n, k, s, p, o in zip((h, w), kernel, stride, padding, out_hw))
-    ones = placed(np.ones((1, 1, *kernel), input.dtype.np), input.dtype, input.device)
-    sums = bind(conv_general_dilated, x, ones, window_strides=stride, padding=pads, lhs_dilation=(1, 1),
-                rhs_dilation=(1, 1), feature_group_count=1, flip=False)
-    counts = _window_counts((h, w), kernel, stride, padding, out_hw, count_include_pad, divisor_override)
-    out = sums / placed(counts.astype(input.dtype.np), input.dtype, input.device)
-    return reshape(out, lead + out_hw)
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
 
 
-def _window_counts(size: tuple, kernel: tuple, stride: tuple, padding: tuple, out_hw: tuple,
+def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Any:
+    """3-D average pooling over (N, C, D, H, W) or (C, D, H, W), as ``avg_pool2d``. As PyTorch,
+    the input must be at least as large as the kernel (padding aside).
+
+    >>> import tidu
+    >>> tidu.avg_pool3d(tidu.arange(8.0).reshape(1, 2, 2, 2), (2, 1, 2))
+    tensor([[[[2.5000],
+              [4.5000]]]])
+    """
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def _window_counts(size: tuple, kernel: tuple, stride: tuple, padding: tuple, out_sizes: tuple,
                    count_include_pad: bool, divisor_override: int | None) -> np.ndarray:
     """PyTorch's divisor of each output cell: the window clipped to the padded (or the real) input."""
     if divisor_override is not None:
-        return np.full(out_hw, float(divisor_override))
-    per_axis = []
-    for n, k, s, p, o in zip(size, kernel, stride, padding, out_hw):
+        return np.full(out_sizes, float(divisor_override))
+    counts = np.ones(())
+    for n, k, s, p, o in zip(size, kernel, stride, padding, out_sizes):
         start = np.arange(o) * s - p
         end = np.minimum(start + k, n + p)
         if not count_include_pad:
             start, end = np.maximum(start, 0), np.minimum(end, n)
-        per_axis.append((end - start).astype(np.float64))
-    return np.outer(per_axis[0], per_axis[1])
+        counts = np.multiply.outer(counts, (end - start).astype(np.float64))
+    return counts
 
 
 METHODS: dict = {}

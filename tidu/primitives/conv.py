@@ -1,8 +1,8 @@
 """Convolution and the gather/scatter pair of max pooling.
 
 ``conv_general_dilated`` is XLA's convolution on (N, C, *spatial) inputs and (O, C/G, *k)
-kernels with G feature groups, in one or two spatial dimensions (the rules hold for any
-number; the CPU kernel does 1-D and 2-D). Per spatial axis, with kernel length K, stride s,
+kernels with G feature groups, in one, two or three spatial dimensions (the rules hold for
+any number; the kernels do 3-D, and 1-D and 2-D as 3-D with unit leading dims). Per spatial axis, with kernel length K, stride s,
 padding (lo, hi), lhs dilation a and rhs dilation d:
 
     x_p = the input spread a apart (zeros between), then padded by (lo, hi) (negative crops)
@@ -52,8 +52,9 @@ def _conv_shape(lhs: ShapeDtype, rhs: ShapeDtype, *, window_strides: tuple, padd
     shapes = f"input {tuple(lhs.shape)}, weight {tuple(rhs.shape)}"
     if lhs.dtype is not rhs.dtype:
         raise RuntimeError(f"{name}: input dtype {lhs.dtype.name} and weight dtype {rhs.dtype.name} differ")
-    if nd not in (1, 2) or rhs.ndim != lhs.ndim:
-        raise RuntimeError(f"{name}: expected (N, C, L) or (N, C, H, W) input and a weight of the same rank: {shapes}")
+    if nd not in (1, 2, 3) or rhs.ndim != lhs.ndim:
+        raise RuntimeError(f"{name}: expected (N, C, L), (N, C, H, W) or (N, C, D, H, W) input and a weight of the "
+                           f"same rank: {shapes}")
     if not len(window_strides) == len(padding) == len(lhs_dilation) == len(rhs_dilation) == nd:
         raise RuntimeError(f"{name}: expected {nd} strides, padding pairs and dilations for {shapes}")
     if min((*window_strides, *lhs_dilation, *rhs_dilation), default=1) < 1:

@@ -108,6 +108,12 @@ CONVS = [  # (input shape, weight shape, params)
                                       rhs_dilation=(1, 1), feature_group_count=1, flip=False)),  # empty batch
     ((2, 0, 4, 4), (2, 0, 2, 2), dict(window_strides=(1, 1), padding=((0, 0), (0, 0)), lhs_dilation=(1, 1),
                                       rhs_dilation=(1, 1), feature_group_count=1, flip=False)),  # no channels
+    ((2, 4, 3, 4, 3), (4, 2, 2, 2, 1), dict(window_strides=(1, 2, 1), padding=((1, 0), (0, 1), (1, -1)),
+                                            lhs_dilation=(2, 1, 1), rhs_dilation=(1, 2, 1), feature_group_count=2,
+                                            flip=True)),  # 3-d
+    ((1, 2, 2, 3, 3), (3, 2, 1, 1, 1), dict(window_strides=(1, 1, 1), padding=((0, 0),) * 3,
+                                            lhs_dilation=(1, 1, 1), rhs_dilation=(1, 1, 1), feature_group_count=1,
+                                            flip=False)),  # 3-d 1x1x1: no im2col
 ]
 
 

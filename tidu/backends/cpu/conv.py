@@ -50,52 +50,70 @@ def dilate_and_pad(x: np.ndarray, dilation: tuple, padding: tuple) -> np.ndarray
 
 
 @njit(**JIT)
-def _im2col(x, cols, sh, sw, dh, dw):  # pragma: no cover - compiled
-    """cols[n, c, i, j, p, q] = x[n, c, p*sh + i*dh, q*sw + j*dw]; x is padded (N, C, H, W).
+def _im2col(x, cols, sd, sh, sw, dd, dh, dw):  # pragma: no cover - compiled
+    """cols[n, c, a, i, j, z, p, q] = x[n, c, z*sd + a*dd, p*sh + i*dh, q*sw + j*dw]; x is padded
+    (N, C, D, H, W). 1-D and 2-D convolutions come with unit leading spatial dims.
 
     The longer of the kernel and output widths is the inner loop (weight gradients have
     kernels as wide as the image and outputs as small as the kernel)."""
-    n_j, n_q = cols.shape[3], cols.shape[5]
+    n_j, n_q = cols.shape[4], cols.shape[7]
     for n in range(cols.shape[0]):
         for c in range(cols.shape[1]):
-            for i in range(cols.shape[2]):
-                for p in range(cols.shape[4]):
-                    h = p * sh + i * dh
-                    if n_q >= n_j:
-                        for j in range(n_j):
-                            for q in range(n_q):
-                                cols[n, c, i, j, p, q] = x[n, c, h, q * sw + j * dw]
-                    else:
-                        for q in range(n_q):
-                            for j in range(n_j):
-                                cols[n, c, i, j, p, q] = x[n, c, h, q * sw + j * dw]
+            for a in range(cols.shape[2]):
+                for i in range(cols.shape[3]):
+                    for z in range(cols.shape[5]):
+                        d = z * sd + a * dd
+                        for p in range(cols.shape[6]):
+                            h = p * sh + i * dh
+                            if n_q >= n_j:
+                                for j in range(n_j):
+                                    for q in range(n_q):
+                                        cols[n, c, a, i, j, z, p, q] = x[n, c, d, h, q * sw + j * dw]
+                            else:
+                                for q in range(n_q):
+                                    for j in range(n_j):
+                                        cols[n, c, a, i, j, z, p, q] = x[n, c, d, h, q * sw + j * dw]
 
 
 @njit(**JIT)
-def _col2im(y, out, sh, sw, lo_h, lo_w, ah, aw, dh, dw):  # pragma: no cover - compiled
-    """out[n, o, p, q] += y[n, o, i, j, a, b] where p*sh + i*dh == a*ah + lo_h and
-    q*sw + j*dw == b*aw + lo_w."""
-    n_out_h, n_out_w, n_b = out.shape[2], out.shape[3], y.shape[5]
+def _landing(src, lo, k, spread, dil, stride, n_out):  # pragma: no cover - compiled
+    """The output index that input ``src`` (spread ``spread`` apart, shifted by ``lo``) reaches
+    through tap ``k``, or -1."""
+    at = src * spread + lo - k * dil
+    if at < 0 or at % stride != 0 or at // stride >= n_out:
+        return -1
+    return at // stride
+
+
+@njit(**JIT)
+def _col2im(y, out, sd, sh, sw, lo_d, lo_h, lo_w, ad, ah, aw, dd, dh, dw):  # pragma: no cover - compiled
+    """out[n, o, z, p, q] += y[n, o, e, i, j, c, a, b] where z*sd + e*dd == c*ad + lo_d,
+    p*sh + i*dh == a*ah + lo_h and q*sw + j*dw == b*aw + lo_w."""
+    n_out_d, n_out_h, n_out_w, n_b = out.shape[2], out.shape[3], out.shape[4], y.shape[7]
     for n in range(y.shape[0]):
         for o in range(y.shape[1]):
-            for i in range(y.shape[2]):
-                for a in range(y.shape[4]):
-                    ph = a * ah + lo_h - i * dh
-                    if ph < 0 or ph % sh != 0 or ph // sh >= n_out_h:
+            for e in range(y.shape[2]):
+                for c in range(y.shape[5]):
+                    z = _landing(c, lo_d, e, ad, dd, sd, n_out_d)
+                    if z < 0:
                         continue
-                    p = ph // sh
-                    for j in range(y.shape[3]):
-                        off = lo_w - j * dw
-                        if sw == 1:  # the columns that land inside the output, without a test each
-                            first = max(0, (-off + aw - 1) // aw)
-                            last = min(n_b, (n_out_w - 1 - off) // aw + 1)
-                            for b in range(first, last):
-                                out[n, o, p, b * aw + off] += y[n, o, i, j, a, b]
-                            continue
-                        for b in range(n_b):
-                            pw = b * aw + off
-                            if pw >= 0 and pw % sw == 0 and pw // sw < n_out_w:
-                                out[n, o, p, pw // sw] += y[n, o, i, j, a, b]
+                    for i in range(y.shape[3]):
+                        for a in range(y.shape[6]):
+                            p = _landing(a, lo_h, i, ah, dh, sh, n_out_h)
+                            if p < 0:
+                                continue
+                            for j in range(y.shape[4]):
+                                off = lo_w - j * dw
+                                if sw == 1:  # the columns that land inside the output, without a test each
+                                    first = max(0, (-off + aw - 1) // aw)
+                                    last = min(n_b, (n_out_w - 1 - off) // aw + 1)
+                                    for b in range(first, last):
+                                        out[n, o, z, p, b * aw + off] += y[n, o, e, i, j, c, a, b]
+                                    continue
+                                for b in range(n_b):
+                                    pw = b * aw + off
+                                    if pw >= 0 and pw % sw == 0 and pw // sw < n_out_w:
+                                        out[n, o, z, p, pw // sw] += y[n, o, e, i, j, c, a, b]
 
 
 def conv_general(
@@ -110,49 +128,86 @@ def conv_general(
     flip: bool,
     method: str = "auto",
 ) -> np.ndarray:
-    """lhs (N, C, *in), rhs (O, C/G, *k) -> (N, O, *out), 1-D or 2-D; see ``conv_general_dilated``.
+    """lhs (N, C, *in), rhs (O, C/G, *k) -> (N, O, *out), 1-D, 2-D or 3-D; see ``conv_general_dilated``.
 
     Two ways, whichever builds the smaller matrix (``method='auto'``): ``'im2col'`` (gather
     the windows, C*K rows, one column per output cell, then kernel @ cols), or ``'col2im'``
     (kernel^T @ input, O*K rows, one column per input cell, then scatter-add each product to
     its output cell). The second is the cheap one for the transposes, whose input is the
-    cotangent of many channels.
+    cotangent of many channels. The kernels are 3-D: a 1-D or 2-D convolution runs as one
+    with unit leading spatial dims (one compiled specialization per dtype).
     """
-    if lhs.ndim == 3:  # 1-D: a 2-D convolution of height 1
-        out = conv_general(lhs[:, :, None], rhs[:, :, None], window_strides=(1, *window_strides),
-                           padding=((0, 0), *padding), lhs_dilation=(1, *lhs_dilation),
-                           rhs_dilation=(1, *rhs_dilation), feature_group_count=feature_group_count, flip=flip,
-                           method=method)
-        return out[:, :, 0]
+    lift = 5 - lhs.ndim
+    if lift:  # 1-D and 2-D: a 3-D convolution of unit depth (and height)
+        unit = (None,) * lift
+        out = conv_general(lhs[(slice(None), slice(None), *unit)], rhs[(slice(None), slice(None), *unit)],
+                           window_strides=(1,) * lift + tuple(window_strides), padding=((0, 0),) * lift + tuple(padding),
+                           lhs_dilation=(1,) * lift + tuple(lhs_dilation), rhs_dilation=(1,) * lift + tuple(rhs_dilation),
+                           feature_group_count=feature_group_count, flip=flip, method=method)
+        return out.reshape(out.shape[:2] + out.shape[2 + lift:])
     if flip:
-        rhs = rhs[:, :, ::-1, ::-1]
+        rhs = rhs[:, :, ::-1, ::-1, ::-1]
     n, c, o, g = lhs.shape[0], lhs.shape[1], rhs.shape[0], feature_group_count
     cg, og, ks = c // g, o // g, rhs.shape[2:]
     spread = [(m - 1) * a + 1 if m else 0 for m, a in zip(lhs.shape[2:], lhs_dilation)]
-    out_hw = tuple((lo + m + hi - (k - 1) * d - 1) // s + 1
+    out_sp = tuple((lo + m + hi - (k - 1) * d - 1) // s + 1
                    for m, (lo, hi), k, d, s in zip(spread, padding, ks, rhs_dilation, window_strides))
     kk = prod(ks)
-    if n * o * prod(out_hw) == 0 or cg * kk == 0:
-        return np.zeros((n, o) + out_hw, lhs.dtype)
-    if method == "col2im" or method == "auto" and o * lhs[0, 0].size < c * prod(out_hw):
+    if n * o * prod(out_sp) == 0 or cg * kk == 0:
+        return np.zeros((n, o) + out_sp, lhs.dtype)
+    if method == "col2im" or method == "auto" and o * lhs[0, 0].size < c * prod(out_sp):
         # col2im: y[n, o, k, in] = sum_c w[o, c, k] x[n, c, in], scattered to the outputs
         kernel = np.ascontiguousarray(rhs.reshape(g, og, cg, kk).transpose(0, 1, 3, 2)).reshape(g, og * kk, cg)
         y = scratch((n, g, og * kk, lhs[0, 0].size), lhs.dtype)
         np.matmul(kernel, contiguous(lhs).reshape(n, g, cg, -1), out=y)
         y = y.reshape((n, o, *ks, *lhs.shape[2:]))
-        out = np.zeros((n, o) + out_hw, lhs.dtype)
-        _col2im(y, out, *window_strides, padding[0][0], padding[1][0], *lhs_dilation, *rhs_dilation)
+        out = np.zeros((n, o) + out_sp, lhs.dtype)
+        _col2im(y, out, *window_strides, *(lo for lo, _ in padding), *lhs_dilation, *rhs_dilation)
         return out
     x = contiguous(dilate_and_pad(lhs, lhs_dilation, padding))
-    cols = scratch((n, c, *ks, *out_hw), lhs.dtype)
+    cols = scratch((n, c, *ks, *out_sp), lhs.dtype)
     _im2col(x, cols, *window_strides, *rhs_dilation)
     out = np.matmul(contiguous(rhs).reshape(g, og, cg * kk), cols.reshape(n, g, cg * kk, -1))
-    return out.reshape((n, o) + out_hw)
+    return out.reshape((n, o) + out_sp)
 
 
 @njit(**JIT)
-def _window_argmax(x, kh, kw, sh, sw, ph, pw, dh, dw, idx):  # pragma: no cover - compiled
-    """PyTorch's choice: the first maximum of each window in row-major order (a NaN wins)."""
+def _window_argmax(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, idx):  # pragma: no cover - compiled
+    """PyTorch's choice: the first maximum of each window in row-major order (a NaN wins);
+    x is (B, D, H, W), idx (B, oD, oH, oW)."""
+    depth, height, width = x.shape[1], x.shape[2], x.shape[3]
+    for b in range(x.shape[0]):
+        for od in range(idx.shape[1]):
+            d0 = od * sd - pd
+            for oh in range(idx.shape[2]):
+                h0 = oh * sh - ph
+                for ow in range(idx.shape[3]):
+                    w0 = ow * sw - pw
+                    best = -1
+                    value = x[b, 0, 0, 0]
+                    for e in range(kd):
+                        d = d0 + e * dd
+                        if d < 0 or d >= depth:
+                            continue
+                        for i in range(kh):
+                            h = h0 + i * dh
+                            if h < 0 or h >= height:
+                                continue
+                            for j in range(kw):
+                                w = w0 + j * dw
+                                if w < 0 or w >= width:
+                                    continue
+                                v = x[b, d, h, w]
+                                if best < 0 or v > value or v != v:
+                                    best = (d * height + h) * width + w
+                                    value = v
+                    idx[b, od, oh, ow] = best
+
+
+@njit(**JIT)
+def _window_argmax_2d(x, kh, kw, sh, sw, ph, pw, dh, dw, idx):  # pragma: no cover - compiled
+    """``_window_argmax`` over (B, H, W): 1-D and 2-D pooling, a fifth faster than the 3-D loop
+    nest with a unit depth."""
     height, width = x.shape[1], x.shape[2]
     for b in range(x.shape[0]):
         for oh in range(idx.shape[1]):
@@ -177,10 +232,18 @@ def _window_argmax(x, kh, kw, sh, sw, ph, pw, dh, dw, idx):  # pragma: no cover 
 
 
 def window_argmax(
-    x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, out_hw: tuple
+    x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, out_sizes: tuple
 ) -> np.ndarray:
-    """Flat (h * W + w) index of each pooling window's maximum; x is (B, H, W)."""
-    idx = np.empty((x.shape[0],) + tuple(out_hw), np.int64)
-    if idx.size:
+    """Flat (row-major over the pooled dims) index of each pooling window's maximum; x is
+    (B, *spatial) with 1 to 3 spatial dims (1-D runs as 2-D with a unit height)."""
+    idx = np.empty((x.shape[0],) + tuple(out_sizes), np.int64)
+    if not idx.size:
+        return idx
+    if x.ndim == 4:
         _window_argmax(contiguous(x), *kernel, *stride, *padding, *dilation, idx)
+        return idx
+    lift = 3 - x.ndim
+    ones, zeros = (1,) * lift, (0,) * lift
+    _window_argmax_2d(contiguous(x).reshape((x.shape[0],) + ones + x.shape[1:]), *ones, *kernel, *ones, *stride,
+                      *zeros, *padding, *ones, *dilation, idx.reshape((x.shape[0],) + ones + idx.shape[1:]))
     return idx

@@ -4,7 +4,8 @@ feature groups (depthwise convolutions).
 Per spatial axis (kernel length K, stride s, padding lo, input dilation a, kernel dilation d),
 tap ``k`` of output ``p`` reads position ``u = p*s + k'*d - lo`` of the input spread ``a``
 apart, with ``k' = K-1-k`` when ``flip``: the input element ``u / a`` when ``a`` divides
-``u`` and it lies inside the input, else zero. 1-D convolutions run as 2-D ones of height 1.
+``u`` and it lies inside the input, else zero. The kernels are 3-D; 1-D and 2-D convolutions
+run as 3-D ones with unit leading spatial dims.
 
 im2col writes the windows as matrix columns (consecutive threads, consecutive output cells)
 for a chunk of images at a time, at most ``COLS_LIMIT`` elements, then cuBLAS multiplies:
@@ -49,31 +50,34 @@ def _source(p, k, kn, s, lo, a, d, n, flip):  # noqa: ANN001, ANN202
     return u if u < n else -1
 
 
-def _im2col(x, cols, total, n0, nc, c_in, h, w, kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, flip,  # noqa: ANN001, ANN202
-            folded, v_nc, v_c, v_kh, v_kw, v_ph, v_pw):
-    """cols[n, c, i, j, p, q] for images n0.. (n0 + nc), or cols[c, i, j, n, p, q] when ``folded``;
-    ``v_*`` are the inverses of the sizes (``divmod_``)."""
-    for e in range(cuda.grid(1), total, cuda.gridsize(1)):
-        r, q = divmod_(e, pw, v_pw)
+def _im2col(x, cols, total, n0, nc, c_in, dn, h, w, kd, kh, kw, pd, ph, pw, sd, sh, sw, lod, loh, low,  # noqa: ANN001, ANN202
+            ad, ah, aw, dd, dh, dw, flip, folded, v_nc, v_c, v_kd, v_kh, v_kw, v_pd, v_ph, v_pw):
+    """cols[n, c, e, i, j, z, p, q] for images n0.. (n0 + nc), or cols[c, e, i, j, n, z, p, q] when
+    ``folded``; ``v_*`` are the inverses of the sizes (``divmod_``)."""
+    for t in range(cuda.grid(1), total, cuda.gridsize(1)):
+        r, q = divmod_(t, pw, v_pw)
         r, p = divmod_(r, ph, v_ph)
+        r, z = divmod_(r, pd, v_pd)
         n = 0
         if folded:
             r, n = divmod_(r, nc, v_nc)
         r, j = divmod_(r, kw, v_kw)
         r, i = divmod_(r, kh, v_kh)
+        r, e = divmod_(r, kd, v_kd)
         r, c = divmod_(r, c_in, v_c)
         if not folded:
             n = r
+        di = _source(z, e, kd, sd, lod, ad, dd, dn, flip)
         hi = _source(p, i, kh, sh, loh, ah, dh, h, flip)
         wi = _source(q, j, kw, sw, low, aw, dw, w, flip)
-        if hi >= 0 and wi >= 0:
-            cols[e] = x[(((n0 + n) * c_in + c) * h + hi) * w + wi]
+        if di >= 0 and hi >= 0 and wi >= 0:
+            cols[t] = x[((((n0 + n) * c_in + c) * dn + di) * h + hi) * w + wi]
         else:
-            cols[e] = 0
+            cols[t] = 0
 
 
 _kernels: dict[tuple, Kernel] = {}
-_GEOMETRY = ", ".join(["int64"] * 13)
+_GEOMETRY = ", ".join(["int64"] * 19)
 
 
 def _im2col_kernel(dtype: np.dtype) -> Kernel:
@@ -81,8 +85,8 @@ def _im2col_kernel(dtype: np.dtype) -> Kernel:
     if kernel is None:
         t = str(dtype)
         kernel = _kernels[("im2col", dtype)] = Kernel(
-            _im2col, f"void({t}[::1], {t}[::1], int64, int64, int64, int64, int64, int64, {_GEOMETRY}, int64"
-                     f"{', float64' * 6})")
+            _im2col, f"void({t}[::1], {t}[::1], int64, int64, int64, int64, int64, int64, int64, {_GEOMETRY}, int64"
+                     f"{', float64' * 8})")
     return kernel
 
 
@@ -96,30 +100,37 @@ def _direct_kernel(dtype: np.dtype) -> Kernel:
 
     zero = from_dtype(dtype)(0)
 
-    def direct(x, wt, out, total, c_in, h, w, o_all, cg, og,  # noqa: ANN001, ANN202
-               kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, flip, v_pw, v_ph, v_o, v_og):
-        for e in range(cuda.grid(1), total, cuda.gridsize(1)):
-            r, q = divmod_(e, pw, v_pw)
+    def direct(x, wt, out, total, c_in, dn, h, w, o_all, cg, og,  # noqa: ANN001, ANN202
+               kd, kh, kw, pd, ph, pw, sd, sh, sw, lod, loh, low, ad, ah, aw, dd, dh, dw, flip,
+               v_pw, v_ph, v_pd, v_o, v_og):
+        for t in range(cuda.grid(1), total, cuda.gridsize(1)):
+            r, q = divmod_(t, pw, v_pw)
             r, p = divmod_(r, ph, v_ph)
+            r, z = divmod_(r, pd, v_pd)
             n, o = divmod_(r, o_all, v_o)
             c0 = divmod_(o, og, v_og)[0] * cg
             acc = zero
-            for i in range(kh):
-                hi = _source(p, i, kh, sh, loh, ah, dh, h, flip)
-                if hi < 0:
+            for e in range(kd):
+                di = _source(z, e, kd, sd, lod, ad, dd, dn, flip)
+                if di < 0:
                     continue
-                for j in range(kw):
-                    wi = _source(q, j, kw, sw, low, aw, dw, w, flip)
-                    if wi < 0:
+                for i in range(kh):
+                    hi = _source(p, i, kh, sh, loh, ah, dh, h, flip)
+                    if hi < 0:
                         continue
-                    for c in range(cg):
-                        acc += x[((n * c_in + c0 + c) * h + hi) * w + wi] * wt[((o * cg + c) * kh + i) * kw + j]
-            out[e] = acc
+                    for j in range(kw):
+                        wi = _source(q, j, kw, sw, low, aw, dw, w, flip)
+                        if wi < 0:
+                            continue
+                        for c in range(cg):
+                            acc += (x[(((n * c_in + c0 + c) * dn + di) * h + hi) * w + wi]
+                                    * wt[(((o * cg + c) * kd + e) * kh + i) * kw + j])
+            out[t] = acc
 
     t = str(dtype)
     kernel = _kernels[("direct", dtype)] = Kernel(
-        direct, f"void({t}[::1], {t}[::1], {t}[::1], int64, int64, int64, int64, int64, int64, int64, "
-                f"{_GEOMETRY}{', float64' * 4})")
+        direct, f"void({t}[::1], {t}[::1], {t}[::1], int64, int64, int64, int64, int64, int64, int64, int64, "
+                f"{_GEOMETRY}{', float64' * 5})")
     return kernel
 
 
@@ -129,40 +140,41 @@ def _dilated(n: int, a: int) -> int:
 
 def conv_general(lhs: CudaArray, rhs: CudaArray, *, window_strides: tuple, padding: tuple, lhs_dilation: tuple,
                  rhs_dilation: tuple, feature_group_count: int, flip: bool, method: str = "auto") -> CudaArray:
-    """lhs (N, C, *in), rhs (O, C/G, *k) -> (N, O, *out), 1-D or 2-D; ``method``: 'auto', 'im2col',
-    'folded' (see ``_im2col_gemm``) or 'direct'."""
-    one_d = lhs.ndim == 3
-    if one_d:  # a 2-D convolution of height 1
-        lhs = reshaped(lhs, (lhs.shape[0], lhs.shape[1], 1, lhs.shape[2]))
-        rhs = reshaped(rhs, (rhs.shape[0], rhs.shape[1], 1, rhs.shape[2]))
-        window_strides, padding = (1, *window_strides), ((0, 0), *padding)
-        lhs_dilation, rhs_dilation = (1, *lhs_dilation), (1, *rhs_dilation)
-    n, c, h, w = lhs.shape
-    o, cg, kh, kw = rhs.shape
+    """lhs (N, C, *in), rhs (O, C/G, *k) -> (N, O, *out), 1-D, 2-D or 3-D; ``method``: 'auto',
+    'im2col', 'folded' (see ``_im2col_gemm``) or 'direct'."""
+    lift = 5 - lhs.ndim
+    if lift:  # 1-D and 2-D: a 3-D convolution of unit depth (and height)
+        lhs = reshaped(lhs, (*lhs.shape[:2], *(1,) * lift, *lhs.shape[2:]))
+        rhs = reshaped(rhs, (*rhs.shape[:2], *(1,) * lift, *rhs.shape[2:]))
+        window_strides, padding = (1,) * lift + tuple(window_strides), ((0, 0),) * lift + tuple(padding)
+        lhs_dilation, rhs_dilation = (1,) * lift + tuple(lhs_dilation), (1,) * lift + tuple(rhs_dilation)
+    n, c, dn, h, w = lhs.shape
+    o, cg, kd, kh, kw = rhs.shape
     g = feature_group_count
-    (sh, sw), ((loh, hih), (low, hiw)), (ah, aw), (dh, dw) = window_strides, padding, lhs_dilation, rhs_dilation
-    ph = (loh + _dilated(h, ah) + hih - _dilated(kh, dh)) // sh + 1
-    pw = (low + _dilated(w, aw) + hiw - _dilated(kw, dw)) // sw + 1
-    shape = (n, o, pw) if one_d else (n, o, ph, pw)
-    if prod(shape) == 0 or cg * kh * kw == 0:
+    sizes = [(lo + _dilated(m, a) + hi - _dilated(k, d)) // s + 1 for m, k, s, (lo, hi), a, d in
+             zip((dn, h, w), (kd, kh, kw), window_strides, padding, lhs_dilation, rhs_dilation)]
+    pd, ph, pw = sizes
+    shape = (n, o, *sizes[lift:])
+    if prod(shape) == 0 or cg * kd * kh * kw == 0:
         return zeros(shape, lhs.dtype)
     result = CudaArray.empty(shape, lhs.dtype)
-    out = reshaped(result, (n, o, ph, pw)) if one_d else result
-    geometry = (kh, kw, ph, pw, sh, sw, loh, low, ah, aw, dh, dw, int(flip))
+    out = reshaped(result, (n, o, pd, ph, pw)) if lift else result
+    lows = tuple(lo for lo, _ in padding)
+    geometry = (kd, kh, kw, pd, ph, pw, *window_strides, *lows, *lhs_dilation, *rhs_dilation, int(flip))
     # a 1x1 kernel reading every input cell once: the input is already im2col's matrix
-    pointwise = kh == kw == 1 and (sh, sw, ah, aw) == (1, 1, 1, 1) and (ph, pw) == (h, w) and loh == low == 0
+    pointwise = (kd == kh == kw == 1 and (*window_strides, *lhs_dilation) == (1,) * 6 and (pd, ph, pw) == (dn, h, w)
+                 and lows == (0, 0, 0))
     if method == "auto":
         if g > 1 and (o // g) * cg <= SMALL_GROUP:  # depthwise and the like
             method = "direct"
-        elif g <= LOOP_GROUPS and (pointwise or ph * pw >= FOLD_CELLS):
+        elif g <= LOOP_GROUPS and (pointwise or pd * ph * pw >= FOLD_CELLS):
             method = "im2col"
         else:
             method = "folded"
     if method == "direct":
         total = out.size
-        inverses = [1.0 / v for v in (pw, ph, o, o // g)]
-        _direct_kernel(lhs.dtype)(total, lhs, rhs, out, total, c, h, w, o, cg, o // g, *geometry,
-                                  *inverses)
+        inverses = [1.0 / v for v in (pw, ph, pd, o, o // g)]
+        _direct_kernel(lhs.dtype)(total, lhs, rhs, out, total, c, dn, h, w, o, cg, o // g, *geometry, *inverses)
     else:
         _im2col_gemm(lhs, rhs, out, g, geometry, folded=method == "folded", pointwise=pointwise)
     return result
@@ -176,10 +188,10 @@ def _im2col_gemm(lhs: CudaArray, rhs: CudaArray, out: CudaArray, g: int, geometr
     product where each image has few output cells, as in weight gradients), then ``tmp``
     (O, images, cells) is copied into ``out`` (images, O, cells). A ``pointwise`` convolution
     unfolded is its input: no im2col then, unless ``folded``."""
-    n, c, h, w = lhs.shape
-    o, cg, kh, kw = rhs.shape
-    ph, pw = geometry[2], geometry[3]
-    og, kk, pq, isz = o // g, kh * kw, ph * pw, lhs.dtype.itemsize
+    n, c, dn, h, w = lhs.shape
+    o, cg, kd, kh, kw = rhs.shape
+    pd, ph, pw = geometry[3:6]
+    og, kk, pq, isz = o // g, kd * kh * kw, pd * ph * pw, lhs.dtype.itemsize
     pointwise = pointwise and not folded
     chunk = n if pointwise else max(1, COLS_LIMIT // (c * kk * pq))
     cols = lhs if pointwise else CudaArray.empty((min(chunk, n) * c * kk * pq,), lhs.dtype)
@@ -187,8 +199,9 @@ def _im2col_gemm(lhs: CudaArray, rhs: CudaArray, out: CudaArray, g: int, geometr
         nc = min(chunk, n - n0)
         total = nc * c * kk * pq
         if not pointwise:
-            inverses = [1.0 / v for v in (nc, c, kh, kw, ph, pw)]
-            _im2col_kernel(lhs.dtype)(total, lhs, cols, total, n0, nc, c, h, w, *geometry, int(folded), *inverses)
+            inverses = [1.0 / v for v in (nc, c, kd, kh, kw, pd, ph, pw)]
+            _im2col_kernel(lhs.dtype)(total, lhs, cols, total, n0, nc, c, dn, h, w, *geometry, int(folded),
+                                      *inverses)
         at = out.ptr + n0 * o * pq * isz
         if not folded:
             for gi in range(g):

@@ -36,15 +36,17 @@ from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Seq
 from .conv import (
     Conv1d,
     Conv2d,
+    Conv3d,
     ConvTranspose1d,
     ConvTranspose2d,
+    ConvTranspose3d,
     LazyConv1d,
     LazyConv2d,
     LazyConvTranspose1d,
     LazyConvTranspose2d,
 )
 from .distance import CosineSimilarity, PairwiseDistance
-from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, FeatureAlphaDropout
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
 from .lazy import LazyModuleMixin
@@ -76,9 +78,11 @@ from .module import Module
 from .normalization import (
     BatchNorm1d,
     BatchNorm2d,
+    BatchNorm3d,
     GroupNorm,
     InstanceNorm1d,
     InstanceNorm2d,
+    InstanceNorm3d,
     LayerNorm,
     LazyBatchNorm1d,
     LazyBatchNorm2d,
@@ -89,30 +93,43 @@ from .normalization import (
     SyncBatchNorm,
 )
 from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
     ConstantPad1d,
     ConstantPad2d,
+    ConstantPad3d,
     ReflectionPad1d,
     ReflectionPad2d,
+    ReflectionPad3d,
     ReplicationPad1d,
     ReplicationPad2d,
+    ReplicationPad3d,
     ZeroPad1d,
     ZeroPad2d,
+    ZeroPad3d,
 )
 from .parallel import DataParallel
 from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
     LPPool1d,
     LPPool2d,
+    LPPool3d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
     MaxUnpool1d,
     MaxUnpool2d,
+    MaxUnpool3d,
     Upsample,
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
@@ -148,4 +165,7 @@ __all__ = [
     "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "EmbeddingBag", "MultiMarginLoss",
     "MultiLabelMarginLoss", "LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d",
     "LazyConvTranspose2d", "SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss", "RReLU", "CTCLoss", "TripletMarginWithDistanceLoss", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+    "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d",
+    "LPPool3d", "BatchNorm3d", "InstanceNorm3d", "Dropout3d", "ConstantPad3d", "ZeroPad3d", "ReflectionPad3d",
+    "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
 ]

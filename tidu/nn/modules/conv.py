@@ -1,5 +1,5 @@
-"""``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``: PyTorch's layers on
-``tidu.conv1d``/``conv2d`` and ``tidu.conv_transpose1d``/``conv_transpose2d``. A ``padding_mode`` other than
+"""``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d``: PyTorch's layers on ``tidu.conv1d/2d/3d`` and
+``tidu.conv_transpose1d/2d/3d``. A ``padding_mode`` other than
 ``'zeros'`` pads with ``F.pad`` first, as PyTorch does."""
 
 from __future__ import annotations
@@ -133,6 +133,21 @@ class Conv2d(_ConvNd):
     _fn = staticmethod(ops.conv2d)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W): ``weight (C_out, C_in / groups, kD, kH, kW)``, PyTorch's init.
+
+    >>> import tidu
+    >>> conv = tidu.nn.Conv3d(2, 4, 3, padding=1, padding_mode="circular")
+    >>> conv
+    Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1), padding_mode=circular)
+    >>> conv(tidu.ones(1, 2, 4, 5, 6)).shape
+    tidu.Size([1, 4, 4, 5, 6])
+    """
+
+    _dims = 3
+    _fn = staticmethod(ops.conv3d)
+
+
 class _ConvTransposeNd(Module):
     """What ConvTranspose1d and ConvTranspose2d share: ``weight (C_in, C_out / groups, *k)``,
     PyTorch's initialisation (its fan-in read from that layout, as PyTorch reads it) and repr."""
@@ -219,6 +234,21 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _dims = 2
     _fn = staticmethod(ops.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution over (N, C_in, D, H, W): ``weight (C_in, C_out / groups, kD, kH, kW)``.
+
+    >>> import tidu
+    >>> up = tidu.nn.ConvTranspose3d(2, 4, (1, 2, 3), stride=2)
+    >>> up
+    ConvTranspose3d(2, 4, kernel_size=(1, 2, 3), stride=(2, 2, 2))
+    >>> up(tidu.ones(1, 2, 2, 2, 2)).shape
+    tidu.Size([1, 4, 3, 4, 5])
+    """
+
+    _dims = 3
+    _fn = staticmethod(ops.conv_transpose3d)
 
 
 class _LazyConvXdMixin(LazyModuleMixin):

@@ -1,4 +1,4 @@
-"""``Dropout``, ``Dropout1d``, ``Dropout2d``, ``AlphaDropout`` and ``FeatureAlphaDropout``."""
+"""``Dropout``, ``Dropout1d``, ``Dropout2d``, ``Dropout3d``, ``AlphaDropout`` and ``FeatureAlphaDropout``."""
 
 from __future__ import annotations
 
@@ -54,6 +54,18 @@ class Dropout2d(Dropout):
 
     def forward(self, input: Any) -> Any:  # noqa: A002
         return F.dropout2d(input, self.p, self.training)
+
+
+class Dropout3d(Dropout):
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` in training (``F.dropout3d``).
+
+    >>> import tidu
+    >>> tidu.nn.Dropout3d()
+    Dropout3d(p=0.5, inplace=False)
+    """
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return F.dropout3d(input, self.p, self.training)
 
 
 class AlphaDropout(Dropout):

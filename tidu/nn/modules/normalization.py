@@ -1,4 +1,4 @@
-"""``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``, ``GroupNorm``, ``RMSNorm``, ``InstanceNorm1d``, ``InstanceNorm2d``,
+"""``LayerNorm``, ``BatchNorm1d/2d/3d``, ``GroupNorm``, ``RMSNorm``, ``InstanceNorm1d/2d/3d``,
 ``LocalResponseNorm``."""
 
 from __future__ import annotations
@@ -148,6 +148,19 @@ class BatchNorm2d(_BatchNorm):
 
     _dims = (4,)
 
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of ``(N, C, D, H, W)`` input per channel.
+
+    >>> import tidu
+    >>> bn = tidu.nn.BatchNorm3d(2)
+    >>> _ = bn(tidu.arange(16.0).reshape(2, 2, 2, 2, 1))
+    >>> bn.running_mean
+    tensor([0.5500, 0.9500])
+    """
+
+    _dims = (5,)
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -301,6 +314,18 @@ class InstanceNorm2d(_InstanceNorm):
     _dims = (3, 4)
     _unbatched = 3
 
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Normalize each channel of each sample of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` over its volume.
+
+    >>> import tidu
+    >>> tidu.nn.InstanceNorm3d(2)
+    InstanceNorm3d(2, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
+    """
+
+    _dims = (4, 5)
+    _unbatched = 4
 
 
 class _LazyNormBase(LazyModuleMixin):

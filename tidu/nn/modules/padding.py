@@ -1,5 +1,5 @@
-"""Padding layers on ``F.pad``: ``ZeroPad1d/2d``, ``ConstantPad1d/2d``, ``ReflectionPad1d/2d``,
-``ReplicationPad1d/2d``."""
+"""Padding layers on ``F.pad``: ``ZeroPad1d/2d/3d``, ``ConstantPad1d/2d/3d``, ``ReflectionPad1d/2d/3d``,
+``ReplicationPad1d/2d/3d``, ``CircularPad1d/2d/3d``; each 2-D/3-D layer is its 1-D one with ``dims``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .module import Module
 
 class _PadNd(Module):
     """``F.pad`` of the last ``dims`` dims with ``mode``; ``padding`` is one size for every side or
-    ``(left, right[, top, bottom])``."""
+    ``(left, right[, top, bottom[, front, back]])``."""
 
     mode = "constant"
     dims = 1
@@ -60,6 +60,19 @@ class ConstantPad2d(_ConstantPadNd):
     dims = 2
 
 
+class ConstantPad3d(_ConstantPadNd):
+    """Pad the last three dims with ``value``.
+
+    >>> import tidu
+    >>> tidu.nn.ConstantPad3d((0, 0, 0, 0, 1, 0), 9.0)(tidu.tensor([[[1.0]]]))
+    tensor([[[9.]],
+    <BLANKLINE>
+            [[1.]]])
+    """
+
+    dims = 3
+
+
 class ZeroPad1d(_ConstantPadNd):
     """Pad the last dim with zeros.
 
@@ -86,6 +99,17 @@ class ZeroPad2d(ZeroPad1d):
     dims = 2
 
 
+class ZeroPad3d(ZeroPad1d):
+    """Pad the last three dims with zeros.
+
+    >>> import tidu
+    >>> tidu.nn.ZeroPad3d(1)(tidu.ones(1, 1, 1, 1)).shape
+    tidu.Size([1, 3, 3, 3])
+    """
+
+    dims = 3
+
+
 class ReflectionPad1d(_PadNd):
     """Pad the last dim with its reflection about the edge values.
 
@@ -106,6 +130,17 @@ class ReflectionPad2d(ReflectionPad1d):
     """
 
     dims = 2
+
+
+class ReflectionPad3d(ReflectionPad1d):
+    """Pad the last three dims with their reflection about the edge values.
+
+    >>> import tidu
+    >>> tidu.nn.ReflectionPad3d((0, 0, 0, 0, 1, 1))(tidu.tensor([[[1.0]], [[2.0]]])[None]).flatten()
+    tensor([2., 1., 2., 1.])
+    """
+
+    dims = 3
 
 
 class ReplicationPad1d(_PadNd):
@@ -129,3 +164,52 @@ class ReplicationPad2d(ReplicationPad1d):
     """
 
     dims = 2
+
+
+class ReplicationPad3d(ReplicationPad1d):
+    """Pad the last three dims by repeating their edge values.
+
+    >>> import tidu
+    >>> tidu.nn.ReplicationPad3d((0, 0, 0, 0, 0, 2))(tidu.tensor([[[1.0]]])[None]).flatten()
+    tensor([1., 1., 1.])
+    """
+
+    dims = 3
+
+
+class CircularPad1d(_PadNd):
+    """Pad the last dim by wrapping it around (``F.pad(..., mode='circular')``) of ``(N, C, L)`` or ``(C, L)``.
+
+    >>> import tidu
+    >>> tidu.nn.CircularPad1d((1, 2))(tidu.tensor([[1.0, 2.0, 3.0]]))
+    tensor([[3., 1., 2., 3., 1., 2.]])
+    """
+
+    mode = "circular"
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        if input.ndim not in (self.dims + 1, self.dims + 2):
+            raise ValueError(f"expected {self.dims + 1}D or {self.dims + 2}D input (got {input.ndim}D input)")
+        return super().forward(input)
+
+
+class CircularPad2d(CircularPad1d):
+    """Pad the last two dims by wrapping them around, of ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    >>> import tidu
+    >>> tidu.nn.CircularPad2d((0, 0, 1, 0))(tidu.tensor([[[1.0], [2.0]]])).flatten()
+    tensor([2., 1., 2.])
+    """
+
+    dims = 2
+
+
+class CircularPad3d(CircularPad1d):
+    """Pad the last three dims by wrapping them around, of ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    >>> import tidu
+    >>> tidu.nn.CircularPad3d(1)
+    CircularPad3d((1, 1, 1, 1, 1, 1))
+    """
+
+    dims = 3

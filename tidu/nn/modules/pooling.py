@@ -1,5 +1,6 @@
-"""``MaxPool2d`` and ``AvgPool2d`` on ``tidu.max_pool2d``/``tidu.avg_pool2d``, ``MaxPool1d`` and ``AvgPool1d``
-on them over a unit height; the adaptive pools; ``MaxUnpool``, ``LPPool``; ``Upsample``."""
+"""``MaxPool1d/2d/3d`` and ``AvgPool1d/2d/3d`` on ``F.max_pool*``/``F.avg_pool*``; the adaptive pools;
+``MaxUnpool1d/2d/3d``, ``LPPool1d/2d/3d``; ``Upsample``. Each family is one class, its 1-D/2-D/3-D
+layers differing only in the function they call."""
 
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ class MaxPool2d(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
+    _fn = staticmethod(ops.max_pool2d)
+
     def forward(self, input: Any) -> Any:  # noqa: A002
-        return ops.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
                               ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
@@ -57,8 +60,10 @@ class AvgPool2d(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
+    _fn = staticmethod(ops.avg_pool2d)
+
     def forward(self, input: Any) -> Any:  # noqa: A002
-        return ops.avg_pool2d(input, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
                               count_include_pad=self.count_include_pad, divisor_override=self.divisor_override)
 
     def extra_repr(self) -> str:
@@ -77,8 +82,10 @@ class AdaptiveAvgPool2d(Module):
         super().__init__()
         self.output_size = output_size
 
+    _fn = staticmethod(F.adaptive_avg_pool2d)
+
     def forward(self, input: Any) -> Any:  # noqa: A002
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        return type(self)._fn(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -92,8 +99,18 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
     tensor([[1., 4.]])
     """
 
-    def forward(self, input: Any) -> Any:  # noqa: A002
-        return F.adaptive_avg_pool1d(input, self.output_size)
+    _fn = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    """Mean over adaptive windows of the last three dims to ``output_size`` (``F.adaptive_avg_pool3d``).
+
+    >>> import tidu
+    >>> tidu.nn.AdaptiveAvgPool3d((1, None, 2))(tidu.ones(1, 2, 3, 4, 5)).shape
+    tidu.Size([1, 2, 1, 4, 2])
+    """
+
+    _fn = staticmethod(F.adaptive_avg_pool3d)
 
 
 class Upsample(Module):
@@ -156,9 +173,35 @@ class MaxPool1d(MaxPool2d):
     tensor([[3., 2.]])
     """
 
-    def forward(self, input: Any) -> Any:  # noqa: A002
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+    _fn = staticmethod(F.max_pool1d)
+
+
+class MaxPool3d(MaxPool2d):
+    """Max over windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` (``F.max_pool3d``).
+
+    >>> import tidu
+    >>> pool = tidu.nn.MaxPool3d(2, return_indices=True)
+    >>> pool
+    MaxPool3d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    >>> pool(tidu.arange(8.0).reshape(1, 2, 2, 2))
+    (tensor([[[[7.]]]]), tensor([[[[7]]]]))
+    """
+
+    _fn = staticmethod(ops.max_pool3d)
+
+
+class AvgPool3d(AvgPool2d):
+    """Mean over windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` (``F.avg_pool3d``).
+
+    >>> import tidu
+    >>> pool = tidu.nn.AvgPool3d(2)
+    >>> pool
+    AvgPool3d(kernel_size=2, stride=2, padding=0)
+    >>> pool(tidu.arange(8.0).reshape(1, 2, 2, 2))
+    tensor([[[[3.5000]]]])
+    """
+
+    _fn = staticmethod(ops.avg_pool3d)
 
 
 class AvgPool1d(AvgPool2d):
@@ -197,8 +240,10 @@ class AdaptiveMaxPool2d(Module):
         super().__init__()
         self.output_size, self.return_indices = output_size, return_indices
 
+    _fn = staticmethod(F.adaptive_max_pool2d)
+
     def forward(self, input: Any) -> Any:  # noqa: A002
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+        return type(self)._fn(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -212,8 +257,18 @@ class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
     tensor([[5., 3.]])
     """
 
-    def forward(self, input: Any) -> Any:  # noqa: A002
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+    _fn = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    """Max over adaptive windows of the last three dims to ``output_size`` (``F.adaptive_max_pool3d``).
+
+    >>> import tidu
+    >>> tidu.nn.AdaptiveMaxPool3d(1)(tidu.arange(8.0).reshape(1, 2, 2, 2))
+    tensor([[[[7.]]]])
+    """
+
+    _fn = staticmethod(F.adaptive_max_pool3d)
 
 
 class MaxUnpool2d(Module):
@@ -249,6 +304,17 @@ class MaxUnpool1d(MaxUnpool2d):
     _dims = 1
 
 
+class MaxUnpool3d(MaxUnpool2d):
+    """The inverse of ``MaxPool3d`` given its indices (``F.max_unpool3d``).
+
+    >>> import tidu
+    >>> tidu.nn.MaxUnpool3d(2)
+    MaxUnpool3d(kernel_size=(2, 2, 2), stride=(2, 2, 2), padding=(0, 0, 0))
+    """
+
+    _dims = 3
+
+
 class LPPool2d(Module):
     """Power-average pooling ``(sum of x ** norm_type over the window) ** (1 / norm_type)``
     (``F.lp_pool2d``).
@@ -262,8 +328,10 @@ class LPPool2d(Module):
         super().__init__()
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
 
+    _fn = staticmethod(F.lp_pool2d)
+
     def forward(self, input: Any) -> Any:  # noqa: A002
-        return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+        return type(self)._fn(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
     def extra_repr(self) -> str:
         return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
@@ -278,5 +346,15 @@ class LPPool1d(LPPool2d):
     tensor([[3., 7.]])
     """
 
-    def forward(self, input: Any) -> Any:  # noqa: A002
-        return F.lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool3d(LPPool2d):
+    """Power-average pooling over the last three dims (``F.lp_pool3d``).
+
+    >>> import tidu
+    >>> tidu.nn.LPPool3d(2, (1, 2, 2))(tidu.full((1, 1, 2, 2), 3.0))
+    tensor([[[[6.]]]])
+    """
+
+    _fn = staticmethod(F.lp_pool3d)
