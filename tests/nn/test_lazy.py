@@ -80,6 +80,10 @@ LAZY = [
     ("LazyBatchNorm2d", (), {"track_running_stats": False}, (3, 2, 4, 4)),
     ("LazyInstanceNorm1d", (), {}, (2, 3, 5)),
     ("LazyInstanceNorm2d", (), {"affine": False}, (2, 3, 4, 4)),
+    ("LazyConv3d", (2, (1, 2, 2)), {"padding": (0, 1, 1)}, (2, 3, 2, 3, 3)),
+    ("LazyConvTranspose3d", (2, 2), {"stride": 2}, (1, 3, 2, 2, 2)),
+    ("LazyBatchNorm3d", (), {}, (2, 3, 2, 2, 2)),
+    ("LazyInstanceNorm3d", (), {}, (2, 3, 2, 2, 2)),
 ]
 
 

@@ -2045,17 +2045,8 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
     tensor(0.5000)
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
-    if not anchor.ndim == positive.ndim == negative.ndim:
-        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
-                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
-                           f"{negative.ndim}D inputs")
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
-    if swap:
-        d_neg = ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce(ops.clamp(d_pos - d_neg + margin, min=0), reduction)
+    return _triplet(anchor, positive, negative, lambda x, y: pairwise_distance(x, y, p, eps), margin, swap, reduction,
+                    margin_last=True)
 
 
 
@@ -2073,18 +2064,26 @@ def triplet_margin_with_distance_loss(anchor: Any, positive: Any, negative: Any,
     """
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    distance = pairwise_distance if distance_function is None else distance_function
+    return _triplet(anchor, positive, negative, distance, margin, swap, reduction)
+
+
+def _triplet(anchor: Any, positive: Any, negative: Any, distance: Any, margin: float, swap: bool, reduction: str,
+             margin_last: bool = False) -> Any:
+    """The triplet losses' common part; ``margin_last``: ``d_pos - d_neg + margin``, the order
+    PyTorch's ``triplet_margin_loss`` adds in (``margin + d_pos - d_neg`` otherwise)."""
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     if not anchor.ndim == positive.ndim == negative.ndim:
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
                            f"{negative.ndim}D inputs")
-    distance = pairwise_distance if distance_function is None else distance_function
     d_pos = distance(anchor, positive)
     d_neg = distance(anchor, negative)
     if swap:
         d_neg = ops.minimum(d_neg, distance(positive, negative))
-    return _reduce(ops.clamp(margin + d_pos - d_neg, min=0), reduction)
+    margins = d_pos - d_neg + margin if margin_last else margin + d_pos - d_neg
+    return _reduce(ops.clamp(margins, min=0), reduction)
 
 def _check_reduction(reduction: str) -> None:
     """The check of the losses whose error reads ``'<reduction> is not valid'``."""

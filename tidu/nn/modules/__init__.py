@@ -42,8 +42,10 @@ from .conv import (
     ConvTranspose3d,
     LazyConv1d,
     LazyConv2d,
+    LazyConv3d,
     LazyConvTranspose1d,
     LazyConvTranspose2d,
+    LazyConvTranspose3d,
 )
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
@@ -86,8 +88,10 @@ from .normalization import (
     LayerNorm,
     LazyBatchNorm1d,
     LazyBatchNorm2d,
+    LazyBatchNorm3d,
     LazyInstanceNorm1d,
     LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
     LocalResponseNorm,
     RMSNorm,
     SyncBatchNorm,
@@ -164,7 +168,7 @@ __all__ = [
     "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout",
     "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "EmbeddingBag", "MultiMarginLoss",
     "MultiLabelMarginLoss", "LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d",
-    "LazyConvTranspose2d", "SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss", "RReLU", "CTCLoss", "TripletMarginWithDistanceLoss", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+    "LazyConvTranspose2d", "LazyConv3d", "LazyConvTranspose3d", "LazyBatchNorm3d", "LazyInstanceNorm3d", "SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss", "RReLU", "CTCLoss", "TripletMarginWithDistanceLoss", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
     "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d",
     "LPPool3d", "BatchNorm3d", "InstanceNorm3d", "Dropout3d", "ConstantPad3d", "ZeroPad3d", "ReflectionPad3d",
     "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",

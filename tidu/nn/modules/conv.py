@@ -286,7 +286,29 @@ class _LazyConvXdMixin(LazyModuleMixin):
         return input.shape[1] if input.dim() == batched else input.shape[0]
 
 
-class LazyConv1d(_LazyConvXdMixin, Conv1d):
+class _LazyConv(_LazyConvXdMixin):
+    """A lazy convolution's constructor: ``Conv{1,2,3}d``'s without ``in_channels``."""
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    """A lazy transposed convolution's constructor: ``ConvTranspose{1,2,3}d``'s without ``in_channels``."""
+
+    transposed = True
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
     """A ``Conv1d`` whose ``in_channels`` comes from its first input; it then becomes a ``Conv1d``.
 
     >>> import tidu
@@ -297,14 +319,8 @@ class LazyConv1d(_LazyConvXdMixin, Conv1d):
 
     cls_to_become = Conv1d
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self._lazy_parameters(out_channels, bias, device, dtype)
 
-
-class LazyConv2d(_LazyConvXdMixin, Conv2d):
+class LazyConv2d(_LazyConv, Conv2d):
     """A ``Conv2d`` whose ``in_channels`` comes from its first input; it then becomes a ``Conv2d``.
 
     >>> import tidu
@@ -315,14 +331,20 @@ class LazyConv2d(_LazyConvXdMixin, Conv2d):
 
     cls_to_become = Conv2d
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self._lazy_parameters(out_channels, bias, device, dtype)
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A ``Conv3d`` whose ``in_channels`` comes from its first input; it then becomes a ``Conv3d``.
+
+    >>> import tidu
+    >>> conv = tidu.nn.LazyConv3d(2, kernel_size=(1, 2, 2))
+    >>> conv(tidu.ones(1, 3, 2, 3, 3)).shape, conv.weight.shape
+    (tidu.Size([1, 2, 2, 2, 2]), tidu.Size([2, 3, 1, 2, 2]))
+    """
+
+    cls_to_become = Conv3d
 
 
-class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
     """A ``ConvTranspose1d`` whose ``in_channels`` comes from its first input.
 
     >>> import tidu
@@ -332,16 +354,9 @@ class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
     """
 
     cls_to_become = ConvTranspose1d
-    transposed = True
-
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
-        self._lazy_parameters(out_channels, bias, device, dtype)
 
 
-class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
     """A ``ConvTranspose2d`` whose ``in_channels`` comes from its first input.
 
     >>> import tidu
@@ -351,10 +366,15 @@ class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
     """
 
     cls_to_become = ConvTranspose2d
-    transposed = True
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
-        self._lazy_parameters(out_channels, bias, device, dtype)
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A ``ConvTranspose3d`` whose ``in_channels`` comes from its first input.
+
+    >>> import tidu
+    >>> conv = tidu.nn.LazyConvTranspose3d(2, kernel_size=2)
+    >>> conv(tidu.ones(1, 3, 2, 2, 2)).shape, conv.weight.shape
+    (tidu.Size([1, 2, 3, 3, 3]), tidu.Size([3, 2, 2, 2, 2]))
+    """
+
+    cls_to_become = ConvTranspose3d

@@ -386,6 +386,19 @@ class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
     _dims = BatchNorm2d._dims
 
 
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A ``BatchNorm3d`` whose ``num_features`` comes from its first input.
+
+    >>> import tidu
+    >>> bn = tidu.nn.LazyBatchNorm3d()
+    >>> bn(tidu.ones(2, 3, 1, 2, 2)).shape, bn.running_mean.shape, type(bn).__name__
+    (tidu.Size([2, 3, 1, 2, 2]), tidu.Size([3]), 'BatchNorm3d')
+    """
+
+    cls_to_become = BatchNorm3d
+    _dims = BatchNorm3d._dims
+
+
 class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
     """An ``InstanceNorm1d`` whose ``num_features`` comes from its first input; as PyTorch's, it
     defaults to ``affine=True, track_running_stats=True`` (``InstanceNorm1d`` to ``False``).
@@ -434,3 +447,17 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An ``InstanceNorm3d`` whose ``num_features`` comes from its first input (defaults as
+    ``LazyInstanceNorm1d``).
+
+    >>> import tidu
+    >>> norm = tidu.nn.LazyInstanceNorm3d(affine=False)
+    >>> norm(tidu.ones(1, 3, 2, 2, 2)).shape, norm.running_mean.shape
+    (tidu.Size([1, 3, 2, 2, 2]), tidu.Size([3]))
+    """
+
+    cls_to_become = InstanceNorm3d
+    _dims, _unbatched = InstanceNorm3d._dims, InstanceNorm3d._unbatched
