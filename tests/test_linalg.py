@@ -322,3 +322,4 @@ def test_solve_triangular_takes_the_dtype_of_a_as_torch() -> None:
         ref = torch.linalg.solve_triangular(torch.eye(2, dtype=getattr(torch, a)),
                                             torch.ones(2, 1, dtype=getattr(torch, b)), upper=True)
         assert str(ours.dtype)[5:] == str(ref.dtype)[6:]
+

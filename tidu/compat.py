@@ -141,9 +141,9 @@ def set_num_interop_threads(n: int) -> None:
 
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
-    """Keep the anomaly-detection flags (``is_anomaly_enabled``, ``is_anomaly_check_nan_enabled``).
-    tidu's backward does not check for NaN or record forward stack traces; the flags are kept so
-    that scripts that set and read them run.
+    """Turn anomaly detection on or off (``autograd.set_detect_anomaly`` and ``detect_anomaly``
+    set it too): with it on, a backward pass checks each node's gradients for NaN
+    (``check_nan``) and raises PyTorch's error naming the node (``autograd/anomaly_mode.py``).
 
     >>> import tidu
     >>> tidu.set_anomaly_enabled(True); tidu.is_anomaly_enabled()

@@ -177,3 +177,32 @@ def test_parameters_to_vector_and_back_match_torch():
             lib.nn.utils.vector_to_parameters([1.0], model.parameters())
         results.append((tuple(vec.shape), grads, params))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize(("shape", "groups"), [((4, 2, 3), 1), ((6, 3, 3, 5), 2), ((2, 4, 3, 3, 3), 1), ((4, 1, 2), 4)])
+def test_dirac_matches_torch(shape, groups) -> None:  # noqa: ANN001
+    ours = tidu.nn.init.dirac_(tidu.empty(*shape), groups=groups)
+    ref = torch.nn.init.dirac_(torch.empty(*shape), groups=groups)
+    np.testing.assert_array_equal(ours.numpy(), ref.numpy())
+
+
+@pytest.mark.parametrize("call", ["L.nn.init.dirac_(L.empty(2, 3))", "L.nn.init.dirac_(L.empty(3, 2, 2), groups=2)",
+                                  "L.nn.init.sparse_(L.empty(2, 3, 4), 0.5)"])
+def test_dirac_and_sparse_errors_match_torch(call: str) -> None:
+    from ..test_torch_oracle import assert_same_error
+
+    assert_same_error(call)
+
+
+def test_sparse_zeros_per_column_and_std() -> None:
+    tidu.manual_seed(0)
+    w = tidu.nn.init.sparse_(tidu.empty(400, 50), sparsity=0.3, std=0.02)
+    ref = torch.nn.init.sparse_(torch.empty(400, 50), sparsity=0.3, std=0.02)
+    zeros, ref_zeros = (w == 0).sum(0).numpy(), (ref == 0).sum(0).numpy()
+    np.testing.assert_array_equal(zeros, ref_zeros)  # ceil(0.3 * 400) = 120 in every column
+    assert zeros[0] == 120
+    nonzero = w.numpy()[w.numpy() != 0]
+    assert abs(nonzero.std() - 0.02) < 0.002 and abs(nonzero.mean()) < 0.002
+    tidu.manual_seed(0)
+    again = tidu.nn.init.sparse_(tidu.empty(400, 50), sparsity=0.3, std=0.02)
+    np.testing.assert_array_equal(w.numpy(), again.numpy())  # tidu's generator, seeded

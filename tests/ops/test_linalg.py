@@ -487,3 +487,16 @@ def test_chain_matmul_warns_as_torch() -> None:
 ])
 def test_more_product_errors_match_torch(call: str) -> None:
     assert_same_error(call)
+
+
+@pytest.mark.parametrize(("shape", "rcond"), [((3, 4), 1e-15), ((2, 5, 3), 1e-15), ((4, 4), 0.3)])
+def test_pinverse_matches_torch(shape, rcond) -> None:  # noqa: ANN001
+    a = np.random.RandomState(1).randn(*shape)
+    out = []
+    for L in (tidu, torch):
+        x = L.tensor(a, requires_grad=True)
+        p = L.pinverse(x, rcond=rcond)
+        (p * p).sum().backward()
+        out.append((p.detach().numpy(), x.grad.numpy(), x.pinverse(rcond).detach().numpy()))
+    for ours, ref in zip(*out):
+        np.testing.assert_allclose(ours, ref, rtol=1e-7, atol=1e-9)

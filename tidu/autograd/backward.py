@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..compat import _settings
 from ..core import grad_mode, groups, programs
 from ..core.device import CPU
 from ..core.groups import raw_node
@@ -16,6 +17,7 @@ from ..eager.backward import leading_to
 from ..tensor import HOOKED, POST_ACCUMULATE, POST_ACCUMULATE_HOOKS, RETAINED, Tensor, placed, wrap
 from . import compiled
 from .executor import EXECUTOR
+from .graph import NODE_HOOKS, NodeHooks
 
 
 class Hooks:
@@ -37,6 +39,11 @@ class Hooks:
                     self.by_key.setdefault(key, []).append(hook)
                     self.non_leaf = self.non_leaf or key is not t._key or t._trace is not None
         self.final: dict[Any, Tensor] = {}
+        self.node_hooks = None  # hooks on nodes, anomaly mode: the general walk calls them
+        anomaly = _settings["anomaly"]
+        if NODE_HOOKS or anomaly:
+            self.node_hooks = NodeHooks(anomaly and _settings["anomaly_nan"])
+            self.non_leaf = True
 
     def run(self, key: Any, grad: Tensor) -> Tensor:
         hooks = self.by_key.get(key)

@@ -139,6 +139,8 @@ class Function:
                                 f"is {type(o).__name__}")
             if any(o is a for a in args) or any(o is p for p in outs[:i]):
                 outs[i] = Tensor(o._data, o.dtype, device=o.device)  # an input returned as is: a new value on the tape
+                if id(o) in ctx.non_differentiable:  # marked non-differentiable, it stays so
+                    ctx.non_differentiable.add(id(outs[i]))
         _record(cls, ctx, args, outs)
         return outs[0] if single else tuple(outs)
 

@@ -142,6 +142,14 @@ class GroupTrace(Trace):
     def name(self) -> str:
         return self.group.name(self.index)
 
+    def __eq__(self, other: object) -> bool:  # by (group, index): comparing never splits
+        if other.__class__ is GroupTrace:
+            return other.group is self.group and other.index == self.index
+        return isinstance(other, Trace) and other.node is self.node
+
+    def __hash__(self) -> int:
+        return hash((id(self.group), self.index))
+
 
 def raw_node(trace: Trace) -> TraceNode:
     """``trace``'s node for walks that read groups (``autograd.compiled``): no split."""

@@ -10,6 +10,7 @@ the write as PyTorch's do.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,23 @@ LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place op
 VIEW_OF_LEAF_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
+# tensors that refuse in-place writes with grad mode on, by id: (weak reference, message); the
+# outputs of a module call with backward hooks (nn/modules/_backward_hooks.py)
+NO_INPLACE: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def forbid_inplace(tensor: Any, message: str) -> None:
+    """Make in-place writes to ``tensor`` with grad mode on raise ``RuntimeError(message)``."""
+    key = id(tensor)
+    NO_INPLACE[key] = (weakref.ref(tensor, lambda _, key=key: NO_INPLACE.pop(key, None)), message)
+
+
 def check_writable(target: Any, op: str) -> None:
     """Raise PyTorch's errors for in-place writes that can never be allowed."""
+    if NO_INPLACE and grad_mode.is_grad_enabled():
+        entry = NO_INPLACE.get(id(target))
+        if entry is not None and entry[0]() is target:
+            raise RuntimeError(entry[1])
     if grad_mode.is_grad_enabled() and target._requires_grad and target._trace is None:
         raise RuntimeError(LEAF_ERROR)
     if not target._data.flags.writeable:

@@ -68,6 +68,7 @@ def try_backward(
     never reads its node's saved values, so it cannot fail on them.
     """
     cotangents: dict[ValueKey, Any] = {output_key: seed}
+    node_hooks = getattr(ctx, "node_hooks", None)  # the runtime's per-node work (hooks on nodes, checks)
     traces = topological_traces(output_trace)
     needed = None if wanted is None else leading_to(traces, wanted)
     for trace in reversed(traces):
@@ -75,6 +76,8 @@ def try_backward(
         if needed is not None and node not in needed:
             continue
         cts = [cotangents.get(k) for k in node.primal_out_keys]
+        if node_hooks is not None:
+            cts = node_hooks.before(node, cts)
         active = [i for i, c in enumerate(cts) if c is not None]
         if not active:
             continue
@@ -88,6 +91,8 @@ def try_backward(
         values = executor.execute_forward(PrimitiveGraph(linear), node.saved_data)
         in_cts = executor.run_transposed_linear(linear, [cts[i] for i in active], values, ctx)
         by_key: dict[Hashable, Any] = {k: c for (k, _), c in zip(linear.tangent_inputs, in_cts)}
+        if node_hooks is not None:
+            by_key = node_hooks.after(trace, node, cts, by_key)
         if wanted is not None:
             for key in node.primal_out_keys:
                 if key not in wanted:

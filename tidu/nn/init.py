@@ -20,7 +20,7 @@ from ..core.inplace import assign_
 from ..tensor import Tensor
 
 __all__ = [
-    "calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "orthogonal_",
+    "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "orthogonal_",
     "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
 ]
 
@@ -257,6 +257,49 @@ def eye_(tensor: Tensor) -> Tensor:
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _fill(tensor, ops.eye(*tensor.shape, dtype=tensor.dtype), "eye_")
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: a convolution by it keeps
+    its input channels (the first ``min(out // groups, in)`` of each group).
+
+    >>> import tidu
+    >>> w = tidu.nn.init.dirac_(tidu.empty(2, 2, 3))
+    >>> tidu.nn.functional.conv1d(tidu.tensor([[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]), w, padding=1)
+    tensor([[[1., 2., 3.],
+             [4., 5., 6.]]])
+    """
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = sizes[0] // groups
+    value = np.zeros(sizes, tensor.dtype.np)
+    centre = tuple(n // 2 for n in sizes[2:])
+    for g in range(groups):
+        for d in range(min(per_group, sizes[1])):
+            value[(g * per_group + d, d, *centre)] = 1
+    return _fill(tensor, ops.tensor(value, device=tensor.device), "dirac_")
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """Fill a 2-D tensor with normal draws (``std``), then zero ``ceil(sparsity * rows)`` random
+    rows of each column (Martens, 2010). Draws from tidu's generator (or ``generator``).
+
+    >>> import tidu
+    >>> w = tidu.nn.init.sparse_(tidu.empty(4, 3), sparsity=0.5)
+    >>> (w == 0).sum(0).tolist()
+    [2, 2, 2]
+    """
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    value = ops.randn(rows, cols, generator=generator, dtype=dtypes.float64).numpy() * std
+    for col in range(cols):
+        value[ops.randperm(rows, generator=generator).numpy()[:num_zeros], col] = 0
+    return _fill(tensor, ops.tensor(value, dtype=tensor.dtype, device=tensor.device), "sparse_")
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:

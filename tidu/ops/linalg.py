@@ -19,7 +19,8 @@ from ._operands import broadcast_shapes, broadcast_to, is_value, wrap_dim
 from .shape import reshape, squeeze, unsqueeze
 
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "cdist", "dot", "einsum", "inner", "kron", "matmul", "mm",
-           "mv", "outer", "pdist", "tensordot", "addr", "chain_matmul", "dist", "ger", "matrix_power", "renorm", "vdot"]
+           "mv", "outer", "pdist", "tensordot", "addr", "chain_matmul", "dist", "ger", "matrix_power", "pinverse", "renorm",
+           "vdot"]
 
 # PyTorch's messages name the C types
 _C_NAMES = dtypes.C_TYPES
@@ -723,9 +724,23 @@ def renorm(input: Any, p: float, dim: int, maxnorm: float) -> Any:  # noqa: A002
     return math.mul(input, factor)
 
 
+def pinverse(input: Any, rcond: float = 1e-15) -> Any:  # noqa: A002
+    """The Moore-Penrose pseudo-inverse: ``linalg.pinv(input, rtol=rcond)`` (singular values below
+    ``rcond`` times the largest count as zero). Gradient: ``linalg.pinv``'s.
+
+    >>> import tidu
+    >>> tidu.pinverse(tidu.tensor([[2.0, 0.0], [0.0, 0.0]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.0000]])
+    """
+    from ..linalg import pinv
+
+    return pinv(input, rtol=rcond)
+
+
 METHODS = {
     "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self), "matmul": matmul, "mm": mm,
     "bmm": bmm, "dot": dot, "outer": outer, "mv": mv, "addmm": addmm, "addmv": addmv, "addbmm": addbmm,
     "baddbmm": baddbmm, "inner": inner, "kron": kron, "addr": addr, "ger": ger, "vdot": vdot,
-    "matrix_power": matrix_power, "dist": dist, "renorm": renorm,
+    "matrix_power": matrix_power, "dist": dist, "renorm": renorm, "pinverse": pinverse,
 }

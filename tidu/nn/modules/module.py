@@ -1,8 +1,10 @@
-"""``Module``: the base class of every layer (PyTorch's ``nn.Module``; of its hooks, forward
-pre-hooks and forward hooks)."""
+"""``Module``: the base class of every layer (PyTorch's ``nn.Module``), with its hooks: forward
+pre-hooks, forward hooks, full backward hooks and backward pre-hooks (``_backward_hooks.py``),
+and the module-wide ones (``register_module_full_backward_hook``...)."""
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
@@ -43,6 +45,56 @@ class RemovableHandle:
         self.hooks.pop(self.id, None)
 
 
+_global_backward_hooks: OrderedDict = OrderedDict()
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_is_full_backward_hook: bool | None = None
+_BOTH_GLOBAL = ("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                "Please use only one of them.")
+_BOTH = ("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+         "Please use only one of them.")
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """A full backward hook of every module (``Module.register_full_backward_hook``), called before
+    the module's own; for debugging.
+
+    >>> import tidu
+    >>> seen = []
+    >>> h = tidu.nn.modules.module.register_module_full_backward_hook(
+    ...     lambda m, gi, go: seen.append(type(m).__name__))
+    >>> tidu.nn.Tanh()(tidu.ones(2, requires_grad=True)).sum().backward()
+    >>> h.remove(); seen
+    ['Tanh']
+    """
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError(_BOTH_GLOBAL)
+    _global_is_full_backward_hook = True
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """The older module-wide backward hook: in tidu a full backward hook (see
+    ``Module.register_backward_hook``)."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError(_BOTH_GLOBAL)
+    _global_is_full_backward_hook = False
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """A backward pre-hook of every module (``Module.register_full_backward_pre_hook``), called
+    before the module's own; for debugging."""
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
 class Module:
     """Base class for neural-network modules: assign Parameters, buffers and submodules as attributes.
 
@@ -75,32 +127,117 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        hooks = self.__dict__.get("_forward_pre_hooks")
-        if hooks:  # every layer call comes here: nothing to copy without hooks
+        d = self.__dict__
+        # every layer call comes here: nothing to copy without hooks
+        if (d.get("_forward_pre_hooks") or d.get("_forward_hooks") or d.get("_backward_hooks")
+                or d.get("_backward_pre_hooks") or _global_backward_hooks or _global_backward_pre_hooks):
+            return self._call_with_hooks(args, kwargs)
+        return self.forward(*args, **kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        d = self.__dict__
+        backward_hooks = self._get_backward_hooks()
+        backward_pre_hooks = [*_global_backward_pre_hooks.values(), *d.get("_backward_pre_hooks", {}).values()]
+        hooks = d.get("_forward_pre_hooks")
+        if hooks:
             for hook in tuple(hooks.values()):
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        hooks = self.__dict__.get("_forward_hooks")
+        bw_hook = None
+        if backward_hooks or backward_pre_hooks:
+            from ._backward_hooks import BackwardHook
+
+            bw_hook = BackwardHook(self, backward_hooks, backward_pre_hooks)
+            args = bw_hook.setup_input_hook(args)
+        hooks = d.get("_forward_hooks")
         if not hooks:
-            return self.forward(*args, **kwargs)
-        try:
             output = self.forward(*args, **kwargs)
-        except Exception:
-            for hook, with_kwargs, always_call in tuple(hooks.values()):
-                if always_call:
-                    hook(self, args, kwargs, None) if with_kwargs else hook(self, args, None)
-            raise
-        for hook, with_kwargs, _ in tuple(hooks.values()):
-            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
-            if result is not None:
-                output = result
+        else:
+            try:
+                output = self.forward(*args, **kwargs)
+            except Exception:
+                for hook, with_kwargs, always_call in tuple(hooks.values()):
+                    if always_call:
+                        hook(self, args, kwargs, None) if with_kwargs else hook(self, args, None)
+                raise
+            for hook, with_kwargs, _ in tuple(hooks.values()):
+                result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
+                if result is not None:
+                    output = result
+        if bw_hook is not None:
+            if not isinstance(output, Tensor | tuple):
+                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                              f"Tensors but received {type(output)}", stacklevel=3)
+            output = bw_hook.setup_output_hook(output)
         return output
+
+    def _get_backward_hooks(self) -> list:
+        """The full backward hooks of a call: the module-wide ones first (tidu runs the older
+        non-full hooks as full ones)."""
+        return [*_global_backward_hooks.values(), *self.__dict__.get("_backward_hooks", {}).values()]
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are
+        computed, before its backward hooks; a tuple returned replaces ``grad_output``.
+
+        >>> import tidu
+        >>> layer = tidu.nn.Linear(2, 1)
+        >>> h = layer.register_full_backward_pre_hook(lambda m, grad_output: (grad_output[0] * 0,))
+        >>> layer(tidu.ones(1, 2)).sum().backward()
+        >>> layer.bias.grad
+        tensor([0.])
+        >>> h.remove()
+        """
+        hooks = self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect to the
+        module's inputs are computed: one entry per positional argument (``None`` where it is not a
+        tensor that requires grad); a tuple returned replaces ``grad_input``. The outputs of such a
+        call refuse in-place writes, as PyTorch's do.
+
+        >>> import tidu
+        >>> layer = tidu.nn.Linear(2, 1)
+        >>> h = layer.register_full_backward_hook(lambda m, gi, go: print(gi[0].shape, go[0].shape))
+        >>> layer(tidu.ones(3, 2, requires_grad=True)).sum().backward()
+        tidu.Size([3, 2]) tidu.Size([3, 1])
+        >>> h.remove()
+        """
+        if self.__dict__.get("_is_full_backward_hook") is False:
+            raise RuntimeError(_BOTH)
+        object.__setattr__(self, "_is_full_backward_hook", True)
+        hooks = self.__dict__.setdefault("_backward_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """PyTorch's older (non-full) backward hook. tidu runs it as a full backward hook
+        (``register_full_backward_hook``): its ``grad_input`` is that of the module's inputs, where
+        PyTorch's is that of the last operation inside the module (docs/guides/pytorch-differences.md)."""
+        if self.__dict__.get("_is_full_backward_hook") is True:
+            raise RuntimeError(_BOTH)
+        object.__setattr__(self, "_is_full_backward_hook", False)
+        hooks = self.__dict__.setdefault("_backward_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     def register_forward_pre_hook(self, hook: Callable[[Module, tuple], Any]) -> RemovableHandle:
         """Call ``hook(module, args)`` before every ``forward``; a result other than ``None``
