@@ -161,9 +161,9 @@ def reset_peak_memory_stats(device: Any = None) -> None:
 
 def memory_stats(device: Any = None) -> dict[str, int]:
     """PyTorch's memory counters that tidu's pool keeps (an empty dict before CUDA is set up, as
-    PyTorch's): current, peak, and cumulative ``allocated``/``freed`` bytes and counts of the
-    blocks live tensors hold, the bytes reserved from the driver, and the allocation retries and
-    out-of-memory errors.
+    PyTorch's): the current and peak bytes and the current number of the blocks live tensors hold,
+    the current, peak, total and freed bytes reserved from the driver, and the allocation retries
+    and out-of-memory errors.
 
     >>> import tidu
     >>> stats = tidu.cuda.memory_stats()
@@ -173,14 +173,10 @@ def memory_stats(device: Any = None) -> dict[str, int]:
     if not is_initialized():
         return {}
     c = _counters()
-    out = {}
-    for name, current, peak, total, freed in (
-        ("allocated_bytes", c.allocated, c.peak, c.allocated_total, c.allocated_total - c.allocated),
-        ("allocation", c.allocations, c.peak_allocations, c.allocations_total, c.allocations_total - c.allocations),
-        ("reserved_bytes", c.reserved, c.peak_reserved, c.reserved_total, c.reserved_total - c.reserved),
-    ):
-        for kind, value in (("current", current), ("peak", peak), ("allocated", total), ("freed", freed)):
-            out[f"{name}.all.{kind}"] = value
+    out = {"allocated_bytes.all.current": c.allocated, "allocated_bytes.all.peak": c.peak,
+           "allocation.all.current": c.live_blocks(), "reserved_bytes.all.current": c.reserved,
+           "reserved_bytes.all.peak": c.peak_reserved, "reserved_bytes.all.allocated": c.reserved_total,
+           "reserved_bytes.all.freed": c.reserved_total - c.reserved}
     out.update({"num_alloc_retries": c.retries, "num_ooms": c.ooms, "num_device_alloc": c.device_allocs,
                 "num_device_free": c.device_frees})
     return dict(sorted(out.items()))

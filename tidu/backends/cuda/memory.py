@@ -23,21 +23,26 @@ from .runtime import runtime
 
 
 class Counters:
-    """What ``tidu.cuda.memory_stats`` reports (PyTorch's names there): the bytes and number of the
-    blocks held by live arrays (``allocated``, ``allocations``), their peaks since
-    ``reset_peaks``, and the totals ever handed out; the bytes held from the driver's pool
-    (``reserved``: live blocks and cached free ones) and the calls that took or gave them. Under the
-    simulator every array's memory is its own host allocation, so reserved follows allocated."""
+    """What ``tidu.cuda.memory_stats`` reports (PyTorch's names there): the bytes of the blocks held
+    by live arrays (``allocated``) and their peak since ``reset_peaks``; the bytes held from the
+    driver's pool (``reserved``: live blocks and cached free ones), its peak and total, and the
+    calls that took or gave them. Only ``allocated`` and its peak move with every array; the
+    number of live blocks is counted when asked (``live_blocks``). Under the simulator every
+    array's memory is its own host allocation, so reserved follows allocated."""
 
-    __slots__ = ("allocated", "peak", "allocated_total", "allocations", "peak_allocations", "allocations_total",
-                 "reserved", "peak_reserved", "reserved_total", "device_allocs", "device_frees", "retries", "ooms")
+    __slots__ = ("allocated", "peak", "reserved", "peak_reserved", "reserved_total", "device_allocs", "device_frees",
+                 "retries", "ooms")
 
     def __init__(self) -> None:
         for name in self.__slots__:
             setattr(self, name, 0)
 
     def reset_peaks(self) -> None:
-        self.peak, self.peak_allocations, self.peak_reserved = self.allocated, self.allocations, self.reserved
+        self.peak, self.peak_reserved = self.allocated, self.reserved
+
+    def live_blocks(self) -> int:
+        """Blocks held by live arrays: every block taken from the driver is live or in the cache."""
+        return self.device_allocs - self.device_frees - sum(len(blocks) for blocks in _CACHE.values())
 
 
 COUNT = Counters()
@@ -46,14 +51,9 @@ COUNT = Counters()
 def _counted(nbytes: int) -> None:
     """A block of ``nbytes`` now held by a new array."""
     c = COUNT
-    c.allocated += nbytes
-    c.allocated_total += nbytes
-    c.allocations += 1
-    c.allocations_total += 1
-    if c.allocated > c.peak:
-        c.peak = c.allocated
-    if c.allocations > c.peak_allocations:
-        c.peak_allocations = c.allocations
+    c.allocated = allocated = c.allocated + nbytes
+    if allocated > c.peak:
+        c.peak = allocated
 
 
 def _reserved(nbytes: int) -> None:
@@ -241,23 +241,21 @@ class CudaArray:
         self.owner = owner
         self.base = owner if isinstance(owner, CudaArray) else None  # numpy's ``base``: the array viewed
         self.host = host  # the simulator's "device" memory
-        self.pooled = self.counted = 0  # a pool block's size; the bytes counted in ``COUNT.allocated``
+        self.pooled = self.counted = 0  # a pool block's size; a simulated array's bytes in ``COUNT``
 
     def __del__(self) -> None:
-        counted = self.counted
-        if counted:
-            c = COUNT
-            c.allocated -= counted
-            c.allocations -= 1
-            if not self.pooled:  # the simulator's own host memory goes back
-                c.reserved -= counted
-                c.device_frees += 1
         size = self.pooled
         if size:
+            COUNT.allocated -= size
             free = _CACHE.get(size)
             if free is None:
                 free = _CACHE[size] = []
             free.append(self.ptr)
+        elif self.counted:  # the simulator's own host memory goes back
+            c = COUNT
+            c.allocated -= self.counted
+            c.reserved -= self.counted
+            c.device_frees += 1
 
     @property
     def flags(self) -> _Flags:
@@ -311,12 +309,15 @@ class CudaArray:
         if _capture is None:  # allocate's cached path, written out
             free = _CACHE.get(nbytes)
             ptr, pooled = (free.pop() if free else _allocate(nbytes)), nbytes
-            _counted(nbytes)
+            c = COUNT  # ``_counted`` written out: every device tensor comes through here
+            c.allocated = allocated = c.allocated + nbytes
+            if allocated > c.peak:
+                c.peak = allocated
         else:
             ptr, pooled = allocate(nbytes)
         self = object.__new__(cls)  # what __init__ makes of a fresh dense array, without its checks
         self.shape, self.dtype, self.size, self.ptr, self.owner, self.base, self.host = shape, dtype, size, ptr, None, None, None
-        self.strides, self.is_c_contiguous, self.pooled, self.counted = strides, True, pooled, pooled
+        self.strides, self.is_c_contiguous, self.pooled, self.counted = strides, True, pooled, 0
         return self
 
     @classmethod
