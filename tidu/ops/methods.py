@@ -25,6 +25,7 @@ from ..core import dtypes, grad_mode
 from ..core.device import as_device
 from ..core.inplace import VIEW_OF_LEAF_ERROR, assign_, check_writable, mark
 from ..core.primitive import Var
+from ..legacy import LegacyType, tensor_new
 from ..primitives import transfer
 from ..tensor import Tensor, placed
 from . import (
@@ -452,10 +453,12 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
     >>> import tidu
     >>> tidu.zeros(2).type()
     'torch.FloatTensor'
-    >>> tidu.zeros(2).type(tidu.int64).dtype
-    tidu.int64
+    >>> tidu.zeros(2).type(tidu.int64).dtype, tidu.zeros(2).type(tidu.LongTensor).dtype
+    (tidu.int64, tidu.int64)
     """
     place = "torch.cuda." if self._device.type == "cuda" else "torch."
+    if isinstance(dtype, LegacyType):  # tidu.FloatTensor, tidu.cuda.LongTensor, ...
+        return _to(convert(self, dtype.dtype), "cuda" if dtype.is_cuda else "cpu")
     if dtype is None:
         return place + _LEGACY_TYPES[self.dtype.name]
     if isinstance(dtype, str):
@@ -470,6 +473,7 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
 
 TENSOR_ONLY = {
     "type": _type,
+    "new": tensor_new,
     "pin_memory": lambda self, device=None: self,
     "is_pinned": lambda self, device=None: False,
     "share_memory_": lambda self: self,
