@@ -193,6 +193,20 @@ def _inplace(compute: Any, name: str, *, cast: bool = False, overwrites: bool = 
     return method
 
 
+def _integer_inplace(compute: Any) -> Any:
+    """``compute`` (an op of integer tensors) for an in-place method: a result type that cannot
+    be cast back to ``self``'s dtype is PyTorch's cast error, raised before the op's own."""
+
+    def checked(self: Tensor, other: Any) -> Any:
+        dt = dtypes.result_type(self, other)
+        if dt is not self.dtype and not _can_cast(dt, self.dtype):
+            raise RuntimeError(f"result type {dtypes.TORCH_NAMES[dt.name]} can't be cast to the desired output "
+                               f"type {dtypes.TORCH_NAMES[self.dtype.name]}")
+        return compute(self, other)
+
+    return checked
+
+
 def _copy(self: Tensor, src: Any, non_blocking: bool = False) -> Any:
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
@@ -227,13 +241,14 @@ _SAME_SHAPE_INPLACE = (
     "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sigmoid", "relu", "reciprocal",
     "floor", "ceil", "round", "trunc", "frac", "sign", "square", "erf", "pow", "fmod", "remainder", "lerp",
     "clamp_min", "clamp_max", "nan_to_num", "tril", "triu", "logit", "addcmul", "addcdiv", "hypot", "atan2",
-    "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "logical_not", "logical_and", "logical_or", "logical_xor",
     "bitwise_not", "xlogy", "float_power", "deg2rad", "rad2deg", "sinc", "absolute", "negative",
     "arcsin", "arccos", "arctan", "arctan2", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "cumprod",
     "arcsinh", "arccosh", "arctanh", "fix", "sgn", "cumsum", "divide", "multiply", "subtract", "true_divide",
     "floor_divide", "copysign", "gcd", "lcm", "ldexp", "nextafter", "heaviside", "addr", "renorm",
     "scatter_reduce", "index_reduce", "masked_scatter", "put",
 )
+_INTEGER_INPLACE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal")
 
 
@@ -345,6 +360,8 @@ INPLACE = {
     "__itruediv__": _inplace(math.div, "__itruediv__"),
     "__ifloordiv__": _inplace(math.floor_divide, "__ifloordiv__"),
     "__imod__": _inplace(math.remainder, "__imod__"),
+    "__ilshift__": _inplace(_integer_inplace(math.bitwise_left_shift), "__ilshift__"),
+    "__irshift__": _inplace(_integer_inplace(math.bitwise_right_shift), "__irshift__"),
     "clamp_": _inplace(math.clamp, "clamp_"),
     "clip_": _inplace(math.clamp, "clip_"),
     "masked_fill_": _inplace(indexing.masked_fill, "masked_fill_"),
@@ -374,6 +391,7 @@ INPLACE = {
     "swapdims_": _restride_("swapdims_", shape.transpose),
 }
 INPLACE.update({f"{name}_": _inplace(COMMON[name], f"{name}_") for name in _SAME_SHAPE_INPLACE})
+INPLACE.update({f"{name}_": _inplace(_integer_inplace(COMMON[name]), f"{name}_") for name in _INTEGER_INPLACE})
 INPLACE.update({f"{name}_": _inplace(COMMON[name], f"{name}_", cast=True) for name in _COMPARISONS})
 
 
