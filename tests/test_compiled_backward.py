@@ -517,7 +517,7 @@ def test_create_graph_steps_bind_through_the_short_paths(monkeypatch: Any) -> No
         pass
 
     general.clear()
-    x = Other(x_np)
+    x = Other(x_np, tidu.float64)  # tidu's own (array, dtype) form: Other(x_np) is the legacy constructor
     x.requires_grad_()
     (g,) = tidu.autograd.grad((tidu.sin(x) * x).sum(), x, create_graph=True)
     assert "mul" in general

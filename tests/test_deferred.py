@@ -326,7 +326,7 @@ def test_the_short_path_leaves_other_operands_to_the_general_path(monkeypatch):
     monkeypatch.setattr(ops_math, "bind_same", lambda prim, args: short.append(1) or dispatch.bind_same(prim, args))
     w = tidu.nn.Parameter(tidu.tensor([1.0, 2.0]))
     assert ((w * w).sum().backward(), w.grad.tolist())[1] == [2.0, 4.0] and short == [1]
-    mine = Mine(np.array([1.0, 2.0]), requires_grad=True)
+    mine = Mine(np.array([1.0, 2.0]), tidu.float64, requires_grad=True)
     assert ((mine * mine).sum().backward(), mine.grad.tolist())[1] == [2.0, 4.0] and short == [1]
     leaf = tidu.tensor([1.0, 2.0, 3.0], requires_grad=True)
     base = leaf * 1

@@ -55,11 +55,13 @@ from .core.grad_mode import (
 )
 from .core.primitive import Primitive, bind
 from .eager import Recorder, try_backward
+from .legacy import TYPES as _LEGACY_TYPES  # noqa: E402
 from .ops import *  # noqa: E402,F403
 from .ops import methods as _methods  # noqa: E402
 from .tensor import Size, Tensor
 
 _methods.install()
+globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ...
 globals().update(_methods.top_level_inplace())
 
 from . import (  # noqa: E402
@@ -92,10 +94,14 @@ from .linalg import inv as inverse  # noqa: E402
 for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet), ("qr", qr), ("slogdet", slogdet),
                    ("svd", svd), ("det", det), ("inverse", inverse), ("matrix_exp", matrix_exp)):
     setattr(Tensor, _name, _fn)
+from .core.primitive import Var as _Var  # noqa: E402
 from .distributions.gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402
 from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402
+from .ops import aliases as _aliases  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
+
+_aliases.install(globals(), (Tensor, _Var), (linalg, special))  # axis= for dim=, keepdims= for keepdim=
 
 float = float32  # noqa: A001
 double = float64

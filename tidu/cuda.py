@@ -323,3 +323,9 @@ class _Amp:
 
 
 amp = _Amp()
+
+
+from .legacy import CUDA_TYPES as _LEGACY_TYPES  # noqa: E402
+
+globals().update(_LEGACY_TYPES)  # tidu.cuda.FloatTensor, ...: PyTorch's legacy CUDA tensor types
+__all__ += list(_LEGACY_TYPES)

@@ -75,6 +75,9 @@ class ViewInfo:
         self.version = version
 
 
+_NO_DATA: Any = object()  # ``Tensor()``: PyTorch's legacy empty tensor
+
+
 class Tensor:
     """A multi-dimensional array that records operations for autodiff.
 
@@ -92,10 +95,16 @@ class Tensor:
     )
     __array_priority__ = 1000
 
-    def __init__(self, data: np.ndarray, dtype: dtypes.dtype | None = None, *, requires_grad: bool = False,
-                 device: Device = CPU, _version: VersionCounter | None = None) -> None:
-        if dtype is None:
-            dtype = dtypes.from_numpy_dtype(data.dtype)
+    def __init__(self, data: Any = _NO_DATA, dtype: Any = None, *size: Any, requires_grad: bool = False,
+                 device: Any = CPU, _version: VersionCounter | None = None, **legacy: Any) -> None:
+        # Two uses, told apart by the second argument: tidu's own ``Tensor(array, dtype)`` (a host
+        # or CUDA array and a tidu dtype, positionally) wraps the array; anything else is
+        # PyTorch's legacy constructor (``Tensor([1, 2])``, ``Tensor(2, 3)``), see tidu/legacy.py
+        if dtype.__class__ is not dtypes.dtype:
+            from .legacy import legacy_init
+
+            legacy_init(self, data, dtype, size, requires_grad, device, _version, legacy)
+            return
         self._buf = data
         self._dtype = dtype
         self._requires_grad = False
@@ -502,8 +511,16 @@ def _rebuild(array: np.ndarray, dtype: dtypes.dtype, device: str, requires_grad:
     return out
 
 
+def of_array(array: np.ndarray) -> Tensor:
+    """A host tensor wrapping ``array``, of its dtype (``Tensor(array)`` is PyTorch's legacy
+    constructor, which copies into the default dtype)."""
+    return Tensor(array, dtypes.from_numpy_dtype(array.dtype))
+
+
 def placed(array: np.ndarray, dtype: dtypes.dtype | None, device: Device) -> Tensor:
     """A tensor on ``device`` holding the host ``array``'s values."""
+    if dtype is None:
+        dtype = dtypes.from_numpy_dtype(array.dtype)
     if device is CPU:
         return Tensor(array, dtype)
     from .backends.cuda.memory import CudaArray

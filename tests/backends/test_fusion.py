@@ -26,7 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 FLOAT_UNARY = [ew.exp, ew.tanh, ew.logistic, ew.sin, ew.neg, ew.abs, ew.log, ew.sqrt, ew.floor]
 FLOAT_BINARY = [ew.add, ew.sub, ew.mul, ew.div, ew.maximum, ew.minimum, ew.pow, ew.remainder]
 INT_UNARY = [ew.neg, ew.abs, ew.sign]
-INT_BINARY = [ew.add, ew.sub, ew.mul, ew.maximum, ew.minimum, ew.bitwise_and, ew.bitwise_xor]
+INT_BINARY = [ew.add, ew.sub, ew.mul, ew.maximum, ew.minimum, ew.bitwise_and, ew.bitwise_xor, ew.bitwise_left_shift,
+              ew.bitwise_right_shift]
 BOOL_BINARY = [ew.bitwise_and, ew.bitwise_or, ew.bitwise_xor, ew.eq, ew.ne, ew.add]
 COMPARE = [ew.lt, ew.le, ew.eq, ew.ne]
 

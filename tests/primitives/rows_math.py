@@ -102,4 +102,14 @@ ROWS: list[OpCase] = [
         )
         for op in ("and", "or", "xor")
     ],
+    # counts from -5 to 69: negative, in range and past the 64 bits (numpy's results are PyTorch's)
+    *[
+        OpCase(
+            f"bitwise_{op}_shift",
+            lambda x, y, f=getattr(tidu, f"bitwise_{op}_shift"): f(_bits(x), _bits(y) % 75 - 5),
+            (((2, 3), (2, 3)), ((2, 3), (3,))),
+            ref=lambda x, y, f=getattr(np, f"{op}_shift"): f(_ints(x), _ints(y) % 75 - 5),
+        )
+        for op in ("left", "right")
+    ],
 ]

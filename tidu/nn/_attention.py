@@ -26,7 +26,7 @@ def _safe_softmax(scores: Any) -> Any:
         dead = data.max(axis=-1, keepdims=True) == -np.inf if data.size else np.zeros(data.shape[:-1] + (1,), bool)
         if not dead.any():
             return softmax(scores, dim=-1)
-        rows = Tensor(dead)
+        rows = Tensor(dead, dtypes.bool_)
     else:  # on the GPU the rows are found on the device: no host round trip to decide
         rows = ops.amax(scores.detach(), dim=-1, keepdim=True) == float("-inf")
     return ops.where(rows, 0.0, softmax(ops.where(rows, 0.0, scores), dim=-1))

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
-from ..tensor import SHORT_PATH_TYPES, Tensor
+from ..tensor import SHORT_PATH_TYPES, Tensor, of_array
 
 
 class Parameter(Tensor):
@@ -29,7 +29,7 @@ class Parameter(Tensor):
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         if data is None:
-            data = Tensor(np.empty((0,), dtypes.get_default_dtype().np))
+            data = of_array(np.empty((0,), dtypes.get_default_dtype().np))
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): data must be a Tensor, not {type(data).__name__}")
         super().__init__(data._data, data._dtype, requires_grad=requires_grad, device=data._device,
@@ -65,7 +65,7 @@ class Buffer(Tensor):
 
     def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
         if data is None:
-            data = Tensor(np.empty((0,), dtypes.get_default_dtype().np))
+            data = of_array(np.empty((0,), dtypes.get_default_dtype().np))
         if not isinstance(data, Tensor):
             raise TypeError(f"Buffer(): data must be a Tensor, not {type(data).__name__}")
         super().__init__(data._data, data._dtype, requires_grad=data.requires_grad, device=data._device,

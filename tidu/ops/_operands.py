@@ -20,7 +20,7 @@ from ..core.dispatch import bind_broadcast
 from ..core.primitive import Var, bind
 from ..core.tape import KEPT
 from ..primitives import creation, structural
-from ..tensor import SHORT_PATH_TYPES, Tensor
+from ..tensor import SHORT_PATH_TYPES, Tensor, of_array
 
 
 def is_value(x: Any) -> bool:
@@ -164,7 +164,7 @@ def lift(x: Any, dtype: dtypes.dtype, like: Any) -> Any:
     if is_value(x):
         return convert(x, dtype)
     if isinstance(x, np.ndarray):
-        return convert(Tensor(x), dtype)
+        return convert(of_array(x), dtype)
     if not isinstance(x, bool | int | float | np.generic):
         raise TypeError(f"unsupported operand type {type(x).__name__}; expected a Tensor or a number")
     return constant(x, dtype, like)

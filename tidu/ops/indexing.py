@@ -457,7 +457,7 @@ def _put(x: Any, plan: _Plan, value: Any, accumulate: bool) -> Any:
         at = plan.positions[0] if plan.adjacent else 0
         keep = keep.reshape((1,) * at + keep.shape + (1,) * (len(shape) - at - keep.ndim))
         v = where(placed(np.broadcast_to(keep, shape).copy(), None, x.device), v, constant(0, x.dtype, x, ()))
-    region = _write_back(Tensor(np.ones(shape, np.int64)), plan)._data != 0
+    region = _write_back(Tensor(np.ones(shape, np.int64), dtypes.int64), plan)._data != 0
     return where(placed(region, None, x.device), _write_back(v, plan), x)
 
 

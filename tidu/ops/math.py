@@ -28,7 +28,8 @@ from ._operands import (
 )
 
 __all__ = [
-    "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp",
+    "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift", "ceil", "clamp",
     "clip", "cos", "div", "eq", "erf", "exp", "exp2", "expm1", "floor", "floor_divide", "ge",
     "gelu", "gt", "isfinite", "isnan", "le", "lerp", "log", "log1p", "log2", "logical_and",
     "logical_not", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne", "neg",
@@ -947,6 +948,34 @@ def _bitwise(prim: Any, name: str, example: str) -> Any:
 bitwise_and = _bitwise(ew.bitwise_and, "bitwise_and", "tensor([4, 2])")
 bitwise_or = _bitwise(ew.bitwise_or, "bitwise_or", "tensor([14, 14])")
 bitwise_xor = _bitwise(ew.bitwise_xor, "bitwise_xor", "tensor([10, 12])")
+
+
+def _shift(prim: Any, name: str, kernel: str, example: str) -> Any:
+    def fn(input: Any, other: Any) -> Any:  # noqa: A002
+        _any_tensor(input, other, name)
+        dt = dtypes.result_type(input, other)
+        if dt.is_floating_point or dt is dtypes.bool_:
+            raise _not_implemented(f"{kernel}_cpu", dt)
+        a, b = operands(input, other, op=name)
+        return bind(prim, a, b)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""Elementwise ``{"<<" if kernel == "lshift" else ">>"}`` of integer tensors (or Python ints), broadcasting, as
+    PyTorch's: a count that is negative or at least the dtype's bit width gives
+    {"0" if kernel == "lshift" else "0, or -1 for a negative ``input``"}; bits shifted out of the dtype are lost. Floating-point
+    and bool operands raise ``NotImplementedError``.
+
+    >>> import tidu
+    >>> tidu.{name}(tidu.tensor([-12, 10], dtype=tidu.int8), tidu.tensor([2, 9], dtype=tidu.int8))
+    {example}
+    """
+    return fn
+
+
+bitwise_left_shift = _shift(ew.bitwise_left_shift, "bitwise_left_shift", "lshift",
+                            "tensor([-48,   0], dtype=tidu.int8)")
+bitwise_right_shift = _shift(ew.bitwise_right_shift, "bitwise_right_shift", "rshift",
+                             "tensor([-3,  0], dtype=tidu.int8)")
 logical_and = _logical("logical_and", bitwise_and, "tensor([ True, False, False])")
 logical_or = _logical("logical_or", bitwise_or, "tensor([ True,  True, False])")
 logical_xor = _logical("logical_xor", ne, "tensor([False,  True, False])")
@@ -987,6 +1016,9 @@ METHODS = {
     "__abs__": abs, "__invert__": _invert,
     "__and__": bitwise_and, "__rand__": _reflected(bitwise_and), "__or__": bitwise_or,
     "__ror__": _reflected(bitwise_or), "__xor__": bitwise_xor, "__rxor__": _reflected(bitwise_xor),
+    "__lshift__": bitwise_left_shift, "__rlshift__": _reflected(bitwise_left_shift),
+    "__rshift__": bitwise_right_shift, "__rrshift__": _reflected(bitwise_right_shift),
+    "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
     "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg, "pow": pow,
     "exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "log2": log2, "log1p": log1p,

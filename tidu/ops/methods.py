@@ -25,6 +25,7 @@ from ..core import dtypes, grad_mode
 from ..core.device import as_device
 from ..core.inplace import VIEW_OF_LEAF_ERROR, assign_, check_writable, mark
 from ..core.primitive import Var
+from ..legacy import LegacyType, tensor_new
 from ..primitives import transfer
 from ..tensor import Tensor, placed
 from . import (
@@ -192,6 +193,20 @@ def _inplace(compute: Any, name: str, *, cast: bool = False, overwrites: bool = 
     return method
 
 
+def _integer_inplace(compute: Any) -> Any:
+    """``compute`` (an op of integer tensors) for an in-place method: a result type that cannot
+    be cast back to ``self``'s dtype is PyTorch's cast error, raised before the op's own."""
+
+    def checked(self: Tensor, other: Any) -> Any:
+        dt = dtypes.result_type(self, other)
+        if dt is not self.dtype and not _can_cast(dt, self.dtype):
+            raise RuntimeError(f"result type {dtypes.TORCH_NAMES[dt.name]} can't be cast to the desired output "
+                               f"type {dtypes.TORCH_NAMES[self.dtype.name]}")
+        return compute(self, other)
+
+    return checked
+
+
 def _copy(self: Tensor, src: Any, non_blocking: bool = False) -> Any:
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
@@ -226,13 +241,14 @@ _SAME_SHAPE_INPLACE = (
     "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sigmoid", "relu", "reciprocal",
     "floor", "ceil", "round", "trunc", "frac", "sign", "square", "erf", "pow", "fmod", "remainder", "lerp",
     "clamp_min", "clamp_max", "nan_to_num", "tril", "triu", "logit", "addcmul", "addcdiv", "hypot", "atan2",
-    "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "logical_not", "logical_and", "logical_or", "logical_xor",
     "bitwise_not", "xlogy", "float_power", "deg2rad", "rad2deg", "sinc", "absolute", "negative",
     "arcsin", "arccos", "arctan", "arctan2", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "cumprod",
     "arcsinh", "arccosh", "arctanh", "fix", "sgn", "cumsum", "divide", "multiply", "subtract", "true_divide",
     "floor_divide", "copysign", "gcd", "lcm", "ldexp", "nextafter", "heaviside", "addr", "renorm",
     "scatter_reduce", "index_reduce", "masked_scatter", "put",
 )
+_INTEGER_INPLACE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal")
 
 
@@ -344,6 +360,8 @@ INPLACE = {
     "__itruediv__": _inplace(math.div, "__itruediv__"),
     "__ifloordiv__": _inplace(math.floor_divide, "__ifloordiv__"),
     "__imod__": _inplace(math.remainder, "__imod__"),
+    "__ilshift__": _inplace(_integer_inplace(math.bitwise_left_shift), "__ilshift__"),
+    "__irshift__": _inplace(_integer_inplace(math.bitwise_right_shift), "__irshift__"),
     "clamp_": _inplace(math.clamp, "clamp_"),
     "clip_": _inplace(math.clamp, "clip_"),
     "masked_fill_": _inplace(indexing.masked_fill, "masked_fill_"),
@@ -373,6 +391,7 @@ INPLACE = {
     "swapdims_": _restride_("swapdims_", shape.transpose),
 }
 INPLACE.update({f"{name}_": _inplace(COMMON[name], f"{name}_") for name in _SAME_SHAPE_INPLACE})
+INPLACE.update({f"{name}_": _inplace(_integer_inplace(COMMON[name]), f"{name}_") for name in _INTEGER_INPLACE})
 INPLACE.update({f"{name}_": _inplace(COMMON[name], f"{name}_", cast=True) for name in _COMPARISONS})
 
 
@@ -452,10 +471,12 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
     >>> import tidu
     >>> tidu.zeros(2).type()
     'torch.FloatTensor'
-    >>> tidu.zeros(2).type(tidu.int64).dtype
-    tidu.int64
+    >>> tidu.zeros(2).type(tidu.int64).dtype, tidu.zeros(2).type(tidu.LongTensor).dtype
+    (tidu.int64, tidu.int64)
     """
     place = "torch.cuda." if self._device.type == "cuda" else "torch."
+    if isinstance(dtype, LegacyType):  # tidu.FloatTensor, tidu.cuda.LongTensor, ...
+        return _to(convert(self, dtype.dtype), "cuda" if dtype.is_cuda else "cpu")
     if dtype is None:
         return place + _LEGACY_TYPES[self.dtype.name]
     if isinstance(dtype, str):
@@ -470,6 +491,7 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
 
 TENSOR_ONLY = {
     "type": _type,
+    "new": tensor_new,
     "pin_memory": lambda self, device=None: self,
     "is_pinned": lambda self, device=None: False,
     "share_memory_": lambda self: self,

@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 
 from ..core.grad_mode import enable_grad, no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, of_array
 from .optimizer import Optimizer, add_scaled_, assign_, buffer, check_lr
 
 
 def _scalar(value: Any) -> Tensor:
     """A 0-d tensor, as PyTorch keeps ``ro``, ``al`` and ``H_diag`` in the state."""
-    return Tensor(np.asarray(value))
+    return of_array(np.asarray(value))
 
 
 def _number(value: Any) -> Any:
@@ -173,7 +173,7 @@ class LBFGS(Optimizer):
             n = p.numel()
             chunk = d[offset:offset + n].reshape(tuple(p.shape))
             target = buffer(p)
-            add_scaled_(target, float(t), chunk if isinstance(target, np.ndarray) else Tensor(chunk).to(p.device))
+            add_scaled_(target, float(t), chunk if isinstance(target, np.ndarray) else of_array(chunk).to(p.device))
             p._version.value += 1
             offset += n
 
@@ -277,8 +277,8 @@ class LBFGS(Optimizer):
                 break
 
         state.update(
-            d=Tensor(d), t=float(t), old_dirs=[Tensor(v) for v in old_dirs], old_stps=[Tensor(v) for v in old_stps],
-            ro=[_scalar(v) for v in ro], H_diag=_scalar(h_diag), prev_flat_grad=Tensor(prev_flat_grad),
+            d=of_array(d), t=float(t), old_dirs=[of_array(v) for v in old_dirs], old_stps=[of_array(v) for v in old_stps],
+            ro=[_scalar(v) for v in ro], H_diag=_scalar(h_diag), prev_flat_grad=of_array(prev_flat_grad),
             prev_loss=prev_loss,
         )
         if al is not None:

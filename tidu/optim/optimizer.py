@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 
 from ..backends.cpu.elementwise import axpy_ as cpu_axpy_
+from ..core import dtypes
 from ..core.device import CPU
 from ..core.grad_mode import enable_grad, no_grad
 from ..ops.creation import full_like, zeros_like
-from ..tensor import Tensor
+from ..tensor import Tensor, of_array
 
 
 class _RequiredParameter:
@@ -260,11 +261,11 @@ def state_like(param: Any, fill: float = 0.0) -> Tensor:
     """A state tensor of ``param``'s shape, dtype and device, filled with ``fill``."""
     if isinstance(param, Tensor):
         return full_like(param, fill)
-    return Tensor(np.full_like(param, fill))
+    return of_array(np.full_like(param, fill))
 
 
 def copy_state(value: Any) -> Tensor:
-    return value.clone() if isinstance(value, Tensor) else Tensor(np.array(value, copy=True))
+    return value.clone() if isinstance(value, Tensor) else of_array(np.array(value, copy=True))
 
 
 def add_scaled_(y: Any, alpha: float, x: Any) -> None:
@@ -295,7 +296,7 @@ def maximum_(out: Any, other: Any) -> None:
 
 def new_step() -> Tensor:
     """PyTorch's ``step`` state: a float32 scalar tensor."""
-    return Tensor(np.zeros((), np.float32))
+    return Tensor(np.zeros((), np.float32), dtypes.float32)
 
 
 def next_step(state: dict[str, Any]) -> float:
@@ -344,7 +345,7 @@ def check_betas(betas: tuple[float, float]) -> None:
 
 def scalar_state(value: float) -> Tensor:
     """A float32 scalar state tensor, as PyTorch keeps ``mu_product``, ``eta`` and ``mu``."""
-    return Tensor(np.array(value, np.float32))
+    return Tensor(np.array(value, np.float32), dtypes.float32)
 
 
 def absolute(x: Any) -> Any:

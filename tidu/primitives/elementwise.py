@@ -427,6 +427,19 @@ def _bitwise_xor(x, y):  # noqa: ANN001, ANN202
     return x ^ y
 
 
+def _left_shift(x, y):  # noqa: ANN001, ANN202
+    """PyTorch's ``x << y``: 0 for a count outside ``[0, bits)``. Shifted in 64 bits (numba
+    widens the operands), then the store wraps to the dtype: counts up to 63 push every bit out
+    of a narrower type. The CUDA simulator shifts numpy scalars, whose semantics are PyTorch's."""
+    return 0 if (y < 0 or y > 63) else x << y
+
+
+def _right_shift(x, y):  # noqa: ANN001, ANN202
+    """PyTorch's arithmetic ``x >> y``: a count outside ``[0, bits)`` shifts by ``bits - 1``
+    (0 or -1 by the sign); in 64 bits that is a shift by 63 (or by the count, up to 63)."""
+    return x >> (63 if (y < 0 or y > 63) else y)
+
+
 def _eq(x, y):  # noqa: ANN001, ANN202
     return x == y
 
@@ -549,6 +562,8 @@ fmod = binary(  # the sign of the dividend (C's fmod)
 bitwise_and = binary("bitwise_and", _bitwise_and, dtypes=BITWISE, nondiff=True)
 bitwise_or = binary("bitwise_or", _bitwise_or, dtypes=BITWISE, nondiff=True)
 bitwise_xor = binary("bitwise_xor", _bitwise_xor, dtypes=BITWISE, nondiff=True)
+bitwise_left_shift = binary("bitwise_left_shift", _left_shift, dtypes=INTEGERS, nondiff=True)
+bitwise_right_shift = binary("bitwise_right_shift", _right_shift, dtypes=INTEGERS, nondiff=True)
 
 eq = binary("eq", _eq, dtypes=ALL, out_dtype=bool_, nondiff=True)
 ne = binary("ne", _ne, dtypes=ALL, out_dtype=bool_, nondiff=True)

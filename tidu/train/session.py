@@ -11,7 +11,7 @@ import numpy as np
 from .. import optim
 from ..core import dtypes
 from ..serialization import load, save
-from ..tensor import Tensor
+from ..tensor import Tensor, of_array
 
 _CHECKPOINT_FORMAT = "tidu.train.Session/1"
 
@@ -78,7 +78,7 @@ class Session:
             array = np.asarray(value)
             if array.dtype.kind == "f":
                 array = array.astype(dtypes.get_default_dtype().np, copy=False)
-            value = Tensor(np.array(array))
+            value = of_array(np.array(array))
         self._inputs[name] = value
 
     def _input(self, name: str) -> Tensor:

@@ -15,7 +15,7 @@ from ...core import dtypes
 from ...core.device import as_device
 from ...core.grad_mode import no_grad
 from ...core.inplace import assign_
-from ...tensor import Tensor
+from ...tensor import Tensor, of_array
 from ..parameter import Buffer, Parameter, is_lazy
 
 
@@ -663,7 +663,7 @@ class Module:
                         f"object from checkpoint but received {type(value)}"
                     )
                     continue
-                value = Tensor(np.asarray(value))
+                value = of_array(np.asarray(value))
             if is_lazy(target):  # a lazy module's weight takes the saved shape (PyTorch's _lazy_load_hook)
                 if is_lazy(value):
                     continue

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...core import dtypes
-from ...tensor import Tensor
+from ...tensor import Tensor, of_array
 
 
 def _stack(arrays: list[np.ndarray], dtype: dtypes.dtype) -> Tensor:
@@ -50,11 +50,11 @@ def default_collate(batch: list[Any]) -> Any:
         arrays = [np.asarray(a) for a in batch]
         return _stack(arrays, dtypes.from_numpy_dtype(arrays[0].dtype))
     if isinstance(elem, bool):
-        return Tensor(np.array(batch, dtype=np.bool_))
+        return Tensor(np.array(batch, dtype=np.bool_), dtypes.bool_)
     if isinstance(elem, int):
-        return Tensor(np.array(batch, dtype=np.int64))
+        return Tensor(np.array(batch, dtype=np.int64), dtypes.int64)
     if isinstance(elem, float):
-        return Tensor(np.array(batch, dtype=np.float64))
+        return Tensor(np.array(batch, dtype=np.float64), dtypes.float64)
     if isinstance(elem, str | bytes):
         return batch
     if isinstance(elem, collections.abc.Mapping):
@@ -85,7 +85,7 @@ def default_convert(data: Any) -> Any:
     if isinstance(data, Tensor):
         return data
     if isinstance(data, np.ndarray | np.generic) and _numpy_ok(np.asarray(data)):
-        return Tensor(np.array(data))
+        return of_array(np.array(data))
     if isinstance(data, collections.abc.Mapping):
         return {key: default_convert(value) for key, value in data.items()}
     if isinstance(data, tuple) and hasattr(data, "_fields"):
