@@ -272,6 +272,9 @@ def test_rows_and_columns_broadcast_are_read_in_place(device, monkeypatch):
     seen = []
     layout = fusion.layout_of
     monkeypatch.setattr(fusion, "layout_of", lambda a: seen.append(layout(a)) or layout(a))
+    # plans are built once per structure: one an earlier test built would be reused unseen
+    monkeypatch.setattr(deferred, "_plans", {})
+    monkeypatch.setattr(deferred, "_seen", {})
     for _ in range(deferred.FUSE_AFTER + 1):
         x = tidu.tensor(xs, device=device, requires_grad=True)
         y = norm(tidu, x, tidu.tensor(ws, device=device), tidu.tensor(bs, device=device))

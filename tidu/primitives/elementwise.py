@@ -428,16 +428,19 @@ def _bitwise_xor(x, y):  # noqa: ANN001, ANN202
 
 
 def _left_shift(x, y):  # noqa: ANN001, ANN202
-    """PyTorch's ``x << y``: 0 for a count outside ``[0, bits)``. Shifted in 64 bits (numba
-    widens the operands), then the store wraps to the dtype: counts up to 63 push every bit out
-    of a narrower type. The CUDA simulator shifts numpy scalars, whose semantics are PyTorch's."""
-    return 0 if (y < 0 or y > 63) else x << y
+    """PyTorch's ``x << y``: 0 for a count outside ``[0, bits)``. Shifted in int64 (every tidu
+    integer fits), then the store wraps to the dtype: counts up to 63 push every bit out of a
+    narrower type. Both operands are made int64 first: a uint8 operand would otherwise unify
+    with the int64 branch as a float, whose store into uint8 saturates on the GPU."""
+    a, n = np.int64(x), np.int64(y)
+    return np.int64(0) if (n < 0 or n > 63) else a << n
 
 
 def _right_shift(x, y):  # noqa: ANN001, ANN202
     """PyTorch's arithmetic ``x >> y``: a count outside ``[0, bits)`` shifts by ``bits - 1``
-    (0 or -1 by the sign); in 64 bits that is a shift by 63 (or by the count, up to 63)."""
-    return x >> (63 if (y < 0 or y > 63) else y)
+    (0 or -1 by the sign); in int64 that is a shift by 63 (or by the count, up to 63)."""
+    a, n = np.int64(x), np.int64(y)
+    return a >> (np.int64(63) if (n < 0 or n > 63) else n)
 
 
 def _eq(x, y):  # noqa: ANN001, ANN202
