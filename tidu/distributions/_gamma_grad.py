@@ -91,14 +91,23 @@ def _fraction(a: float, x: float) -> float:
     return (h * dlog + dh) * x
 
 
-@vectorize(["float64(float64, float64)"], cache=True)
-def standard_gamma_grad(alpha: float, x: float) -> float:
+def _standard_gamma_grad(alpha: float, x: float) -> float:
     """``dx / d alpha`` for a Gamma(alpha, 1) sample ``x`` (0 where it is undefined: ``x <= 0``)."""
     if not (alpha > 0.0 and x > 0.0) or math.isinf(x) or math.isinf(alpha):
         return 0.0
     if x < alpha + 1.0:
         return _series(alpha, x)
     return _fraction(alpha, x)
+
+
+_ufunc: list = []  # the compiled ufunc, built at the first call: ``import tidu`` compiles nothing
+
+
+def standard_gamma_grad(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``_standard_gamma_grad`` elementwise over broadcast float64 arrays."""
+    if not _ufunc:
+        _ufunc.append(vectorize(["float64(float64, float64)"], cache=True)(_standard_gamma_grad))
+    return _ufunc[0](alpha, x)
 
 
 def standard_gamma_grad_host(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
