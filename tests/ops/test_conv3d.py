@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import tidu
-from tests.ops.test_conv import TOL32, _second_order
+from tests.ops.test_conv import TOL32, _pool, _second_order
 from tests.test_torch_oracle import FLOATS, Arg, assert_same_error, run_both
 from tidu.backends.cpu.conv import conv_general
 
@@ -111,11 +111,6 @@ AVG3D_ONLY = {
                                                 count_include_pad=False)),
     "divisor": ((1, 2, 4, 4, 4), dict(kernel_size=3, stride=1, padding=1, divisor_override=5)),
 }
-
-
-def _pool(lib: Any, name: str, kw: dict) -> Any:
-    fn = getattr(F if lib is torch else tidu, name)
-    return lambda x: fn(x, **kw)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

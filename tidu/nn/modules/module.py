@@ -66,22 +66,21 @@ def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHan
     >>> h.remove(); seen
     ['Tanh']
     """
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError(_BOTH_GLOBAL)
-    _global_is_full_backward_hook = True
-    handle = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    return handle
+    return _register_global_backward_hook(hook, full=True)
 
 
 def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """The older module-wide backward hook: in tidu a full backward hook (see
     ``Module.register_backward_hook``)."""
+    return _register_global_backward_hook(hook, full=False)
+
+
+def _register_global_backward_hook(hook: Callable[..., Any], full: bool) -> RemovableHandle:
+    """A module-wide backward hook of one kind (the full or the older one: never both, as PyTorch)."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
+    if _global_is_full_backward_hook is (not full):
         raise RuntimeError(_BOTH_GLOBAL)
-    _global_is_full_backward_hook = False
+    _global_is_full_backward_hook = full
     handle = RemovableHandle(_global_backward_hooks)
     _global_backward_hooks[handle.id] = hook
     return handle
