@@ -124,11 +124,15 @@ def _dims_and_spacing(f: Any, spacing: Any, dim: Any) -> tuple[list[int], list[A
     return dims, spacing
 
 
-def _edges_uniform(f: Any, d: int, h: float, order: int) -> tuple[Any, Any]:
+def _sample(f: Any, d: int, i: int) -> Any:
+    """Sample ``i`` (from the end when negative) along ``d``, the dim kept."""
     n = f.shape[d]
+    return shape._narrow(f, d, i % n, i % n + 1)
 
+
+def _edges_uniform(f: Any, d: int, h: float, order: int) -> tuple[Any, Any]:
     def at(i: int) -> Any:
-        return shape._narrow(f, d, i % n, i % n + 1)
+        return _sample(f, d, i)
 
     if order == 1:
         return (at(1) - at(0)) / h, (at(-1) - at(-2)) / h
@@ -137,10 +141,8 @@ def _edges_uniform(f: Any, d: int, h: float, order: int) -> tuple[Any, Any]:
 
 
 def _edges_at(f: Any, x: Any, d: int, order: int) -> tuple[Any, Any]:
-    n = f.shape[d]
-
     def at(i: int) -> Any:
-        return shape._narrow(f, d, i % n, i % n + 1)
+        return _sample(f, d, i)
 
     if order == 1:
         return (at(1) - at(0)) / (x[1] - x[0]), (at(-1) - at(-2)) / (x[-1] - x[-2])

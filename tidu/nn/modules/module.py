@@ -94,6 +94,17 @@ def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> Removabl
     return handle
 
 
+
+def _add_hook(module: Module, attr: str, entry: Any, prepend: bool = False) -> RemovableHandle:
+    """Put ``entry`` in the module's ordered hook dict ``attr`` (made on first use), last or first;
+    the handle removes it."""
+    hooks = module.__dict__.setdefault(attr, OrderedDict())
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = entry
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
 class Module:
     """Base class for neural-network modules: assign Parameters, buffers and submodules as attributes.
 
@@ -196,12 +207,7 @@ class Module:
         tensor([0.])
         >>> h.remove()
         """
-        hooks = self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self, "_backward_pre_hooks", hook, prepend)
 
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect to the
@@ -219,12 +225,7 @@ class Module:
         if self.__dict__.get("_is_full_backward_hook") is False:
             raise RuntimeError(_BOTH)
         object.__setattr__(self, "_is_full_backward_hook", True)
-        hooks = self.__dict__.setdefault("_backward_hooks", OrderedDict())
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self, "_backward_hooks", hook, prepend)
 
     def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """PyTorch's older (non-full) backward hook. tidu runs it as a full backward hook
@@ -233,10 +234,7 @@ class Module:
         if self.__dict__.get("_is_full_backward_hook") is True:
             raise RuntimeError(_BOTH)
         object.__setattr__(self, "_is_full_backward_hook", False)
-        hooks = self.__dict__.setdefault("_backward_hooks", OrderedDict())
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        return handle
+        return _add_hook(self, "_backward_hooks", hook)
 
     def register_forward_pre_hook(self, hook: Callable[[Module, tuple], Any]) -> RemovableHandle:
         """Call ``hook(module, args)`` before every ``forward``; a result other than ``None``
@@ -251,10 +249,7 @@ class Module:
         >>> layer(tidu.tensor(1.0))
         tensor(1.)
         """
-        hooks = self.__dict__.setdefault("_forward_pre_hooks", OrderedDict())
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        return handle
+        return _add_hook(self, "_forward_pre_hooks", hook)
 
     def register_forward_hook(
         self,
@@ -278,12 +273,7 @@ class Module:
         tidu.Size([4, 3])
         >>> handle.remove()
         """
-        hooks = self.__dict__.setdefault("_forward_hooks", OrderedDict())
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = (hook, with_kwargs, always_call)
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self, "_forward_hooks", (hook, with_kwargs, always_call), prepend)
 
     # --- registration ---------------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:
