@@ -21,6 +21,7 @@ from .core.deferred import expose as _expose
 from .core.deferred import flush as _flush
 from .core.device import CPU
 from .core.device import device as Device
+from .core.tape import fresh_key as _fresh_key
 
 
 class VersionCounter:
@@ -348,9 +349,7 @@ class Tensor:
     def _ensure_key(self) -> Any:
         key = self._key
         if key is None:
-            from .core.tape import fresh_key
-
-            key = self._key = fresh_key()
+            key = self._key = _fresh_key()
         return key
 
     # --- conversion -----------------------------------------------------------------------

@@ -143,8 +143,10 @@ def _pass(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequen
           shared_seed: bool) -> dict[Any, Tensor]:
     if retain_graph is None:
         retain_graph = create_graph
-    for t in [*outputs, *(inputs or ())]:
-        t._refresh()  # a view whose base was written since: its current graph position
+    for ts in (outputs, inputs or ()):
+        for t in ts:
+            if t._view is not None:
+                t._refresh()  # a view whose base was written since: its current graph position
     for i, out in enumerate(outputs):
         if not out._requires_grad:
             raise RuntimeError(
@@ -155,15 +157,14 @@ def _pass(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequen
     wanted = None if inputs is None else {t._ensure_key() for t in inputs}
     with grad_mode.set_grad_enabled(create_graph):
         seeds = [_seed(out, g, shared_seed and not create_graph) for out, g in zip(outputs, grad_outputs)]
-    out, seed = outputs[0], seeds[0]
-    if len(outputs) > 1:
-        if create_graph and any(s._requires_grad for s in seeds):
-            return _each_output(outputs, seeds, inputs, retain_graph, hooks)
-        # one pass from sum_i <out_i, seed_i>, each seed a constant: each node (and hook) is reached once
-        with grad_mode.enable_grad():
-            out = functools.reduce(lambda a, b: a + b, [(o * s.detach()).sum() for o, s in zip(outputs, seeds)])
-        seed = placed(np.ones((), out.dtype.np), out.dtype, out.device)
-    with grad_mode.set_grad_enabled(create_graph):
+        out, seed = outputs[0], seeds[0]
+        if len(outputs) > 1:
+            if create_graph and any(s._requires_grad for s in seeds):
+                return _each_output(outputs, seeds, inputs, retain_graph, hooks)
+            # one pass from sum_i <out_i, seed_i>, each seed a constant: each node (and hook) is reached once
+            with grad_mode.enable_grad():
+                out = functools.reduce(lambda a, b: a + b, [(o * s.detach()).sum() for o, s in zip(outputs, seeds)])
+            seed = placed(np.ones((), out.dtype.np), out.dtype, out.device)
         if out._trace is None and (wanted is None or out._key in wanted):
             totals = {out._ensure_key(): seed}
         else:

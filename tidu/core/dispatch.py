@@ -19,7 +19,7 @@ from .device import CPU, CUDA
 from .groups import GroupTrace
 from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, bind, freeze
 from .programs import TensorRecordedGraph, distinct_pattern, saved_positions
-from .tape import SavedInput, SavedOutput, TapeNode, fresh_key
+from .tape import SavedInput, SavedOutput, TapeNode, _count, _Input, fresh_key
 
 
 def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
@@ -155,7 +155,7 @@ def _record_call(prim: Primitive, args: Sequence[Any], params: dict[str, Any], e
     """Record a call that ran: in the open group where its signature is grouped, else as a node."""
     if entry[5] and GROUPED:
         with deferred._lock:
-            _record_grouped(_application(prim, params, entry), args, entry, outs[0])
+            _record_grouped(entry[2] or _application(prim, params, entry), args, entry, outs[0])
     else:
         _record(prim, args, params, entry, outs)
 
@@ -368,7 +368,7 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) 
     # product took 0.4 µs more (W5 binds two a step)
     args = (a, b)
     grad_on = grad_mode._state.enabled
-    if grad_on:
+    if grad_on and (a._view is not None or b._view is not None):
         _refresh_stale(args)
     abuf, bbuf = a._buf, b._buf
     if deferred.PENDING and deferred.reads_pending((abuf, bbuf)):
@@ -431,39 +431,82 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
 
 def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Tensor) -> None:
     """Record a call in the open group (``groups.GroupNode``): every deferred call, and the others
-    of a grouped signature (``_new_entry``). The caller holds the queue's lock."""
+    of a grouped signature (``_new_entry``). The caller holds the queue's lock.
+
+    Every recorded elementwise op comes here, so the one- and two-operand cases are written out
+    (W1 and W5 record 24 and 600 calls a step)."""
     group = None if groups._open is None else groups._open()
     if group is None:
         group = groups._start()
-    in_keys = []
-    codes = []
-    for a in args:
-        key = a._key or a._ensure_key()
-        trace = a._trace
-        if trace.__class__ is GroupTrace and trace.group is group:
-            code = trace.index
+    n = len(args)
+    if n == 2:
+        a, b = args
+        ka = a._key or a._ensure_key()
+        kb = b._key or b._ensure_key()
+        ta, tb = a._trace, b._trace
+        external = group.external
+        if ta.__class__ is GroupTrace and ta.group is group:
+            ca = ta.index
         else:
-            external = group.external
-            e = external.get(key.key)
-            if e is None:
-                e = external[key.key] = len(group.input_edges)
-                group.input_edges.append((trace, key, a._requires_grad))
-            code = ~e
-        in_keys.append(key)
-        codes.append(code)
-    group.parts.append((app._uid, *codes))  # one tuple a call: uids and codes are both ints (``_application`` set the uid)
-    save_in, save_out, _ = _plan(app, args, in_keys, entry)
+            ca = external.get(ka.key)
+            ca = _external(group, a, ka, ta) if ca is None else ~ca
+        if tb.__class__ is GroupTrace and tb.group is group:
+            cb = tb.index
+        else:
+            cb = external.get(kb.key)
+            cb = _external(group, b, kb, tb) if cb is None else ~cb
+        in_keys: Any = (ka, kb)
+        codes: Any = (ca, cb)
+        group.parts.append((app._uid, ca, cb))
+        plan = entry[4].get((a._requires_grad, ta is None, b._requires_grad, tb is None, ka is kb))
+    elif n == 1:
+        (a,) = args
+        ka = a._key or a._ensure_key()
+        ta = a._trace
+        ca = ta.index if ta.__class__ is GroupTrace and ta.group is group else _external(group, a, ka, ta)
+        in_keys = (ka,)
+        codes = (ca,)
+        group.parts.append((app._uid, ca))
+        plan = entry[4].get((a._requires_grad, ta is None))
+    else:
+        in_keys = []
+        codes = []
+        for a in args:
+            key = a._key or a._ensure_key()
+            trace = a._trace
+            in_keys.append(key)
+            codes.append(trace.index if trace.__class__ is GroupTrace and trace.group is group
+                         else _external(group, a, key, trace))
+        group.parts.append((app._uid, *codes))
+        plan = None
+    if plan is None:
+        plan = _plan(app, args, in_keys, entry)
+    save_in, save_out, _ = plan
     saved = group.saved_data
     for i in save_in:
         raw = in_keys[i].key
         if raw not in saved:
-            # a value made in the group is saved as its array: its tensor would hold the group
-            saved[raw] = SavedOutput(args[i], in_keys[i]) if codes[i] >= 0 else SavedInput(args[i])
-    position = len(group.records)
-    key = fresh_key()
-    if save_out:
-        saved[key.key] = SavedOutput(out, key)
-    group.records.append((app, in_keys, codes, save_in, save_out))
+            if codes[i] >= 0:  # a value made in the group is saved as its array: its tensor would hold the group
+                saved[raw] = SavedOutput(args[i], in_keys[i])
+            else:  # ``SavedInput(a)`` written out
+                a = args[i]
+                value = saved[raw] = _new(SavedInput)
+                value.tensor = a
+                value.version = a._version.value
+    records = group.records
+    position = len(records)
+    key = _new(_Input)  # ``fresh_key()`` written out
+    key.key = key._hash = raw = _count()
+    if save_out:  # ``SavedOutput(out, key)`` written out
+        value = saved[raw] = _new(SavedOutput)
+        value.data = out._buf
+        value.dtype = out._dtype
+        value.device = out._device
+        value.key = key
+        value.counter = counter = out._version
+        value.version = counter.value
+        value.node = None
+    records.append((app, in_keys, codes, save_in, save_out))
     group.primal_out_keys.append(key)
     out._requires_grad = True
     out._key = key
@@ -473,6 +516,16 @@ def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Ten
     out._trace = trace
     if position + 1 >= groups.MAX_CALLS:
         group.close()
+
+
+def _external(group: Any, a: Any, key: Any, trace: Any) -> int:
+    """The code of an input from outside ``group`` (``~index`` in its ``input_edges``)."""
+    external = group.external
+    e = external.get(key.key)
+    if e is None:
+        e = external[key.key] = len(group.input_edges)
+        group.input_edges.append((trace, key, a._requires_grad))
+    return ~e
 
 
 def _deferral(prim: Primitive, params: dict[str, Any], entry: list) -> tuple | bool:

@@ -97,7 +97,7 @@ class GroupNode(TraceNode):
         for j, (app, in_keys, codes, save_in, save_out) in enumerate(self.records):
             # a call reads an earlier call's node directly: no reference back to the group
             edges = [(Trace(nodes[c]), k, True) if c >= 0 else self.input_edges[~c] for c, k in zip(codes, in_keys)]
-            graph = TensorRecordedGraph.of_call(app, in_keys, [out_keys[j]])
+            graph = TensorRecordedGraph.of_call(app, list(in_keys), [out_keys[j]])
             saved = None
             if saved_all is not None:
                 saved = {in_keys[i]: saved_all[in_keys[i].key] for i in save_in}
