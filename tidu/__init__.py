@@ -12,6 +12,7 @@ tensor([ 5.4366, 22.1672])
 """
 
 import gc as _gc
+from math import e, inf, nan, pi
 
 from . import (
     ad,
@@ -44,6 +45,15 @@ from .core.dtypes import (
     promote_types,
     set_default_dtype,
     uint8,
+)
+from .core.formats import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
 )
 from .core.grad_mode import (
     enable_grad,
@@ -108,6 +118,8 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 short = int16
+
+newaxis = None  # numpy's name, as torch.newaxis: x[:, tidu.newaxis] adds a dim
 
 __version__ = "0.1.0"
 
