@@ -107,6 +107,7 @@ for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet),
 from .core.primitive import Var as _Var  # noqa: E402
 from .distributions.gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402
 from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402
+from .nn.toplevel import *  # noqa: E402,F403
 from .ops import aliases as _aliases  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
