@@ -31,7 +31,9 @@ from ..tensor import Tensor, placed
 from . import (
     activation,
     arrange,
+    complex,
     conv,
+    copies,
     counting,
     creation,
     cumulative,
@@ -140,8 +142,8 @@ CONVERSIONS = {
     "type_as": lambda self, other: convert(self, other.dtype),
 }
 COMMON = {**CONVERSIONS}
-for _module in (arrange, conv, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, order, pointwise, reduce, selection,
-                shape, special):
+for _module in (arrange, conv, copies, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, order, pointwise,
+                reduce, selection, shape, special):
     COMMON.update(_module.METHODS)
 
 
@@ -526,6 +528,7 @@ TENSOR_ONLY = {
     "share_memory_": lambda self: self,
     "is_shared": lambda self: False,
     **metadata.TENSOR_METHODS,
+    **complex.TENSOR_METHODS,
     **creation.RANDOM_METHODS,
     "backward": _backward,
     **INPLACE,
