@@ -12,6 +12,7 @@ tensor([ 5.4366, 22.1672])
 """
 
 import gc as _gc
+from math import e, inf, nan, pi
 
 from . import (
     ad,
@@ -44,6 +45,15 @@ from .core.dtypes import (
     promote_types,
     set_default_dtype,
     uint8,
+)
+from .core.formats import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
 )
 from .core.grad_mode import (
     enable_grad,
@@ -97,6 +107,7 @@ for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet),
 from .core.primitive import Var as _Var  # noqa: E402
 from .distributions.gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402
 from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402
+from .nn.toplevel import *  # noqa: E402,F403
 from .ops import aliases as _aliases  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
@@ -108,6 +119,8 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 short = int16
+
+newaxis = None  # numpy's name, as torch.newaxis: x[:, tidu.newaxis] adds a dim
 
 __version__ = "0.1.0"
 

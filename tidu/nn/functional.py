@@ -217,12 +217,16 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: 
     >>> bool(((y >= -1 / 3) & (y <= -1 / 8)).all())
     True
     """
-    if training:
-        slopes = ops.empty_like(input.detach()).uniform_(lower, upper)
-        out = ops.where(input > 0, input, input * slopes)
-    else:
-        out = ops.where(input > 0, input, input * ((lower + upper) / 2))
+    out = _rrelu(input, lower, upper, training)
     return input.copy_(out) if inplace else out
+
+
+def _rrelu(input: Any, lower: float, upper: float, training: bool, generator: Any = None) -> Any:  # noqa: A002
+    """``rrelu`` out of place, its training slopes drawn from ``generator`` (the default one if None)."""
+    if training:
+        slopes = ops.empty_like(input.detach()).uniform_(lower, upper, generator=generator)
+        return ops.where(input > 0, input, input * slopes)
+    return ops.where(input > 0, input, input * ((lower + upper) / 2))
 
 
 def rrelu_(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Any:  # noqa: A002
@@ -375,7 +379,8 @@ def selu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     >>> tidu.nn.functional.selu(tidu.tensor([-1.0, 1.0]))
     tensor([-1.1113,  1.0507])
     """
-    return _elu_family(input, _SELU_ALPHA, _SELU_SCALE)
+    out = _elu_family(input, _SELU_ALPHA, _SELU_SCALE)
+    return input.copy_(out) if inplace else out
 
 
 def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
@@ -387,7 +392,8 @@ def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa:
     """
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _elu_family(input, alpha, input_scale=1.0 / alpha)
+    out = _elu_family(input, alpha, input_scale=1.0 / alpha)
+    return input.copy_(out) if inplace else out
 
 
 def prelu(input: Any, weight: Any) -> Any:  # noqa: A002
@@ -466,7 +472,8 @@ def threshold(input: Any, threshold: float, value: float, inplace: bool = False)
     >>> tidu.nn.functional.threshold(tidu.tensor([-1.0, 0.5, 2.0]), 0.5, -9.0)
     tensor([-9.0000, -9.0000,  2.0000])
     """
-    return ops.where(input > threshold, input, value)
+    out = ops.where(input > threshold, input, value)
+    return input.copy_(out) if inplace else out
 
 
 def glu(input: Any, dim: int = -1) -> Any:  # noqa: A002

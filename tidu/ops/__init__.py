@@ -4,11 +4,13 @@ Each module lists its public functions in ``__all__`` and its ``Tensor`` methods
 ``METHODS`` (``tidu.ops.methods`` installs them); this package re-exports the functions.
 """
 
-from . import arrange, calculus, conv, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, metadata, order, pointwise, reduce, selection, shape, special, windows  # noqa: E402,I001
+from . import arrange, calculus, complex, conv, copies, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, metadata, order, pointwise, reduce, selection, shape, special, windows  # noqa: E402,I001
 from ._operands import broadcast_shapes, broadcast_to, is_linear
 from .arrange import *  # noqa: F403
 from .calculus import *  # noqa: F403
+from .complex import *  # noqa: F403
 from .conv import *  # noqa: F403
+from .copies import *  # noqa: F403
 from .counting import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .cumulative import *  # noqa: F403
@@ -27,6 +29,6 @@ from .activation import *  # noqa: F403
 from .windows import *  # noqa: F403
 
 __all__ = ["broadcast_shapes", "broadcast_to", "is_linear"]
-for _module in (arrange, calculus, conv, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, metadata, order, pointwise, reduce,
+for _module in (arrange, calculus, complex, conv, copies, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, metadata, order, pointwise, reduce,
                 selection, shape, special, windows):
     __all__ += _module.__all__

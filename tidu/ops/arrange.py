@@ -1,7 +1,7 @@
 """Arranging tensors: stacking (``hstack``, ``vstack``, ``dstack``, ``column_stack``, ``meshgrid``),
 splitting (``tensor_split``, ``hsplit``, ``vsplit``, ``dsplit``), tiling (``tile``,
 ``repeat_interleave``), turning (``rot90``, ``fliplr``, ``flipud``), ``diff``, ``as_strided``, and the
-products of sets: ``block_diag``, ``cartesian_prod``, ``combinations``.
+products of sets: ``block_diag``, ``cartesian_prod``, ``combinations``, and the powers of ``vander``.
 
 All are composed from reshapes, concatenation, slices, flips and ``index_select``, so their
 gradients are those primitives'.
@@ -20,13 +20,13 @@ from ..core import dtypes
 from ..core.aval import wrap_dim
 from ..primitives.strided import as_strided as as_strided_p
 from ..tensor import Tensor
-from . import creation, indexing, math, shape
+from . import creation, cumulative, indexing, math, shape
 from ._operands import convert
 
 __all__ = [
     "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "diff", "dsplit", "dstack", "fliplr", "flipud",
     "hsplit", "hstack", "meshgrid", "repeat_interleave", "rot90", "row_stack", "tensor_split", "tile", "vsplit",
-    "vstack", "block_diag", "cartesian_prod", "combinations",
+    "vstack", "block_diag", "cartesian_prod", "combinations", "vander",
 ]
 # ``Tensor.unfold`` is a method only (``tidu.nn.functional.unfold`` is im2col)
 
@@ -562,3 +562,29 @@ METHODS = {
     "tile": tile, "repeat_interleave": repeat_interleave, "tensor_split": tensor_split, "hsplit": hsplit,
     "vsplit": vsplit, "dsplit": dsplit, "rot90": rot90, "fliplr": fliplr, "flipud": flipud, "diff": diff,
 }
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:  # noqa: N803 - PyTorch's name
+    """The Vandermonde matrix of the 1-D ``x``: column ``j`` is ``x ** (N - 1 - j)`` (``x ** j``
+    when ``increasing``), ``N`` columns (default ``len(x)``); integers and bools give int64.
+
+    Gradient: that of the running product (``cumprod``) the powers are made by, as PyTorch's.
+
+    >>> import tidu
+    >>> tidu.vander(tidu.tensor([1, 2, 3]))
+    tensor([[1, 1, 1],
+            [4, 2, 1],
+            [9, 3, 1]])
+    """
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if not x.dtype.is_floating_point:
+        x = convert(x, dtypes.int64)
+    columns = creation.ones(x.shape[0], min(n, 1), dtype=x.dtype, device=x.device)
+    if n > 1:
+        powers = cumulative.cumprod(shape.expand(shape.unsqueeze(x, 1), x.shape[0], n - 1), 1)
+        columns = shape.cat([columns, powers], 1)
+    return columns if increasing else shape.flip(columns, 1)

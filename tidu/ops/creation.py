@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import deferred, dtypes
+from ..core import deferred, dtypes, formats
 from ..core.device import CPU, as_device, factory_device
 from ..core.printing import set_printoptions
 from ..tensor import Tensor, placed
@@ -217,7 +217,8 @@ def _filled(shape: tuple[int, ...], value: Any, dt: dtypes.dtype, device: Any, r
     return Tensor(fill(shape=shape, value=value, dtype=dt), dt, requires_grad=requires_grad, device=where)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          layout: Any = None) -> Tensor:
     """A tensor of zeros.
 
     >>> import tidu
@@ -225,30 +226,42 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     tensor([[0., 0.],
             [0., 0.]])
     """
+    formats.check_layout(layout, "zeros")
     dt = _dtype(dtype)
     return _filled(_size(size, "zeros"), 0, dt, device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         layout: Any = None) -> Tensor:
     """A tensor of ones.
 
     >>> import tidu
     >>> tidu.ones(3, dtype=tidu.int64)
     tensor([1, 1, 1])
     """
+    formats.check_layout(layout, "ones")
     dt = _dtype(dtype)
     return _filled(_size(size, "ones"), 1, dt, device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          layout: Any = None) -> Tensor:
     """An uninitialized tensor (tidu fills it with zeros).
 
     >>> import tidu
     >>> tidu.empty(2, 0).shape
     tidu.Size([2, 0])
     """
+    formats.check_layout(layout, "empty")
     dt = _dtype(dtype)
     return _filled(_size(size, "empty"), 0, dt, device, requires_grad)
+
+
+def _like_options(input: Any, layout: Any, memory_format: Any, op: str) -> None:  # noqa: A002
+    """PyTorch's checks of a ``*_like`` factory's ``layout`` and ``memory_format``; the result is
+    row-major whichever format is asked for (tidu/core/formats.py)."""
+    formats.check_layout(layout, op)
+    formats.check_memory_format(memory_format, input.ndim, op)
 
 
 def _fill_dtype(fill_value: Any) -> dtypes.dtype:
@@ -257,13 +270,15 @@ def _fill_dtype(fill_value: Any) -> dtypes.dtype:
     return dtypes.scalar_dtype(fill_value)
 
 
-def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         layout: Any = None) -> Tensor:
     """A tensor filled with ``fill_value``; its dtype comes from the value (bool, int64, default float).
 
     >>> import tidu
     >>> tidu.full((2,), 7), tidu.full((1,), True), tidu.full((1,), 0.5)
     (tensor([7, 7]), tensor([True]), tensor([0.5000]))
     """
+    formats.check_layout(layout, "full")
     dt = _dtype(dtype, _fill_dtype(fill_value))
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     dtypes.check_fits(value, dt)
@@ -271,46 +286,54 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
     return _filled(dims, value, dt, device, requires_grad)
 
 
-def zeros_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+def zeros_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+               layout: Any = None, memory_format: Any = None) -> Tensor:
     """Zeros of ``input``'s shape and dtype.
 
     >>> import tidu
     >>> tidu.zeros_like(tidu.tensor([1, 2]))
     tensor([0, 0])
     """
+    _like_options(input, layout, memory_format, "zeros_like")
     dt = _dtype(dtype, input.dtype)
     return _filled(tuple(input.shape), 0, dt, input.device if device is None else device, requires_grad)
 
 
-def ones_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+def ones_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+              layout: Any = None, memory_format: Any = None) -> Tensor:
     """Ones of ``input``'s shape and dtype.
 
     >>> import tidu
     >>> tidu.ones_like(tidu.zeros(2, dtype=tidu.float64))
     tensor([1., 1.], dtype=tidu.float64)
     """
+    _like_options(input, layout, memory_format, "ones_like")
     dt = _dtype(dtype, input.dtype)
     return _filled(tuple(input.shape), 1, dt, input.device if device is None else device, requires_grad)
 
 
-def empty_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+def empty_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+               layout: Any = None, memory_format: Any = None) -> Tensor:
     """An uninitialized tensor of ``input``'s shape and dtype (tidu fills it with zeros).
 
     >>> import tidu
     >>> tidu.empty_like(tidu.ones(2, 3)).shape
     tidu.Size([2, 3])
     """
+    _like_options(input, layout, memory_format, "empty_like")
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full_like(input: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,  # noqa: A002
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False,
+              layout: Any = None, memory_format: Any = None) -> Tensor:
     """``fill_value`` in ``input``'s shape and dtype (the value is cast to it).
 
     >>> import tidu
     >>> tidu.full_like(tidu.tensor([1, 2]), 2.7)
     tensor([2, 2])
     """
+    _like_options(input, layout, memory_format, "full_like")
     dt = _dtype(dtype, input.dtype)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     dtypes.check_fits(value, dt)
@@ -724,24 +747,28 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
     return _make(_stream(generator).random(_size(size, "rand")).astype(dt.np), dt, device, requires_grad)
 
 
-def randn_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+def randn_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+               layout: Any = None, memory_format: Any = None) -> Tensor:
     """Standard normal samples of ``input``'s shape and dtype.
 
     >>> import tidu
     >>> tidu.randn_like(tidu.zeros(2, dtype=tidu.float64)).dtype
     tidu.float64
     """
+    _like_options(input, layout, memory_format, "randn_like")
     return randn(tuple(input.shape), dtype=dtype or input.dtype, device=input.device if device is None else device,
                  requires_grad=requires_grad)
 
 
-def rand_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+def rand_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+              layout: Any = None, memory_format: Any = None) -> Tensor:
     """Uniform [0, 1) samples of ``input``'s shape and dtype.
 
     >>> import tidu
     >>> tidu.rand_like(tidu.zeros(3)).shape
     tidu.Size([3])
     """
+    _like_options(input, layout, memory_format, "rand_like")
     return rand(tuple(input.shape), dtype=dtype or input.dtype, device=input.device if device is None else device,
                 requires_grad=requires_grad)
 
@@ -779,13 +806,15 @@ _RANDOM_C_TYPES = {"uint8": "unsigned char", "int8": "signed char", "int16": "sh
 
 
 def randint_like(input: Any, low: int = 0, high: Any = None, *, dtype: Any = None, device: Any = None,  # noqa: A002
-                 requires_grad: bool = False) -> Tensor:
+                 requires_grad: bool = False,
+                 layout: Any = None, memory_format: Any = None) -> Tensor:
     """``randint`` of ``input``'s shape and dtype (``randint_like(x, high)`` starts at 0).
 
     >>> import tidu
     >>> tidu.randint_like(tidu.zeros(3), 5).dtype
     tidu.float32
     """
+    _like_options(input, layout, memory_format, "randint_like")
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,

@@ -14,8 +14,8 @@ from ..core import dtypes
 from ..core.aval import wrap_dim
 from ..tensor import Tensor
 
-__all__ = ["can_cast", "finfo", "iinfo", "is_floating_point", "is_nonzero", "is_same_size", "is_signed", "is_tensor",
-           "numel", "result_type"]
+__all__ = ["can_cast", "finfo", "get_device", "iinfo", "is_floating_point", "is_inference", "is_nonzero", "is_same_size",
+           "is_signed", "is_storage", "is_tensor", "numel", "result_type", "typename"]
 
 
 def is_tensor(obj: Any) -> bool:
@@ -55,6 +55,62 @@ def numel(input: Tensor) -> int:  # noqa: A002
 def _tensor_argument(x: Any, op: str, name: str, position: int) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(x).__name__}")
+
+
+def is_inference(input: Tensor) -> bool:  # noqa: A002
+    """Whether ``input`` is an inference tensor: never in tidu, whose ``inference_mode`` makes
+    ordinary tensors (docs/guides/pytorch-differences.md).
+
+    >>> import tidu
+    >>> with tidu.inference_mode():
+    ...     x = tidu.ones(1)
+    >>> tidu.is_inference(x)
+    False
+    """
+    _tensor_argument(input, "is_inference", "input", 1)
+    return False
+
+
+def get_device(input: Tensor) -> int:  # noqa: A002
+    """The GPU's index for a CUDA tensor, ``-1`` for a CPU one (``input.get_device()``).
+
+    >>> import tidu
+    >>> tidu.get_device(tidu.ones(1))
+    -1
+    """
+    _tensor_argument(input, "get_device", "input", 1)
+    return _get_device(input)
+
+
+def typename(obj: Any) -> str:
+    """A tensor's legacy type name (``'torch.FloatTensor'``, as ``Tensor.type()``), else the
+    dotted name of ``obj``'s class or of ``obj`` itself (PyTorch's ``torch.typename``).
+
+    >>> import tidu
+    >>> tidu.typename(tidu.ones(1)), tidu.typename(1.5), tidu.typename(tidu.nn.Linear)
+    ('torch.FloatTensor', 'float', 'tidu.nn.modules.linear.Linear')
+    """
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        name = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        name = obj.__name__
+    else:
+        module, name = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return name if module in ("", "builtins") else f"{module}.{name}"
+
+
+def is_storage(obj: Any) -> bool:
+    """Whether ``obj`` is a storage object: tidu exposes none (a tensor's storage is its array),
+    so ``False``.
+
+    >>> import tidu
+    >>> tidu.is_storage(tidu.ones(1))
+    False
+    """
+    return False
 
 
 def is_nonzero(input: Tensor) -> bool:  # noqa: A002
@@ -220,4 +276,5 @@ TENSOR_METHODS = {
     "is_signed": is_signed,
     "is_nonzero": is_nonzero,
     "is_same_size": is_same_size,
+    "is_inference": is_inference,
 }

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import dtypes, grad_mode
+from ..core import dtypes, formats, grad_mode
 from ..core.device import as_device
 from ..core.inplace import VIEW_OF_LEAF_ERROR, assign_, check_writable, mark
 from ..core.primitive import Var
@@ -31,7 +31,9 @@ from ..tensor import Tensor, placed
 from . import (
     activation,
     arrange,
+    complex,
     conv,
+    copies,
     counting,
     creation,
     cumulative,
@@ -52,10 +54,14 @@ from ._operands import broadcast_to, convert
 
 def _to(self: Any, *args: Any, **kwargs: Any) -> Any:
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(tensor)``; differentiable.
+    ``memory_format`` is checked as PyTorch checks it; other than ``preserve_format`` it makes the
+    storage row-major (tidu/core/formats.py).
 
     >>> import tidu
     >>> tidu.tensor([1, 2]).to("cpu", tidu.float64)
     tensor([1., 2.], dtype=tidu.float64)
+    >>> tidu.ones(1, 2, 2, 2).to(memory_format=tidu.channels_last).shape
+    tidu.Size([1, 2, 2, 2])
     """
     target = kwargs.pop("dtype", None)
     where = None
@@ -70,9 +76,12 @@ def _to(self: Any, *args: Any, **kwargs: Any) -> Any:
         where = as_device(kwargs.pop("device"))
     kwargs.pop("non_blocking", None)
     copy = kwargs.pop("copy", False)
+    fmt = formats.check_memory_format(kwargs.pop("memory_format", None), self.ndim, "to")
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     out = self if target is None else convert(self, dtypes.as_dtype(target))
+    if fmt is not formats.preserve_format:
+        out = out.contiguous()
     if where is not None and where != out.device:
         return transfer.device_put.bind(out, device=where.type)
     return out.clone() if copy and out is self else out
@@ -133,8 +142,8 @@ CONVERSIONS = {
     "type_as": lambda self, other: convert(self, other.dtype),
 }
 COMMON = {**CONVERSIONS}
-for _module in (arrange, conv, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, order, pointwise, reduce, selection,
-                shape, special):
+for _module in (arrange, conv, copies, counting, creation, cumulative, diagonals, indexing, linalg, activation, math, order, pointwise,
+                reduce, selection, shape, special):
     COMMON.update(_module.METHODS)
 
 
@@ -425,19 +434,41 @@ def top_level_inplace() -> dict[str, Any]:
     return {name: make(name) for name in TOP_LEVEL_INPLACE if hasattr(Tensor, name)}
 
 
-def _contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
-    """``self`` when its storage is already in row-major order, else a row-major copy.
+def _contiguous(self: Tensor, memory_format: Any = formats.contiguous_format) -> Tensor:
+    """``self`` when its storage is already in row-major order, else a row-major copy. A
+    channels-last ``memory_format`` is checked as PyTorch checks it and gives row-major storage
+    too (tidu/core/formats.py).
 
     >>> import tidu
     >>> x = tidu.zeros(2, 3).t()
     >>> x.is_contiguous(), x.contiguous().is_contiguous()
     (False, True)
     """
+    fmt = formats.check_memory_format(formats.as_memory_format(memory_format, "contiguous"), self.ndim, "contiguous")
     if self._data.flags.c_contiguous:
         return self
+    if fmt is formats.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     if self._device.type == "cuda":
         return shape.clone(self)
     return self.reshape(-1).reshape(tuple(self.shape))
+
+
+def _is_contiguous(self: Tensor, memory_format: Any = formats.contiguous_format) -> bool:
+    """Whether the storage holds the elements densely in ``memory_format``'s order (row-major by
+    default), by PyTorch's rule on the strides the tensor has.
+
+    >>> import tidu
+    >>> x = tidu.zeros(2, 3, 4, 5)
+    >>> x.is_contiguous(), x.is_contiguous(memory_format=tidu.channels_last)
+    (True, False)
+    >>> x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).is_contiguous(memory_format=tidu.channels_last)
+    True
+    """
+    fmt = formats.as_memory_format(memory_format, "is_contiguous")
+    if fmt in (formats.contiguous_format, formats.preserve_format):
+        return bool(self._data.flags.c_contiguous)
+    return formats.is_contiguous_as(tuple(self.shape), metadata._stride(self), fmt)
 
 
 def _data_get(self: Tensor) -> Tensor:
@@ -497,11 +528,13 @@ TENSOR_ONLY = {
     "share_memory_": lambda self: self,
     "is_shared": lambda self: False,
     **metadata.TENSOR_METHODS,
+    **complex.TENSOR_METHODS,
     **creation.RANDOM_METHODS,
     "backward": _backward,
     **INPLACE,
     "contiguous": _contiguous,
-    "is_contiguous": lambda self, memory_format=None: bool(self._data.flags.c_contiguous),
+    "is_contiguous": _is_contiguous,
+    "layout": property(lambda self: formats.strided),
     "cpu": _cpu,
     "cuda": _cuda,
     "data": property(_data_get, _data_set),
@@ -509,7 +542,7 @@ TENSOR_ONLY = {
 # on a ``Var`` too (inside ``vmap``, as on torch.func's batched tensors), each its own way
 VAR_ONLY = {
     "detach": _var_detach,
-    "contiguous": lambda self, memory_format=None: self,
+    "contiguous": lambda self, memory_format=formats.contiguous_format: self,
     "numel": lambda self: math_prod(self.aval.shape),
     "is_cuda": property(lambda self: self.aval.device == "cuda"),
 }

@@ -23,7 +23,8 @@ from . import creation, indexing, math, reduce, shape
 from ._operands import broadcast_shapes, convert, is_value
 
 __all__ = [
-    "argwhere", "count_nonzero", "index_add", "index_copy", "index_fill", "masked_select", "nonzero", "scatter",
+    "argwhere", "count_nonzero", "index_add", "index_copy", "index_fill", "masked_select", "nonzero", "nonzero_static",
+    "scatter", "unravel_index",
     "take", "take_along_dim", "diagonal_scatter", "index_reduce", "masked_scatter", "put", "scatter_reduce",
     "select_scatter", "slice_scatter",
 ]
@@ -46,6 +47,47 @@ def nonzero(input: Any, *, as_tuple: bool = False) -> Any:  # noqa: A002
     if as_tuple:
         return tuple(_positions(p, input) for p in np.nonzero(np.atleast_1d(values)))
     return _positions(np.argwhere(values), input)
+
+
+def nonzero_static(input: Any, *, size: int, fill_value: int = -1) -> Any:  # noqa: A002
+    """``nonzero(input)`` as exactly ``size`` rows: the first ``size`` indices, then rows of
+    ``fill_value``.
+
+    >>> import tidu
+    >>> tidu.nonzero_static(tidu.tensor([0, 3, 4]), size=3, fill_value=-7)
+    tensor([[ 1],
+            [ 2],
+            [-7]])
+    """
+    if isinstance(size, bool) or not isinstance(size, int | np.integer):
+        raise TypeError(f"nonzero_static(): argument 'size' must be int, not {type(size).__name__}")
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = np.argwhere(input._host())[:size]
+    rows = np.full((int(size), input.ndim), fill_value, dtype=np.int64)
+    rows[:len(found)] = found
+    return _positions(rows, input)
+
+
+def unravel_index(indices: Any, shape: Any) -> tuple:
+    """The coordinates in a tensor of ``shape`` of the flat (row-major) ``indices``: one int64
+    tensor per dim, each of ``indices``' shape (indices out of range wrap, as PyTorch's).
+
+    >>> import tidu
+    >>> tidu.unravel_index(tidu.tensor([5, 7]), (2, 4))
+    (tensor([1, 1]), tensor([1, 3]))
+    """
+    if indices.dtype.is_floating_point or indices.dtype is dtypes.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got torch.{indices.dtype.name}")
+    dims = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    for n in dims:
+        if isinstance(n, bool) or not isinstance(n, int | np.integer):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(n)}")
+    if any(n < 0 for n in dims):
+        raise ValueError(f"'shape' cannot have negative values, but got {dims}")
+    strides = [int(np.prod(dims[i + 1:], dtype=np.int64)) for i in range(len(dims))]
+    flat = convert(indices, dtypes.int64)
+    return tuple(math.remainder(math.floor_divide(flat, s), n) for s, n in zip(strides, dims))
 
 
 def argwhere(input: Any) -> Any:  # noqa: A002
@@ -528,5 +570,5 @@ METHODS = {
     "take": take, "take_along_dim": take_along_dim, "scatter": scatter, "index_add": index_add,
     "index_copy": index_copy, "index_fill": index_fill, "scatter_reduce": scatter_reduce, "index_reduce": index_reduce,
     "masked_scatter": masked_scatter, "put": put, "select_scatter": select_scatter, "slice_scatter": slice_scatter,
-    "diagonal_scatter": diagonal_scatter,
+    "diagonal_scatter": diagonal_scatter, "nonzero_static": nonzero_static,
 }

@@ -11,7 +11,7 @@ from math import prod
 from typing import Any
 
 from ..backends.layout import storage
-from ..core import dtypes
+from ..core import dtypes, formats
 from ..core.dispatch import bind_one
 from ..core.primitive import bind
 from ..primitives.slicing import slice_p
@@ -373,14 +373,17 @@ def repeat(input: Any, *sizes: Any) -> Any:  # noqa: A002
     return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
 
 
-def clone(input: Any, *, memory_format: Any = None) -> Any:  # noqa: A002
-    """A copy in new storage, recorded (its gradient is the identity).
+def clone(input: Any, *, memory_format: Any = formats.preserve_format) -> Any:  # noqa: A002
+    """A copy in new storage, recorded (its gradient is the identity); row-major whatever the
+    ``memory_format`` (checked as PyTorch checks it, tidu/core/formats.py).
 
     >>> import tidu
     >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
     >>> tidu.clone(x)
     tensor([1., 2.], grad_fn=<convert_element_type>)
     """
+    if memory_format is not formats.preserve_format:
+        formats.check_memory_format(memory_format, input.ndim, "clone")
     return bind(convert_element_type, input, new_dtype=input.dtype)
 
 

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...core import dtypes
+from ...core import dtypes, formats
 from ...core.device import as_device
 from ...core.grad_mode import no_grad
 from ...core.inplace import assign_
@@ -555,15 +555,23 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """Cast floating-point parameters and buffers to a dtype (``to(dtype)``, ``to(device)``,
-        ``to(device, dtype)``, ``to(tensor)``); in place, returns ``self``.
+        ``to(device, dtype)``, ``to(tensor)``); in place, returns ``self``. ``memory_format`` is
+        checked against the 4-D and 5-D tensors, as PyTorch's, and storage stays row-major
+        (tidu/core/formats.py).
 
         >>> import tidu
         >>> tidu.nn.Linear(2, 1).to(tidu.float64).weight.dtype
         tidu.float64
+        >>> tidu.nn.Conv2d(1, 2, 3).to(memory_format=tidu.channels_last).weight.shape
+        tidu.Size([2, 1, 3, 3])
         """
         target = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
+        fmt = kwargs.pop("memory_format", None)
+        if fmt is not None:
+            formats.as_memory_format(fmt, "to")
+            self._apply(lambda t: t.to(memory_format=fmt) if not is_lazy(t) and t.ndim in (4, 5) else t)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
