@@ -111,6 +111,19 @@ short = int16
 
 __version__ = "0.1.0"
 
+# PyTorch's submodules that scripts reach for now and then, imported at their first use so that
+# ``import tidu`` does not pay for them
+_LAZY_MODULES = frozenset({"profiler"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # The ~60k objects alive now (numpy's, numba's, tidu's) go to the collector's permanent generation:
 # a training loop makes many short-lived objects, and every full collection would rescan these.
 # Frozen objects are still freed when their last reference goes; only cycles among them are kept.
