@@ -79,7 +79,7 @@ from . import (  # noqa: E402
     train,
     utils,
 )
-from .amp import autocast  # noqa: E402
+from .amp import GradScaler, autocast  # noqa: E402
 from .compat import *  # noqa: E402,F403
 from .func import linear_transpose, linearize  # noqa: E402
 from .linalg import _cholesky as cholesky  # noqa: E402
@@ -99,6 +99,7 @@ from .distributions.gamma import _standard_gamma, _standard_gamma_grad  # noqa: 
 from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402
 from .ops import aliases as _aliases  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from .streams import Event, Stream  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 
 _aliases.install(globals(), (Tensor, _Var), (linalg, special))  # axis= for dim=, keepdims= for keepdim=
@@ -113,7 +114,7 @@ __version__ = "0.1.0"
 
 # PyTorch's submodules that scripts reach for now and then, imported at their first use so that
 # ``import tidu`` does not pay for them
-_LAZY_MODULES = frozenset({"profiler"})
+_LAZY_MODULES = frozenset({"accelerator", "cpu", "profiler"})
 
 
 def __getattr__(name: str) -> object:
