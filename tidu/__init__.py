@@ -114,7 +114,8 @@ __version__ = "0.1.0"
 
 # PyTorch's submodules that scripts reach for now and then, imported at their first use so that
 # ``import tidu`` does not pay for them
-_LAZY_MODULES = frozenset({"accelerator", "compiler", "cpu", "distributed", "multiprocessing", "profiler"})
+_LAZY_MODULES = frozenset({"accelerator", "compiler", "cpu", "distributed", "multiprocessing", "profiler",
+                           "quasirandom"})
 
 
 def __getattr__(name: str) -> object:
