@@ -209,3 +209,48 @@ except RuntimeError as e:
                               check=True).stdout for lib in ("torch", "tidu")]
     assert outputs[1] == outputs[0]
     assert "3\n" in outputs[1]
+
+
+def test_set_default_tensor_type_sets_the_dtype_as_torch() -> None:
+    try:
+        for ours, theirs in ((tidu.DoubleTensor, torch.DoubleTensor), ("torch.DoubleTensor", "torch.DoubleTensor"),
+                             ("tidu.FloatTensor", "torch.FloatTensor")):
+            with pytest.warns(UserWarning, match="deprecated"):
+                tidu.set_default_tensor_type(ours)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.set_default_tensor_type(theirs)
+            assert str(tidu.get_default_dtype()).split(".")[1] == str(torch.get_default_dtype()).split(".")[1]
+            assert str(tidu.tensor([1.0]).dtype).split(".")[1] == str(torch.tensor([1.0]).dtype).split(".")[1]
+        for bad, error in ((tidu.LongTensor, TypeError), ("torch.LongTensor", TypeError), (tidu.float64, TypeError),
+                           ("foo.FloatTensor", ModuleNotFoundError), ("torch.NoSuchTensor", AttributeError)):
+            torch_bad = bad if isinstance(bad, str) else {tidu.LongTensor: torch.LongTensor}.get(bad, torch.float64)
+            with pytest.raises(error):
+                tidu.set_default_tensor_type(bad)
+            with pytest.raises(error):
+                torch.set_default_tensor_type(torch_bad)
+    finally:
+        tidu.set_default_dtype(tidu.float32)
+        torch.set_default_dtype(torch.float32)
+
+
+def test_set_default_tensor_type_with_a_cuda_type_moves_the_default_device() -> None:
+    try:
+        with pytest.warns(UserWarning):
+            tidu.set_default_tensor_type(tidu.cuda.DoubleTensor)  # the simulator (conftest)
+        t = tidu.zeros(1)
+        assert t.device.type == "cuda" and t.dtype is tidu.float64
+        with pytest.warns(UserWarning):
+            tidu.set_default_tensor_type("torch.FloatTensor")
+        t = tidu.zeros(1)
+        assert t.device.type == "cpu" and t.dtype is tidu.float32
+    finally:
+        tidu.set_default_device("cpu")
+        tidu.set_default_dtype(tidu.float32)
+
+
+def test_top_level_aliases() -> None:
+    assert tidu.GradScaler is tidu.amp.GradScaler and torch.GradScaler is torch.amp.GradScaler
+    assert tidu.set_flush_denormal(True) is False and tidu.set_flush_denormal(False) is False
+    with pytest.raises(TypeError, match="mode"):
+        tidu.set_flush_denormal("yes")

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 import tidu
@@ -55,3 +56,36 @@ def test_the_tf32_flag_has_pytorchs_name() -> None:
         assert tidu.backends.cuda.matmul.allow_tf32 is True
     finally:
         flag.allow_tf32 = before
+
+
+def test_cuda_events_time_work_on_the_stream() -> None:
+    start, end = tidu.cuda.Event(enable_timing=True), tidu.cuda.Event(enable_timing=True)
+    assert start.query() and isinstance(start, tidu.Event) and start.device == tidu.device("cuda", 0)
+    start.record()
+    y = tidu.ones(64, device="cuda") * 2
+    end.record(tidu.cuda.current_stream())
+    end.wait()
+    end.synchronize()
+    assert end.query() and start.elapsed_time(end) >= 0.0
+    assert y.sum().item() == 128.0
+
+
+def test_cuda_event_errors_are_runtime_errors_as_pytorchs() -> None:
+    timed, untimed = tidu.cuda.Event(enable_timing=True), tidu.cuda.Event()
+    with pytest.raises(RuntimeError, match="must be recorded"):
+        timed.elapsed_time(tidu.cuda.Event(enable_timing=True))
+    timed.record()
+    untimed.record()
+    with pytest.raises(RuntimeError, match="enable_timing=True"):
+        timed.elapsed_time(untimed)
+
+
+def test_cuda_streams_are_generic_streams() -> None:
+    s = tidu.cuda.Stream()
+    assert isinstance(s, tidu.Stream) and s.device_type == 1 and s.device_index == 0
+    assert s == tidu.cuda.current_stream() == tidu.cuda.default_stream()
+    event = s.record_event()
+    assert isinstance(event, tidu.Event) and event.device.type == "cuda" and event.query()
+    s.wait_event(event)
+    assert s.query()
+    assert tidu.Stream("cuda").device == s.device

@@ -89,7 +89,7 @@ from . import (  # noqa: E402
     train,
     utils,
 )
-from .amp import autocast  # noqa: E402
+from .amp import GradScaler, autocast  # noqa: E402
 from .compat import *  # noqa: E402,F403
 from .func import linear_transpose, linearize  # noqa: E402
 from .linalg import _cholesky as cholesky  # noqa: E402
@@ -110,6 +110,7 @@ from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402
 from .nn.toplevel import *  # noqa: E402,F403
 from .ops import aliases as _aliases  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from .streams import Event, Stream  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 
 _aliases.install(globals(), (Tensor, _Var), (linalg, special))  # axis= for dim=, keepdims= for keepdim=
@@ -123,6 +124,20 @@ short = int16
 newaxis = None  # numpy's name, as torch.newaxis: x[:, tidu.newaxis] adds a dim
 
 __version__ = "0.1.0"
+
+# PyTorch's submodules that scripts reach for now and then, imported at their first use so that
+# ``import tidu`` does not pay for them
+_LAZY_MODULES = frozenset({"accelerator", "compiler", "cpu", "distributed", "multiprocessing", "profiler",
+                           "quasirandom"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # The ~60k objects alive now (numpy's, numba's, tidu's) go to the collector's permanent generation:
 # a training loop makes many short-lived objects, and every full collection would rescan these.

@@ -16,9 +16,11 @@ import warnings
 from typing import Any
 
 from .backends.cuda.blas import matmul
+from .backends.cuda.driver import OutOfMemoryError
 from .ops import creation
 
-__all__ = ["compile", "get_float32_matmul_precision", "get_num_interop_threads", "get_rng_state",
+__all__ = ["OutOfMemoryError", "compile", "get_device_module", "get_float32_matmul_precision",
+           "get_num_interop_threads", "get_rng_state", "set_default_tensor_type", "set_flush_denormal",
            "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_warn_always_enabled", "set_anomaly_enabled",
            "set_float32_matmul_precision", "set_num_interop_threads", "set_rng_state", "set_warn_always"]
 
@@ -160,3 +162,93 @@ def is_anomaly_enabled() -> bool:
 
 def is_anomaly_check_nan_enabled() -> bool:
     return _settings["anomaly_nan"]
+
+
+def get_device_module(device: Any = None) -> Any:
+    """The module of ``device``'s type: ``tidu.cuda`` or ``tidu.cpu``; with no device, the
+    accelerator's (``tidu.cuda`` where tidu has a CUDA device), else ``tidu.cpu``.
+
+    >>> import tidu
+    >>> tidu.get_device_module("cpu").device_count()
+    1
+    >>> tidu.get_device_module(tidu.device("cuda")) is tidu.cuda
+    True
+    """
+    import importlib
+
+    from .core.device import device as _device
+
+    if isinstance(device, _device):
+        kind = device.type
+    elif isinstance(device, str):
+        kind = _device(device).type
+    elif device is None:
+        from .backends.cuda.runtime import is_available
+
+        kind = "cuda" if is_available() else "cpu"
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect tidu.device, str, or None")
+    return importlib.import_module(f"tidu.{kind}")
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """PyTorch's deprecated way to set the default dtype (and device): ``tidu.FloatTensor`` or
+    ``tidu.DoubleTensor`` (``tidu.cuda.*`` to make ``cuda`` the default device too), or their
+    names (``"torch.DoubleTensor"``). It warns, as PyTorch's does; prefer ``set_default_dtype``
+    and ``set_default_device``.
+
+    >>> import tidu, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tidu.set_default_tensor_type(tidu.DoubleTensor)
+    >>> tidu.tensor([1.0]).dtype
+    tidu.float64
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tidu.set_default_tensor_type("torch.FloatTensor")
+    >>> tidu.get_default_dtype()
+    tidu.float32
+    """
+    from .core import device as _device_mod
+    from .core import dtypes
+    from .legacy import CUDA_TYPES, TYPES, LegacyType
+
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        kinds = {"torch": TYPES, "tidu": TYPES, "torch.cuda": CUDA_TYPES, "tidu.cuda": CUDA_TYPES}.get(module)
+        if kinds is None:
+            raise ModuleNotFoundError(f"No module named {module or name!r}")
+        if name not in kinds:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        t = kinds[name]
+    if not isinstance(t, LegacyType):
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    if t.is_cuda:
+        from .backends.cuda.runtime import is_available
+
+        if not is_available():
+            raise TypeError(f"type {t.__module__}.{t.__name__} not available: tidu has no CUDA device here "
+                            "(set NUMBA_ENABLE_CUDASIM=1 to use Numba's simulator)")
+    warnings.warn("set_default_tensor_type() is deprecated as of PyTorch 2.1, please use set_default_dtype() and "
+                  "set_default_device() as alternatives.", UserWarning, stacklevel=2)
+    dtypes.set_default_dtype(t.dtype)
+    if t.is_cuda:
+        _device_mod.set_default_device("cuda")
+    elif _device_mod.get_default_device().type == "cuda":
+        _device_mod.set_default_device("cpu")
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Whether flushing denormal floats to zero could be switched ``mode``: False, which is
+    PyTorch's answer on a CPU that cannot. tidu's kernels run on Numba's threads, whose
+    floating-point mode tidu cannot set, so denormals keep their values.
+
+    >>> import tidu
+    >>> tidu.set_flush_denormal(True)
+    False
+    """
+    if not isinstance(mode, (bool, int)):
+        raise TypeError(f"set_flush_denormal(): argument 'mode' must be bool, not {type(mode).__name__}")
+    return False

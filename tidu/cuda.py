@@ -18,10 +18,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from . import streams as _streams
 from .backends.cuda import runtime as _runtime
 from .backends.cuda.driver import CudaError, OutOfMemoryError
 
-__all__ = ["CudaError", "OutOfMemoryError", "Stream", "current_device", "current_stream", "default_stream",
+__all__ = ["CudaError", "Event", "OutOfMemoryError", "Stream", "current_device", "current_stream", "default_stream",
            "device_count", "empty_cache", "get_device_capability", "get_device_name", "get_device_properties",
            "get_rng_state", "init", "initial_seed", "is_available", "is_initialized", "manual_seed", "manual_seed_all",
            "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_reserved",
@@ -236,32 +237,15 @@ def get_device_capability(device: Any = None) -> tuple[int, int]:
 # --- streams: tidu queues all work on one stream of its own --------------------------------------------
 
 
-class Stream:
+class Stream(_streams.Stream):
     """tidu's CUDA stream. tidu queues all its work, in order, on one stream, so every ``Stream``
     is that one: ``with tidu.cuda.stream(s)`` changes nothing, ``wait_stream`` has nothing to wait
     for, and ``synchronize`` waits for all queued work."""
 
     def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
-        from .core.device import device as _device
-
         _index(device)
+        super().__init__("cuda", priority)
         self.cuda_stream = _runtime.runtime().stream
-        self.device = _device("cuda", 0)
-        self.priority = priority
-
-    def synchronize(self) -> None:
-        synchronize()
-
-    def wait_stream(self, stream: Stream) -> None:
-        """Nothing to wait for: the work of every ``Stream`` is queued in order on one."""
-
-    def wait_event(self, event: Any) -> None:
-        """Nothing to wait for, as ``wait_stream``."""
-
-    def query(self) -> bool:
-        """Whether all queued work is done (it is, once this returns: it waits)."""
-        synchronize()
-        return True
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Stream) and other.cuda_stream == self.cuda_stream
@@ -271,6 +255,25 @@ class Stream:
 
     def __repr__(self) -> str:
         return f"<tidu.cuda.Stream device=cuda:0 cuda_stream=0x{self.cuda_stream:x}>"
+
+
+class Event(_streams.Event):
+    """A CUDA event on tidu's stream (``numba.cuda.event``): ``record``, ``query``,
+    ``synchronize``, ``wait`` and ``elapsed_time`` in milliseconds, as PyTorch's. Under the
+    simulator, which runs each kernel to its end at launch, an event keeps the host's clock.
+
+    >>> import tidu
+    >>> if tidu.cuda.is_available():
+    ...     start, end = tidu.cuda.Event(enable_timing=True), tidu.cuda.Event(enable_timing=True)
+    ...     start.record(); y = tidu.ones(64, device="cuda") * 2; end.record()
+    ...     end.synchronize()
+    ...     assert start.elapsed_time(end) >= 0.0
+    """
+
+    _error = RuntimeError
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> None:
+        super().__init__("cuda", enable_timing=enable_timing, blocking=blocking, interprocess=interprocess)
 
 
 def current_stream(device: Any = None) -> Stream:

@@ -12,3 +12,12 @@ __all__ = [
     "GradcheckError", "anomaly_mode", "backward", "detect_anomaly", "grad_mode", "graph", "set_detect_anomaly", "current_recorder", "enable_grad", "functional", "grad", "gradcheck", "gradgradcheck",
     "is_grad_enabled", "no_grad", "set_grad_enabled",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``tidu.autograd.profiler``, imported at its first use (``import tidu`` does not load it)."""
+    if name == "profiler":
+        import importlib
+
+        return importlib.import_module(".profiler", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
