@@ -20,12 +20,13 @@ from .ops import activation, pointwise, reduce
 from .ops import math as ops_math
 from .ops import special as ops_special
 from .ops._operands import float_operand
+from .ops.math import _unary
 from .primitives import special as sp
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p", "log_softmax",
-    "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
-    "xlogy",
+    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e",
+    "log1p", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "multigammaln", "ndtr",
+    "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
 ]
 
 erf = ops_math.erf
@@ -45,6 +46,40 @@ round = ops_math.round  # noqa: A001
 logsumexp = reduce.logsumexp
 softmax = activation.softmax
 log_softmax = activation.log_softmax
+i0 = modified_bessel_i0 = ops_special.i0
+
+i0e = _unary(sp.i0e, "special_i0e", """The exponentially scaled modified Bessel function of order 0,
+    ``exp(-|x|) i0(x)`` (finite everywhere: 0 at ``+-inf``).
+
+    Gradient: ``d i0e(x) = (i1e(x) - sign(x) i0e(x)) dx`` (primitive ``i0e``).
+
+    >>> import tidu
+    >>> tidu.special.i0e(tidu.tensor([0.0, 1.0, -1000.0]))
+    tensor([1.0000, 0.4658, 0.0126])
+    """)
+i1 = modified_bessel_i1 = _unary(sp.i1, "special_i1", """The modified Bessel function of the first kind
+    of order 1, ``sum_k (x / 2)**(2k + 1) / (k! (k + 1)!)``; odd, ``+-inf`` past ``|x|`` = 709.78
+    (NaN at ``+-inf``, as PyTorch's and SciPy's).
+
+    Gradient: ``d i1(x) = (i0(x) - i1(x) / x) dx``, ``dx / 2`` at 0 (primitive ``i1``).
+
+    >>> import tidu
+    >>> x = tidu.tensor([0.0, 1.0, -2.0], requires_grad=True)
+    >>> tidu.special.i1(x)
+    tensor([ 0.0000,  0.5652, -1.5906], grad_fn=<i1>)
+    >>> tidu.special.i1(x).sum().backward()
+    >>> x.grad
+    tensor([0.5000, 0.7009, 1.4843])
+    """)
+i1e = _unary(sp.i1e, "special_i1e", """The exponentially scaled modified Bessel function of order 1,
+    ``exp(-|x|) i1(x)``.
+
+    Gradient: ``d i1e(x) = (i0e(x) - i1e(x) (sign(x) + 1 / x)) dx``, ``dx / 2`` at 0 (primitive ``i1e``).
+
+    >>> import tidu
+    >>> tidu.special.i1e(tidu.tensor([0.0, 1.0, -1000.0]))
+    tensor([ 0.0000,  0.2079, -0.0126])
+    """)
 
 _SQRT_HALF = math.sqrt(0.5)
 

@@ -1,5 +1,5 @@
 """The special functions with PyTorch's names: ``erfc``, ``erfinv``, ``lgamma``, ``digamma``,
-``polygamma`` (primitives of tidu/primitives/special.py). Integer and bool inputs are promoted to
+``polygamma``, ``i0`` (primitives of tidu/primitives/special.py). Integer and bool inputs are promoted to
 the default float dtype."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from ..primitives import special as sp
 from ._operands import constant, float_operand
 from .math import _unary
 
-__all__ = ["digamma", "erfc", "erfinv", "lgamma", "polygamma"]
+__all__ = ["digamma", "erfc", "erfinv", "i0", "lgamma", "polygamma"]
 
 erfc = _unary(sp.erfc, "erfc", """The complementary error function ``1 - erf(input)``, accurate where
     ``erf`` is close to 1.
@@ -52,6 +52,20 @@ digamma = _unary(sp.digamma, "digamma", """The digamma function ``d/dx log Gamma
     >>> tidu.digamma(tidu.tensor([1.0, 0.5, 0.0, -2.0]))
     tensor([-0.5772, -1.9635,    -inf,     nan])
     """)
+i0 = _unary(sp.i0, "i0", """The modified Bessel function of the first kind of order 0,
+    ``sum_k (input / 2)**(2k) / (k!)**2``; even, and ``inf`` past ``|x|`` = 709.78 (NaN at
+    ``+-inf``, as PyTorch's and SciPy's).
+
+    Gradient: ``d i0(x) = i1(x) dx`` (primitive ``i0``; ``i1`` is ``tidu.special.i1``).
+
+    >>> import tidu
+    >>> x = tidu.tensor([0.0, 1.0, -2.0], requires_grad=True)
+    >>> tidu.i0(x)
+    tensor([1.0000, 1.2661, 2.2796], grad_fn=<i0>)
+    >>> tidu.i0(x).sum().backward()
+    >>> x.grad
+    tensor([ 0.0000,  0.5652, -1.5906])
+    """)
 
 
 def polygamma(n: int, input: Any) -> Any:  # noqa: A002
@@ -82,5 +96,5 @@ def _polygamma_method(self: Any, n: int) -> Any:
 
 
 METHODS = {
-    "erfc": erfc, "erfinv": erfinv, "lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method,
+    "erfc": erfc, "erfinv": erfinv, "i0": i0, "lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method,
 }
