@@ -79,6 +79,9 @@ from . import (  # noqa: E402
     train,
     utils,
 )
+from ._lu import cholesky_inverse, cholesky_solve, lu_unpack  # noqa: E402
+from ._lu import lu_legacy as lu  # noqa: E402
+from ._lu import lu_solve_legacy as lu_solve  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .compat import *  # noqa: E402,F403
 from .func import linear_transpose, linearize  # noqa: E402
@@ -92,7 +95,8 @@ from .linalg import det, matrix_exp  # noqa: E402
 from .linalg import inv as inverse  # noqa: E402
 
 for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet), ("qr", qr), ("slogdet", slogdet),
-                   ("svd", svd), ("det", det), ("inverse", inverse), ("matrix_exp", matrix_exp)):
+                   ("svd", svd), ("det", det), ("inverse", inverse), ("matrix_exp", matrix_exp), ("lu", lu),
+                   ("lu_solve", lu_solve), ("cholesky_solve", cholesky_solve), ("cholesky_inverse", cholesky_inverse)):
     setattr(Tensor, _name, _fn)
 from .core.primitive import Var as _Var  # noqa: E402
 from .distributions.gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402

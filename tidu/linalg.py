@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ._lu import lu, lu_factor, lu_factor_ex, lu_solve
 from .backends.cpu.decompositions import LinAlgError
 from .core import dtypes
 from .core.aval import wrap_dim
@@ -26,7 +27,8 @@ from .ops import math as ops_math
 from .ops._operands import broadcast_shapes, convert
 from .primitives import decompositions as dec
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul",
            "matrix_norm", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
            "vecdot", "vector_norm", "matrix_exp", "matrix_power", "solve_triangular", "vander"]
 
