@@ -79,6 +79,7 @@ from . import (  # noqa: E402
     train,
     utils,
 )
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 from ._lu import cholesky_inverse, cholesky_solve, lu_unpack  # noqa: E402
 from ._lu import lu_legacy as lu  # noqa: E402
 from ._lu import lu_solve_legacy as lu_solve  # noqa: E402
@@ -87,7 +88,9 @@ from .compat import *  # noqa: E402,F403
 from .func import linear_transpose, linearize  # noqa: E402
 from .linalg import _cholesky as cholesky  # noqa: E402
 from .linalg import _cross as cross  # noqa: E402
+from .linalg import _frobenius_norm as frobenius_norm  # noqa: E402
 from .linalg import _logdet as logdet  # noqa: E402
+from .linalg import _nuclear_norm as nuclear_norm  # noqa: E402
 from .linalg import _qr as qr  # noqa: E402
 from .linalg import _slogdet as slogdet  # noqa: E402
 from .linalg import _svd as svd  # noqa: E402
