@@ -315,3 +315,52 @@ def i1e(x):  # noqa: ANN001, ANN201
         return x * 1.0
     v = _bessel_i(1, x, True)
     return -v if x < 0.0 else v
+
+
+_INV_SQRT_PI = 0.56418958354775628695  # 1 / sqrt(pi)
+_SQRT_HALF = 0.70710678118654752440
+
+
+@register_jitable
+def _exp_square(x):  # noqa: ANN001, ANN201
+    """exp(x^2) with x^2 carried as hi + lo (Dekker's exact product), so the result keeps full
+    precision where exp(x * x) would lose log2(x^2) bits to the rounding of x * x."""
+    c = 134217729.0 * x  # 2^27 + 1: splits x into 26-bit halves
+    xh = c - (c - x)
+    xl = x - xh
+    hi = x * x
+    lo = ((xh * xh - hi) + 2.0 * xh * xl) + xl * xl
+    return math.exp(hi) * (1.0 + lo)  # |lo| <= ulp(hi) / 2: exp(lo) is 1 + lo to rounding
+
+
+@register_jitable
+def erfcx(x):  # noqa: ANN001, ANN201
+    """The scaled complementary error function exp(x^2) erfc(x): below 10 that product (erfc has
+    not underflowed; inf below -26.64, where exp(x^2) overflows); from 10 the asymptotic series
+    1 / (x sqrt(pi)) sum_k (-1)^k (2k - 1)!! / (2 x^2)^k (A&S 7.1.23), at most 13 terms."""
+    x = x * 1.0
+    if x != x:
+        return x
+    if x < -26.7:
+        return math.inf
+    if x < 10.0:
+        return _exp_square(x) * math.erfc(x)
+    inv = 0.5 / (x * x)
+    term = 1.0
+    total = 1.0
+    for k in range(1, 20):
+        term *= -(2.0 * k - 1.0) * inv
+        total += term
+        if math.fabs(term) < 1e-17:
+            break
+    return total * _INV_SQRT_PI / x
+
+
+@register_jitable
+def log_ndtr(x):  # noqa: ANN001, ANN201
+    """log of the standard normal CDF: log(erfcx(-x / sqrt 2) / 2) - x^2 / 2 below -1 (no
+    underflow), log1p(-erfc(x / sqrt 2) / 2) above (no cancellation near 0)."""
+    t = x * _SQRT_HALF
+    if x < -1.0:
+        return math.log(erfcx(-t) * 0.5) - t * t
+    return math.log1p(-0.5 * math.erfc(t))

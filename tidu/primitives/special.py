@@ -16,9 +16,14 @@ from .elementwise import binary, unary
 
 SQRT_PI_2 = math.sqrt(math.pi) / 2.0
 SQRT_2PI = math.sqrt(2.0 * math.pi)
+SQRT_2_PI = math.sqrt(2.0 / math.pi)
+SQRT_HALF = math.sqrt(0.5)
 
 #                                  d(out) in terms of d(input)
 erfc = unary("erfc", scalar.erfc, lambda dx, x, out: -(dx * ((1.0 / SQRT_PI_2) * ops.exp(-(x * x)))))
+erfcx = unary("erfcx", scalar.erfcx, lambda dx, x, out: dx * (2.0 * x * out - 1.0 / SQRT_PI_2))
+# d log ndtr(x) = phi(x) / ndtr(x) = sqrt(2 / pi) / erfcx(-x / sqrt 2): no cancellation in either tail
+log_ndtr = unary("log_ndtr", scalar.log_ndtr, lambda dx, x, out: dx * (SQRT_2_PI / erfcx.bind(x * -SQRT_HALF)))
 erfinv = unary("erfinv", scalar.erfinv, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(out * out)))
 ndtri = unary("ndtri", scalar.ndtri, lambda dp, p, out: dp * (SQRT_2PI * ops.exp(out * out * 0.5)))
 lgamma = unary("lgamma", scalar.lgamma, lambda dx, x, out: dx * ops.digamma(x))
