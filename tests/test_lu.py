@@ -144,3 +144,19 @@ def test_cholesky_solve_reads_one_triangle() -> None:
         out.append(factor.grad.numpy())
     np.testing.assert_allclose(out[1], np.tril(out[0]), atol=1e-14)
     assert not np.triu(out[1], 1).any()
+
+
+@pytest.mark.skipif(not tidu.cuda.is_available(), reason="needs a GPU or the CUDA simulator")
+def test_results_and_gradients_on_cuda_equal_the_cpu() -> None:
+    a = np.random.default_rng(6).standard_normal((2, 3, 3))
+    results = {}
+    for device in ("cpu", "cuda"):
+        A = tidu.tensor(a, device=device, requires_grad=True)  # noqa: N806
+        LU, pivots = tidu.linalg.lu_factor(A)  # noqa: N806
+        X = tidu.linalg.lu_solve(LU, pivots, tidu.ones(2, 3, 1, dtype=tidu.float64, device=device))  # noqa: N806
+        Y = tidu.cholesky_inverse(_lower(tidu, A))  # noqa: N806
+        (X.sum() + Y.sum()).backward()
+        assert X.device.type == Y.device.type == A.grad.device.type == device
+        results[device] = [t.detach().cpu().numpy() for t in (LU, pivots, X, Y, A.grad)]
+    for ours, ref in zip(results["cuda"], results["cpu"]):
+        np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-12)
