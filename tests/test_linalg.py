@@ -38,6 +38,12 @@ CASES: dict[str, tuple[Callable, list]] = {
     "cross-method": (lambda L: lambda a, b: a.cross(b, dim=1), [(2, 3), (2, 3)]),
     "diagonal": (lambda L: lambda x: L.linalg.diagonal(x, offset=-1), [(2, 3, 3)]),
     "matmul": (lambda L: lambda a, b: L.linalg.matmul(a, b), [(2, 3), (3,)]),
+    "nuclear_norm": (lambda L: lambda x: L.nuclear_norm(x), [(3, 4)]),
+    "nuclear_norm-batched-keepdim": (lambda L: lambda x: L.nuclear_norm(x, True), [(2, 4, 3)]),
+    "nuclear_norm-dim": (lambda L: lambda x: L.nuclear_norm(x, (2, 0), keepdim=True), [(3, 2, 4)]),
+    "frobenius_norm": (lambda L: lambda x: L.frobenius_norm(x, dim=(1, 2)), [(2, 3, 4)]),
+    "frobenius_norm-one-dim": (lambda L: lambda x: L.frobenius_norm(x, 1, True), [T(4, 3)]),
+    "frobenius_norm-all": (lambda L: lambda x: L.frobenius_norm(x, ()), [(2, 3)]),
 }
 
 
@@ -80,6 +86,9 @@ def test_second_derivatives_match_torch(fn: Callable) -> None:
     "L.linalg.matrix_norm(L.ones(2, 2), dim=(0,))",
     "L.linalg.norm(L.ones(2, 2, 2), 2)", "L.linalg.vector_norm(L.ones(2, dtype=L.long))",
     "L.linalg.multi_dot([L.ones(2)])", "L.linalg.multi_dot([L.ones(2), L.ones(2, 2, 2), L.ones(2)])",
+    "L.frobenius_norm(L.ones(2, 2, 2), dim=(0, 1, 2))", "L.frobenius_norm(L.ones(2, 2, dtype=L.int32), dim=(1,))",
+    "L.nuclear_norm(L.ones(2, dtype=L.float64))", "L.nuclear_norm(L.ones(2, 2, dtype=L.int32))",
+    "L.nuclear_norm(L.ones(2, 2, 2), (1,))",
 ])
 def test_errors_match_torch(call: str) -> None:
     errors = []

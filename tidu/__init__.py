@@ -89,12 +89,18 @@ from . import (  # noqa: E402
     train,
     utils,
 )
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
+from ._lu import cholesky_inverse, cholesky_solve, lu_unpack  # noqa: E402
+from ._lu import lu_legacy as lu  # noqa: E402
+from ._lu import lu_solve_legacy as lu_solve  # noqa: E402
 from .amp import GradScaler, autocast  # noqa: E402
 from .compat import *  # noqa: E402,F403
 from .func import linear_transpose, linearize  # noqa: E402
 from .linalg import _cholesky as cholesky  # noqa: E402
 from .linalg import _cross as cross  # noqa: E402
+from .linalg import _frobenius_norm as frobenius_norm  # noqa: E402
 from .linalg import _logdet as logdet  # noqa: E402
+from .linalg import _nuclear_norm as nuclear_norm  # noqa: E402
 from .linalg import _qr as qr  # noqa: E402
 from .linalg import _slogdet as slogdet  # noqa: E402
 from .linalg import _svd as svd  # noqa: E402
@@ -102,7 +108,8 @@ from .linalg import det, matrix_exp  # noqa: E402
 from .linalg import inv as inverse  # noqa: E402
 
 for _name, _fn in (("cross", cross), ("cholesky", cholesky), ("logdet", logdet), ("qr", qr), ("slogdet", slogdet),
-                   ("svd", svd), ("det", det), ("inverse", inverse), ("matrix_exp", matrix_exp)):
+                   ("svd", svd), ("det", det), ("inverse", inverse), ("matrix_exp", matrix_exp), ("lu", lu),
+                   ("lu_solve", lu_solve), ("cholesky_solve", cholesky_solve), ("cholesky_inverse", cholesky_inverse)):
     setattr(Tensor, _name, _fn)
 from .core.primitive import Var as _Var  # noqa: E402
 from .distributions.gamma import _standard_gamma, _standard_gamma_grad  # noqa: E402

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ._lu import lu, lu_factor, lu_factor_ex, lu_solve
 from .backends.cpu.decompositions import LinAlgError
 from .core import dtypes
 from .core.aval import wrap_dim
@@ -26,7 +27,8 @@ from .ops import math as ops_math
 from .ops._operands import broadcast_shapes, convert
 from .primitives import decompositions as dec
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul",
            "matrix_norm", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
            "vecdot", "vector_norm", "matrix_exp", "matrix_power", "solve_triangular", "vander"]
 
@@ -476,6 +478,36 @@ def _slogdet(input: Any) -> Any:  # noqa: A002
     tensor(0.)
     """
     return _Slogdet(*slogdet(input))
+
+
+def _nuclear_norm(input: Any, dim: Any = (-2, -1), keepdim: bool = False) -> Any:  # noqa: A002
+    """``tidu.nuclear_norm``: ``matrix_norm(input, 'nuc', dim, keepdim)``, the sum of the singular values;
+    ``nuclear_norm(input, keepdim)`` takes the last two dims.
+
+    >>> import tidu
+    >>> tidu.nuclear_norm(tidu.tensor([[3.0, 0.0], [0.0, -4.0]]))
+    tensor(7.)
+    """
+    if isinstance(dim, bool):  # PyTorch's overload nuclear_norm(input, keepdim)
+        dim, keepdim = (-2, -1), dim
+    return matrix_norm(input, "nuc", dim, keepdim)
+
+
+def _frobenius_norm(input: Any, dim: Any, keepdim: bool = False) -> Any:  # noqa: A002
+    """``tidu.frobenius_norm``: the 2-norm of the elements over one or two ``dim`` (all of them for
+    ``()``).
+
+    >>> import tidu
+    >>> tidu.frobenius_norm(tidu.tensor([[3.0, 0.0], [0.0, -4.0]]), dim=(0, 1))
+    tensor(5.)
+    """
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{dtypes.TORCH_NAMES[input.dtype.name]} instead.")
+    return reduce.norm(input, 2, dims or None, keepdim)
 
 
 def _cholesky(input: Any, upper: bool = False) -> Any:  # noqa: A002

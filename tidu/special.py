@@ -1,9 +1,11 @@
 """``tidu.special``: ``torch.special``'s names for the special functions and their relatives.
 
 Most are tidu's own functions under SciPy's names (``gammaln`` is ``lgamma``, ``psi`` is
-``digamma``, ``expit`` is ``sigmoid``); ``ndtri`` is a primitive of its own, and ``ndtr``,
-``entr``, ``xlog1py`` and ``multigammaln`` are composed. Not here: the Bessel functions, ``erfcx``,
-``log_ndtr``, ``zeta`` and the incomplete gamma functions.
+``digamma``, ``expit`` is ``sigmoid``); ``ndtri``, ``erfcx``, ``log_ndtr`` and the modified Bessel
+functions ``i0``, ``i0e``, ``i1``, ``i1e`` are primitives of their own, and ``ndtr``, ``entr``,
+``xlog1py`` and ``multigammaln`` are composed. Not here: ``zeta``, the incomplete gamma functions,
+the Bessel functions ``bessel_j0/j1/y0/y1``, ``modified_bessel_k0/k1`` (and scaled), ``airy_ai``,
+``spherical_bessel_j0`` and the orthogonal polynomials.
 
 >>> import tidu
 >>> tidu.special.ndtri(tidu.tensor([0.025, 0.5]))
@@ -20,12 +22,13 @@ from .ops import activation, pointwise, reduce
 from .ops import math as ops_math
 from .ops import special as ops_special
 from .ops._operands import float_operand
+from .ops.math import _unary
 from .primitives import special as sp
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p", "log_softmax",
-    "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
-    "xlogy",
+    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e",
+    "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "multigammaln", "ndtr",
+    "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
 ]
 
 erf = ops_math.erf
@@ -45,6 +48,60 @@ round = ops_math.round  # noqa: A001
 logsumexp = reduce.logsumexp
 softmax = activation.softmax
 log_softmax = activation.log_softmax
+multigammaln = ops_special.mvlgamma
+i0 = modified_bessel_i0 = ops_special.i0
+
+erfcx = _unary(sp.erfcx, "special_erfcx", """The scaled complementary error function ``exp(x**2) erfc(x)``,
+    finite where ``erfc`` underflows (about ``1 / (x sqrt(pi))`` for large ``x``).
+
+    Gradient: ``d erfcx(x) = (2 x erfcx(x) - 2 / sqrt(pi)) dx`` (primitive ``erfcx``).
+
+    >>> import tidu
+    >>> tidu.special.erfcx(tidu.tensor([0.0, 1.0, 30.0, -2.0]))
+    tensor([1.0000e+00, 4.2758e-01, 1.8794e-02, 1.0831e+02])
+    """)
+log_ndtr = _unary(sp.log_ndtr, "special_log_ndtr", """The log of the standard normal CDF, accurate in
+    both tails (through ``erfcx`` below -1, so finite far past where ``ndtr`` underflows).
+
+    Gradient: ``d log_ndtr(x) = sqrt(2 / pi) / erfcx(-x / sqrt(2)) dx`` (primitive ``log_ndtr``).
+
+    >>> import tidu
+    >>> tidu.special.log_ndtr(tidu.tensor([0.0, -40.0, 5.0], dtype=tidu.float64))
+    tensor([-6.9315e-01, -8.0408e+02, -2.8665e-07], dtype=tidu.float64)
+    """)
+
+i0e = _unary(sp.i0e, "special_i0e", """The exponentially scaled modified Bessel function of order 0,
+    ``exp(-|x|) i0(x)`` (finite everywhere: 0 at ``+-inf``).
+
+    Gradient: ``d i0e(x) = (i1e(x) - sign(x) i0e(x)) dx`` (primitive ``i0e``).
+
+    >>> import tidu
+    >>> tidu.special.i0e(tidu.tensor([0.0, 1.0, -1000.0]))
+    tensor([1.0000, 0.4658, 0.0126])
+    """)
+i1 = modified_bessel_i1 = _unary(sp.i1, "special_i1", """The modified Bessel function of the first kind
+    of order 1, ``sum_k (x / 2)**(2k + 1) / (k! (k + 1)!)``; odd, ``+-inf`` past ``|x|`` = 709.78
+    (NaN at ``+-inf``, as PyTorch's and SciPy's).
+
+    Gradient: ``d i1(x) = (i0(x) - i1(x) / x) dx``, ``dx / 2`` at 0 (primitive ``i1``).
+
+    >>> import tidu
+    >>> x = tidu.tensor([0.0, 1.0, -2.0], requires_grad=True)
+    >>> tidu.special.i1(x)
+    tensor([ 0.0000,  0.5652, -1.5906], grad_fn=<i1>)
+    >>> tidu.special.i1(x).sum().backward()
+    >>> x.grad
+    tensor([0.5000, 0.7009, 1.4843])
+    """)
+i1e = _unary(sp.i1e, "special_i1e", """The exponentially scaled modified Bessel function of order 1,
+    ``exp(-|x|) i1(x)``.
+
+    Gradient: ``d i1e(x) = (i0e(x) - i1e(x) (sign(x) + 1 / x)) dx``, ``dx / 2`` at 0 (primitive ``i1e``).
+
+    >>> import tidu
+    >>> tidu.special.i1e(tidu.tensor([0.0, 1.0, -1000.0]))
+    tensor([ 0.0000,  0.2079, -0.0126])
+    """)
 
 _SQRT_HALF = math.sqrt(0.5)
 
@@ -96,21 +153,3 @@ def xlog1py(input: Any, other: Any) -> Any:  # noqa: A002
     """
     return pointwise.x_times_log(input, other, ops_math.log1p, 0.0,
                                  lambda y: ops_math.logical_or(ops_math.le(y, -1), ops_math.eq(y, math.inf)))
-
-
-def multigammaln(input: Any, p: int) -> Any:  # noqa: A002
-    """The log of the multivariate gamma function of dimension ``p``:
-    ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(x - j / 2)``; it is
-    real for ``x > (p - 1) / 2`` (not checked, as in PyTorch 2.13).
-
-    >>> import tidu
-    >>> tidu.special.multigammaln(tidu.tensor([2.5, 3.0]), 2)
-    tensor([0.8570, 1.5502])
-    """
-    x = float_operand(input, "mvlgamma")
-    if p < 1:
-        raise RuntimeError("p has to be greater than or equal to 1")
-    total = ops_special.lgamma(x)
-    for j in range(1, p):
-        total = total + ops_special.lgamma(x - j / 2)
-    return total + p * (p - 1) / 4 * math.log(math.pi)

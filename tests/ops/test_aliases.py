@@ -94,3 +94,21 @@ def test_numpy_names_keep_other_keywords() -> None:
     fn = aliases.numpy_names(lambda x, dim=None, keepdim=False, *, dtype=None: (x, dim, keepdim, dtype))
     assert fn(1, axis=2, keepdims=True, dtype="d") == (1, 2, True, "d")
     assert fn(1, 2) == (1, 2, False, None)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, a, b: L.cdist(x1=a, x2=b),
+    lambda L, a, b: L.cdist(a, x2=b, p=1.0),
+    lambda L, a, b: L.nn.functional.cosine_similarity(x1=a, x2=b),
+    lambda L, a, b: L.cosine_similarity(x1=a, x2=b, dim=0),
+    lambda L, a, b: L.nn.functional.pairwise_distance(x1=a, x2=b),
+    lambda L, a, b: L.pairwise_distance(x1=a, x2=b, keepdim=True),
+])
+def test_x1_x2_keywords_match_torch(call) -> None:  # noqa: ANN001
+    """PyTorch names these operands ``x1`` and ``x2``; so does tidu."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((2, 4))
+    if "cdist" not in call.__code__.co_names:
+        b = rng.standard_normal((3, 4))
+    ours, ref = call(tidu, tidu.tensor(a), tidu.tensor(b)), call(torch, torch.tensor(a), torch.tensor(b))
+    np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-12)

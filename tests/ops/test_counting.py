@@ -139,3 +139,36 @@ def test_histogram_matches_torch(lib_fn: Callable) -> None:
 
 def test_histogram_of_integers_raises_as_torch() -> None:
     assert_same_error("L.histogram(L.tensor([1, 2]), bins=2)")
+
+
+_POINTS = [[0.0, 1.0], [1.0, 1.0], [2.0, 0.5], [0.25, 0.75], [1.5, 0.0]]
+
+
+@pytest.mark.parametrize("lib_fn", [
+    lambda L: L.histogramdd(L.tensor(_POINTS), bins=[3, 2]),
+    lambda L: L.histogramdd(L.tensor([_POINTS, _POINTS]), bins=2),
+    lambda L: L.histogramdd(L.tensor(_POINTS, dtype=L.float64), bins=2, range=[0.0, 1.0, 0.0, 2.0]),
+    lambda L: L.histogramdd(L.tensor(_POINTS), bins=[L.tensor([0.0, 1.0, 2.0]), L.tensor([0.0, 0.5, 1.0])],
+                            weight=L.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), density=True),
+    lambda L: L.histogramdd(L.tensor([[0.5, 0.5, 0.5]]), bins=(1, 2, 3)),
+])
+def test_histogramdd_matches_torch(lib_fn: Callable) -> None:
+    out, ref = lib_fn(tidu), lib_fn(torch)
+    assert str(out.hist.dtype)[5:] == str(ref.hist.dtype)[6:] and len(out.bin_edges) == len(ref.bin_edges)
+    np.testing.assert_allclose(out.hist.numpy(), ref.hist.numpy(), rtol=1e-6)
+    for a, b in zip(out.bin_edges, ref.bin_edges):
+        assert str(a.dtype)[5:] == str(b.dtype)[6:]
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    "L.histogramdd(L.ones(3), bins=2)",
+    "L.histogramdd(L.ones(3, 2), bins=[2])",
+    "L.histogramdd(L.ones(3, 2), bins=2, range=[0.0, 1.0])",
+])
+def test_histogramdd_errors_match_torch(call: str) -> None:
+    assert_same_error(call)
+
+
+def test_histogramdd_of_integers_raises_as_torch() -> None:
+    assert_same_error("L.histogramdd(L.ones(3, 2, dtype=L.int64), bins=2)", same_message=False)

@@ -232,3 +232,135 @@ def ndtri(p):  # noqa: ANN001, ANN201
     c = 2.0 * p if p < 0.5 else 2.0 * (1.0 - p)  # 1 - p is exact for p >= 1/2
     y = _erfinv_positive(1.0 - c, c)
     return -_SQRT2 * y if p < 0.5 else _SQRT2 * y
+
+
+_BESSEL_SWITCH = 20.0  # the power series below, the asymptotic series above (both <= 35 terms)
+_INV_SQRT_2PI = 0.39894228040143267794  # 1 / sqrt(2 pi)
+
+
+@register_jitable
+def _bessel_i_series(nu, x):  # noqa: ANN001, ANN201
+    """I_nu(x) for nu = 0 or 1 and 0 <= x < 20: sum_k (x/2)^(2k+nu) / (k! (k+nu)!) (A&S 9.6.10).
+    Every term is positive, so the sum is accurate to a few ulps; it stops at the first term
+    below 1e-17 of the sum (35 terms at x = 20)."""
+    q = 0.25 * x * x
+    term = 1.0 if nu == 0 else 0.5 * x
+    total = term
+    k = 1.0
+    while term > 1e-17 * total:
+        term *= q / (k * (k + nu))
+        total += term
+        k += 1.0
+    return total
+
+
+@register_jitable
+def _bessel_i_asymptotic(nu, x):  # noqa: ANN001, ANN201
+    """sqrt(2 pi x) e^-x I_nu(x) for x >= 20: sum_k (-1)^k prod_{j <= k} (4 nu^2 - (2j - 1)^2) /
+    (k! (8x)^k) (A&S 9.7.1; the e^-2x part it leaves out is below 1e-17 there). The series
+    diverges, but at x >= 20 its terms fall below 1e-17 of the sum by the 27th."""
+    mu = 4.0 * nu * nu
+    term = 1.0
+    total = 1.0
+    for k in range(1, 40):
+        odd = 2.0 * k - 1.0
+        term *= (odd * odd - mu) / (8.0 * k * x)
+        total += term
+        if math.fabs(term) <= 1e-17 * total:
+            break
+    return total
+
+
+@register_jitable
+def _bessel_i(nu, x, scaled):  # noqa: ANN001, ANN201
+    """I_nu(|x|), times e^-|x| when ``scaled``. Unscaled, e^|x| overflows past 709.78 (inf, and
+    inf * 0 = NaN at |x| = inf), as in PyTorch and SciPy (Cephes)."""
+    ax = math.fabs(x * 1.0)  # x * 1.0: float64 for a float32 x
+    if ax < _BESSEL_SWITCH:
+        s = _bessel_i_series(nu, ax)
+        return s * math.exp(-ax) if scaled else s
+    s = _bessel_i_asymptotic(nu, ax) * (_INV_SQRT_2PI / math.sqrt(ax))
+    return s if scaled else math.exp(ax) * s
+
+
+@register_jitable
+def i0(x):  # noqa: ANN001, ANN201
+    """The modified Bessel function of the first kind of order 0 (even)."""
+    if x != x:
+        return x * 1.0
+    return _bessel_i(0, x, False)
+
+
+@register_jitable
+def i0e(x):  # noqa: ANN001, ANN201
+    """e^-|x| I0(x)."""
+    if x != x:
+        return x * 1.0
+    return _bessel_i(0, x, True)
+
+
+@register_jitable
+def i1(x):  # noqa: ANN001, ANN201
+    """The modified Bessel function of the first kind of order 1 (odd; +0 at -0, as PyTorch's)."""
+    if x != x:
+        return x * 1.0
+    v = _bessel_i(1, x, False)
+    return -v if x < 0.0 else v
+
+
+@register_jitable
+def i1e(x):  # noqa: ANN001, ANN201
+    """e^-|x| I1(x)."""
+    if x != x:
+        return x * 1.0
+    v = _bessel_i(1, x, True)
+    return -v if x < 0.0 else v
+
+
+_INV_SQRT_PI = 0.56418958354775628695  # 1 / sqrt(pi)
+_SQRT_HALF = 0.70710678118654752440
+
+
+@register_jitable
+def _exp_square(x):  # noqa: ANN001, ANN201
+    """exp(x^2) with x^2 carried as hi + lo (Dekker's exact product), so the result keeps full
+    precision where exp(x * x) would lose log2(x^2) bits to the rounding of x * x."""
+    c = 134217729.0 * x  # 2^27 + 1: splits x into 26-bit halves
+    xh = c - (c - x)
+    xl = x - xh
+    hi = x * x
+    lo = ((xh * xh - hi) + 2.0 * xh * xl) + xl * xl
+    return math.exp(hi) * (1.0 + lo)  # |lo| <= ulp(hi) / 2: exp(lo) is 1 + lo to rounding
+
+
+@register_jitable
+def erfcx(x):  # noqa: ANN001, ANN201
+    """The scaled complementary error function exp(x^2) erfc(x): below 10 that product (erfc has
+    not underflowed; inf below -26.64, where exp(x^2) overflows); from 10 the asymptotic series
+    1 / (x sqrt(pi)) sum_k (-1)^k (2k - 1)!! / (2 x^2)^k (A&S 7.1.23), at most 13 terms."""
+    x = x * 1.0
+    if x != x:
+        return x
+    if x < -26.7:
+        return math.inf
+    if x < 10.0:
+        return _exp_square(x) * math.erfc(x)
+    inv = 0.5 / (x * x)
+    term = 1.0
+    total = 1.0
+    for k in range(1, 20):
+        term *= -(2.0 * k - 1.0) * inv
+        total += term
+        if math.fabs(term) < 1e-17:
+            break
+    return total * _INV_SQRT_PI / x
+
+
+@register_jitable
+def log_ndtr(x):  # noqa: ANN001, ANN201
+    """log of the standard normal CDF: log(erfcx(-x / sqrt 2) / 2) - x^2 / 2 below -1 (no
+    underflow), log1p(-erfc(x / sqrt 2) / 2) above (no cancellation near 0)."""
+    t = x * _SQRT_HALF
+    if x < -1.0:
+        return math.log(erfcx(-t) * 0.5) - t * t
+    return math.log1p(-0.5 * math.erfc(t))

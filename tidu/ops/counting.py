@@ -8,6 +8,7 @@ PyTorch except ``bincount``'s ``weights``, which are summed by a ``scatter_add``
 
 from __future__ import annotations
 
+from builtins import range as builtins_range
 from collections import namedtuple
 from typing import Any
 
@@ -19,7 +20,8 @@ from ..tensor import Tensor
 from . import creation, indexing
 from ._operands import convert, is_value
 
-__all__ = ["bincount", "bucketize", "histc", "histogram", "searchsorted", "unique", "unique_consecutive"]
+__all__ = ["bincount", "bucketize", "histc", "histogram", "histogramdd", "searchsorted", "unique",
+           "unique_consecutive"]
 
 # ``torch.return_types.histogram``
 HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])
@@ -212,6 +214,43 @@ def histogram(input: Any, bins: Any, *, range: Any = None, weight: Any = None, d
     weights = None if weight is None else weight._host().reshape(-1)
     hist, bin_edges = np.histogram(data, bins=edges, range=range, weights=weights, density=density)
     return HistogramResult(_on(hist, input, input.dtype), _on(bin_edges, input, input.dtype))
+
+
+HistogramddResult = namedtuple("histogramdd", ["hist", "bin_edges"])
+
+
+def histogramdd(input: Any, bins: Any, *, range: Any = None, weight: Any = None, density: bool = False) -> Any:  # noqa: A002
+    """``(hist, bin_edges)``: the D-dimensional histogram of the points in ``input``'s last dim
+    (shape (..., D)); ``bins`` is one count for every dim, a count per dim or a 1-D tensor of
+    edges per dim; ``range`` is ``[lo_0, hi_0, lo_1, hi_1, ...]`` (the data's by default). Each
+    last bin includes its right edge. Values only (no gradient, as in PyTorch).
+
+    >>> import tidu
+    >>> h = tidu.histogramdd(tidu.tensor([[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]), bins=[2, 1])
+    >>> h.hist, h.bin_edges[0]
+    (tensor([[1.],
+            [2.]]), tensor([0.0000, 0.5000, 1.0000]))
+    """
+    if input.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    if not input.dtype.is_floating_point:
+        raise dtypes.not_implemented("histogramdd", input.dtype)
+    d = input.shape[-1]
+    points = input._host().reshape(-1, d)
+    if isinstance(bins, (int, np.integer)):
+        edges: Any = [int(bins)] * d
+    else:
+        edges = [b._host().astype(np.float64) if is_value(b) else int(b) for b in bins]
+        if len(edges) != d:
+            raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    if range is not None:
+        if len(range) != 2 * d:
+            raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} "
+                               f"elements, but got {len(range)}")
+        range = [(range[2 * i], range[2 * i + 1]) for i in builtins_range(d)]  # noqa: A001
+    weights = None if weight is None else weight._host().reshape(-1)
+    hist, bin_edges = np.histogramdd(points, bins=edges, range=range, weights=weights, density=density)
+    return HistogramddResult(_on(hist, input, input.dtype), tuple(_on(e, input, input.dtype) for e in bin_edges))
 
 
 METHODS = {

@@ -252,7 +252,7 @@ _SAME_SHAPE_INPLACE = (
     "clamp_min", "clamp_max", "nan_to_num", "tril", "triu", "logit", "addcmul", "addcdiv", "hypot", "atan2",
     "logical_not", "logical_and", "logical_or", "logical_xor",
     "bitwise_not", "xlogy", "float_power", "deg2rad", "rad2deg", "sinc", "absolute", "negative",
-    "arcsin", "arccos", "arctan", "arctan2", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "cumprod",
+    "arcsin", "arccos", "arctan", "arctan2", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0", "mvlgamma", "cumprod",
     "arcsinh", "arccosh", "arctanh", "fix", "sgn", "cumsum", "divide", "multiply", "subtract", "true_divide",
     "floor_divide", "copysign", "gcd", "lcm", "ldexp", "nextafter", "heaviside", "addr", "renorm",
     "scatter_reduce", "index_reduce", "masked_scatter", "put",
@@ -409,7 +409,7 @@ TOP_LEVEL_INPLACE = (
     "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
     "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
     "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_",
-    "index_put_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
+    "i0_", "index_put_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
     "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
     "tanh_", "trunc_", "xlogy_", "zero_", "gcd_", "lcm_", "ldexp_",
 )

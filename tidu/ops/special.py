@@ -1,9 +1,10 @@
 """The special functions with PyTorch's names: ``erfc``, ``erfinv``, ``lgamma``, ``digamma``,
-``polygamma`` (primitives of tidu/primitives/special.py). Integer and bool inputs are promoted to
+``polygamma``, ``i0`` (primitives of tidu/primitives/special.py). Integer and bool inputs are promoted to
 the default float dtype."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..core.primitive import bind
@@ -11,7 +12,7 @@ from ..primitives import special as sp
 from ._operands import constant, float_operand
 from .math import _unary
 
-__all__ = ["digamma", "erfc", "erfinv", "lgamma", "polygamma"]
+__all__ = ["digamma", "erfc", "erfinv", "i0", "lgamma", "mvlgamma", "polygamma"]
 
 erfc = _unary(sp.erfc, "erfc", """The complementary error function ``1 - erf(input)``, accurate where
     ``erf`` is close to 1.
@@ -52,6 +53,20 @@ digamma = _unary(sp.digamma, "digamma", """The digamma function ``d/dx log Gamma
     >>> tidu.digamma(tidu.tensor([1.0, 0.5, 0.0, -2.0]))
     tensor([-0.5772, -1.9635,    -inf,     nan])
     """)
+i0 = _unary(sp.i0, "i0", """The modified Bessel function of the first kind of order 0,
+    ``sum_k (input / 2)**(2k) / (k!)**2``; even, and ``inf`` past ``|x|`` = 709.78 (NaN at
+    ``+-inf``, as PyTorch's and SciPy's).
+
+    Gradient: ``d i0(x) = i1(x) dx`` (primitive ``i0``; ``i1`` is ``tidu.special.i1``).
+
+    >>> import tidu
+    >>> x = tidu.tensor([0.0, 1.0, -2.0], requires_grad=True)
+    >>> tidu.i0(x)
+    tensor([1.0000, 1.2661, 2.2796], grad_fn=<i0>)
+    >>> tidu.i0(x).sum().backward()
+    >>> x.grad
+    tensor([ 0.0000,  0.5652, -1.5906])
+    """)
 
 
 def polygamma(n: int, input: Any) -> Any:  # noqa: A002
@@ -77,10 +92,31 @@ def polygamma(n: int, input: Any) -> Any:  # noqa: A002
     return bind(sp.polygamma, constant(float(n), x.dtype, x, tuple(x.shape)), x)
 
 
+def mvlgamma(input: Any, p: int) -> Any:  # noqa: A002
+    """The log of the multivariate gamma function of dimension ``p`` (``special.multigammaln``):
+    ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(x - j / 2)``; it is real for ``x > (p - 1) / 2``
+    (not checked, as in PyTorch 2.13).
+
+    Gradient: ``sum_{j < p} digamma(x - j / 2) dx`` (composed of ``lgamma``).
+
+    >>> import tidu
+    >>> tidu.mvlgamma(tidu.tensor([2.5, 3.0]), 2)
+    tensor([0.8570, 1.5502])
+    """
+    x = float_operand(input, "mvlgamma")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    total = lgamma(x)
+    for j in range(1, p):
+        total = total + lgamma(x - j / 2)
+    return total + p * (p - 1) / 4 * math.log(math.pi)
+
+
 def _polygamma_method(self: Any, n: int) -> Any:
     return polygamma(n, self)
 
 
 METHODS = {
-    "erfc": erfc, "erfinv": erfinv, "lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method,
+    "erfc": erfc, "erfinv": erfinv, "i0": i0, "lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method,
+    "mvlgamma": mvlgamma,
 }

@@ -2,7 +2,8 @@
 ``tidu/backends/special.py`` give the CPU and CUDA kernels (``elementwise.unary``/``binary``).
 
 Each derivative is another special function, so every order is a primitive:
-d lgamma = digamma, d digamma = polygamma(1), d polygamma(n) = polygamma(n + 1).
+d lgamma = digamma, d digamma = polygamma(1), d polygamma(n) = polygamma(n + 1); the modified
+Bessel functions i0, i0e, i1, i1e differentiate into each other.
 """
 
 from __future__ import annotations
@@ -15,12 +16,32 @@ from .elementwise import binary, unary
 
 SQRT_PI_2 = math.sqrt(math.pi) / 2.0
 SQRT_2PI = math.sqrt(2.0 * math.pi)
+SQRT_2_PI = math.sqrt(2.0 / math.pi)
+SQRT_HALF = math.sqrt(0.5)
 
 #                                  d(out) in terms of d(input)
 erfc = unary("erfc", scalar.erfc, lambda dx, x, out: -(dx * ((1.0 / SQRT_PI_2) * ops.exp(-(x * x)))))
+erfcx = unary("erfcx", scalar.erfcx, lambda dx, x, out: dx * (2.0 * x * out - 1.0 / SQRT_PI_2))
+# d log ndtr(x) = phi(x) / ndtr(x) = sqrt(2 / pi) / erfcx(-x / sqrt 2): no cancellation in either tail
+log_ndtr = unary("log_ndtr", scalar.log_ndtr, lambda dx, x, out: dx * (SQRT_2_PI / erfcx.bind(x * -SQRT_HALF)))
 erfinv = unary("erfinv", scalar.erfinv, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(out * out)))
 ndtri = unary("ndtri", scalar.ndtri, lambda dp, p, out: dp * (SQRT_2PI * ops.exp(out * out * 0.5)))
 lgamma = unary("lgamma", scalar.lgamma, lambda dx, x, out: dx * ops.digamma(x))
 digamma = unary("digamma", scalar.digamma, lambda dx, x, out: dx * ops.polygamma(1, x))
 # polygamma(n, x): ``n`` is a same-shape operand holding an integer (not differentiable)
 polygamma = binary("polygamma", scalar.polygamma, None, lambda dx, n, x, out: dx * polygamma.bind(n + 1.0, x))
+
+
+# The modified Bessel functions of the first kind and their exponentially scaled forms
+# (i0e = e^-|x| i0); at x = 0 the derivatives of i1 and i1e are their limit 1/2 (as PyTorch's).
+def _nonzero(x):  # noqa: ANN001, ANN202
+    """``x`` with its zeros replaced by 1: the divisor of ``1/x`` in a branch that ``where`` drops
+    at 0 (a NaN there would still reach the gradient through the dropped branch)."""
+    return ops.where(x == 0, 1.0, x)
+
+
+i0 = unary("i0", scalar.i0, lambda dx, x, out: dx * i1.bind(x))
+i0e = unary("i0e", scalar.i0e, lambda dx, x, out: dx * (i1e.bind(x) - ops.sign(x) * out))
+i1 = unary("i1", scalar.i1, lambda dx, x, out: dx * ops.where(x == 0, 0.5, i0.bind(x) - out / _nonzero(x)))
+i1e = unary("i1e", scalar.i1e,
+            lambda dx, x, out: dx * ops.where(x == 0, 0.5, i0e.bind(x) - out * (ops.sign(x) + 1.0 / _nonzero(x))))
