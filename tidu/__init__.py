@@ -79,6 +79,7 @@ from . import (  # noqa: E402
     train,
     utils,
 )
+from ._householder import geqrf, orgqr  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .compat import *  # noqa: E402,F403
 from .func import linear_transpose, linearize  # noqa: E402
