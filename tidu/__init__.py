@@ -89,6 +89,7 @@ from . import (  # noqa: E402
     train,
     utils,
 )
+from ._householder import geqrf, orgqr  # noqa: E402
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 from ._lu import cholesky_inverse, cholesky_solve, lu_unpack  # noqa: E402
 from ._lu import lu_legacy as lu  # noqa: E402

@@ -30,7 +30,7 @@ from .primitives import decompositions as dec
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "matmul",
            "matrix_norm", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
-           "vecdot", "vector_norm", "matrix_exp", "matrix_power", "solve_triangular", "vander"]
+           "vecdot", "vector_norm", "matrix_exp", "matrix_power", "solve_triangular", "vander", "householder_product"]
 
 matmul = linalg.matmul
 matrix_power = linalg.matrix_power
@@ -640,3 +640,6 @@ def vander(x: Any, *, N: int | None = None) -> Any:  # noqa: N803
     while len(columns) < size:
         columns.append(columns[-1] * x)
     return shape.stack(columns, -1)
+
+
+from ._householder import householder_product  # noqa: E402

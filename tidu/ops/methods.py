@@ -520,8 +520,22 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
     return convert(self, dtypes.as_dtype(dtype))
 
 
+def _geqrf(self: Tensor) -> Any:
+    from .._householder import geqrf
+
+    return geqrf(self)
+
+
+def _orgqr(self: Tensor, tau: Any) -> Any:
+    from .._householder import householder_product
+
+    return householder_product(self, tau)
+
+
 TENSOR_ONLY = {
     "type": _type,
+    "geqrf": _geqrf,
+    "orgqr": _orgqr,
     "new": tensor_new,
     "pin_memory": lambda self, device=None: self,
     "is_pinned": lambda self, device=None: False,

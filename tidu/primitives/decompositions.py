@@ -255,3 +255,25 @@ def _qr_jvp(da: Any, a: Any, q: Any, r: Any, *, mode: str) -> tuple[Any, Any]:
 qr.def_impl(lambda a, *, mode: cpu.qr(a, complete=mode == "complete"))
 qr.def_impl(kernel("decompositions", "qr"), device="cuda")
 qr.def_jvp(_qr_jvp)
+
+# --- geqrf: LAPACK's compact QR (R above the diagonal, the reflectors below, their scales tau) -----
+geqrf = Primitive("geqrf")
+
+
+@geqrf.def_abstract_eval
+def _geqrf_shape(a: ShapeDtype) -> list[ShapeDtype]:
+    m, n = a.shape[-2:] if a.ndim >= 2 else (0, 0)
+    check_dtype("geqrf", a, FLOATS)
+    if a.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    return [ShapeDtype(a.shape, a.dtype), ShapeDtype((*a.shape[:-2], min(m, n)), a.dtype)]
+
+
+def _geqrf_jvp(*args: Any) -> Any:
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+geqrf.def_impl(cpu.geqrf)
+geqrf.def_impl(kernel("decompositions", "geqrf"), device="cuda")
+geqrf.def_jvp(_geqrf_jvp)
+

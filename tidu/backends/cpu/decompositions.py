@@ -202,3 +202,19 @@ def qr(a: np.ndarray, *, complete: bool) -> tuple[np.ndarray, np.ndarray]:
     lead = a.shape[:-2]
     return q.reshape(lead + q.shape[1:]), r.reshape(lead + r.shape[1:])
 
+
+def geqrf(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """LAPACK's ``geqrf``: ``R`` on and above the diagonal, the Householder vectors below it, and
+    their scales ``tau`` (numpy's ``qr(mode='raw')``, transposed back to row-major)."""
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return np.zeros(a.shape, a.dtype), np.zeros((*a.shape[:-2], min(m, n)), a.dtype)
+    flat = _flat(a)
+    h = np.empty(flat.shape, a.dtype)
+    tau = np.empty((flat.shape[0], min(m, n)), a.dtype)
+    for b in range(flat.shape[0]):
+        raw, scales = np.linalg.qr(flat[b], mode="raw")
+        h[b] = raw.T
+        tau[b] = scales
+    return h.reshape(a.shape), tau.reshape((*a.shape[:-2], min(m, n)))
+
