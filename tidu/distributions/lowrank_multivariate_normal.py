@@ -51,12 +51,12 @@ class LowRankMultivariateNormal(Distribution):
     def __init__(self, loc: Any, cov_factor: Any, cov_diag: Any, validate_args: bool | None = None) -> None:
         if loc.ndim < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        event_shape = loc.shape[-1:]
+        event_shape = tidu.Size(loc.shape[-1:])
         if cov_factor.ndim < 2:
             raise ValueError("cov_factor must be at least two-dimensional, with optional leading batch dimensions")
-        if cov_factor.shape[-2:-1] != event_shape:
+        if tuple(cov_factor.shape[-2:-1]) != tuple(event_shape):
             raise ValueError(f"cov_factor must be a batch of matrices with shape {event_shape[0]} x m")
-        if cov_diag.shape[-1:] != event_shape:
+        if tuple(cov_diag.shape[-1:]) != tuple(event_shape):
             raise ValueError(f"cov_diag must be a batch of vectors with shape {event_shape}")
         try:
             loc_, self.cov_factor, cov_diag_ = tidu.broadcast_tensors(loc.unsqueeze(-1), cov_factor,

@@ -36,7 +36,7 @@ class MixtureSameFamily(Distribution):
         self._mixture_distribution = mixture_distribution
         self._component_distribution = component_distribution
         mixture_batch = mixture_distribution.batch_shape
-        component_batch = component_distribution.batch_shape[:-1]
+        component_batch = tidu.Size(component_distribution.batch_shape[:-1])
         for size1, size2 in zip(reversed(mixture_batch), reversed(component_batch)):
             if size1 != 1 and size2 != 1 and size1 != size2:
                 raise ValueError(f"`mixture_distribution.batch_shape` ({mixture_batch}) is not compatible with "

@@ -32,8 +32,7 @@ class LogitRelaxedBernoulli(ProbsOrLogits, Distribution):
     """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.real
-    has_rsample = True
+    support = constraints.real  # has_rsample stays False, as PyTorch's, though it has rsample
 
     def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:

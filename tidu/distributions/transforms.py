@@ -38,7 +38,9 @@ class Transform:
     @property
     def inv(self) -> Transform:
         """The inverse map, itself a ``Transform`` (``t.inv(y)`` inverts, ``t.inv.inv`` is ``t``)."""
-        return _InverseTransform(self)
+        if "_inverse_transform" not in self.__dict__:
+            self._inverse_transform = _InverseTransform(self)
+        return self._inverse_transform
 
     def __call__(self, x: Any) -> Any:
         return self._call(x)
