@@ -119,11 +119,15 @@ CASES = {
                                        "cov_factor": [[1.0, 0.2], [0.5, -0.3], [0.1, 0.8]], "cov_diag": [1.0, 0.5, 2.0]},
                                       ("loc", "cov_factor", "cov_diag"), [[[0.1, 2.0, -1.0], [0.0, 0.0, 0.0]]],
                                       rsample_by="noise"),
+    "LogisticNormal": Case("LogisticNormal", {"loc": [[0.3, -0.5], [1.0, 0.0]], "scale": [1.0, 0.7]},
+                           ("loc", "scale"), [[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], rsample_by="noise"),
+    "LogisticNormal-scalar": Case("LogisticNormal", {"loc": 0.4, "scale": 1.2}, ("loc", "scale"),
+                                  [[0.2, 0.8], [0.6, 0.4]]),
 }
 
 # PyTorch has it, tidu not yet: Gamma's (so Chi2's) cdf needs the incomplete gamma function
 KNOWN_GAPS = {("Chi2", "cdf")}
-MULTIVARIATE = {"Multinomial", "Multinomial-logits", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
+MULTIVARIATE = {"LogisticNormal", "LogisticNormal-scalar", "Multinomial", "Multinomial-logits", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
                 "MixtureSameFamily-mvn", "LowRankMultivariateNormal"}
 
 
@@ -254,6 +258,10 @@ def _same_noise(name: str, lib, t, shape):
         scores = (logits - (-u.log()).log()) / t["temperature"]
         x = scores - scores.logsumexp(-1, keepdim=True)
         return x if name == "ExpRelaxedCategorical" else x.exp()
+    if name == "LogisticNormal":
+        x = t["loc"] + t["scale"] * lib.tensor(_NOISE[0], dtype=lib.float64)
+        transform = (tdist if lib is tidu else pdist).transforms.StickBreakingTransform()
+        return transform(x)
     eps_w, eps_d = (lib.tensor(n, dtype=lib.float64) for n in _NOISE)
     return t["loc"] + (t["cov_factor"] @ eps_w.unsqueeze(-1)).squeeze(-1) + t["cov_diag"].sqrt() * eps_d
 
@@ -268,6 +276,8 @@ def test_rsample_gradient_from_the_same_noise(name):
     case = CASES[name]
     d, params = case.build(tidu)
     shape = tuple(d._extended_shape((5,)))
+    if name == "LogisticNormal":
+        shape = tuple(d.base_dist._extended_shape((5,)))
     tidu.manual_seed(5)
     x = d.rsample((5,))
     tidu.manual_seed(5)
@@ -276,12 +286,14 @@ def test_rsample_gradient_from_the_same_noise(name):
         rank = case.params["cov_factor"][0].__len__()
         _NOISE.append(tidu.randn((*shape[:-1], rank), dtype=tidu.float64).numpy())
         _NOISE.append(tidu.randn(shape, dtype=tidu.float64).numpy())
+    elif name == "LogisticNormal":
+        _NOISE.append(tidu.randn(shape, dtype=tidu.float64).numpy())
     else:
         _NOISE.append(tidu.rand(shape, dtype=tidu.float64).numpy())
     pd, pp = case.build(torch)
     theirs = _same_noise(name, torch, pp, shape)
     _close(x, theirs, rtol=1e-9)
-    weights = np.linspace(0.5, 1.5, int(np.prod(shape))).reshape(shape)  # a generic cotangent
+    weights = np.linspace(0.5, 1.5, int(np.prod(x.shape))).reshape(tuple(x.shape))  # a generic cotangent
     (x * tidu.tensor(weights)).sum().backward()
     (theirs * torch.tensor(weights)).sum().backward()
     for k, p in pp.items():

@@ -14,8 +14,10 @@ tensor([ 0.1250, -0.1250])
 >>> kl_divergence(d, Normal(0.0, 1.0)).detach()
 tensor([0.8069, 1.3069])
 
-Not reparameterized here (``has_rsample`` False, unlike PyTorch): ``Gamma``, ``Beta`` and
-``Dirichlet``. ``Gamma`` has no ``cdf`` (tidu lacks the incomplete gamma function).
+``Gamma`` and ``Chi2`` have no ``cdf`` (tidu lacks the incomplete gamma function). ``Beta`` and
+``Dirichlet`` are reparameterized through their gamma draws (another unbiased gradient than
+PyTorch's). Draws of ``Cauchy``, ``VonMises``, ``NegativeBinomial`` and the other host-sampled
+families come from NumPy's generators on tidu's stream, so they differ from PyTorch's draws.
 """
 
 from . import constraints, transforms
@@ -37,6 +39,7 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
@@ -66,7 +69,7 @@ __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
     "ContinuousBernoulli", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
     "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy",
-    "Laplace", "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+    "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "PowerTransform",
     "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "StickBreakingTransform", "StudentT",
     "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "constraints",

@@ -24,12 +24,15 @@ __all__ = ["AbsTransform", "AffineTransform", "ExpTransform", "PowerTransform", 
 
 class Transform:
     """An invertible map ``y = f(x)`` from ``domain`` to ``codomain`` of sign ``sign``
-    (+1 increasing, -1 decreasing)."""
+    (+1 increasing, -1 decreasing; only elementwise monotone maps have one)."""
 
     domain: constraints.Constraint = constraints.real
     codomain: constraints.Constraint = constraints.real
     bijective = True
-    sign = 1
+
+    @property
+    def sign(self) -> Any:
+        raise NotImplementedError
 
     @property
     def event_dim(self) -> int:
@@ -108,6 +111,8 @@ class _InverseTransform(Transform):
 class ExpTransform(Transform):
     """``y = exp(x)``."""
 
+    sign = 1
+
     codomain = constraints.positive
 
     def _call(self, x: Any) -> Any:
@@ -173,6 +178,8 @@ def _same(a: Any, b: Any) -> bool:
 class SigmoidTransform(Transform):
     """``y = sigmoid(x)``; the inverse clamps ``y`` into the open unit interval."""
 
+    sign = 1
+
     codomain = constraints.unit_interval
 
     def _call(self, x: Any) -> Any:
@@ -189,6 +196,8 @@ class SigmoidTransform(Transform):
 
 class TanhTransform(Transform):
     """``y = tanh(x)``."""
+
+    sign = 1
 
     codomain = constraints.interval(-1.0, 1.0)
 
