@@ -14,8 +14,10 @@ tensor([ 0.1250, -0.1250])
 >>> kl_divergence(d, Normal(0.0, 1.0)).detach()
 tensor([0.8069, 1.3069])
 
-Not reparameterized here (``has_rsample`` False, unlike PyTorch): ``Gamma``, ``Beta`` and
-``Dirichlet``. ``Gamma`` has no ``cdf`` (tidu lacks the incomplete gamma function).
+``Gamma`` and ``Chi2`` have no ``cdf`` (tidu lacks the incomplete gamma function). ``Beta`` and
+``Dirichlet`` are reparameterized through their gamma draws (another unbiased gradient than
+PyTorch's). Draws of ``Cauchy``, ``VonMises``, ``NegativeBinomial`` and the other host-sampled
+families come from NumPy's generators on tidu's stream, so they differ from PyTorch's draws.
 """
 
 from . import constraints, transforms
@@ -23,24 +25,53 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical, OneHotCategorical
+from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
-from .gamma import Gamma
+from .fishersnedecor import FisherSnedecor
+from .folded import HalfCauchy, HalfNormal
+from .gamma import Chi2, Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .logistic_normal import LogisticNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
+from .pareto import Pareto
 from .poisson import Poisson
+from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
+from .studentT import StudentT
 from .transformed_distribution import LogNormal, TransformedDistribution
-from .transforms import AffineTransform, ExpTransform, SigmoidTransform, TanhTransform, Transform
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+)
 from .uniform import Uniform
+from .von_mises import VonMises
+from .weibull import Weibull
 
 __all__ = [
-    "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Dirichlet", "Distribution", "ExpTransform",
-    "Exponential", "Gamma", "Geometric", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal",
-    "OneHotCategorical", "Poisson", "SigmoidTransform", "TanhTransform", "Transform", "TransformedDistribution",
-    "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+    "ContinuousBernoulli", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
+    "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy",
+    "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "PowerTransform",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "StickBreakingTransform", "StudentT",
+    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "constraints",
+    "kl_divergence", "register_kl", "transforms",
 ]

@@ -18,8 +18,8 @@ import numpy as np
 import tidu
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
-    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
+    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "multinomial", "nonnegative",
     "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector",
     "simplex", "unit_interval",
 ]
@@ -203,6 +203,45 @@ class _IndependentConstraint(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class _Multinomial(Constraint):
+    """Nonnegative counts summing to at most ``upper_bound`` (PyTorch's weaker check)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Any) -> Any:
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component distribution's ``base_constraint``, checked with the component dimension put
+    back (a value of a mixture is a value of each component)."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: Any) -> Any:
+        if value.ndim < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.ndim}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        keep = value.ndim - self.event_dim
+        return result.reshape(*result.shape[:keep], -1).all(-1)
+
+    def __repr__(self) -> str:
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
+
+
 dependent = _Dependent()
 real = _Real()
 boolean = _Boolean()
@@ -222,4 +261,5 @@ interval = _Interval
 half_open_interval = _HalfOpenInterval
 integer_interval = _IntegerInterval
 independent = _IndependentConstraint
+multinomial = _Multinomial
 real_vector = _IndependentConstraint(real, 1)

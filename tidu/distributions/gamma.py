@@ -108,3 +108,23 @@ class Gamma(Distribution):
     def entropy(self) -> Any:
         c = self.concentration
         return c - self.rate.log() + tidu.lgamma(c) + (1 - c) * tidu.digamma(c)
+
+
+class Chi2(Gamma):
+    """The chi-squared distribution with ``df`` degrees of freedom: ``Gamma(df / 2, 1 / 2)``.
+
+    >>> import tidu
+    >>> from tidu.distributions import Chi2
+    >>> d = Chi2(tidu.tensor(3.0))
+    >>> d.log_prob(tidu.tensor(2.0)), d.df
+    (tensor(-1.5724), tensor(3.))
+    """
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df: Any, validate_args: bool | None = None) -> None:
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    @property
+    def df(self) -> Any:
+        return self.concentration * 2

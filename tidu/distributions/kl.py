@@ -11,17 +11,23 @@ from tidu.nn import functional as F
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical, OneHotCategorical
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
+from .folded import HalfNormal
 from .gamma import Gamma
+from .gumbel import EULER, Gumbel
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal, lowrank_logdet, lowrank_mahalanobis
 from .multivariate_normal import MultivariateNormal, batch_mahalanobis, half_log_det
 from .normal import Normal
+from .pareto import Pareto
 from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import sum_rightmost
+from .utils import sum_rightmost, trace_xxt
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -174,3 +180,88 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Any:
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
 
 
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p: ContinuousBernoulli, q: ContinuousBernoulli) -> Any:
+    return (p.mean * (p.logits - q.logits) + p._cont_bern_log_norm() + (-p.probs).log1p()
+            - q._cont_bern_log_norm() - (-q.probs).log1p())
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p: Gumbel, q: Gumbel) -> Any:
+    ct1, ct2, ct3 = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
+    return -ct1.log() - ct2 + ct3 + ct1 * EULER + (ct2 + tidu.lgamma(1 + ct1) - ct3).exp() - (1 + EULER)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p: HalfNormal, q: HalfNormal) -> Any:
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p: Pareto, q: Pareto) -> Any:
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * (p.scale / q.scale).log() - alpha_ratio.log() + alpha_ratio - 1
+    return tidu.where(p.support.lower_bound < q.support.lower_bound, _INF, result)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p: TransformedDistribution, q: TransformedDistribution) -> Any:
+    if p.transforms != q.transforms or p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+def _check_event_shapes(p: Distribution, q: Distribution) -> None:
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with different event shapes "
+                         "cannot be computed")
+
+
+def _woodbury_factor(q: LowRankMultivariateNormal) -> Any:
+    """``A = L^-1 W^T D^-1`` with ``L`` the capacitance's factor: ``Sigma_q^-1 = D^-1 - A^T A``."""
+    wt_dinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return tidu.linalg.solve_triangular(q._capacitance_tril, wt_dinv, upper=False)
+
+
+def _lowrank_terms(q: LowRankMultivariateNormal, p_loc: Any) -> tuple[Any, Any]:
+    """``log det Sigma_q`` and the Mahalanobis distance of the means under ``Sigma_q``."""
+    logdet = lowrank_logdet(q._unbroadcasted_cov_diag, q._capacitance_tril)
+    distance = lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p_loc,
+                                   q._capacitance_tril)
+    return logdet, distance
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p: LowRankMultivariateNormal, q: LowRankMultivariateNormal) -> Any:
+    _check_event_shapes(p, q)
+    q_logdet, distance = _lowrank_terms(q, p.loc)
+    a = _woodbury_factor(q)
+    p_w, p_d, q_d = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    trace = ((p_d / q_d).sum(-1) + trace_xxt(p_w * q_d.rsqrt().unsqueeze(-1))
+             - trace_xxt(a * p_d.sqrt().unsqueeze(-2)) - trace_xxt(a @ p_w))
+    p_logdet = lowrank_logdet(p_d, p._capacitance_tril)
+    return 0.5 * (q_logdet - p_logdet + trace + distance - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mvn_lowrank(p: MultivariateNormal, q: LowRankMultivariateNormal) -> Any:
+    _check_event_shapes(p, q)
+    q_logdet, distance = _lowrank_terms(q, p.loc)
+    p_tril = p._unbroadcasted_scale_tril
+    trace = trace_xxt(p_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1)) - trace_xxt(_woodbury_factor(q) @ p_tril)
+    return 0.5 * (q_logdet - 2 * half_log_det(p_tril) + trace + distance - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p: LowRankMultivariateNormal, q: MultivariateNormal) -> Any:
+    _check_event_shapes(p, q)
+    n, q_tril = p.event_shape[0], q._unbroadcasted_scale_tril
+    p_logdet = lowrank_logdet(p._unbroadcasted_cov_diag, p._capacitance_tril)
+    distance = batch_mahalanobis(q_tril, q.loc - p.loc)
+    batch = tidu.broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p._unbroadcasted_cov_factor.shape[:-2]))
+    q_tril = q_tril.expand(*batch, n, n)
+    p_w = p._unbroadcasted_cov_factor.expand(*batch, n, p.cov_factor.shape[-1])
+    p_d = tidu.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(*batch, n, n)
+    trace = (trace_xxt(tidu.linalg.solve_triangular(q_tril, p_w, upper=False))
+             + trace_xxt(tidu.linalg.solve_triangular(q_tril, p_d, upper=False)))
+    return 0.5 * (2 * half_log_det(q_tril) - p_logdet + trace + distance - n)

@@ -29,7 +29,7 @@ class Laplace(LocScale):
 
     def rsample(self, sample_shape: Any = ()) -> Any:
         eps = float(tidu.finfo(self.loc.dtype).eps)
-        u = tidu.rand(*self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device)
+        u = tidu.rand(tuple(self._extended_shape(sample_shape)), dtype=self.loc.dtype, device=self.loc.device)
         u = u * (2 - eps) - 1 + eps  # in (-1, 1): log1p(-|u|) stays finite
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 

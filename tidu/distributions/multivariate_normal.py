@@ -99,7 +99,7 @@ class MultivariateNormal(Distribution):
         return (self._unbroadcasted_scale_tril ** 2).sum(-1).expand(*self._batch_shape, *self._event_shape)
 
     def rsample(self, sample_shape: Any = ()) -> Any:
-        eps = tidu.randn(*self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device)
+        eps = tidu.randn(tuple(self._extended_shape(sample_shape)), dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + (self._unbroadcasted_scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
 
     def log_prob(self, value: Any) -> Any:

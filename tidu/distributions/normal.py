@@ -30,7 +30,7 @@ class Normal(LocScale):
         return self.scale ** 2
 
     def rsample(self, sample_shape: Any = ()) -> Any:
-        eps = tidu.randn(*self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device)
+        eps = tidu.randn(tuple(self._extended_shape(sample_shape)), dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + eps * self.scale
 
     def log_prob(self, value: Any) -> Any:

@@ -24,20 +24,30 @@ class TransformedDistribution(Distribution):
     """
 
     arg_constraints: dict[str, constraints.Constraint] = {}
+    _batch_params: tuple[str, ...] = ()  # a subclass's own parameters, expanded with the batch
 
     def __init__(self, base_distribution: Distribution, transforms: Transform | list[Transform],
                  validate_args: bool | None = None) -> None:
         self.transforms = [transforms] if isinstance(transforms, Transform) else list(transforms)
         self.base_dist = base_distribution
-        event_dim = max([len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms])
+        event_dim = len(base_distribution.event_shape)
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        for transform in self.transforms:
+            event_dim = max(event_dim, transform.event_dim)
+            shape = tuple(transform.forward_shape(shape))
         split = len(shape) - event_dim
         super().__init__(shape[:split], shape[split:], validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> TransformedDistribution:
-        base = self.base_dist.expand(tuple(batch_shape) + tuple(self.base_dist.event_shape))
+        """The distribution broadcast to ``batch_shape``: the base expanded (its batch dimensions
+        that the transforms make event dimensions kept) and the parameters named in
+        ``_batch_params``; the transforms broadcast."""
+        reinterpreted = tuple(self.base_dist.batch_shape)[len(self._batch_shape):]
+        base = self.base_dist.expand(tuple(batch_shape) + reinterpreted)
         new = type(self).__new__(type(self))
         new.__dict__.update(self.__dict__)
+        for name in self._batch_params:
+            new.__dict__[name] = self.__dict__[name].expand(*batch_shape)
         TransformedDistribution.__init__(new, base, self.transforms, validate_args=False)
         new._validate_args = self._validate_args
         return new

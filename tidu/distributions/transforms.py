@@ -18,25 +18,32 @@ from tidu.nn import functional as F
 
 from . import constraints
 
-__all__ = ["AffineTransform", "ExpTransform", "SigmoidTransform", "TanhTransform", "Transform"]
+__all__ = ["AbsTransform", "AffineTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
+           "StickBreakingTransform", "TanhTransform", "Transform"]
 
 
 class Transform:
     """An invertible map ``y = f(x)`` from ``domain`` to ``codomain`` of sign ``sign``
-    (+1 increasing, -1 decreasing)."""
+    (+1 increasing, -1 decreasing; only elementwise monotone maps have one)."""
 
     domain: constraints.Constraint = constraints.real
     codomain: constraints.Constraint = constraints.real
     bijective = True
-    sign = 1
+
+    @property
+    def sign(self) -> Any:
+        raise NotImplementedError
 
     @property
     def event_dim(self) -> int:
         return self.domain.event_dim
 
     @property
-    def inv(self) -> Any:
-        return self._inverse
+    def inv(self) -> Transform:
+        """The inverse map, itself a ``Transform`` (``t.inv(y)`` inverts, ``t.inv.inv`` is ``t``)."""
+        if "_inverse_transform" not in self.__dict__:
+            self._inverse_transform = _InverseTransform(self)
+        return self._inverse_transform
 
     def __call__(self, x: Any) -> Any:
         return self._call(x)
@@ -50,12 +57,61 @@ class Transform:
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
         raise NotImplementedError
 
+    def forward_shape(self, shape: Any) -> Any:
+        """The shape of ``self(x)`` for ``x`` of ``shape``."""
+        return shape
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and type(self) in _PARAMETERLESS
+
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
+class _InverseTransform(Transform):
+    """``transform`` run backwards: domain and codomain swapped, the log-det negated."""
+
+    def __init__(self, transform: Transform) -> None:
+        self._inv = transform
+        self.domain, self.codomain = transform.codomain, transform.domain
+        self.bijective = transform.bijective
+
+    @property
+    def event_dim(self) -> int:
+        return self._inv.event_dim
+
+    @property
+    def sign(self) -> Any:
+        return self._inv.sign
+
+    @property
+    def inv(self) -> Transform:
+        return self._inv
+
+    def _call(self, x: Any) -> Any:
+        return self._inv._inverse(x)
+
+    def _inverse(self, y: Any) -> Any:
+        return self._inv._call(y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = Transform.__hash__
+
+    def __repr__(self) -> str:
+        return f"{self._inv!r}.inv"
+
+
 class ExpTransform(Transform):
     """``y = exp(x)``."""
+
+    sign = 1
 
     codomain = constraints.positive
 
@@ -102,18 +158,32 @@ class AffineTransform(Transform):
             result = result.sum(-1)
         return result
 
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, AffineTransform) and _same(self.loc, other.loc)
+                and _same(self.scale, other.scale) and self._event_dim == other._event_dim)
+
+    __hash__ = Transform.__hash__
+
     def __repr__(self) -> str:
         return f"AffineTransform(loc={self.loc}, scale={self.scale})"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two numbers or tensors are equal everywhere."""
+    if isinstance(a, tidu.Tensor) or isinstance(b, tidu.Tensor):
+        return bool((tidu.as_tensor(a) == tidu.as_tensor(b)).all())
+    return a == b
 
 
 class SigmoidTransform(Transform):
     """``y = sigmoid(x)``; the inverse clamps ``y`` into the open unit interval."""
 
+    sign = 1
+
     codomain = constraints.unit_interval
 
     def _call(self, x: Any) -> Any:
-        finfo = tidu.finfo(x.dtype)
-        return x.sigmoid().clamp(min=float(finfo.tiny), max=1 - float(finfo.eps))
+        return _clipped_sigmoid(x)
 
     def _inverse(self, y: Any) -> Any:
         finfo = tidu.finfo(y.dtype)
@@ -127,6 +197,8 @@ class SigmoidTransform(Transform):
 class TanhTransform(Transform):
     """``y = tanh(x)``."""
 
+    sign = 1
+
     codomain = constraints.interval(-1.0, 1.0)
 
     def _call(self, x: Any) -> Any:
@@ -137,3 +209,103 @@ class TanhTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on the positive reals (``exponent`` broadcast elementwise).
+
+    >>> import tidu
+    >>> from tidu.distributions.transforms import PowerTransform
+    >>> t = PowerTransform(tidu.tensor(2.0))
+    >>> t(tidu.tensor([3.0])), t.log_abs_det_jacobian(tidu.tensor([3.0]), tidu.tensor([9.0]))
+    (tensor([9.]), tensor([1.7918]))
+    """
+
+    domain = constraints.positive
+    codomain = constraints.positive
+
+    def __init__(self, exponent: Any) -> None:
+        self.exponent = exponent if isinstance(exponent, tidu.Tensor) else tidu.tensor(float(exponent))
+
+    @property
+    def sign(self) -> Any:
+        return self.exponent.sign()
+
+    def _call(self, x: Any) -> Any:
+        return x.pow(self.exponent)
+
+    def _inverse(self, y: Any) -> Any:
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return (self.exponent * y / x).abs().log()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PowerTransform) and bool((self.exponent == other.exponent).all())
+
+    __hash__ = Transform.__hash__
+
+
+class AbsTransform(Transform):
+    """``y = |x|``: not injective, so its "inverse" is the identity on the positive half (PyTorch's).
+
+    >>> import tidu
+    >>> from tidu.distributions.transforms import AbsTransform
+    >>> AbsTransform()(tidu.tensor([-2.0, 3.0]))
+    tensor([2., 3.])
+    """
+
+    codomain = constraints.positive
+    bijective = False
+
+    def _call(self, x: Any) -> Any:
+        return x.abs()
+
+    def _inverse(self, y: Any) -> Any:
+        return y
+
+
+class StickBreakingTransform(Transform):
+    """Real vectors of length ``K - 1`` to the ``K``-simplex by stick breaking (PyTorch's map:
+    ``z = sigmoid(x - log(K - 1 - i))``, each coordinate the fraction ``z`` of the stick left).
+
+    >>> import tidu
+    >>> from tidu.distributions.transforms import StickBreakingTransform
+    >>> t = StickBreakingTransform()
+    >>> y = t(tidu.tensor([0.5, -1.0]))
+    >>> y, t.inv(y)
+    (tensor([0.4519, 0.1474, 0.4007]), tensor([ 0.5000, -1.0000]))
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def _call(self, x: Any) -> Any:
+        offset = x.shape[-1] + 1 - tidu.ones_like(x).cumsum(-1)
+        z = _clipped_sigmoid(x - offset.log())
+        z_cumprod = (1 - z).cumprod(-1)
+        return F.pad(z, [0, 1], value=1) * F.pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y: Any) -> Any:
+        y_crop = y[..., :-1]
+        offset = y.shape[-1] - tidu.ones_like(y_crop).cumsum(-1)
+        sf = 1 - y_crop.cumsum(-1)
+        # the stick left before each cut, clamped away from 0 (PyTorch's clamp)
+        sf = sf.clamp(min=float(tidu.finfo(y.dtype).tiny))
+        return y_crop.log() - sf.log() + offset.log()
+
+    def forward_shape(self, shape: Any) -> Any:
+        return (*shape[:-1], shape[-1] + 1)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        offset = x.shape[-1] + 1 - tidu.ones_like(x).cumsum(-1)
+        x = x - offset.log()
+        return (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+
+def _clipped_sigmoid(x: Any) -> Any:
+    finfo = tidu.finfo(x.dtype)
+    return x.sigmoid().clamp(min=float(finfo.tiny), max=1 - float(finfo.eps))
+
+
+_PARAMETERLESS = (ExpTransform, SigmoidTransform, TanhTransform, AbsTransform, StickBreakingTransform)

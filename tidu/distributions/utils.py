@@ -54,6 +54,11 @@ def sum_rightmost(value: Any, dim: int) -> Any:
     return value.reshape(*value.shape[:-dim], -1).sum(-1) if dim > 0 else value
 
 
+def trace_xxt(x: Any) -> Any:
+    """``trace(X X^T)``: the sum of squares over the last two dimensions."""
+    return (x ** 2).flatten(-2).sum(-1)
+
+
 def one_hot(indices: Any, num_classes: int, like: Any) -> Any:
     """Indicator vectors of ``indices`` in the dtype and on the device of ``like``."""
     classes = tidu.arange(num_classes, device=indices.device)
