@@ -81,7 +81,7 @@ from . import (  # noqa: E402
 )
 from .amp import autocast  # noqa: E402
 from .compat import *  # noqa: E402,F403
-from .func import linear_transpose, linearize  # noqa: E402
+from .func import linear_transpose, linearize, vmap  # noqa: E402
 from .linalg import _cholesky as cholesky  # noqa: E402
 from .linalg import _cross as cross  # noqa: E402
 from .linalg import _logdet as logdet  # noqa: E402
