@@ -357,3 +357,42 @@ def test_numpy_force_detaches_and_copies_like_torch() -> None:
         np.testing.assert_array_equal(array, [2.0, 4.0])
         plain = lib.tensor([3.0])
         assert np.shares_memory(plain.numpy(), plain.numpy()) and plain.numpy(force=True)[0] == 3.0
+
+
+def _apply_cases(lib):  # noqa: ANN001, ANN202
+    x = lib.tensor([[1.0, -2.0], [3.0, 4.0]])
+    view = x[:, 1]
+    view.apply_(lambda v: v * 10)  # through a view: the base changes
+    ints = lib.tensor([1, 2]).apply_(lambda v: v * 1.7)  # the result is cast to the tensor's dtype
+    mapped = lib.tensor([[1.0, 2.0], [3.0, 4.0]]).map_(lib.tensor([10.0, 20.0]), lambda a, b: a * b + 1)
+    return [x.tolist(), ints.tolist(), mapped.tolist()]
+
+
+def test_apply_and_map_match_pytorch() -> None:
+    import torch
+
+    assert _apply_cases(tidu) == _apply_cases(torch)
+
+
+def test_apply_and_map_errors_match_pytorch() -> None:
+    import torch
+
+    for lib in (tidu, torch):
+        with pytest.raises(RuntimeError, match=r"Can't call apply_\(\) on Variable that requires grad"):
+            lib.tensor([1.0], requires_grad=True).apply_(lambda v: v)
+        with pytest.raises(RuntimeError, match=r"Can't call map_\(\) on Variable that requires grad"):
+            lib.tensor([1.0], requires_grad=True).map_(lib.tensor([1.0]), lambda a, b: a)
+        with pytest.raises(RuntimeError, match="expanded size of the tensor"):
+            lib.tensor([1.0, 2.0]).map_(lib.tensor([3.0, 4.0, 5.0]), lambda a, b: a)
+
+
+def test_apply_bumps_the_version() -> None:
+    x = tidu.tensor([1.0, 2.0])
+    before = x._version.value
+    x.apply_(lambda v: v + 1)
+    assert x._version.value == before + 1
+
+
+def test_vmap_is_func_vmap() -> None:
+    assert tidu.vmap is tidu.func.vmap
+    assert tidu.vmap(lambda r: r.sum())(tidu.ones(3, 2)).tolist() == [2.0, 2.0, 2.0]

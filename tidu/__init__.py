@@ -96,7 +96,7 @@ from ._lu import lu_legacy as lu  # noqa: E402
 from ._lu import lu_solve_legacy as lu_solve  # noqa: E402
 from .amp import GradScaler, autocast  # noqa: E402
 from .compat import *  # noqa: E402,F403
-from .func import linear_transpose, linearize  # noqa: E402
+from .func import linear_transpose, linearize, vmap  # noqa: E402
 from .linalg import _cholesky as cholesky  # noqa: E402
 from .linalg import _cross as cross  # noqa: E402
 from .linalg import _frobenius_norm as frobenius_norm  # noqa: E402

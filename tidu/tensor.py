@@ -416,6 +416,37 @@ class Tensor:
     def tolist(self) -> Any:
         return self._host().tolist()
 
+    def apply_(self, callable: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+        """Replace each element by ``callable(element)``, in place (CPU only, as PyTorch; slow).
+
+        >>> import tidu
+        >>> tidu.tensor([1.0, 2.0]).apply_(lambda v: v * 10)
+        tensor([10., 20.])
+        """
+        return self._map_elements("apply_", callable, ())
+
+    def map_(self, tensor: Tensor, callable: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+        """Replace each element ``a`` by ``callable(a, b)``, ``b`` the element of ``tensor``
+        (broadcast to this tensor's shape) at the same place, in place (CPU only, as PyTorch).
+
+        >>> import tidu
+        >>> tidu.tensor([1.0, 2.0]).map_(tidu.tensor([10.0]), lambda a, b: a + b)
+        tensor([11., 12.])
+        """
+        return self._map_elements("map_", callable, (tensor.expand(tuple(self.shape)).detach()._host(),))
+
+    def _map_elements(self, name: str, fn: Any, others: tuple) -> Tensor:
+        if self._requires_grad:
+            raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() "
+                               "instead.")
+        if self._device is not CPU:
+            raise TypeError(f"{name} is only implemented on CPU tensors")
+        data = self._data
+        for index in np.ndindex(data.shape):
+            data[index] = fn(data[index].item(), *[o[index].item() for o in others])
+        self._version.value += 1
+        return self
+
     def detach(self) -> Tensor:
         """A tensor sharing this one's storage, cut from the graph."""
         return Tensor(self._buf, self._dtype, device=self._device, _version=self._version)

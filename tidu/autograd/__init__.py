@@ -2,14 +2,14 @@
 
 from ..core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ..core.tape import current_recorder
-from . import anomaly_mode, functional, grad_mode, graph
+from . import anomaly_mode, forward_ad, functional, grad_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .backward import backward, grad
 from .function import Function, FunctionCtx  # noqa: F401 - exported as tidu.autograd.Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
-    "GradcheckError", "anomaly_mode", "backward", "detect_anomaly", "grad_mode", "graph", "set_detect_anomaly", "current_recorder", "enable_grad", "functional", "grad", "gradcheck", "gradgradcheck",
+    "GradcheckError", "anomaly_mode", "backward", "detect_anomaly", "forward_ad", "grad_mode", "graph", "set_detect_anomaly", "current_recorder", "enable_grad", "functional", "grad", "gradcheck", "gradgradcheck",
     "is_grad_enabled", "no_grad", "set_grad_enabled",
 ]
 

@@ -15,7 +15,7 @@ from typing import Any
 from ..ad import LinearizedGraph, PrimitiveValue, try_linear_transpose_with_builder
 from ..core.primitive import Application
 from ..core.programs import BoundGraph, BoundProgram, active_seeds
-from ..core.tape import Freed, SavedInput, SavedOutput
+from ..core.tape import Freed, Packed, SavedInput, SavedOutput
 from ..eager import BackwardExecutor, PrimitiveGraph
 
 
@@ -44,7 +44,7 @@ class ExecutingBuilder:
 
 
 def unpack(value: Any, name: str) -> Any:
-    if isinstance(value, SavedInput | SavedOutput | Freed):  # a Freed value raises
+    if isinstance(value, SavedInput | SavedOutput | Freed | Packed):  # a Freed value raises
         return value.unpack(name)
     return value
 

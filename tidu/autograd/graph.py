@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core import grad_mode
 from ..core.groups import GroupTrace
+from ..core.programs import TensorRecordedGraph, saved_positions
 from ..eager import Trace
 from ..tensor import RemovableHandle
 
@@ -187,3 +188,198 @@ Trace.next_functions = property(next_functions, doc=next_functions.__doc__)  # t
 Trace.metadata = property(metadata, doc=metadata.__doc__)  # type: ignore[attr-defined]
 Trace.register_hook = register_hook  # type: ignore[attr-defined]
 Trace.register_prehook = register_prehook  # type: ignore[attr-defined]
+
+
+# Note [saved tensors hooks]
+# While a ``saved_tensors_hooks`` context is active, every call is recorded as a node of its own
+# (``dispatch.GROUPED`` off, ``dispatch._record`` swapped for ``_record_packed``): each value its
+# backward reads goes through the innermost pack hook now and is saved as a ``tape.Packed``,
+# which unpacks through the unpack hook when the backward reads it. Such nodes' recorded graph
+# is a ``PackedRecordedGraph``, which the compiled backward does not take (its walk reads arrays
+# without unpacking), so their backward runs the general walk. Outside the contexts recording is
+# what it always was: the swap costs nothing there.
+
+_HOOKS: list[tuple[Callable, Callable]] = []  # the active (pack, unpack) pairs, innermost last
+_DISABLED: list[str] = []  # the messages of the active ``disable_saved_tensors_hooks``
+_ORIGINAL_RECORD = None
+
+
+class PackedRecordedGraph(TensorRecordedGraph):
+    """The recorded graph of a call whose saved values were packed (Note [saved tensors hooks])."""
+
+    __slots__ = ()
+
+
+def _wrapped_number(t: Any) -> bool:
+    """A constant standing for a Python number (``x * 2``'s 2, ``mean``'s count): PyTorch saves
+    it unhooked, as a wrapped number."""
+    from ..core.tape import KEPT
+    from ..ops._operands import _CONSTANTS
+
+    if t._trace is not None or t._requires_grad:
+        return False
+    return KEPT.get(id(t)) is t or any(c is t for c in _CONSTANTS.values())
+
+
+def _pack_order(app: Any, in_keys: list, edges: list, slots: tuple, needed: tuple) -> list[tuple[bool, int]]:
+    """The saved values in PyTorch's order: those the first differentiable input's rule reads,
+    then the next one's (``mul`` saves ``other`` before ``self``); inputs before outputs."""
+    order: list[tuple[bool, int]] = []
+    wanted = {(False, i) for i in needed[0]} | {(True, s) for s in needed[1]}
+    for i, (_, _, requires_grad) in enumerate(edges):
+        if not requires_grad:
+            continue
+        alone = [j == i for j in range(len(edges))]
+        reads = saved_positions(app, in_keys, alone, slots) or (set(range(len(edges))), set(slots))
+        for item in [(False, j) for j in sorted(reads[0])] + [(True, s) for s in sorted(reads[1])]:
+            if item in wanted and item not in order:
+                order.append(item)
+    return order + sorted(wanted - set(order))
+
+
+def _record_packed(prim: Any, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
+    """``dispatch._record`` with each value the backward reads packed by the innermost hooks."""
+    from ..core import groups
+    from ..core.dispatch import _application, _plan
+    from ..core.tape import Packed, SavedInput, TapeNode, fresh_key
+
+    app = _application(prim, params, entry)
+    in_keys = [a._key or a._ensure_key() for a in args]
+    edges = [(a._trace, k, a._requires_grad) for a, k in zip(args, in_keys)]
+    save_in, save_out, float_slots = _plan(app, args, in_keys, entry)
+    if groups._open is not None:
+        groups.close()
+    needed = saved_positions(app, in_keys, [r for _, _, r in edges], float_slots)
+    if needed is None:
+        needed = (set(save_in), set(save_out))
+    keys = [fresh_key() for _ in outs]
+    graph = PackedRecordedGraph.of_call(app, in_keys, keys)
+    saved: dict = {}
+    node = TapeNode(graph, keys, saved, edges)
+    pack, unpack = _HOOKS[-1]
+    bundle: list = []
+    out_keys = graph.output_keys() if save_out else None
+    for is_output, i in _pack_order(app, in_keys, edges, float_slots, needed):
+        t = outs[i] if is_output else args[i]
+        key = out_keys[i] if is_output else in_keys[i]
+        if key in saved:  # one tensor read twice (``x * x``): saved once
+            continue
+        if not is_output and _wrapped_number(t):
+            saved[key] = SavedInput(t)
+            continue
+        with grad_mode.no_grad():
+            packed = pack(t.detach() if is_output else t)
+        value = (Packed(packed, unpack, t, keys[i], None, weakref.ref(node)) if is_output
+                 else Packed(packed, unpack, t, key, t._trace, None))
+        value.bundle = bundle
+        bundle.append(value)
+        saved[key] = value
+    for i in save_in:  # the leaves that receive .grad, unread (tape.Note [release])
+        if in_keys[i] not in saved:
+            saved[in_keys[i]] = SavedInput(args[i])
+    trace = Trace(node)
+    for s in float_slots:
+        t = outs[s]
+        t._requires_grad = True
+        t._key = keys[s]
+        t._trace = trace
+
+
+def _push(pair: Any) -> None:
+    global _ORIGINAL_RECORD
+    from ..core import dispatch
+
+    if not _HOOKS:
+        _ORIGINAL_RECORD = dispatch._record
+        dispatch._record = _record_packed
+        dispatch.GROUPED = False
+    _HOOKS.append(pair)
+
+
+def _pop() -> None:
+    from ..core import dispatch, programs
+    from ..core.primitive import DEBUG
+
+    _HOOKS.pop()
+    if not _HOOKS:
+        dispatch._record = _ORIGINAL_RECORD
+        dispatch.GROUPED = programs.ENABLED and not DEBUG
+
+
+class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
+    """Pack and unpack hooks for the tensors a node saves for backward (PyTorch's).
+
+    While active, every tensor a recorded operation saves is passed to ``pack_hook(tensor)``
+    and the result kept; the backward reads ``unpack_hook(packed)`` instead. Nested contexts:
+    the innermost pair applies.
+
+    >>> import tidu
+    >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> with tidu.autograd.graph.saved_tensors_hooks(lambda t: t * 10, lambda p: p / 10):
+    ...     y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+
+    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> saved_tensors_hooks:
+        if _DISABLED:
+            raise RuntimeError(_DISABLED[-1])
+        _push((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _pop()
+
+
+class disable_saved_tensors_hooks:  # noqa: N801 - PyTorch's name
+    """Refuse saved tensors hooks while active: entering ``saved_tensors_hooks`` raises
+    ``RuntimeError(error_message)``, and so does entering this while hooks are active.
+
+    >>> import tidu
+    >>> with tidu.autograd.graph.disable_saved_tensors_hooks("not here"):
+    ...     tidu.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t).__enter__()
+    Traceback (most recent call last):
+    ...
+    RuntimeError: not here
+    """
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        if _HOOKS:
+            raise RuntimeError(self.error_message)
+        _DISABLED.append(self.error_message)
+
+    def __exit__(self, *exc: Any) -> None:
+        _DISABLED.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - PyTorch's name
+    """Saved tensors kept as CPU copies and moved back to their device when the backward reads
+    them (PyTorch's; ``pin_memory`` is accepted and has no effect).
+
+    >>> import tidu
+    >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> with tidu.autograd.graph.save_on_cpu():
+    ...     y = x.exp().sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([2.7183, 7.3891])
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack(t: Any) -> tuple[Any, Any]:
+            copy = t.detach().cpu()
+            return t.device, (copy.clone() if copy._buf is t._buf else copy)
+
+        def unpack(packed: tuple[Any, Any]) -> Any:
+            device, copy = packed
+            return copy.to(device)
+
+        super().__init__(pack, unpack)

@@ -167,4 +167,8 @@ def tensor_repr(t: Any) -> str:
         suffixes.append(f"grad_fn=<{t._trace.name()}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    from ..autograd.forward_ad import _TANGENTS, _tangent
+
+    if _TANGENTS and _tangent(t) is not None:
+        suffixes.append(f"tangent={tensor_repr(_tangent(t))}")
     return _with_suffixes(prefix + body, suffixes, indent)

@@ -155,6 +155,58 @@ class SavedOutput:
         return t
 
 
+class Packed:
+    """A saved value passed through a ``saved_tensors_hooks`` pack hook at record time
+    (``autograd.graph``): ``unpack`` gives the unpack hook's tensor, in the saved value's place
+    in the graph, and checks no version (PyTorch's too). The values one node packed unpack
+    together, in packing order, when the backward reads the first (``bundle``). ``tensor`` is
+    the original when it is a leaf that requires grad (backward finds it there)."""
+
+    __slots__ = ("packed", "unpack_hook", "tensor", "requires_grad", "key", "trace", "node", "bundle", "result")
+
+    def __init__(self, packed: Any, unpack_hook: Any, original: Any, key: Any, trace: Any, node: Any) -> None:
+        self.packed = packed
+        self.unpack_hook = unpack_hook
+        leaf = original._trace is None and original._requires_grad
+        self.tensor = original if leaf else None
+        self.requires_grad = original._requires_grad
+        self.key = key
+        self.trace = trace  # an input's producer (kept, as a saved input keeps it), or None
+        self.node = node  # an output's node (a weak reference), or None
+        self.bundle: list[Packed] = [self]
+        self.result: Any = None
+
+    def unpack(self, node_name: str) -> Any:
+        if self.result is None:
+            for value in self.bundle:
+                value.result = value._call_hook()
+        result, self.result = self.result, None
+        return result
+
+    def _call_hook(self) -> Any:
+        from ..tensor import Tensor
+
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(t).__name__}")
+        leaf = self.tensor
+        if leaf is not None:
+            from .grad_mode import is_grad_enabled
+
+            if is_grad_enabled():  # a recorded backward: the value, connected to the leaf that gets .grad
+                return t.detach() + (leaf - leaf.detach())
+        out = Tensor(t._buf, t._dtype, _version=t._version, device=t._device)
+        out._requires_grad = self.requires_grad
+        out._key = self.key
+        if self.node is not None:
+            node = self.node()
+            out._trace = Trace(node) if node is not None else None
+        else:
+            out._trace = self.trace
+        return out
+
+
 # Note [release]
 # A backward without ``retain_graph`` releases the nodes it walked (``TapeNode.release``,
 # ``GroupNode.release``; the compiled backward once it has gathered their values). As in
@@ -207,6 +259,8 @@ def release_saved(saved: dict) -> ReleasedValues:
                     value = FREED
             else:
                 value = FREED
+        elif cls is Packed:
+            value = FREED if value.tensor is None else Freed(value.tensor)
         elif cls is not Freed:
             value = FREED
         released[key] = value
