@@ -5,6 +5,7 @@ LAPACK ``info`` instead of an error), condition numbers (``cond``) and the tenso
 from __future__ import annotations
 
 import math
+import warnings
 from collections import namedtuple
 from typing import Any
 
@@ -19,6 +20,7 @@ from .tensor import placed
 CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
 InvExResult = namedtuple("linalg_inv_ex", ["inverse", "info"])
 SolveExResult = namedtuple("linalg_solve_ex", ["result", "info"])
+TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
 
 
 def _linalg() -> Any:
@@ -215,4 +217,25 @@ def tensorsolve(A: Any, B: Any, dims: Any = None) -> Any:  # noqa: N803
     return linalg.solve(A.reshape(rows, cols), B.reshape(rows)).reshape(result_shape)
 
 
-__all__ = ["cholesky_ex", "cond", "inv_ex", "solve_ex", "tensorinv", "tensorsolve"]
+def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False,  # noqa: N803
+                     unitriangular: bool = False) -> TriangularSolveResult:
+    """The older ``linalg.solve_triangular`` (it warns, as PyTorch's does): ``X`` with ``op(A) X = b``
+    for the triangle of ``A`` that ``upper`` names (``op`` transposes with ``transpose``), and a copy
+    of ``A``.
+
+    >>> import warnings, tidu
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tidu.triangular_solve(tidu.ones(2, 1), tidu.tensor([[2.0, 1.0], [0.0, 4.0]])).solution
+    tensor([[0.3750],
+            [0.2500]])
+    """
+    warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular and will be "
+                  "removed in a future PyTorch release.", UserWarning, stacklevel=2)
+    linalg = _linalg()
+    coefficient = A.mT if transpose else A
+    solution = linalg.solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolveResult(solution, A.clone())
+
+
+__all__ = ["cholesky_ex", "cond", "inv_ex", "solve_ex", "tensorinv", "tensorsolve", "triangular_solve"]
