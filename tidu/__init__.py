@@ -89,7 +89,8 @@ from . import (  # noqa: E402
     train,
     utils,
 )
-from ._householder import geqrf, orgqr  # noqa: E402
+from ._householder import geqrf, orgqr, ormqr  # noqa: E402
+from ._linalg_ex import triangular_solve  # noqa: E402
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 from ._lu import cholesky_inverse, cholesky_solve, lu_unpack  # noqa: E402
 from ._lu import lu_legacy as lu  # noqa: E402

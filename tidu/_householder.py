@@ -83,3 +83,35 @@ def orgqr(input: Any, tau: Any) -> Any:  # noqa: A002
             [0., 1.]])
     """
     return householder_product(input, tau)
+
+
+def ormqr(input: Any, tau: Any, other: Any, left: bool = True, transpose: bool = False) -> Any:  # noqa: A002
+    """``other`` multiplied by the full ``Q`` (m x m) of ``geqrf``'s reflectors in ``input`` and ``tau``:
+    ``Q @ other`` (``Qᵀ`` with ``transpose``), or ``other @ Q`` when not ``left``. Differentiable.
+
+    >>> import tidu
+    >>> a, tau = tidu.geqrf(tidu.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> tidu.ormqr(a, tau, tidu.eye(2), transpose=True) @ tidu.tensor([[3.0, 1.0], [4.0, 2.0]])
+    tensor([[-5.0000, -2.2000],
+            [ 0.0000,  0.4000]])
+    """
+    for name, value in (("input", input), ("input2", tau), ("input3", other)):
+        if not is_value(value):
+            raise TypeError(f"ormqr(): argument '{name}' must be Tensor, not {type(value).__name__}")
+    if input.ndim < 2 or other.ndim < 2:
+        raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
+    m = input.shape[-2]
+    if (other.shape[-2] if left else other.shape[-1]) != m:
+        side = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(f"torch.ormqr: {side} must be equal to input.shape[-2]")
+    if tau.shape[-1] > m:
+        raise RuntimeError("torch.ormqr: input.shape[-2] must be greater than or equal to tau.shape[-1]")
+    reflectors = input[..., :, :min(m, input.shape[-1])]
+    if reflectors.shape[-1] < m:  # the full Q: reflectors past tau's are identities
+        pad = creation.zeros(*reflectors.shape[:-1], m - reflectors.shape[-1], dtype=input.dtype, device=input.device)
+        reflectors = shape.cat([reflectors, pad], -1)
+    q = householder_product(reflectors, tau)
+    if transpose:
+        q = q.mT
+    return q @ other if left else other @ q
+

@@ -30,7 +30,8 @@ from .primitives import decompositions as dec
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "matmul",
            "matrix_norm", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
-           "vecdot", "vector_norm", "matrix_exp", "matrix_power", "solve_triangular", "vander", "householder_product"]
+           "vecdot", "vector_norm", "matrix_exp", "matrix_power", "solve_triangular", "vander", "householder_product",
+           "cholesky_ex", "cond", "inv_ex", "solve_ex", "tensorinv", "tensorsolve"]
 
 matmul = linalg.matmul
 matrix_power = linalg.matrix_power
@@ -643,3 +644,4 @@ def vander(x: Any, *, N: int | None = None) -> Any:  # noqa: N803
 
 
 from ._householder import householder_product  # noqa: E402
+from ._linalg_ex import cholesky_ex, cond, inv_ex, solve_ex, tensorinv, tensorsolve  # noqa: E402

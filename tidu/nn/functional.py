@@ -161,6 +161,12 @@ def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
 
 
 # --- activations ---------------------------------------------------------------------------
+def _in_place(input: Any, out: Any, inplace: bool) -> Any:  # noqa: A002
+    """``out``, or with ``inplace`` written into ``input`` (PyTorch's ``inplace=True``: the input
+    tensor holds the result, recorded as an in-place op)."""
+    return input.copy_(out) if inplace and out is not input else out
+
+
 def relu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``max(input, 0)`` (gradient 0 at 0).
 
@@ -168,8 +174,8 @@ def relu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     >>> tidu.nn.functional.relu(tidu.tensor([-1.0, 2.0]))
     tensor([0., 2.])
     """
-    return ops.relu(input)
-
+    out = ops.relu(input)
+    return _in_place(input, out, inplace)
 
 def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
     """GELU, exact (``erf``) or ``approximate='tanh'``.
@@ -189,8 +195,8 @@ def silu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     tensor([0.0000, 0.7311])
     """
     _float_input(input, "silu_cpu")
-    return input * ops.sigmoid(input)
-
+    x = input.clone() if inplace else input  # the product saves its operand: not the tensor overwritten
+    return _in_place(input, x * ops.sigmoid(x), inplace)
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:  # noqa: A002
     """``input`` where positive, ``negative_slope * input`` elsewhere.
@@ -199,9 +205,8 @@ def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) 
     >>> tidu.nn.functional.leaky_relu(tidu.tensor([-2.0, 3.0]), 0.1)
     tensor([-0.2000,  3.0000])
     """
-    return ops.where(input > 0, input, input * negative_slope)
-
-
+    out = ops.where(input > 0, input, input * negative_slope)
+    return _in_place(input, out, inplace)
 
 def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,  # noqa: A002
           inplace: bool = False) -> Any:
@@ -218,7 +223,7 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: 
     True
     """
     out = _rrelu(input, lower, upper, training)
-    return input.copy_(out) if inplace else out
+    return _in_place(input, out, inplace)
 
 
 def _rrelu(input: Any, lower: float, upper: float, training: bool, generator: Any = None) -> Any:  # noqa: A002
@@ -240,8 +245,8 @@ def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: 
     >>> tidu.nn.functional.elu(tidu.tensor([-1.0, 2.0]))
     tensor([-0.6321,  2.0000])
     """
-    return _elu_family(input, alpha)
-
+    out = _elu_family(input, alpha)
+    return _in_place(input, out, inplace)
 
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # noqa: A002
     """``log(1 + exp(beta * input)) / beta``, linear where ``beta * input > threshold``.
@@ -267,8 +272,8 @@ def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: b
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     inside = (input > min_val) & (input < max_val)
-    return ops.where(inside, input, ops.clamp(input, min_val, max_val).detach())
-
+    out = ops.where(inside, input, ops.clamp(input, min_val, max_val).detach())
+    return _in_place(input, out, inplace)
 
 def relu6(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``hardtanh(input, 0, 6)``.
@@ -277,8 +282,8 @@ def relu6(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     >>> tidu.nn.functional.relu6(tidu.tensor([-1.0, 3.0, 7.0]))
     tensor([0., 3., 6.])
     """
-    return hardtanh(input, 0.0, 6.0)
-
+    out = hardtanh(input, 0.0, 6.0)
+    return _in_place(input, out, inplace)
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``relu6(input + 3) / 6``: 0 below -3, 1 above 3, linear between (gradient 1/6 strictly
@@ -289,8 +294,8 @@ def hardsigmoid(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     tensor([0.0000, 0.5000, 1.0000])
     """
     inside = (input > -3.0) & (input < 3.0)  # PyTorch's hardsigmoid_backward: NaN gets no gradient
-    return ops.where(inside, (input + 3.0) / 6.0, (ops.clamp(input + 3.0, 0.0, 6.0) / 6.0).detach())
-
+    out = ops.where(inside, (input + 3.0) / 6.0, (ops.clamp(input + 3.0, 0.0, 6.0) / 6.0).detach())
+    return _in_place(input, out, inplace)
 
 def hardswish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``input * relu6(input + 3) / 6``, with PyTorch's gradient: 0 up to -3 (inclusive),
@@ -302,8 +307,8 @@ def hardswish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """
     low, middle = input <= -3.0, (input > -3.0) & (input < 3.0)
     inner = ops.where(middle, input, 0.0)  # the middle branch's gradient never meets a value outside it
-    return ops.where(low, input * 0.0, ops.where(middle, inner * (inner + 3.0) / 6.0, input))
-
+    out = ops.where(low, input * 0.0, ops.where(middle, inner * (inner + 3.0) / 6.0, input))
+    return _in_place(input, out, inplace)
 
 def mish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``input * tanh(softplus(input))``.
@@ -312,8 +317,8 @@ def mish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     >>> tidu.nn.functional.mish(tidu.tensor([0.0, 1.0]))
     tensor([0.0000, 0.8651])
     """
-    return input * ops.tanh(softplus(input))
-
+    x = input.clone() if inplace else input  # the product saves its operand: not the tensor overwritten
+    return _in_place(input, x * ops.tanh(softplus(x)), inplace)
 
 def logsigmoid(input: Any) -> Any:  # noqa: A002
     """``log(sigmoid(input))``, computed as ``-softplus(-input)`` (no overflow).
@@ -380,7 +385,7 @@ def selu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     tensor([-1.1113,  1.0507])
     """
     out = _elu_family(input, _SELU_ALPHA, _SELU_SCALE)
-    return input.copy_(out) if inplace else out
+    return _in_place(input, out, inplace)
 
 
 def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
@@ -393,7 +398,7 @@ def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa:
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     out = _elu_family(input, alpha, input_scale=1.0 / alpha)
-    return input.copy_(out) if inplace else out
+    return _in_place(input, out, inplace)
 
 
 def prelu(input: Any, weight: Any) -> Any:  # noqa: A002
@@ -473,7 +478,7 @@ def threshold(input: Any, threshold: float, value: float, inplace: bool = False)
     tensor([-9.0000, -9.0000,  2.0000])
     """
     out = ops.where(input > threshold, input, value)
-    return input.copy_(out) if inplace else out
+    return _in_place(input, out, inplace)
 
 
 def glu(input: Any, dim: int = -1) -> Any:  # noqa: A002
@@ -1036,7 +1041,7 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
     >>> sorted(set(tidu.nn.functional.dropout(x, 0.5).tolist()) - {0.0, 2.0})
     []
     """
-    return _dropout_masked(input, p, training, tuple(input.shape))
+    return _in_place(input, _dropout_masked(input, p, training, tuple(input.shape)), inplace)
 
 
 def _dropout_masked(input: Any, p: float, training: bool, mask_shape: tuple[int, ...]) -> Any:  # noqa: A002
@@ -1078,7 +1083,7 @@ def alpha_dropout(input: Any, p: float = 0.5, training: bool = False, inplace: b
     >>> tidu.nn.functional.alpha_dropout(tidu.ones(3), 0.5)
     tensor([1., 1., 1.])
     """
-    return _alpha_dropout(input, p, training, tuple(input.shape))
+    return _in_place(input, _alpha_dropout(input, p, training, tuple(input.shape)), inplace)
 
 
 def feature_alpha_dropout(input: Any, p: float = 0.5, training: bool = False, inplace: bool = False) -> Any:  # noqa: A002
@@ -1091,7 +1096,8 @@ def feature_alpha_dropout(input: Any, p: float = 0.5, training: bool = False, in
     """
     if training and input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    return _alpha_dropout(input, p, training, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
+    return _in_place(input, _alpha_dropout(input, p, training, tuple(input.shape[:2]) + (1,) * (input.ndim - 2)),
+                     inplace)
 
 
 def _channel_dropout(input: Any, p: float, training: bool, lead: int) -> Any:  # noqa: A002
@@ -1114,7 +1120,7 @@ def dropout1d(input: Any, p: float = 0.5, training: bool = True, inplace: bool =
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
                            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
                            "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
-    return _channel_dropout(input, p, training, input.ndim - 1)
+    return _in_place(input, _channel_dropout(input, p, training, input.ndim - 1), inplace)
 
 
 def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:  # noqa: A002
@@ -1141,7 +1147,7 @@ def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool =
                       "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
                       "inputs).", UserWarning, stacklevel=2)
-    return _channel_dropout(input, p, training, min(input.ndim, 2))
+    return _in_place(input, _channel_dropout(input, p, training, min(input.ndim, 2)), inplace)
 
 
 def dropout3d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:  # noqa: A002
@@ -1162,7 +1168,7 @@ def dropout3d(input: Any, p: float = 0.5, training: bool = True, inplace: bool =
                       "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
                       "inputs).", UserWarning, stacklevel=2)
-    return _channel_dropout(input, p, training, 2 if input.ndim == 5 else 1)
+    return _in_place(input, _channel_dropout(input, p, training, 2 if input.ndim == 5 else 1), inplace)
 
 
 def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float = 0.75,  # noqa: A002
@@ -2345,3 +2351,99 @@ def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padd
     extra = tuple(want - got for want, got in zip(size, made))  # less than the stride: an output padding
     image = conv_transpose2d(cols, _block_kernel(c, kernel, x), None, stride, padding, extra, c, dilation)
     return image.squeeze(0) if input.ndim == 2 else image
+
+
+# --- PyTorch's in-place and older names of the functions above ----------------------------------
+def relu_(input: Any) -> Any:  # noqa: A002
+    """``relu(input, inplace=True)``.
+
+    >>> import tidu
+    >>> x = tidu.tensor([-1.0, 2.0])
+    >>> _ = tidu.nn.functional.relu_(x); x
+    tensor([0., 2.])
+    """
+    return relu(input, inplace=True)
+
+
+def elu_(input: Any, alpha: float = 1.0) -> Any:  # noqa: A002
+    """``elu(input, alpha, inplace=True)``."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Any, negative_slope: float = 0.01) -> Any:  # noqa: A002
+    """``leaky_relu(input, negative_slope, inplace=True)``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:  # noqa: A002
+    """``hardtanh(input, min_val, max_val, inplace=True)``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def celu_(input: Any, alpha: float = 1.0) -> Any:  # noqa: A002
+    """``celu(input, alpha, inplace=True)``."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Any) -> Any:  # noqa: A002
+    """``selu(input, inplace=True)``."""
+    return selu(input, inplace=True)
+
+
+_threshold = threshold
+
+
+def threshold_(input: Any, threshold: float, value: float) -> Any:  # noqa: A002
+    """``threshold(input, threshold, value, inplace=True)``."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+def _with_indices(pool: Any, name: str) -> Any:
+    def fn(input: Any, *args: Any, return_indices: bool = True, **kwargs: Any) -> Any:  # noqa: A002
+        return pool(input, *args, return_indices=True, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``{pool.__name__}(..., return_indices=True)``: ``(output, indices)``."
+    return fn
+
+
+max_pool1d_with_indices = _with_indices(max_pool1d, "max_pool1d_with_indices")
+max_pool2d_with_indices = _with_indices(max_pool2d, "max_pool2d_with_indices")
+max_pool3d_with_indices = _with_indices(max_pool3d, "max_pool3d_with_indices")
+adaptive_max_pool1d_with_indices = _with_indices(adaptive_max_pool1d, "adaptive_max_pool1d_with_indices")
+adaptive_max_pool2d_with_indices = _with_indices(adaptive_max_pool2d, "adaptive_max_pool2d_with_indices")
+adaptive_max_pool3d_with_indices = _with_indices(adaptive_max_pool3d, "adaptive_max_pool3d_with_indices")
+
+
+def upsample(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",  # noqa: A002
+             align_corners: Any = None) -> Any:
+    """The older name of ``interpolate`` (it warns, as PyTorch's does).
+
+    >>> import warnings, tidu
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tidu.nn.functional.upsample(tidu.ones(1, 1, 1), scale_factor=2).shape
+    tidu.Size([1, 1, 2])
+    """
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Any, size: Any = None, scale_factor: Any = None) -> Any:  # noqa: A002
+    """The older ``interpolate(..., mode='nearest')`` (it warns, as PyTorch's does)."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Any, size: Any = None, scale_factor: Any = None) -> Any:  # noqa: A002
+    """The older ``interpolate(..., mode='bilinear', align_corners=True)`` (it warns, as PyTorch's does)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+__all__ += ["relu_", "elu_", "leaky_relu_", "hardtanh_", "celu_", "selu_", "threshold_", "max_pool1d_with_indices",
+            "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "upsample", "upsample_nearest",
+            "upsample_bilinear"]

@@ -900,12 +900,21 @@ def _new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = Non
                   requires_grad=requires_grad)
 
 
+def _new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
+                       requires_grad: bool = False) -> Tensor:
+    """``new_empty(size)``: tidu's storage is row-major, so ``stride`` is checked, not kept."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    return _new(0, "new_empty_strided")(self, size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
 METHODS: dict = {}
 # methods of tensors and of ``Var`` s (inside ``vmap``: per-example shape, unbatched, as torch.func)
 TENSOR_METHODS = {
     "zeros_like": zeros_like,
     "new_zeros": _new(0, "new_zeros"), "new_ones": _new(1, "new_ones"), "new_empty": _new(0, "new_empty"), "new_full": _new_full,
-    "new_tensor": _new_tensor,
+    "new_tensor": _new_tensor, "new_empty_strided": _new_empty_strided,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "element_size": lambda self: self.dtype.itemsize,
 }

@@ -164,4 +164,4 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
     return _triangle_indices("triu", row, col, offset, dtype, device)
 
 
-METHODS = {"diagonal": diagonal, "diag": diag, "diag_embed": diag_embed, "trace": trace}
+METHODS = {"diagonal": diagonal, "diag": diag, "diag_embed": diag_embed, "diagflat": diagflat, "trace": trace}

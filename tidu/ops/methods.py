@@ -239,6 +239,84 @@ def _random(self: Tensor, draw: Any, name: str, generator: Any = None) -> Any:
     return placed(draw(stream, self._buf.shape).astype(self.dtype.np), self.dtype, self._device)
 
 
+# PyTorch's C names of the dtypes, in random_'s bound errors
+_C_TYPE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
+           "int64": "long", "float32": "float", "float64": "double"}
+
+
+def _random_draw(self: Tensor, *args: Any, generator: Any = None, **bounds: Any) -> Tensor:
+    """``random_(to)``, ``random_(from, to)`` or ``random_()``: integers drawn uniformly from
+    ``[0, to)``, ``[from, to)``, or with no bound given from every integer the dtype holds exactly
+    (``[0, 2**mantissa]`` for floats)."""
+    unknown = set(bounds) - {"from", "to"}
+    if unknown or len(args) > 2:
+        raise TypeError(f"random_() got unexpected arguments {sorted(unknown) or list(args)}")
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        low, high = (args[0], bounds["to"]) if "to" in bounds else (0, args[0])
+    else:
+        low, high = bounds.get("from", 0), bounds.get("to")
+    return _random_integers(self, int(low), high, generator)
+
+
+def _random_integers(self: Tensor, low: int, high: Any, generator: Any) -> Tensor:
+    dt = self.dtype
+    if high is None:
+        if dt.is_floating_point:
+            high = 2 ** (np.finfo(dt.np).nmant + 1) + 1
+        else:
+            high = 2 if dt is dtypes.bool_ else int(np.iinfo(dt.np).max) + 1
+    else:
+        high = int(high)
+        if low >= high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if dt is not dtypes.bool_ and not dt.is_floating_point:
+        info = np.iinfo(dt.np)
+        if not info.min <= low <= info.max:
+            raise RuntimeError(f"from is out of bounds for {_C_TYPE[dt.name]}")
+        if not info.min <= high - 1 <= info.max:
+            raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[dt.name]}")
+    elif dt.is_floating_point:
+        exact = 2 ** (np.finfo(dt.np).nmant + 1)
+        if not -exact <= low <= exact:
+            raise RuntimeError(f"from is out of bounds for {_C_TYPE[dt.name]}")
+        if not -exact <= high - 1 <= exact:
+            raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[dt.name]}")
+    draws = creation._stream(generator).integers(low, high, self._buf.shape, dtype=np.int64, endpoint=False)
+    return placed(draws.astype(dt.np), dt, self._device)
+
+
+def _resize_(self: Tensor, *sizes: Any) -> Tensor:
+    """``resize_``: the tensor takes the shape ``sizes``, keeping its first elements in row-major
+    order; new elements are zeros (PyTorch leaves them uninitialized). Not for tensors that require
+    grad, as in PyTorch."""
+    size = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], tuple | list) else tuple(sizes)
+    if any(not isinstance(d, int | np.integer) or d < 0 for d in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    check_writable(self, "resize_")
+    if size == tuple(self.shape):
+        return self
+    count = int(np.prod(size))
+    flat = shape.reshape(self.detach(), (-1,))
+    if count <= flat.shape[0]:
+        new = shape.reshape(flat[:count], size)
+    else:
+        new = shape.reshape(shape.cat([flat, creation.zeros(count - flat.shape[0], dtype=self.dtype,
+                                                           device=self.device)]), size)
+    self._buf = new._data
+    self._view = None
+    self._version.value += 1
+    return self
+
+
+def _resize_as_(self: Tensor, other: Tensor) -> Tensor:
+    """``resize_(other.shape)``."""
+    return _resize_(self, tuple(other.shape))
+
+
 def _probability(p: Any, like: Tensor) -> Any:
     """``bernoulli_``'s ``p``: a number, or a tensor broadcast to ``like``'s shape, on the host."""
     return np.broadcast_to(p._host(), like._buf.shape) if isinstance(p, Tensor) else p
@@ -255,7 +333,7 @@ _SAME_SHAPE_INPLACE = (
     "arcsin", "arccos", "arctan", "arctan2", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0", "mvlgamma", "cumprod",
     "arcsinh", "arccosh", "arctanh", "fix", "sgn", "cumsum", "divide", "multiply", "subtract", "true_divide",
     "floor_divide", "copysign", "gcd", "lcm", "ldexp", "nextafter", "heaviside", "addr", "renorm",
-    "scatter_reduce", "index_reduce", "masked_scatter", "put",
+    "scatter_reduce", "index_reduce", "masked_scatter", "put", "addbmm", "addmm", "addmv", "baddbmm",
 )
 _INTEGER_INPLACE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal")
@@ -384,6 +462,7 @@ INPLACE = {
         s, lambda g, n: median + sigma * g.standard_cauchy(n), "cauchy_", generator), "cauchy_"),
     "geometric_": _inplace(lambda s, p, *, generator=None: _random(
         s, lambda g, n: g.geometric(p, n), "geometric_", generator), "geometric_"),
+    "random_": _inplace(_random_draw, "random_", cast=True, overwrites=True),
     "scatter_": _inplace(selection.scatter, "scatter_"),
     "scatter_add_": _inplace(indexing.scatter_add, "scatter_add_"),
     "index_add_": _inplace(selection.index_add, "index_add_"),
@@ -526,6 +605,31 @@ def _geqrf(self: Tensor) -> Any:
     return geqrf(self)
 
 
+def _ormqr(self: Tensor, tau: Any, other: Any, left: bool = True, transpose: bool = False) -> Any:
+    from .._householder import ormqr
+
+    return ormqr(self, tau, other, left, transpose)
+
+
+def _triangular_solve(self: Tensor, A: Any, upper: bool = True, transpose: bool = False,  # noqa: N803
+                      unitriangular: bool = False) -> Any:
+    from .._linalg_ex import triangular_solve
+
+    return triangular_solve(self, A, upper, transpose, unitriangular)
+
+
+def _hardshrink(self: Tensor, lambd: float = 0.5) -> Any:
+    from ..nn.functional import hardshrink
+
+    return hardshrink(self, lambd)
+
+
+def _prelu(self: Tensor, weight: Any) -> Any:
+    from ..nn.functional import prelu
+
+    return prelu(self, weight)
+
+
 def _orgqr(self: Tensor, tau: Any) -> Any:
     from .._householder import householder_product
 
@@ -535,7 +639,13 @@ def _orgqr(self: Tensor, tau: Any) -> Any:
 TENSOR_ONLY = {
     "type": _type,
     "geqrf": _geqrf,
+    "resize_": _resize_,
+    "resize_as_": _resize_as_,
     "orgqr": _orgqr,
+    "ormqr": _ormqr,
+    "triangular_solve": _triangular_solve,
+    "hardshrink": _hardshrink,
+    "prelu": _prelu,
     "new": tensor_new,
     "pin_memory": lambda self, device=None: self,
     "is_pinned": lambda self, device=None: False,

@@ -28,7 +28,7 @@ __all__ = [
     "broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "expand", "flatten", "flip", "narrow", "permute",
     "repeat", "reshape", "roll", "split", "squeeze", "stack", "t", "transpose", "unflatten", "unsqueeze", "view",
     "select", "unbind", "movedim", "moveaxis", "swapaxes", "swapdims", "ravel", "broadcast_tensors",
-    "split_with_sizes", "detach", "fill",
+    "split_with_sizes", "detach", "fill", "adjoint",
 ]
 
 
@@ -216,6 +216,47 @@ def _mT(input: Any) -> Any:  # noqa: A002, N802
         raise RuntimeError(
             f"tensor.mT is only supported on matrices or batches of matrices. Got {input.ndim}-D tensor."
         )
+    return transpose(input, -2, -1)
+
+
+def _mH(input: Any) -> Any:  # noqa: A002, N802
+    """``x.mH``: the conjugate transpose of a batch of matrices; for real tensors ``x.mT``.
+
+    >>> import tidu
+    >>> tidu.zeros(5, 2, 3).mH.shape
+    tidu.Size([5, 3, 2])
+    """
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"tensor.mH is only supported on matrices or batches of matrices. Got {input.ndim}-D tensor."
+        )
+    return transpose(input, -2, -1)
+
+
+def _H(input: Any) -> Any:  # noqa: A002, N802
+    """``x.H``: the conjugate transpose of a matrix (2-D only); for real tensors ``x.T``.
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3).H.shape
+    tidu.Size([3, 2])
+    """
+    if input.ndim not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {input.ndim}-D tensor."
+                           + (" For batches of matrices, consider using tensor.mH" if input.ndim > 2 else ""))
+    return transpose(input, 0, 1) if input.ndim == 2 else input
+
+
+def adjoint(input: Any) -> Any:  # noqa: A002
+    """The conjugate transpose of the last two dims (for real tensors ``transpose(-2, -1)``), a view.
+
+    >>> import tidu
+    >>> tidu.adjoint(tidu.tensor([[1.0, 2.0]]))
+    tensor([[1.],
+            [2.]])
+    """
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{input.ndim}-D tensor.")
     return transpose(input, -2, -1)
 
 
@@ -715,7 +756,7 @@ def _split_method(self: Any, split_size: Any, dim: int = 0) -> tuple:
 
 METHODS = {
     "reshape": reshape, "view": view, "permute": permute, "transpose": transpose, "t": t,
-    "T": property(_T), "mT": property(_mT),
+    "T": property(_T), "mT": property(_mT), "mH": property(_mH), "H": property(_H), "adjoint": adjoint,
     "expand": expand, "expand_as": _expand_as, "broadcast_to": broadcast_to,
     "unsqueeze": unsqueeze, "squeeze": squeeze, "flatten": flatten, "unflatten": unflatten,
     "repeat": repeat, "flip": flip, "roll": roll, "narrow": narrow, "split": _split_method, "chunk": chunk,
