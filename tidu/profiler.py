@@ -29,13 +29,14 @@ import importlib
 import json
 import os
 import socket
-import sys
 import threading
 import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from .core.swaps import restore_globals, swap_globals
 
 __all__ = ["ProfilerAction", "ProfilerActivity", "profile", "record_function", "schedule", "supported_activities",
            "tensorboard_trace_handler"]
@@ -411,26 +412,16 @@ _SWAPPED: list[tuple[dict, str, Any]] = []  # (module globals, name, original) w
 
 def _swap_in() -> None:
     """Put the timed wrappers in place of the dispatch functions in every tidu module that holds
-    one (``from ..core.dispatch import bind_same`` makes a module global of its own)."""
+    one (``core/swaps.py``)."""
     originals = {}
     for module, name, describe in _dispatch_targets():
         fn = getattr(module, name)
         originals[id(fn)] = (fn, _timed(fn, describe))
-    for mod_name, module in list(sys.modules.items()):
-        if module is None or not (mod_name == "tidu" or mod_name.startswith("tidu.")):
-            continue
-        space = vars(module)
-        for name, value in list(space.items()):
-            hit = originals.get(id(value))
-            if hit is not None and hit[0] is value:
-                _SWAPPED.append((space, name, value))
-                space[name] = hit[1]
+    _SWAPPED.extend(swap_globals(originals))
 
 
 def _swap_out() -> None:
-    while _SWAPPED:
-        space, name, original = _SWAPPED.pop()
-        space[name] = original
+    restore_globals(_SWAPPED)
 
 
 def _start_session(record_shapes: bool, with_stack: bool) -> _Session:

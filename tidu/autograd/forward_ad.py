@@ -30,6 +30,7 @@ from typing import Any
 
 from ..core import dispatch, inplace
 from ..core.primitive import Application, freeze
+from ..core.swaps import restore_globals, swap_globals
 from ..tensor import Tensor
 from .executor import ExecutingBuilder
 
@@ -161,25 +162,17 @@ _WRAPPERS: dict[str, Any] = {
     "bind_eager": _bind_eager, "bind_same": _bind_same, "bind_one": _bind_one, "bind_broadcast": _bind_broadcast,
     "bind_matmul": _bind_matmul, "bind_product": _bind_product, "plain_view": _plain_view, "assign_": _assign,
 }
-_swapped: list[tuple[dict, str]] = []
+_swapped: list[tuple[dict, str, Any]] = []
 
 
 def _swap_in() -> None:
-    """Note [dual level swap]: every ``tidu`` module's reference to an entry point, replaced."""
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == "tidu" or name.startswith("tidu.")) or module is sys.modules[__name__]:
-            continue
-        namespace = vars(module)
-        for fname, original in _ORIGINALS.items():
-            if namespace.get(fname) is original:
-                namespace[fname] = _WRAPPERS[fname]
-                _swapped.append((namespace, fname))
+    """Note [dual level swap]: every ``tidu`` module's reference to an entry point, replaced (``core/swaps.py``)."""
+    replacements = {id(original): (original, _WRAPPERS[name]) for name, original in _ORIGINALS.items()}
+    _swapped.extend(swap_globals(replacements, skip=sys.modules[__name__]))
 
 
 def _swap_out() -> None:
-    while _swapped:
-        namespace, fname = _swapped.pop()
-        namespace[fname] = _ORIGINALS[fname]
+    restore_globals(_swapped)
 
 
 def enter_dual_level() -> int:
