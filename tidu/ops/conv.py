@@ -416,11 +416,11 @@ def _avg_pool(op: str, nd: int, input: Any, kernel_size: Any, stride: Any, paddi
     lead, sizes = tuple(input.shape[:-nd]), tuple(input.shape[-nd:])
     x = reshape(input, (-1, 1, *sizes)).to(real)
     pads = tuple((p, (o - 1) * s + k - n - p) for n, k, s, p, o in zip(sizes, kernel, stride, padding, out_sizes))
-    ones = placed(np.ones((1, 1, *kernel), real.np), real, input.device)
+    ones = placed(dtypes.cast(np.ones((1, 1, *kernel)), real), real, input.device)
     sums = bind(conv_general_dilated, x, ones, window_strides=stride, padding=pads, lhs_dilation=(1,) * nd,
                 rhs_dilation=(1,) * nd, feature_group_count=1, flip=False)
     counts = _window_counts(sizes, kernel, stride, padding, out_sizes, count_include_pad, divisor_override)
-    out = sums / placed(counts.astype(real.np), real, input.device)
+    out = sums / placed(dtypes.cast(counts, real), real, input.device)
     if real is not input.dtype:
         out = trunc(out).to(input.dtype)
     return reshape(out, lead + out_sizes)
