@@ -3,7 +3,7 @@
 Promotion among every pair of dtypes; conversions bit for bit (ties, inf, NaN, subnormals,
 float64's double rounding); a table of calls run forward and backward in both libraries on half
 inputs, whose values, gradients and dtypes must agree to the dtype's rounding; creation,
-printing, numpy, ``item``, ``save``/``load``, ``finfo``; the errors PyTorch raises for
+printing, numpy, ``item``, ``save``/``load``, ``finfo``, autocast; the errors PyTorch raises for
 ops it has no half kernel for; and a half computation on the CUDA device.
 """
 
@@ -320,6 +320,27 @@ def test_save_and_load_keep_half_tensors_bit_for_bit() -> None:
     for k in state:
         assert back[k].dtype is state[k].dtype and back[k].requires_grad == state[k].requires_grad
         np.testing.assert_array_equal(_bits(back[k]), _bits(state[k]))
+
+
+def test_autocast_runs_products_in_bfloat16_on_the_cpu() -> None:
+    rng = np.random.default_rng(0)
+    a, w, b = (rng.normal(size=s).astype(np.float32) for s in ((3, 4), (5, 4), (5,)))
+    img, k = rng.normal(size=(1, 2, 5, 5)).astype(np.float32), rng.normal(size=(3, 2, 2, 2)).astype(np.float32)
+    results = {}
+    for L in (tidu, torch):
+        F = L.nn.functional
+        ta, tw, tb = L.tensor(a, requires_grad=True), L.tensor(w), L.tensor(b)
+        with L.autocast("cpu", dtype=L.bfloat16):
+            outs = [F.linear(ta, tw, tb), ta @ tw.T, L.mm(ta, tw.T), F.conv2d(L.tensor(img), L.tensor(k)),
+                    ta + 1, L.softmax(ta, 0)]
+            outs.append(outs[0].float().sum())
+        outs[-1].backward()
+        outs.append(ta.grad)
+        with L.autocast("cpu", dtype=L.bfloat16, enabled=False):
+            outs.append(ta @ tw.T)
+        results[L.__name__] = outs
+    for ours, ref in zip(results["tidu"], results["torch"]):
+        _close(ours, ref, "bfloat16", "autocast", 2)
 
 
 def test_unsupported_ops_raise_pytorchs_errors() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.cpu.conv import window_argmax
-from ..core import dtypes
+from ..core import autocast, dtypes
 from ..core.primitive import bind
 from ..primitives.conv import conv_general_dilated, transpose_lhs
 from ..primitives.gather import gather
@@ -50,6 +50,8 @@ def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilatio
     op = f"conv{nd}d"
     _check_tensor(input, "input", op)
     _check_tensor(weight, "weight", op)
+    if autocast.ON:
+        input, weight, bias = autocast.lower(input, weight, bias)
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(
             f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, but got input of size: "
