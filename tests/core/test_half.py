@@ -252,6 +252,23 @@ def test_a_training_loop_in_half_runs_the_compiled_backward() -> None:
     np.testing.assert_allclose(losses["tidu"], losses["torch"], rtol=2e-2)
 
 
+def _optimized(L: Any, name: str, h: str) -> np.ndarray:
+    w = L.tensor([1.0, -2.0, 0.5]).to(getattr(L, h)).requires_grad_()
+    opt = getattr(L.optim, name)([w], lr=0.1, **({"momentum": 0.9, "weight_decay": 0.1} if name == "SGD" else {}))
+    for _ in range(3):
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+    assert _name(w.dtype) == h
+    return np.array(w.detach().float().tolist())
+
+
+@pytest.mark.parametrize("h", HALF)
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam", "Rprop"])
+def test_optimizers_step_half_parameters(name: str, h: str) -> None:
+    np.testing.assert_allclose(_optimized(tidu, name, h), _optimized(torch, name, h), **TOL[h])
+
+
 def test_views_of_half_tensors_share_storage_and_take_writes() -> None:
     for h in HALF:
         x = tidu.zeros(3, 4, dtype=getattr(tidu, h))
