@@ -305,7 +305,8 @@ def test_legacy_type_names_pinning_and_sharing_as_torch() -> None:
         assert x.share_memory_() is x
     assert tidu.zeros(2).pin_memory().is_pinned() is False  # PyTorch's needs a GPU; tidu's is a no-op
     with pytest.raises(ValueError, match="invalid type"):
-        tidu.zeros(2).type("torch.HalfTensor")
+        tidu.zeros(2).type("torch.NoSuchTensor")
+    assert tidu.zeros(2).type("torch.HalfTensor").dtype is tidu.float16
 
 
 def test_index_put_in_place_matches_torch() -> None:

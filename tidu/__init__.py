@@ -31,10 +31,9 @@ from .core.determinism import (
 )
 from .core.device import device, get_default_device, set_default_device
 from .core.dtypes import (
-    bool_ as bool,  # noqa: A004 - PyTorch's name
-)
-from .core.dtypes import (
+    bfloat16,
     dtype,
+    float16,
     float32,
     float64,
     get_default_dtype,
@@ -45,6 +44,9 @@ from .core.dtypes import (
     promote_types,
     set_default_dtype,
     uint8,
+)
+from .core.dtypes import (
+    bool_ as bool,  # noqa: A004 - PyTorch's name
 )
 from .core.formats import (
     channels_last,
@@ -126,6 +128,7 @@ _aliases.install(globals(), (Tensor, _Var), (linalg, special))  # axis= for dim=
 
 float = float32  # noqa: A001
 double = float64
+half = float16
 long = int64
 int = int32  # noqa: A001
 short = int16

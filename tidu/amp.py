@@ -1,8 +1,8 @@
 """``tidu.amp``: ``autocast`` and ``GradScaler``, PyTorch's mixed-precision pair.
 
-tidu computes in float32 and float64 only: it has no float16 or bfloat16. So inside ``autocast``
-every op keeps its inputs' dtype, as it does outside; a script's autocast region runs, in full
-precision. ``GradScaler`` works as PyTorch's does: the loss is multiplied by the scale, the
+Inside ``autocast`` the products (``matmul``, ``linear``, the convolutions) run in ``bfloat16`` (on
+the CPU; ``float16`` on CUDA by default), other ops in their inputs' dtype, as in PyTorch.
+``GradScaler`` works as PyTorch's does: the loss is multiplied by the scale, the
 gradients divided by it before the step, a step whose gradients hold an inf or NaN is skipped, and
 the scale adapts. In float32 it seldom finds an overflow, so it seldom changes a step.
 
@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from .core import autocast as _autocast
+from .core import dtypes
 from .core.grad_mode import no_grad
 from .tensor import Tensor
 
@@ -33,10 +35,18 @@ __all__ = ["GradScaler", "autocast"]
 
 
 class autocast:  # noqa: N801 - PyTorch's name
-    """A region whose ops PyTorch runs in a lower precision; tidu runs them in their inputs' dtype
-    (it has no float16 or bfloat16). Also a decorator.
+    """A region whose products run in a lower precision, as PyTorch's autocast: ``matmul``,
+    ``mm``, ``bmm``, ``linear`` and the convolutions on floating-point tensors of ``device_type``
+    convert their operands to ``dtype`` (``bfloat16`` on ``cpu``, ``float16`` on ``cuda`` by
+    default) and give results of that dtype; other ops keep their inputs' dtype. Also a decorator.
 
     >>> import tidu
+    >>> a = tidu.ones(2, 3)
+    >>> with tidu.autocast("cpu", dtype=tidu.bfloat16):
+    ...     y = a @ a.T
+    ...     z = a + 1
+    >>> y.dtype, z.dtype
+    (tidu.bfloat16, tidu.float32)
     >>> with tidu.autocast(device_type="cuda", enabled=False):
     ...     y = tidu.ones(2) * 2
     >>> y.dtype
@@ -47,13 +57,17 @@ class autocast:  # noqa: N801 - PyTorch's name
                  cache_enabled: bool | None = None) -> None:
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        self.device_type, self.fast_dtype, self.enabled = device_type, dtype, enabled
+        if dtype is None:
+            dtype = dtypes.bfloat16 if device_type == "cpu" else dtypes.float16
+        self.device_type, self.fast_dtype, self.enabled = device_type, dtypes.as_dtype(dtype), enabled
+        self._previous: list[Any] = []
 
     def __enter__(self) -> autocast:
+        self._previous.append(_autocast.set_dtype(self.device_type, self.fast_dtype if self.enabled else None))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        return None
+        _autocast.set_dtype(self.device_type, self._previous.pop())
 
     def __call__(self, fn: Any) -> Any:
         def wrapped(*args: Any, **kwargs: Any) -> Any:

@@ -30,7 +30,8 @@ _SIGNATURES = """ * (*, torch.device device = None)
  * (object data, *, torch.device device = None)
 """
 _C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
-            "int64": "long int", "float32": "float", "float64": "double"}
+            "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+            "float64": "double"}
 
 
 def _invalid(args: tuple, kwargs: dict) -> TypeError:

@@ -57,6 +57,8 @@ class _Writer:
                 ref["requires_grad"] = True
             if type(obj).__name__ == "Parameter":
                 ref["parameter"] = True
+            if obj.dtype is dtypes.bfloat16:  # stored as its uint16 bits (safetensors' numpy side has no BF16)
+                ref["dtype"] = "bfloat16"
             return self._array(obj, path, ref)
         if isinstance(obj, np.ndarray):
             if obj.dtype.kind not in "biuf":
@@ -186,9 +188,9 @@ def load(f: str | os.PathLike | io.IOBase, map_location: Any = None, weights_onl
     return obj
 
 
-def _to_tensor(array: np.ndarray, name: str, where: str) -> Tensor:
+def _to_tensor(array: np.ndarray, name: str, where: str, bfloat16: bool = False) -> Tensor:
     try:
-        dtype = dtypes.from_numpy_dtype(array.dtype)
+        dtype = dtypes.bfloat16 if bfloat16 and array.dtype == np.uint16 else dtypes.from_numpy_dtype(array.dtype)
     except TypeError:
         raise RuntimeError(f"tidu.load: tensor {name!r} in {where} has dtype {array.dtype}, which tidu does not support") from None
     if not array.flags.writeable:
@@ -207,7 +209,7 @@ class _Reader:
     def tensor(self, node: dict[str, Any]) -> Tensor:
         name = node["name"]
         if name not in self.made:
-            tensor = _to_tensor(self.arrays[name], name, self.where)
+            tensor = _to_tensor(self.arrays[name], name, self.where, node.get("dtype") == "bfloat16")
             if node.get("parameter"):
                 from . import nn
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .core import dtypes
 from .core.primitive import bind
 from .ops import activation, pointwise, reduce
 from .ops import math as ops_math
@@ -127,7 +128,10 @@ def ndtri(input: Any) -> Any:  # noqa: A002
     >>> tidu.special.ndtri(tidu.tensor([1e-30, 0.0], dtype=tidu.float64))
     tensor([-11.4640,     -inf], dtype=tidu.float64)
     """
-    return bind(sp.ndtri, float_operand(input, "special_ndtri"))
+    x = float_operand(input, "special_ndtri")
+    if x.dtype.is_half:
+        raise dtypes.not_implemented("ndtri_cpu", x.dtype)  # PyTorch has no half kernel for it
+    return bind(sp.ndtri, x)
 
 
 def entr(input: Any) -> Any:  # noqa: A002

@@ -366,6 +366,8 @@ class Tensor:
             )
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._dtype is dtypes.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16")  # numpy has none (PyTorch's error)
         data = self._data
         _expose(data)
         return data
@@ -403,18 +405,24 @@ class Tensor:
         return (1, 0) if self._device is CPU else (2, self._device.index or 0)
 
     def _host(self) -> np.ndarray:
-        """The data as a numpy array (a copy from the device for a CUDA tensor)."""
+        """The data as a numpy array (a copy from the device for a CUDA tensor); a bfloat16
+        tensor's is its storage, uint16 (``_values`` reads its values)."""
         return self._data if self._device is CPU else self._data.copy_to_host()
+
+    def _values(self) -> np.ndarray:
+        """The values as a host numpy array: ``_host``, but a bfloat16 tensor's widened to float32."""
+        host = self._host()
+        return dtypes.to_float32(host, self._dtype) if self._dtype is dtypes.bfloat16 else host
 
     def item(self) -> Any:
         if self._buf.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._buf.size} elements cannot be converted to Scalar"
             )
-        return self._host().reshape(()).item()
+        return self._values().reshape(()).item()
 
     def tolist(self) -> Any:
-        return self._host().tolist()
+        return self._values().tolist()
 
     def apply_(self, callable: Any) -> Tensor:  # noqa: A002 - PyTorch's name
         """Replace each element by ``callable(element)``, in place (CPU only, as PyTorch; slow).
@@ -460,7 +468,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._buf.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {self._buf.size} values is ambiguous")
-        return bool(self._host().reshape(()).item())
+        return bool(self._values().reshape(()).item())
 
     def __index__(self) -> int:
         if self._dtype.is_floating_point or self._buf.size != 1:
@@ -468,7 +476,7 @@ class Tensor:
         return int(self._host().reshape(()).item())
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if self._device is not CPU:
+        if self._device is not CPU or self._dtype is dtypes.bfloat16:
             self.numpy()  # PyTorch's TypeError
         data = self._data
         if dtype is None:

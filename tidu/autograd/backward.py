@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..compat import _settings
-from ..core import grad_mode, groups, programs
+from ..core import dtypes, grad_mode, groups, programs
 from ..core.device import CPU
 from ..core.groups import raw_node
 from ..eager import topological_traces, try_backward
@@ -82,7 +82,7 @@ def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
         if shared:
             return wrap(_shared_ones(output), output._dtype, output._device)
         if output._device is CPU:
-            return Tensor(np.ones(output._data.shape, output._dtype.np), output._dtype)
+            return Tensor(dtypes.cast(np.ones(output._data.shape), output._dtype), output._dtype)
         from ..ops.creation import ones_like
 
         return ones_like(output)
@@ -106,7 +106,7 @@ def _shared_ones(output: Tensor) -> Any:
         if len(_ONES) >= 64:
             _ONES.clear()
         if output._device is CPU:
-            ones = np.ones(output._buf.shape, output._dtype.np)
+            ones = dtypes.cast(np.ones(output._buf.shape), output._dtype)
             ones.flags.writeable = False
         else:
             from ..ops.creation import ones_like
@@ -164,7 +164,7 @@ def _pass(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequen
             # one pass from sum_i <out_i, seed_i>, each seed a constant: each node (and hook) is reached once
             with grad_mode.enable_grad():
                 out = functools.reduce(lambda a, b: a + b, [(o * s.detach()).sum() for o, s in zip(outputs, seeds)])
-            seed = placed(np.ones((), out.dtype.np), out.dtype, out.device)
+            seed = placed(dtypes.cast(np.ones(()), out.dtype), out.dtype, out.device)
         if out._trace is None and (wanted is None or out._key in wanted):
             totals = {out._ensure_key(): seed}
         else:

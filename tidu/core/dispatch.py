@@ -14,7 +14,7 @@ from ..backends.cpu.fusion import layout_of
 from ..backends.layout import storage
 from ..eager import Trace
 from ..tensor import SHORT_PATH_TYPES, Tensor, VersionCounter, ViewInfo, wrap
-from . import deferred, grad_mode, groups, programs
+from . import deferred, grad_mode, groups, half, programs
 from .device import CPU, CUDA
 from .groups import GroupTrace
 from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, bind, freeze
@@ -40,8 +40,9 @@ def _same_device(prim: Primitive, args: Sequence[Any]) -> Sequence[Any]:
 # (prim, param items, shape, dtype, device type per argument) -> [in_avals, out_avals, Application or
 # None, deferral (``_deferral``; None: not yet known), saving plans by input pattern (``_plan``),
 # grouped when not deferred (``_new_entry``), the replay of a one-input view (``_link_view``), the
-# kernel prepared for it (``_prepared``; None: not yet known)]: a repeated call skips the shape rule
-# (it has passed for these inputs).
+# kernel prepared for it (``_prepared``; None: not yet known), the kernel of a call on float16 or
+# bfloat16 (``half.kernel``; None for the others)]: a repeated call skips the shape rule (it has
+# passed for these inputs).
 _SIGNATURES: dict[tuple, list] = {}
 _MAX_SIGNATURES = 4096
 
@@ -94,7 +95,10 @@ def _new_entry(prim: Primitive, args: Sequence[Any], params: dict[str, Any], cac
     in_avals = tuple(a.aval for a in args)
     out_avals = abstract_eval(prim, in_avals, params)
     grouped = cached and len(out_avals) == 1 and out_avals[0].dtype.is_floating_point and not prim.moves_device
-    return [in_avals, out_avals, None, None if cached else False, {}, grouped, None, None]
+    device = in_avals[0].device if in_avals else out_avals[0].device
+    widened = half.kernel(prim, device, in_avals, out_avals)
+    return [in_avals, out_avals, None, None if cached and widened is None else False, {}, grouped, None, None,
+            widened]
 
 
 def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -121,7 +125,7 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     if defer and deferred.ENABLED and not (deferred._exposed and deferred.reads_exposed(arrays)):
         return _defer(prim, entry, defer, args, arrays, params, grad_on)
     device = args[0]._device.type if args else out_avals[0].device
-    impl = prim.impls.get(device)
+    impl = entry[8] or prim.impls.get(device)  # a half call's float32 kernel (Note [half precision])
     if impl is None:
         raise NotImplementedError(f"primitive {prim.name} has no kernel for device {device!r}")
     out_device = CPU if out_avals[0].device == "cpu" else CUDA
@@ -175,6 +179,8 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
     entry = _SAME.get(key)
     if entry is None:
         entry = _signature(prim, args, {})
+        if entry[8] is not None:  # a half call: never kept here, it takes the general path
+            return bind_eager(prim, args, {})
         if len(_SAME) >= _MAX_SIGNATURES:
             _SAME.clear()
         _SAME[key] = entry
@@ -252,6 +258,8 @@ def bind_one(prim: Primitive, x: Any, params: dict[str, Any]) -> Any:
     entry = _ONE_INPUT.get(key)
     if entry is None:
         entry = _signature(prim, (x,), params)  # the shape rule's errors
+        if entry[8] is not None:  # a half call: never kept here, it takes the general path
+            return bind_eager(prim, (x,), params)
         if len(_ONE_INPUT) >= _MAX_SIGNATURES:
             _ONE_INPUT.clear()
         _ONE_INPUT[key] = entry
@@ -361,6 +369,8 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) 
     entry = _PRODUCTS.get(key)
     if entry is None:
         entry = _signature(dot_general, (a, b), params)  # the shape rule's errors
+        if entry[8] is not None:  # a half call: never kept here, it takes the general path
+            return bind_eager(dot_general, (a, b), params)
         if len(_PRODUCTS) >= _MAX_SIGNATURES:
             _PRODUCTS.clear()
         _PRODUCTS[key] = entry

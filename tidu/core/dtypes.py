@@ -10,7 +10,7 @@ import numpy as np
 class dtype:  # noqa: N801 - PyTorch's name
     """A tensor element type (``tidu.float32``, ``tidu.int64``, ...)."""
 
-    __slots__ = ("name", "np", "rank", "is_floating_point", "itemsize", "is_signed")
+    __slots__ = ("name", "np", "rank", "is_floating_point", "itemsize", "is_signed", "is_half")
     is_complex = False
 
     def __init__(self, name: str, np_dtype: Any, rank: int, is_floating_point: bool) -> None:
@@ -20,6 +20,7 @@ class dtype:  # noqa: N801 - PyTorch's name
         self.is_floating_point = is_floating_point
         self.itemsize = self.np.itemsize
         self.is_signed = name not in ("bool", "uint8")
+        self.is_half = name in ("float16", "bfloat16")  # stored in 16 bits, computed in float32
 
     @property
     def category(self) -> int:
@@ -39,25 +40,33 @@ int8 = dtype("int8", np.int8, 1, False)
 int16 = dtype("int16", np.int16, 2, False)
 int32 = dtype("int32", np.int32, 3, False)
 int64 = dtype("int64", np.int64, 4, False)
-float32 = dtype("float32", np.float32, 5, True)
-float64 = dtype("float64", np.float64, 6, True)
-ALL = (bool_, uint8, int8, int16, int32, int64, float32, float64)
-FLOATS = (float32, float64)
+# Note [half precision]: float16 stores numpy float16 arrays; bfloat16 (float32's upper 16 bits)
+# stores its bits in uint16 arrays, numpy having no bfloat16. Kernels compute both in float32 and
+# round each result once (tidu/core/half.py), as PyTorch's CPU kernels do.
+float16 = dtype("float16", np.float16, 5, True)
+bfloat16 = dtype("bfloat16", np.uint16, 5, True)
+float32 = dtype("float32", np.float32, 6, True)
+float64 = dtype("float64", np.float64, 7, True)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+HALF = (float16, bfloat16)
+FLOATS = (float16, bfloat16, float32, float64)
 INTEGERS = (uint8, int8, int16, int32, int64)  # without bool
 SMALL_INTEGERS = (uint8, int8, int16)  # the integer dtypes narrower than int32
 NUMERIC = (*INTEGERS, *FLOATS)
-_BY_NP = {d.np: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL if d is not bfloat16}  # a uint16 array is no bfloat16 tensor
 _BY_NAME = {d.name: d for d in ALL} | {"bool_": bool_, "float": float32, "double": float64, "long": int64, "int": int32,
-                                       "short": int16}
+                                       "short": int16, "half": float16}
 
 
 TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-               "float32": "Float", "float64": "Double"}
+               "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 
 
 def _promote(a: dtype, b: dtype) -> dtype:
     if a.is_floating_point or b.is_floating_point:  # a float wins over any integer, as in PyTorch
         if a.is_floating_point and b.is_floating_point:
+            if a.rank == b.rank and a is not b:  # float16 with bfloat16: neither holds the other
+                return float32
             return a if a.rank >= b.rank else b
         return a if a.is_floating_point else b
     return _BY_NP[np.promote_types(a.np, b.np)]  # bool < integers; uint8 with int8 is int16
@@ -78,11 +87,11 @@ def not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
 
 C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "long"}
 # PyTorch's legacy tensor type names ('torch.ByteTensor'), which ``Tensor.type()`` returns and messages use
-LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "int32": "IntTensor",
+LEGACY_TYPES = {"float16": "HalfTensor", "bfloat16": "BFloat16Tensor", "float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "int32": "IntTensor",
                 "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 # the C type names other PyTorch messages use ("... got mask with dtype unsigned char")
 C_TYPES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
-           "int64": "long int", "float32": "float", "float64": "double"}
+           "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
 
 
 def fits(value: Any, dt: dtype) -> bool:
@@ -198,11 +207,14 @@ def set_default_dtype(d: dtype) -> None:
 
 def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to, PyTorch's table: bool < integers <
-    float32 < float64; among integers the wider wins, and ``uint8`` with ``int8`` gives ``int16``.
+    float16, bfloat16 < float32 < float64; among integers the wider wins, ``uint8`` with ``int8``
+    gives ``int16``, and ``float16`` with ``bfloat16`` gives ``float32``.
 
     >>> from tidu.core import dtypes
     >>> dtypes.promote_types(dtypes.uint8, dtypes.int8), dtypes.promote_types(dtypes.int64, dtypes.float32)
     (tidu.int16, tidu.float32)
+    >>> dtypes.promote_types(dtypes.float16, dtypes.bfloat16), dtypes.promote_types(dtypes.int64, dtypes.bfloat16)
+    (tidu.float32, tidu.bfloat16)
     """
     return _PROMOTE[a, b]
 
@@ -248,3 +260,41 @@ def result_type(*operands: Any) -> dtype:
     if out is None:
         raise TypeError("result_type needs at least one operand")
     return out
+
+
+def to_float32(array: Any, dt: dtype) -> np.ndarray:
+    """The values of a host ``array`` that stores ``dt`` (Note [half precision]) as float32:
+    exact for ``float16`` and ``bfloat16`` (a bfloat16 is a float32 with its low 16 bits zero).
+
+    >>> import numpy as np
+    >>> from tidu.core import dtypes
+    >>> dtypes.to_float32(np.array([0x3F80, 0xC040], np.uint16), dtypes.bfloat16)
+    array([ 1., -3.], dtype=float32)
+    """
+    if dt is bfloat16:
+        return np.asarray(np.asarray(array).astype(np.uint32) << 16).view(np.float32)
+    return np.asarray(array).astype(np.float32)
+
+
+def cast(values: Any, dt: dtype) -> np.ndarray:
+    """Host ``values`` (any numeric numpy array or number) as an array storing ``dt``. A half
+    dtype takes them through float32 and rounds to nearest even once there, as PyTorch converts
+    (so a float64 is rounded twice, as in PyTorch); bfloat16 keeps inf and makes every NaN
+    PyTorch's ``0x7FC0``.
+
+    >>> import numpy as np
+    >>> from tidu.core import dtypes
+    >>> [hex(b) for b in dtypes.cast(np.array([1.0, 1.00390625, 1.01171875, np.nan]), dtypes.bfloat16)]
+    ['0x3f80', '0x3f80', '0x3f82', '0x7fc0']
+    """
+    if dt is bfloat16:
+        f = np.asarray(values).astype(np.float32)
+        bits = f.view(np.uint32)
+        out = np.asarray((bits + ((bits >> 16) & 1) + np.uint32(0x7FFF)) >> 16).astype(np.uint16)
+        nan = np.isnan(f)
+        if nan.any():
+            out[nan] = 0x7FC0
+        return out
+    if dt is float16:
+        return np.asarray(values).astype(np.float32).astype(np.float16)
+    return np.asarray(values).astype(dt.np)

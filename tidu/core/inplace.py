@@ -161,7 +161,7 @@ def _assign_through_view(target: Any, value: Any, op: str) -> Any:
     probe = Tensor(base._data, base._dtype, requires_grad=True, device=base._device)
     placed_view = info.fn(probe)
     (spread,) = grad(placed_view, probe, value, create_graph=True)
-    ones = placed(np.ones(target._buf.shape, target._dtype.np), target._dtype, target._device)
+    ones = placed(dtypes.cast(np.ones(target._buf.shape), target._dtype), target._dtype, target._device)
     (mask,) = grad(placed_view, probe, ones)
     assign_(base, where(mask != 0, spread, base), op=op)
     fresh = info.fn(base)

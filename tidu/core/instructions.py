@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
+from . import half
+
 
 class Instr(NamedTuple):
     fn: Callable[..., Any]  # arrays in -> one array or a tuple of arrays
@@ -26,8 +28,9 @@ class Instr(NamedTuple):
 
 
 def impl_instr(app: Any, ins: Sequence[int], outs: Sequence[int], device: str = "cpu") -> Instr:
-    """The instruction running ``app``'s kernel for ``device`` with its params bound."""
-    impl = app.prim.impls[device]
+    """The instruction running ``app``'s kernel for ``device`` with its params bound (on float16
+    or bfloat16, the float32 kernel of Note [half precision] in tidu/core/half.py)."""
+    impl = half.kernel(app.prim, device, app.in_avals, app.out_avals) or app.prim.impls[device]
     fn = partial(impl, **dict(app.params)) if app.params else impl
     return Instr(fn, tuple(ins), tuple(outs), app)
 

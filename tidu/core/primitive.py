@@ -85,6 +85,9 @@ class Primitive:
         self.batch_rule: Callable[..., Any] | None = None
         self.moves_device = False  # its output's device is its ``device`` param (device_put)
         self.takes_views = False  # its CUDA kernel accepts strided inputs (the view primitives)
+        # its kernels only move elements (the views, device_put): they run on float16 and bfloat16
+        # storage as it is, where others compute in float32 (Note [half precision], core/half.py)
+        self.moves_elements = False
         REGISTRY[name] = self
 
     def __repr__(self) -> str:

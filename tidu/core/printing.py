@@ -143,8 +143,8 @@ def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 
 def tensor_repr(t: Any) -> str:
-    data = t._host()
     dtype = t.dtype
+    data = dtypes.to_float32(t._host(), dtype) if dtype.is_half else t._host()
     prefix = "tensor("
     indent = len(prefix)
     suffixes = [] if t.device.type == "cpu" else [f"device='{t.device}'"]

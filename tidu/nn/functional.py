@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops
-from ..core import dtypes
+from ..core import autocast, dtypes
 from ..core.aval import wrap_dim
 from ..core.deferred import reads_exposed
 from ..core.device import CPU
@@ -114,6 +114,8 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
     >>> F.linear(tidu.tensor([[1.0, 2.0]]), tidu.tensor([[1.0, 1.0], [0.0, 2.0]]), tidu.tensor([0.5, 0.0]))
     tensor([[3.5000, 4.0000]])
     """
+    if autocast.ON:
+        input, weight, bias = autocast.lower(input, weight, bias)
     if weight.ndim not in (1, 2) or input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
         rows = math.prod(input.shape[:-1]) if input.ndim else 1
         cols = input.shape[-1] if input.ndim else 1

@@ -48,9 +48,9 @@ def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int
     if cached is None:
         value = dtypes.wrap(value, dtype)  # an integer operand wraps, as PyTorch casts it (uint8: 300 is 44)
         if device is CPU and math.prod(shape) > 4096:  # one element, broadcast: kernels read it in place
-            cached = Tensor(np.broadcast_to(np.array(value, dtype.np), shape), dtype)
+            cached = Tensor(np.broadcast_to(dtypes.cast(value, dtype), shape), dtype)
         elif device is CPU:
-            cached = Tensor(np.full(shape, value, dtype.np), dtype)
+            cached = Tensor(np.full(shape, dtypes.cast(value, dtype)), dtype)
         else:
             cached = creation.full.bind(shape=tuple(shape), value=value, dtype=dtype, device=device.type)
         if len(_CONSTANTS) >= 256:

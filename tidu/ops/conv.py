@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.cpu.conv import window_argmax
-from ..core import dtypes
+from ..core import autocast, dtypes
 from ..core.primitive import bind
 from ..primitives.conv import conv_general_dilated, transpose_lhs
 from ..primitives.gather import gather
@@ -50,6 +50,8 @@ def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilatio
     op = f"conv{nd}d"
     _check_tensor(input, "input", op)
     _check_tensor(weight, "weight", op)
+    if autocast.ON:
+        input, weight, bias = autocast.lower(input, weight, bias)
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(
             f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, but got input of size: "
@@ -416,11 +418,11 @@ def _avg_pool(op: str, nd: int, input: Any, kernel_size: Any, stride: Any, paddi
     lead, sizes = tuple(input.shape[:-nd]), tuple(input.shape[-nd:])
     x = reshape(input, (-1, 1, *sizes)).to(real)
     pads = tuple((p, (o - 1) * s + k - n - p) for n, k, s, p, o in zip(sizes, kernel, stride, padding, out_sizes))
-    ones = placed(np.ones((1, 1, *kernel), real.np), real, input.device)
+    ones = placed(dtypes.cast(np.ones((1, 1, *kernel)), real), real, input.device)
     sums = bind(conv_general_dilated, x, ones, window_strides=stride, padding=pads, lhs_dilation=(1,) * nd,
                 rhs_dilation=(1,) * nd, feature_group_count=1, flip=False)
     counts = _window_counts(sizes, kernel, stride, padding, out_sizes, count_include_pad, divisor_override)
-    out = sums / placed(counts.astype(real.np), real, input.device)
+    out = sums / placed(dtypes.cast(counts, real), real, input.device)
     if real is not input.dtype:
         out = trunc(out).to(input.dtype)
     return reshape(out, lead + out_sizes)

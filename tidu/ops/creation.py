@@ -78,7 +78,7 @@ def _shape_of(data: Any, dim: int = 0) -> tuple[int, ...]:
 
 def _plain(data: Any) -> Any:
     if isinstance(data, Tensor):
-        return data._data
+        return data._values()
     if isinstance(data, list | tuple):
         return [_plain(v) for v in data]
     return data
@@ -106,14 +106,17 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     dt = dtypes.as_dtype(dtype) if dtype is not None else inferred
     _check_grad_dtype(dt, requires_grad)
     if isinstance(data, np.ndarray | np.generic | Tensor):
-        array = np.array(data._host() if isinstance(data, Tensor) else data, dtype=dt.np, copy=True)
+        array = dtypes.cast(data._values() if isinstance(data, Tensor) else data, dt) if dt.is_half else np.array(
+            data._host() if isinstance(data, Tensor) else data, dtype=dt.np, copy=True)
     elif dt in dtypes.INTEGERS and inferred is not dt:
         _check_numbers(data, dt)  # then cast, wrapping: uint8 takes -1 as 255, as PyTorch's does
         exact = np.float64 if inferred.is_floating_point else inferred.np
-        array = np.array(_plain(data), dtype=exact).reshape(_shape_of(data)).astype(dt.np)
+        array = dtypes.cast(np.array(_plain(data), dtype=exact).reshape(_shape_of(data)), dt)
     else:
         shape = _shape_of(data)
-        array = np.array(_plain(data), dtype=dt.np).reshape(shape)
+        array = np.array(_plain(data), dtype=np.float64 if dt.is_half else dt.np).reshape(shape)
+        if dt.is_half:
+            array = dtypes.cast(array, dt)
     return _make(array, dt, device, requires_grad)
 
 
@@ -149,7 +152,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         if device is not None and where is CPU:
             out = out.cpu()
         return out if dtype is None else out.to(dtypes.as_dtype(dtype))
-    if isinstance(data, np.ndarray) and where is CPU and (dtype is None or dtypes.as_dtype(dtype).np == data.dtype):
+    if (isinstance(data, np.ndarray) and where is CPU
+            and (dtype is None or dtypes.as_dtype(dtype).np == data.dtype and dtypes.as_dtype(dtype) is not dtypes.bfloat16)):
         return from_numpy(data)
     return tensor(data, dtype, device)
 
@@ -210,8 +214,11 @@ def _filled(shape: tuple[int, ...], value: Any, dt: dtypes.dtype, device: Any, r
     where = factory_device(device)
     value = dtypes.wrap(value, dt)
     if where is CPU:
-        return _make(np.full(shape, value, dt.np), dt, where, requires_grad)
+        return _make(np.full(shape, value, dt.np) if not dt.is_half else dtypes.cast(np.full(shape, value), dt), dt,
+                     where, requires_grad)
     _check_grad_dtype(dt, requires_grad)
+    if dt.is_half:
+        return placed(dtypes.cast(np.full(shape, value), dt), dt, where).requires_grad_(requires_grad)
     from ..backends.cuda.elementwise import fill
 
     return Tensor(fill(shape=shape, value=value, dtype=dt), dt, requires_grad=requires_grad, device=where)
@@ -372,7 +379,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         values = start + np.arange(n, dtype=np.float64) * step
     else:
         values = start + np.arange(n, dtype=np.int64) * step
-    return _make(values.astype(dt.np), dt, device, requires_grad)
+    return _make(dtypes.cast(values, dt), dt, device, requires_grad)
 
 
 # shadows the builtin in this module from here on (nothing below uses it)
@@ -403,7 +410,7 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None, 
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = int(math.floor((end - start) / step)) + 1
     values = start + np.arange(n, dtype=np.float64 if dt.is_floating_point else np.int64) * step
-    return _make(values.astype(dt.np), dt, device, requires_grad)
+    return _make(dtypes.cast(values, dt), dt, device, requires_grad)
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -414,7 +421,7 @@ def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_gra
     (tensor(3.), tensor(3))
     """
     dt = _dtype(dtype)
-    return _make(np.array(_number(s), dtype=dt.np), dt, device, requires_grad)
+    return _make(dtypes.cast(np.array(_number(s)), dt), dt, device, requires_grad)
 
 
 def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
@@ -464,13 +471,23 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     if dt in dtypes.INTEGERS:  # PyTorch casts the ends to the dtype first (uint8 takes -1 as 255)
         for bound in (start, end):
             dtypes.check_fits(bound, dt)
-        start, end = (np.array(dtypes.wrap(v, dt)).astype(dt.np).item() for v in (start, end))
+        start, end = (dtypes.cast(np.array(dtypes.wrap(v, dt)), dt).item() for v in (start, end))
     start, end = float(start), float(end)
     i = np.arange(steps, dtype=np.float64)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     half = steps // 2
-    values = np.where((i < half) | (steps == 1), start + i * step, end - (steps - 1 - i) * step)
-    return _make(values.astype(dt.np), dt, device, requires_grad)
+    if dt.is_half:  # PyTorch's half linspace computes in the dtype: each product and sum rounded to it
+
+        def rounded(v: Any) -> Any:
+            return dtypes.to_float32(dtypes.cast(v, dt), dt)
+
+        step = rounded(np.float32(step))
+        first = rounded(np.float32(start) + rounded(i.astype(np.float32) * step))
+        second = rounded(np.float32(end) - rounded((steps - 1 - i).astype(np.float32) * step))
+        values = np.where((i < half) | (steps == 1), first, second)
+    else:
+        values = np.where((i < half) | (steps == 1), start + i * step, end - (steps - 1 - i) * step)
+    return _make(dtypes.cast(values, dt), dt, device, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -487,7 +504,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dt = _dtype(dtype)
-    return _make(np.eye(n, m, dtype=dt.np), dt, device, requires_grad)
+    return _make(dtypes.cast(np.eye(n, m), dt), dt, device, requires_grad)
 
 
 # --- random numbers --------------------------------------------------------------------------
@@ -594,7 +611,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
     if not ((probs >= 0) & (probs <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     draws = _stream(generator).random(probs.shape) < probs
-    return _make(draws.astype(input.dtype.np), input.dtype, input.device, False)
+    return _make(dtypes.cast(draws, input.dtype), input.dtype, input.device, False)
 
 
 def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
@@ -614,7 +631,7 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
         draws = _stream(generator).poisson(rates)
     except ValueError as exc:  # numpy's limit on the rate
         raise RuntimeError(f"invalid Poisson rate: {exc}") from None
-    out = _make(draws.astype(input.dtype.np), input.dtype, input.device, False)
+    out = _make(dtypes.cast(draws, input.dtype), input.dtype, input.device, False)
     return out + input * 0.0 if input.requires_grad else out
 
 
@@ -635,7 +652,7 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
                            f"{dtypes.TORCH_NAMES[count.dtype.name]}")
     n, p = np.broadcast_arrays(count.detach().cpu().numpy(), prob.detach().cpu().numpy())
     draws = _stream(generator).binomial(np.maximum(np.nan_to_num(n), 0).astype(np.int64), np.clip(p, 0.0, 1.0))
-    return _make(draws.astype(count.dtype.np), count.dtype, count.device, False)
+    return _make(dtypes.cast(draws, count.dtype), count.dtype, count.device, False)
 
 
 def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
@@ -712,7 +729,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
     if not isinstance(n, int | np.integer) or n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _dtype(dtype, dtypes.int64)
-    return _make(_stream(generator).permutation(int(n)).astype(dt.np), dt, device, requires_grad)
+    return _make(dtypes.cast(_stream(generator).permutation(int(n)), dt), dt, device, requires_grad)
 
 
 def _float_dtype(dtype: Any, kernel: str) -> dtypes.dtype:
@@ -731,7 +748,7 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
     tidu.Size([2, 3])
     """
     dt = _float_dtype(dtype, "normal_kernel_cpu")
-    return _make(_stream(generator).standard_normal(_size(size, "randn")).astype(dt.np), dt, device, requires_grad)
+    return _make(dtypes.cast(_stream(generator).standard_normal(_size(size, "randn")), dt), dt, device, requires_grad)
 
 
 def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -744,7 +761,7 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
     True
     """
     dt = _float_dtype(dtype, "check_uniform_bounds")
-    return _make(_stream(generator).random(_size(size, "rand")).astype(dt.np), dt, device, requires_grad)
+    return _make(dtypes.cast(_stream(generator).random(_size(size, "rand")), dt), dt, device, requires_grad)
 
 
 def randn_like(input: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
@@ -798,7 +815,7 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
             raise RuntimeError(f"to - 1 is out of bounds for {c_type}")
     shape = _size((size,) if isinstance(size, int) else (tuple(size),), "randint")
     draws = _stream(generator).integers(low, high, size=shape)
-    return _make(draws.astype(dt.np), dt, device, requires_grad)
+    return _make(dtypes.cast(draws, dt), dt, device, requires_grad)
 
 
 _RANDOM_C_TYPES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
@@ -845,7 +862,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
         dt = _float_dtype(dtype, "normal_kernel_cpu")
         draws = _stream(generator).normal(mean, std, _size((size,) if isinstance(size, int) else (tuple(size),),
                                                              "normal"))
-        return _make(draws.astype(dt.np), dt, device, requires_grad)
+        return _make(dtypes.cast(draws, dt), dt, device, requires_grad)
     like = tensors[0]
     if not all(t.dtype.is_floating_point for t in tensors):
         raise dtypes.not_implemented("normal_kernel_cpu", next(t.dtype for t in tensors if not t.dtype.is_floating_point))
@@ -856,7 +873,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
     shape = tuple(broadcast_shapes(mu.shape, sd.shape, op="normal"))
     dt = dtypes.result_type(*tensors)
     draws = _stream(generator).standard_normal(shape) * sd + mu
-    value = placed(draws.astype(dt.np), dt, like.device)
+    value = placed(dtypes.cast(draws, dt), dt, like.device)
     if not any(t.requires_grad for t in tensors):
         return value
     # in the graph with a zero gradient, as PyTorch's: a ``where`` that never takes the inputs
@@ -875,7 +892,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
     """
     dt = _dtype(dtype)
     exponents = linspace(start, end, steps, dtype=dtypes.float64)._host()
-    return _make(np.power(float(base), exponents).astype(dt.np), dt, device, requires_grad)
+    return _make(dtypes.cast(np.power(float(base), exponents), dt), dt, device, requires_grad)
 
 
 def _new(fill: Any, name: str) -> Any:

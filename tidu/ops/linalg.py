@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import dtypes
+from ..core import autocast, dtypes
 from ..core.dispatch import bind_matmul, bind_product
 from ..core.primitive import bind
 from ..primitives.linalg import dot_general
@@ -60,6 +60,8 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.tensor([[1, 2]]) @ tidu.tensor([[3], [4]])
     tensor([[11]])
     """
+    if autocast.ON:
+        input, other = autocast.lower(input, other)
     if type(input) in SHORT_PATH_TYPES and type(other) in SHORT_PATH_TYPES:  # the common cases, checked at once
         sa, sb = input._buf.shape, other._buf.shape
         if input._dtype is other._dtype and input._dtype is not dtypes.bool_:

@@ -223,14 +223,23 @@ class finfo:  # noqa: N801 - PyTorch's name
     >>> import tidu
     >>> tidu.finfo(tidu.float32).eps, tidu.finfo().bits
     (1.1920928955078125e-07, 32)
+    >>> tidu.finfo(tidu.float16).max, tidu.finfo(tidu.bfloat16).eps
+    (65504.0, 0.0078125)
     """
 
     def __init__(self, type: dtypes.dtype | None = None) -> None:  # noqa: A002 - PyTorch's name
         dt = dtypes.get_default_dtype() if type is None else dtypes.as_dtype(type)
         if not dt.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
+        self.dtype = dt.name
+        if dt is dtypes.bfloat16:  # numpy has no bfloat16: float32's range with 8 significant bits
+            self.bits, self.eps, self.tiny, self.resolution = 16, 2.0**-7, 2.0**-126, 0.01
+            self.max = float.fromhex("0x1.FEp127")
+            self.min = -self.max
+            self.smallest_normal = self.tiny
+            return
         info = np.finfo(dt.np)
-        self.bits, self.dtype = int(info.bits), dt.name
+        self.bits = int(info.bits)
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)
         self.resolution = 10.0 ** -int(info.precision)

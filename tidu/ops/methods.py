@@ -136,6 +136,7 @@ def _short(self: Tensor) -> Tensor:
 CONVERSIONS = {
     "to": _to,
     "float": lambda self: convert(self, dtypes.float32), "double": lambda self: convert(self, dtypes.float64),
+    "half": lambda self: convert(self, dtypes.float16), "bfloat16": lambda self: convert(self, dtypes.bfloat16),
     "long": lambda self: convert(self, dtypes.int64), "int": lambda self: convert(self, dtypes.int32),
     "bool": lambda self: convert(self, dtypes.bool_),
     "byte": _byte, "char": _char, "short": _short,
@@ -236,7 +237,7 @@ def _random(self: Tensor, draw: Any, name: str, generator: Any = None) -> Any:
     if not self.dtype.is_floating_point:
         raise dtypes.not_implemented(name, self.dtype)
     stream = creation._stream(generator)
-    return placed(draw(stream, self._buf.shape).astype(self.dtype.np), self.dtype, self._device)
+    return placed(dtypes.cast(draw(stream, self._buf.shape), self.dtype), self.dtype, self._device)
 
 
 # PyTorch's C names of the dtypes, in random_'s bound errors

@@ -31,7 +31,7 @@ def _window(name: str, window_length: int, periodic: bool, dtype: Any, layout: A
     else:
         n = window_length + 1 if periodic else window_length
         values = formula(np.arange(n) / (n - 1))[:window_length]  # the formula of x = i / (n - 1) in [0, 1]
-    return _make(values.astype(dt.np), dt, device, requires_grad)
+    return _make(dtypes.cast(values, dt), dt, device, requires_grad)
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None, layout: Any = None,

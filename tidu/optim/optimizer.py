@@ -252,9 +252,10 @@ def _cast_state(param: Tensor, name: str, value: Any) -> Any:
 
 
 def buffer(t: Tensor) -> Any:
-    """What ``_update`` computes on: a tensor's numpy array, or on the GPU a detached tensor
-    sharing its storage (tidu's in-place ops stand in for numpy's there)."""
-    return t._data if t._device is CPU else t.detach()
+    """What ``_update`` computes on: a tensor's numpy array, or on the GPU (and for float16 and
+    bfloat16, which numpy cannot compute as PyTorch does) a detached tensor sharing its storage
+    (tidu's in-place ops stand in for numpy's there)."""
+    return t._data if t._device is CPU and not t._dtype.is_half else t.detach()
 
 
 def state_like(param: Any, fill: float = 0.0) -> Tensor:
@@ -271,7 +272,7 @@ def copy_state(value: Any) -> Tensor:
 def add_scaled_(y: Any, alpha: float, x: Any) -> None:
     """``y += alpha * x`` in place, in ``y``'s dtype (one kernel on the GPU)."""
     if isinstance(y, Tensor):
-        if isinstance(x, Tensor) and y._data.is_c_contiguous and x._data.is_c_contiguous and x.dtype is y.dtype:
+        if isinstance(x, Tensor) and y._device is not CPU and y._data.is_c_contiguous and x._data.is_c_contiguous and x.dtype is y.dtype:
             from ..backends.cuda.elementwise import axpy_
 
             axpy_(y._data, alpha, x._data)

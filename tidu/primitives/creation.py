@@ -30,3 +30,4 @@ def _literal_shape(*, value: Literal) -> ShapeDtype:
 
 literal.def_impl(lambda *, value: value.tensor._data)
 literal.def_impl(lambda *, value: value.tensor._data, device="cuda", takes_views=True)
+literal.moves_elements = True  # Note [half precision]

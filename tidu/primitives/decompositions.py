@@ -16,14 +16,24 @@ import numpy as np
 from ..backends.cpu import decompositions as cpu
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
-from ..core.dtypes import float32, float64
+from ..core.dtypes import TORCH_NAMES, float32, float64, not_implemented
 from ..core.primitive import Primitive
 from ._util import check_dtype, ops
 
 FLOATS = (float32, float64)
 
 
+# PyTorch's errors for its decompositions on float16 and bfloat16: it has no half LAPACK kernels
+# (tidu's would compute in float32, Note [half precision], but follows PyTorch in refusing)
+_HALF_KERNELS = {"cholesky": "cholesky_cpu", "solve": "lu_cpu", "eigh": "linalg_eigh_cpu", "svd": "linalg_svd_cpu",
+                 "qr": "geqrf_cpu"}
+
+
 def _matrices(name: str, a: ShapeDtype) -> tuple[int, int]:
+    if a.dtype.is_half:
+        if name in _HALF_KERNELS:
+            raise not_implemented(_HALF_KERNELS[name], a.dtype)
+        raise RuntimeError(f"linalg.{name}: Low precision dtypes not supported. Got {TORCH_NAMES[a.dtype.name]}")
     check_dtype(name, a, FLOATS)
     if a.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")

@@ -530,14 +530,14 @@ pow = binary(  # noqa: A001 - the primitive's name
 )
 maximum = binary(
     "maximum", _maximum,
-    lambda dx, x, y, out: dx * ops.where(x > y, 1.0, ops.where(x == y, 0.5, 0.0)),
-    lambda dy, x, y, out: dy * ops.where(y > x, 1.0, ops.where(x == y, 0.5, 0.0)),
+    lambda dx, x, y, out: dx * ops.where(x > y, 1.0, ops.where(x == y, 0.5, 0.0)).to(x.dtype),
+    lambda dy, x, y, out: dy * ops.where(y > x, 1.0, ops.where(x == y, 0.5, 0.0)).to(x.dtype),
     dtypes=WITH_BOOL,
 )
 minimum = binary(
     "minimum", _minimum,
-    lambda dx, x, y, out: dx * ops.where(x < y, 1.0, ops.where(x == y, 0.5, 0.0)),
-    lambda dy, x, y, out: dy * ops.where(y < x, 1.0, ops.where(x == y, 0.5, 0.0)),
+    lambda dx, x, y, out: dx * ops.where(x < y, 1.0, ops.where(x == y, 0.5, 0.0)).to(x.dtype),
+    lambda dy, x, y, out: dy * ops.where(y < x, 1.0, ops.where(x == y, 0.5, 0.0)).to(x.dtype),
     dtypes=WITH_BOOL,
 )
 floor_divide = binary(

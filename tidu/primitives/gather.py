@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..backends.cpu import index as cpu
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
-from ..core.dtypes import NUMERIC, float32, float64, int64
+from ..core.dtypes import FLOATS, NUMERIC, int64
 from ..core.primitive import Primitive
 from ._batching import along_axis, at_front, batch_size
 from ._util import check_dtype, ops
@@ -129,7 +129,7 @@ nll_sum = Primitive("nll_sum")
 
 @nll_sum.def_abstract_eval
 def _nll_sum_shape(x: ShapeDtype, target: ShapeDtype, *, scale: float) -> ShapeDtype:
-    check_dtype("nll_sum", x, (float32, float64))
+    check_dtype("nll_sum", x, FLOATS)
     if x.ndim != 2:
         raise RuntimeError(f"nll_sum(): expected an (N, C) input, got {tuple(x.shape)}")
     _check_rows("nll_sum", target, x.shape[0])
@@ -160,7 +160,7 @@ nll_sum_transpose = Primitive("nll_sum_transpose")
 
 @nll_sum_transpose.def_abstract_eval
 def _nll_sum_transpose_shape(ct: ShapeDtype, target: ShapeDtype, *, classes: int, scale: float) -> ShapeDtype:
-    check_dtype("nll_sum_transpose", ct, (float32, float64))
+    check_dtype("nll_sum_transpose", ct, FLOATS)
     if ct.ndim != 0:
         raise RuntimeError(f"nll_sum_transpose(): expected a 0-d cotangent, got {tuple(ct.shape)}")
     if target.ndim != 1:

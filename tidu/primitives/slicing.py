@@ -42,6 +42,7 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):  # noqa: 
 slice_p.def_impl(_slice_impl)
 slice_p.def_impl(kernel("views", "slice_view"), device="cuda",
                  takes_views=True)
+slice_p.moves_elements = True  # Note [half precision]
 slice_p.def_linear(_slice_transpose)
 slice_p.def_batch(batch_unary(lambda x, *, start_indices, limit_indices, strides: slice_p.bind(
     x, start_indices=(0, *start_indices), limit_indices=(x.shape[0], *limit_indices), strides=(1, *strides))))

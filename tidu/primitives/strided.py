@@ -73,6 +73,7 @@ def _as_strided_transpose(ct, x, *, size, stride, storage_offset, input_stride, 
 
 as_strided.def_impl(_as_strided_cpu)
 as_strided.def_impl(kernel("views", "as_strided"), device="cuda", takes_views=True)
+as_strided.moves_elements = True  # Note [half precision]
 as_strided.def_jvp(_as_strided_jvp)
 as_strided.def_transpose(_as_strided_transpose)
 

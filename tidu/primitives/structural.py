@@ -64,6 +64,7 @@ def _broadcast_transpose(ct, x, *, shape, broadcast_dimensions):  # noqa: ANN001
 
 broadcast_in_dim.def_impl(_broadcast_impl)
 broadcast_in_dim.def_impl(kernel("views", "broadcast_in_dim"), device="cuda", takes_views=True)
+broadcast_in_dim.moves_elements = True  # Note [half precision]
 broadcast_in_dim.def_linear(_broadcast_transpose)
 broadcast_in_dim.def_batch(batch_unary(lambda x, *, shape, broadcast_dimensions: broadcast_in_dim.bind(
     x, shape=(x.shape[0], *shape), broadcast_dimensions=(0, *[d + 1 for d in broadcast_dimensions]))))
@@ -80,6 +81,7 @@ def _reshape_shape(x: ShapeDtype, *, new_sizes: tuple[int, ...]) -> ShapeDtype:
 
 reshape.def_impl(lambda x, *, new_sizes: x.reshape(new_sizes))
 reshape.def_impl(kernel("views", "reshape"), device="cuda", takes_views=True)
+reshape.moves_elements = True  # Note [half precision]
 reshape.def_linear(lambda ct, x, *, new_sizes: [reshape.bind(ct, new_sizes=tuple(x.shape))])
 reshape.def_batch(batch_unary(lambda x, *, new_sizes: reshape.bind(x, new_sizes=(x.shape[0], *new_sizes))))
 
@@ -105,6 +107,7 @@ def _transpose_transpose(ct, x, *, permutation):  # noqa: ANN001, ANN202
 
 transpose.def_impl(lambda x, *, permutation: np.transpose(x, permutation))
 transpose.def_impl(kernel("views", "transpose"), device="cuda", takes_views=True)
+transpose.moves_elements = True  # Note [half precision]
 transpose.def_linear(_transpose_transpose)
 transpose.def_batch(batch_unary(
     lambda x, *, permutation: transpose.bind(x, permutation=(0, *[p + 1 for p in permutation]))))

@@ -36,5 +36,6 @@ def _from_cuda(x: Any, *, device: str) -> Any:
 
 device_put.def_impl(_from_cpu)
 device_put.def_impl(_from_cuda, device="cuda", takes_views=True)
+device_put.moves_elements = True  # Note [half precision]
 device_put.def_linear(lambda ct, x, *, device: [device_put.bind(ct, device=x.aval.device)])
 device_put.def_batch(batch_unary(lambda x, *, device: device_put.bind(x, device=device)))

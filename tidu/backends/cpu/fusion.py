@@ -66,6 +66,8 @@ def _kind(instr: Instr) -> str | None:
     app = instr.app
     if app is None or app.out_avals is None or len(app.out_avals) != 1 or len(instr.outs) != 1:
         return None
+    if app.out_avals[0].dtype.is_half or any(a.dtype.is_half for a in app.in_avals or ()):
+        return None  # computed in float32 and rounded per op (Note [half precision], core/half.py)
     name = app.prim.name
     if getattr(app.prim, "scalar_fns", None) is not None:
         return "fn" if _scalar_fn(app) is not None else None

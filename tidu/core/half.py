@@ -1,0 +1,72 @@
+"""float16 and bfloat16 kernels: every primitive's float32 kernel, on widened operands.
+
+Note [half precision]: Numba compiles no float16 on the CPU and numpy has no bfloat16, so no
+kernel computes in either. A call that reads or makes a half value (``float16``, or ``bfloat16``
+stored as the upper 16 bits of a float32 in a uint16 array: tidu/core/dtypes.py) runs the
+primitive's own kernel on its half operands widened to float32 (exact), with any half dtype in
+its params read as float32, and rounds each half output once to nearest even: what PyTorch's
+CPU kernels do (they load half, compute in float, store half). ``kernel`` gives that function;
+``core/dispatch.py`` keeps it in the call's signature entry, so it is chosen once per signature
+and float32 and float64 calls never look at it. The AD rules see half avals and bind primitives
+like any other code, so their calls are widened the same way.
+
+Primitives that only move elements (the views, ``device_put``, ``literal``: ``moves_elements``)
+run on the half storage itself, so a view of a half tensor stays a view. The forward's fusion
+and the compiled backward's leave half calls out (``fusion._kind``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import dtypes
+from .aval import ShapeDtype
+
+
+def kernel(prim: Any, device: str, in_avals: Sequence[ShapeDtype], out_avals: Sequence[ShapeDtype]) -> Callable | None:
+    """The kernel of ``prim`` for calls on ``in_avals`` making ``out_avals`` where any of them is
+    of a half dtype (float32 inside, rounded once at the end); ``None`` for the others, and for a
+    primitive that only moves elements (its own kernel runs on the half storage).
+
+    >>> import numpy as np, tidu
+    >>> from tidu.core import half
+    >>> from tidu.primitives.elementwise import exp
+    >>> x = tidu.ShapeDtype((2,), tidu.float16)
+    >>> run = half.kernel(exp, "cpu", [x], [x])
+    >>> run(np.array([0.0, 1.0], np.float16))
+    array([1.   , 2.719], dtype=float16)
+    >>> half.kernel(exp, "cpu", [x.update(dtype=tidu.float32)], [x.update(dtype=tidu.float32)]) is None
+    True
+    """
+    if prim.moves_elements or in_avals is None or not any(a.dtype.is_half for a in (*in_avals, *out_avals)):
+        return None
+    impl = prim.impls.get(device)
+    if impl is None:
+        return None  # dispatch's "no kernel for device" error
+    widen, narrow = (_cpu_widen, dtypes.cast) if device == "cpu" else _cuda_converters()
+    wide_in = tuple(a.dtype if a.dtype.is_half else None for a in in_avals)
+    narrow_out = tuple(a.dtype if a.dtype.is_half else None for a in out_avals)
+    several = len(out_avals) > 1
+
+    def run(*arrays: Any, **params: Any) -> Any:
+        if params:
+            params = {k: dtypes.float32 if v.__class__ is dtypes.dtype and v.is_half else v for k, v in params.items()}
+        result = impl(*[a if d is None else widen(a, d) for a, d in zip(arrays, wide_in)], **params)
+        if several:
+            return tuple(r if d is None else narrow(r, d) for r, d in zip(result, narrow_out))
+        d = narrow_out[0]
+        return result if d is None else narrow(result, d)
+
+    run.__qualname__ = run.__name__ = f"{prim.name}_via_float32"
+    return run
+
+
+def _cpu_widen(array: Any, dt: dtypes.dtype) -> Any:
+    return dtypes.to_float32(array, dt)
+
+
+def _cuda_converters() -> tuple[Callable, Callable]:
+    from ..backends.cuda.half import narrow, widen  # numba.cuda only once a CUDA call needs it
+
+    return widen, narrow
