@@ -95,17 +95,9 @@ def inv_ex(A: Any, *, check_errors: bool = False) -> InvExResult:  # noqa: N803
     A = linalg._matrix_input(A, "inv")  # noqa: N806
     if A.ndim < 2 or A.shape[-2] != A.shape[-1]:
         return InvExResult(linalg.inv(A), None)  # inv's own error
-    info = linalg.lu_factor_ex(A).info
-    codes = info._host()
-    failed = np.flatnonzero(codes.reshape(-1))
-    if check_errors and failed.size:
-        i = int(failed[0])
-        raise LinAlgError(f"linalg.inv_ex: {_batch_prefix(codes, i)}The diagonal element {codes.reshape(-1)[i]} is "
-                          "zero, the inversion could not be completed because the input matrix is singular.")
-    if not failed.size:
-        return InvExResult(linalg.inv(A), info)
-    bad, repaired = _repaired(A, codes)
-    return InvExResult(ops_math.where(bad, math.nan, linalg.inv(repaired)), info)
+    return InvExResult(*_lu_checked(A, linalg.inv, check_errors, lambda prefix, code: (
+        f"linalg.inv_ex: {prefix}The diagonal element {code} is zero, the inversion could not be completed "
+        "because the input matrix is singular.")))
 
 
 def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -> SolveExResult:  # noqa: N803
@@ -120,19 +112,27 @@ def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -
     A = linalg._matrix_input(A, "solve")  # noqa: N806
     if A.ndim < 2 or A.shape[-2] != A.shape[-1]:
         return SolveExResult(linalg.solve(A, B, left=left), None)  # solve's own error
-    info = linalg.lu_factor_ex(A).info
+    return SolveExResult(*_lu_checked(A, lambda M: linalg.solve(M, B, left=left), check_errors, lambda prefix, _: (
+        f"torch.linalg.solve_ex: {prefix}The solver failed because the input matrix is singular.")))
+
+
+def _lu_checked(A: Any, compute: Any, check_errors: bool, message: Any) -> tuple[Any, Any]:  # noqa: N803
+    """``(compute(A), info)`` with ``info`` the first zero pivot of each matrix's LU (0: none); with
+    ``check_errors`` a zero pivot raises ``message(batch prefix, pivot)``, else the results of
+    those matrices are NaN."""
+    info = _linalg().lu_factor_ex(A).info
     codes = info._host()
     failed = np.flatnonzero(codes.reshape(-1))
     if check_errors and failed.size:
         i = int(failed[0])
-        raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(codes, i)}The solver failed because the input "
-                          "matrix is singular.")
+        raise LinAlgError(message(_batch_prefix(codes, i), codes.reshape(-1)[i]))
     if not failed.size:
-        return SolveExResult(linalg.solve(A, B, left=left), info)
+        return compute(A), info
     bad, repaired = _repaired(A, codes)
-    out = linalg.solve(repaired, B, left=left)
-    vector = out.ndim == A.ndim - 1
-    return SolveExResult(ops_math.where(bad.squeeze(-1) if vector else bad, math.nan, out), info)
+    out = compute(repaired)
+    if out.ndim == A.ndim - 1:  # a vector per matrix
+        bad = bad.squeeze(-1)
+    return ops_math.where(bad, math.nan, out), info
 
 
 def _repaired(A: Any, codes: np.ndarray) -> tuple[Any, Any]:  # noqa: N803

@@ -212,9 +212,13 @@ def _mT(input: Any) -> Any:  # noqa: A002, N802
     >>> tidu.zeros(5, 2, 3).mT.shape
     tidu.Size([5, 3, 2])
     """
+    return _matrix_transpose(input, "mT")
+
+
+def _matrix_transpose(input: Any, name: str) -> Any:  # noqa: A002
     if input.ndim < 2:
         raise RuntimeError(
-            f"tensor.mT is only supported on matrices or batches of matrices. Got {input.ndim}-D tensor."
+            f"tensor.{name} is only supported on matrices or batches of matrices. Got {input.ndim}-D tensor."
         )
     return transpose(input, -2, -1)
 
@@ -226,11 +230,7 @@ def _mH(input: Any) -> Any:  # noqa: A002, N802
     >>> tidu.zeros(5, 2, 3).mH.shape
     tidu.Size([5, 3, 2])
     """
-    if input.ndim < 2:
-        raise RuntimeError(
-            f"tensor.mH is only supported on matrices or batches of matrices. Got {input.ndim}-D tensor."
-        )
-    return transpose(input, -2, -1)
+    return _matrix_transpose(input, "mH")
 
 
 def _H(input: Any) -> Any:  # noqa: A002, N802
@@ -254,10 +254,7 @@ def adjoint(input: Any) -> Any:  # noqa: A002
     tensor([[1.],
             [2.]])
     """
-    if input.ndim < 2:
-        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
-                           f"{input.ndim}-D tensor.")
-    return transpose(input, -2, -1)
+    return _matrix_transpose(input, "adjoint()")
 
 
 def broadcast_to(input: Any, size: Any) -> Any:  # noqa: A002

@@ -195,42 +195,46 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Zero ``amount`` entries (a count, or a fraction of the entries) chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Zero the ``amount`` entries (a count, or a fraction of the entries) that rank first by
+    ``_scores`` (highest first, or lowest when not ``largest``)."""
 
     PRUNING_TYPE = "unstructured"
+    largest = True
 
     def __init__(self, amount: int | float) -> None:
         _check_amount(amount)
         self.amount = amount
 
+    def _scores(self, t: Tensor) -> Tensor:
+        raise NotImplementedError
+
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         k = _count(self.amount, t.numel())
         mask = default_mask.clone()
         if k:
-            mask.view(-1)[ops.topk(ops.rand_like(t).view(-1), k).indices] = 0
+            mask.view(-1)[ops.topk(self._scores(t).view(-1), k, largest=self.largest).indices] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Zero ``amount`` entries (a count, or a fraction of the entries) chosen at random."""
+
+    def _scores(self, t: Tensor) -> Tensor:
+        return ops.rand_like(t)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float) -> BasePruningMethod:  # type: ignore[override]
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Zero the ``amount`` entries (a count, or a fraction of the entries) of least magnitude."""
 
-    PRUNING_TYPE = "unstructured"
+    largest = False
 
-    def __init__(self, amount: int | float) -> None:
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        k = _count(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            mask.view(-1)[ops.topk(ops.abs(t).view(-1), k, largest=False).indices] = 0
-        return mask
+    def _scores(self, t: Tensor) -> Tensor:
+        return ops.abs(t)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float,  # type: ignore[override]
@@ -238,15 +242,14 @@ class L1Unstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
-    """Zero ``amount`` whole channels (slices along ``dim``) chosen at random."""
+class _Structured(BasePruningMethod):
+    """Zero ``amount`` whole channels (slices along ``dim``): all but those ``_kept`` keeps."""
 
     PRUNING_TYPE = "structured"
+    dim: int
 
-    def __init__(self, amount: int | float, dim: int = -1) -> None:
-        _check_amount(amount)
-        self.amount = amount
-        self.dim = dim
+    def _kept(self, t: Tensor, size: int, pruned: int) -> Tensor:
+        raise NotImplementedError
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         _check_structured(t, self.dim)
@@ -254,19 +257,28 @@ class RandomStructured(BasePruningMethod):
         k = _count(self.amount, size)
         if k == 0:
             return default_mask
+        return _channel_mask(t, self.dim, self._kept(t, size, k)) * default_mask.to(dtype=t.dtype)
+
+
+class RandomStructured(_Structured):
+    """Zero ``amount`` whole channels (slices along ``dim``) chosen at random."""
+
+    def __init__(self, amount: int | float, dim: int = -1) -> None:
+        _check_amount(amount)
+        self.amount = amount
+        self.dim = dim
+
+    def _kept(self, t: Tensor, size: int, pruned: int) -> Tensor:
         draws = ops.rand(size)
-        keep = draws > ops.kthvalue(draws, k).values
-        return _channel_mask(t, self.dim, keep) * default_mask.to(dtype=t.dtype)
+        return draws > ops.kthvalue(draws, pruned).values
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float, dim: int = -1) -> BasePruningMethod:  # type: ignore[override]
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_Structured):
     """Zero the ``amount`` channels (slices along ``dim``) of least ``n``-norm."""
-
-    PRUNING_TYPE = "structured"
 
     def __init__(self, amount: int | float, n: Any, dim: int = -1) -> None:
         _check_amount(amount)
@@ -274,18 +286,12 @@ class LnStructured(BasePruningMethod):
         self.n = n
         self.dim = dim
 
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _check_structured(t, self.dim)
-        size = t.shape[self.dim]
-        k = _count(self.amount, size)
-        if k == 0:
-            return default_mask
+    def _kept(self, t: Tensor, size: int, pruned: int) -> Tensor:
         dim = self.dim if self.dim >= 0 else t.ndim + self.dim
         norms = ops.norm(t, p=self.n, dim=[d for d in range(t.ndim) if d != dim])
-        kept = ops.topk(norms, size - k, largest=True).indices
         keep = ops.zeros(size, dtype=dtypes.bool_, device=t.device)
-        keep[kept] = True
-        return _channel_mask(t, self.dim, keep) * default_mask.to(dtype=t.dtype)
+        keep[ops.topk(norms, size - pruned, largest=True).indices] = True
+        return keep
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float, n: Any, dim: int,  # type: ignore[override]
