@@ -85,7 +85,26 @@ class Categorical(ProbsOrLogits, Distribution):
         return values.expand(-1, *self._batch_shape) if expand else values
 
 
-class OneHotCategorical(Distribution):
+class CategoricalParams:
+    """``probs``, ``logits`` and ``param_shape`` of a distribution built on a ``Categorical``
+    (its ``_categorical``)."""
+
+    _categorical: Categorical
+
+    @property
+    def probs(self) -> Any:
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Any:
+        return self._categorical.logits
+
+    @property
+    def param_shape(self) -> tidu.Size:
+        return self._categorical.param_shape
+
+
+class OneHotCategorical(CategoricalParams, Distribution):
     """``Categorical`` with each category a one-hot vector of length ``K``.
 
     >>> import tidu
@@ -111,17 +130,6 @@ class OneHotCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def probs(self) -> Any:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Any:
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> tidu.Size:
-        return self._categorical.param_shape
 
     @property
     def mean(self) -> Any:

@@ -9,12 +9,12 @@ import tidu
 
 from . import constraints
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical import Categorical, CategoricalParams
 from .distribution import Distribution
 from .utils import broadcast_all, one_hot
 
 
-class Multinomial(Distribution):
+class Multinomial(CategoricalParams, Distribution):
     """Counts of ``total_count`` draws over ``K`` categories weighted by ``probs`` (or
     ``softmax(logits)``); events are vectors of length ``K``.
 
@@ -48,17 +48,6 @@ class Multinomial(Distribution):
     def support(self) -> constraints.Constraint:
         return constraints.multinomial(self.total_count)
 
-    @property
-    def probs(self) -> Any:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Any:
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> tidu.Size:
-        return self._categorical.param_shape
 
     @property
     def mean(self) -> Any:

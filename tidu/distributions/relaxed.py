@@ -62,7 +62,25 @@ class LogitRelaxedBernoulli(ProbsOrLogits, Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class _RelaxedParams:
+    """``temperature``, ``logits`` and ``probs`` of a relaxed distribution: its base's."""
+
+    base_dist: Any
+
+    @property
+    def temperature(self) -> Any:
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Any:
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Any:
+        return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedParams, TransformedDistribution):
     """``sigmoid`` of a ``LogitRelaxedBernoulli`` draw: values in (0, 1).
 
     >>> import tidu
@@ -81,17 +99,6 @@ class RelaxedBernoulli(TransformedDistribution):
         base = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
-    @property
-    def temperature(self) -> Any:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Any:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Any:
-        return self.base_dist.probs
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -149,7 +156,7 @@ class ExpRelaxedCategorical(Distribution):
         return (score - score.logsumexp(-1, keepdim=True)).sum(-1) + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedParams, TransformedDistribution):
     """``exp`` of an ``ExpRelaxedCategorical`` draw: points of the simplex, near its corners at
     low ``temperature``.
 
@@ -169,14 +176,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
 
-    @property
-    def temperature(self) -> Any:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Any:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Any:
-        return self.base_dist.probs
