@@ -100,7 +100,6 @@ class RelaxedBernoulli(_RelaxedParams, TransformedDistribution):
         super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
 
-
 class ExpRelaxedCategorical(Distribution):
     """The log of a ``RelaxedOneHotCategorical`` draw: ``log_softmax((logits + gumbels) / temperature)``.
 
