@@ -81,4 +81,16 @@ ROWS: list[OpCase] = [
     OpCase("qr", lambda x: tidu.linalg.qr(x).Q, ((4, 3), (3, 3), (2, 4)), ref=lambda x: np.linalg.qr(x)[0], name="Q"),
     OpCase("qr", lambda x: tidu.linalg.qr(x).R, ((4, 3), (2, 3, 3), (2, 4)), ref=lambda x: np.linalg.qr(x)[1],
            name="R"),
+    OpCase("geqrf", lambda x: tidu.geqrf(x).a, ((4, 3), (2, 3, 3), (2, 4)), ref=lambda x: _geqrf(x)[0], name="a"),
+    OpCase("geqrf", lambda x: tidu.geqrf(x).tau, ((4, 3), (2, 3, 3), (2, 4)), ref=lambda x: _geqrf(x)[1],
+           name="tau"),
 ]
+
+
+def _geqrf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """LAPACK's geqrf of each matrix, through numpy's ``qr(mode="raw")`` (its reflectors transposed)."""
+    flat = x.reshape(-1, *x.shape[-2:])
+    pairs = [np.linalg.qr(m, mode="raw") for m in flat]
+    a = np.stack([h.T for h, _ in pairs]).reshape(x.shape)
+    tau = np.stack([t for _, t in pairs]).reshape(*x.shape[:-2], -1)
+    return a, tau

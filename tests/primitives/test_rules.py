@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_db import DIFF_CASES, LINEAR_CASES, NONDIFF_EXEMPT, OP_DB, case_id, expand
+from op_db import DERIVATIVE_NOT_IMPLEMENTED, DIFF_CASES, LINEAR_CASES, NONDIFF_EXEMPT, OP_DB, case_id, expand
 
 import tidu
 from tidu.autograd import grad, gradcheck, gradgradcheck
@@ -102,8 +102,17 @@ def test_every_primitive_has_a_case():
     missing = names - covered - NONDIFF_EXEMPT
     assert not missing, f"registered primitives without an OP_DB row: {sorted(missing)}"
     assert {c.prim for c in OP_DB} <= set(REGISTRY), "OP_DB names an unregistered primitive"
-    undiffed = names - {c.prim for c in DIFF_CASES} - NONDIFF_EXEMPT
+    undiffed = names - {c.prim for c in DIFF_CASES} - NONDIFF_EXEMPT - DERIVATIVE_NOT_IMPLEMENTED
     assert not undiffed, f"differentiable primitives without a gradcheck row: {sorted(undiffed)}"
+
+
+@pytest.mark.parametrize("case", [c for c in OP_DB if c.prim in DERIVATIVE_NOT_IMPLEMENTED], ids=lambda c: c.id)
+def test_unimplemented_derivatives_raise_as_torch(case):
+    """A primitive whose derivative PyTorch does not implement raises its error in a backward."""
+    for entry in case.shapes:
+        out = case.fn(*_inputs(case, entry, requires_grad=True))
+        with pytest.raises(NotImplementedError, match=f"the derivative for '{case.prim}' is not implemented"):
+            out.sum().backward()
 
 
 @pytest.mark.smoke

@@ -11,7 +11,10 @@ import numpy as np
 from .. import ops
 from ..core import dtypes
 from ..tensor import Tensor, placed
+from . import attention
 from .functional import dropout, linear, softmax
+
+_EVERY_BACKEND = len(attention.ENABLED)
 
 
 def _causal_mask(q_len: int, k_len: int, device: Any) -> Tensor:
@@ -47,6 +50,8 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     tensor([[[1.0000],
              [1.6698]]])
     """
+    if len(attention.ENABLED) != _EVERY_BACKEND:  # a backend switched off (``nn.attention``)
+        attention.check_enabled()
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise RuntimeError("scaled_dot_product_attention: query, key and value must have at least 2 dims")
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:

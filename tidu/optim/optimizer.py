@@ -8,6 +8,7 @@ parameter's version counter, as PyTorch's in-place ``add_`` does.
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -20,7 +21,7 @@ from ..core import dtypes
 from ..core.device import CPU
 from ..core.grad_mode import enable_grad, no_grad
 from ..ops.creation import full_like, zeros_like
-from ..tensor import Tensor, of_array
+from ..tensor import RemovableHandle, Tensor, of_array
 
 
 class _RequiredParameter:
@@ -36,6 +37,71 @@ required = _RequiredParameter()
 def _typename(obj: Any) -> str:
     cls = type(obj)
     return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+# hooks of every optimizer's step (``register_optimizer_step_pre_hook``/``_post_hook``), by handle id
+_GLOBAL_STEP_PRE_HOOKS: dict[int, Callable[..., Any]] = {}
+_GLOBAL_STEP_POST_HOOKS: dict[int, Callable[..., Any]] = {}
+
+
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> Any:
+    """Call ``hook(optimizer, args, kwargs)`` before every optimizer's ``step`` (it may return new
+    ``(args, kwargs)``); the handle's ``remove()`` takes it out.
+
+    >>> import tidu
+    >>> from tidu.optim.optimizer import register_optimizer_step_pre_hook
+    >>> w = tidu.ones(1, requires_grad=True)
+    >>> handle = register_optimizer_step_pre_hook(lambda opt, args, kwargs: print("stepping"))
+    >>> tidu.optim.SGD([w], lr=0.1).step()
+    stepping
+    >>> handle.remove()
+    """
+    return _hook_handle(_GLOBAL_STEP_PRE_HOOKS, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> Any:
+    """Call ``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    return _hook_handle(_GLOBAL_STEP_POST_HOOKS, hook)
+
+
+def _hook_handle(hooks: dict, hook: Callable[..., Any], prepend: bool = False) -> Any:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:  # a dict keeps insertion order: rebuild it with this one first
+        items = list(hooks.items())
+        hooks.clear()
+        hooks.update([items[-1], *items[:-1]])
+    return handle
+
+
+def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` running the step pre- and post-hooks (the optimizer's and the global ones) around
+    it, once per call even when a subclass's ``step`` calls its base's."""
+
+    @functools.wraps(step)
+    def hooked(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        own = self.__dict__
+        pre, post = own.get("_step_pre_hooks"), own.get("_step_post_hooks")
+        if not (pre or post or _GLOBAL_STEP_PRE_HOOKS or _GLOBAL_STEP_POST_HOOKS) or own.get("_in_step"):
+            return step(self, *args, **kwargs)
+        args = (self, *args)  # as PyTorch's: the hooks see the optimizer among the arguments
+        for hook in [*_GLOBAL_STEP_PRE_HOOKS.values(), *(pre or {}).values()]:
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), "
+                                       f"but got {result}.")
+                args, kwargs = result
+        own["_in_step"] = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            own["_in_step"] = False
+        for hook in [*(post or {}).values(), *_GLOBAL_STEP_POST_HOOKS.values()]:
+            hook(self, args, kwargs)
+        return out
+
+    return hooked
 
 
 class Optimizer:
@@ -59,6 +125,11 @@ class Optimizer:
     >>> opt.zero_grad(); w.grad is None
     True
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:  # every optimizer's own step runs the step hooks
+            cls.step = _with_step_hooks(cls.__dict__["step"])
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -185,6 +256,43 @@ class Optimizer:
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    # --- hooks -------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> Any:
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step`` (it may return new
+        ``(args, kwargs)``).
+
+        >>> import tidu
+        >>> w = tidu.ones(1, requires_grad=True)
+        >>> opt = tidu.optim.SGD([w], lr=0.1)
+        >>> handle = opt.register_step_post_hook(lambda o, args, kwargs: print("stepped"))
+        >>> opt.step()
+        stepped
+        """
+        return _hook_handle(self.__dict__.setdefault("_step_pre_hooks", {}), hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> Any:
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return _hook_handle(self.__dict__.setdefault("_step_post_hooks", {}), hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
+        """Call ``hook(optimizer)`` before ``state_dict`` builds the state dict."""
+        return _hook_handle(self.__dict__.setdefault("_state_dict_pre_hooks", {}), hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
+        """Call ``hook(optimizer, state_dict)`` on the built state dict; a dict it returns replaces it."""
+        return _hook_handle(self.__dict__.setdefault("_state_dict_post_hooks", {}), hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
+        """Call ``hook(optimizer, state_dict)`` before loading; a dict it returns is loaded instead."""
+        return _hook_handle(self.__dict__.setdefault("_load_state_dict_pre_hooks", {}), hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
+        """Call ``hook(optimizer)`` after loading."""
+        return _hook_handle(self.__dict__.setdefault("_load_state_dict_post_hooks", {}), hook, prepend)
+
+    def _hooks(self, name: str) -> list[Callable[..., Any]]:
+        return list(self.__dict__.get(name, {}).values())
+
     # --- state_dict ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """The optimizer's state in PyTorch's layout: ``{"state": {index: {...}}, "param_groups": [...]}``.
@@ -200,6 +308,8 @@ class Optimizer:
         >>> sd["state"][0]["momentum_buffer"], sd["param_groups"][0]["params"]
         (tensor([1., 1.]), [0])
         """
+        for hook in self._hooks("_state_dict_pre_hooks"):
+            hook(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -209,13 +319,23 @@ class Optimizer:
             packed["params"] = [index[id(p)] for p in group["params"]]
             groups.append(packed)
         state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        result = {"state": state, "param_groups": groups}
+        for hook in self._hooks("_state_dict_post_hooks"):
+            changed = hook(self, result)
+            if changed is not None:
+                result = changed
+        return result
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a ``state_dict()`` (this optimizer's or one saved from the same parameter layout).
 
         State tensors are copied and cast to their parameter's dtype (``step`` keeps its own).
         """
+        state_dict = dict(state_dict)  # hooks may change it; the caller's stays as it is
+        for hook in self._hooks("_load_state_dict_pre_hooks"):
+            changed = hook(self, state_dict)
+            if changed is not None:
+                state_dict = changed
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -238,6 +358,11 @@ class Optimizer:
             saved["params"] = group["params"]
             group.clear()
             group.update(saved)
+        for hook in self._hooks("_load_state_dict_post_hooks"):
+            hook(self)
+
+
+Optimizer.step = _with_step_hooks(Optimizer.step)  # type: ignore[method-assign]
 
 
 def _cast_state(param: Tensor, name: str, value: Any) -> Any:

@@ -7,6 +7,7 @@ sequences and mappings.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -104,3 +105,70 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, r
                 f"Greatest absolute difference: {d} at index {d_at} (up to {atol} allowed)\n"
                 f"Greatest relative difference: {r} at index {r_at} (up to {rtol} allowed)")
     raise AssertionError(msg or text)
+
+
+# PyTorch's default ranges of make_tensor: floats in [-9, 9), integers in [-9, 10), uint8 in [0, 10)
+_DEFAULT_RANGE = (-9, 9)
+
+
+def make_tensor(*shape: Any, dtype: Any, device: Any, low: float | None = None, high: float | None = None,
+                requires_grad: bool = False, noncontiguous: bool = False, exclude_zero: bool = False,
+                memory_format: Any = None) -> Tensor:
+    """A tensor of ``shape`` filled with values drawn uniformly from ``[low, high)`` (integers:
+    ``[low, high)`` too; bool: either value), as PyTorch's test helper: ``low``/``high`` default to
+    -9/9 for floats and -9/10 for integers (0/10 for uint8), clamped to the dtype;
+    ``exclude_zero`` replaces zeros (by the smallest normal number, or 1 for integers);
+    ``noncontiguous`` gives the same values in a strided view.
+
+    >>> import tidu
+    >>> t = tidu.testing.make_tensor(2, 3, dtype=tidu.float32, device="cpu", low=-1, high=1)
+    >>> t.shape, bool((t >= -1).all() and (t < 1).all())
+    (tidu.Size([2, 3]), True)
+    """
+    from .. import ops
+    from ..core import dtypes
+    from ..core.formats import check_memory_format
+    from ..ops.creation import _stream
+
+    size = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else tuple(shape)
+    dt = dtypes.as_dtype(dtype)
+    for bound in (low, high):
+        if bound is not None and math.isnan(bound):
+            raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
+    stream = _stream(None)
+    if dt is dtypes.bool_:
+        values = np.ones(size, np.bool_) if exclude_zero else stream.integers(0, 2, size).astype(np.bool_)
+    elif dt.is_floating_point:
+        lo, hi = _bounds(low, high, _DEFAULT_RANGE, float(np.finfo(np.float32 if dt.is_half else dt.np).min),
+                         float(np.finfo(np.float32 if dt.is_half else dt.np).max))
+        values = stream.uniform(lo, hi, size)
+        if exclude_zero:
+            values[values == 0] = float(np.finfo(np.float16 if dt is dtypes.float16 else
+                                                 np.float32 if dt.is_half else dt.np).tiny)
+    else:
+        info = np.iinfo(dt.np)
+        lo, hi = _bounds(low, high, (0, 10) if dt is dtypes.uint8 else (-9, 10), info.min, info.max)
+        values = stream.integers(math.ceil(lo), math.ceil(hi), size, dtype=np.int64, endpoint=False)
+        if exclude_zero:
+            values[values == 0] = 1
+    t = ops.tensor(values, dtype=dt, device=device)
+    if memory_format is not None:
+        check_memory_format(memory_format, t.ndim, "make_tensor")
+    if noncontiguous and t.numel() > 1:
+        t = ops.repeat_interleave(t, 2, dim=-1)[..., ::2]
+    if requires_grad:
+        if not dt.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point dtype can require gradients")
+        t.requires_grad_(True)
+    return t
+
+
+def _bounds(low: float | None, high: float | None, default: tuple, smallest: float, largest: float) -> tuple:
+    lo = default[0] if low is None else low
+    hi = default[1] if high is None else high
+    if lo >= hi:
+        raise ValueError(f"`low` must be less than `high`, but got {lo} >= {hi}")
+    return max(lo, smallest), min(hi, largest)
+
+
+__all__ += ["make_tensor"]

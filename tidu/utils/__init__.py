@@ -2,6 +2,6 @@
 ``tidu.utils.checkpoint`` (activation checkpointing) and ``tidu.utils.dlpack`` (exchange with
 other array libraries)."""
 
-from . import checkpoint, data, dlpack
+from . import benchmark, checkpoint, data, dlpack, hooks
 
-__all__ = ["checkpoint", "data", "dlpack"]
+__all__ = ["benchmark", "checkpoint", "data", "dlpack", "hooks"]

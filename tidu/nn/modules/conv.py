@@ -12,10 +12,11 @@ from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin, materialize_all
 from .linear import reset_weight_and_bias
 from .module import Module
+from .utils import _ntuple
 
 
 def _tuple(value: Any, n: int) -> tuple:
-    return tuple(value) if isinstance(value, list | tuple) else (value,) * n
+    return _ntuple(n)(value)
 
 
 def _check_groups(in_channels: int, out_channels: int, groups: int) -> None:

@@ -15,7 +15,7 @@ from ...core import dtypes, formats
 from ...core.device import as_device
 from ...core.grad_mode import no_grad
 from ...core.inplace import assign_
-from ...tensor import Tensor, of_array
+from ...tensor import RemovableHandle, Tensor, of_array
 from ..parameter import Buffer, Parameter, is_lazy
 
 
@@ -29,20 +29,6 @@ class IncompatibleKeys(NamedTuple):
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
         return f"IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
-
-
-class RemovableHandle:
-    """Returned by ``register_forward_pre_hook`` and ``register_forward_hook``: ``remove()``
-    unregisters the hook."""
-
-    _next_id = 0
-
-    def __init__(self, hooks: OrderedDict) -> None:
-        self.hooks, self.id = hooks, RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self) -> None:
-        self.hooks.pop(self.id, None)
 
 
 _global_backward_hooks: OrderedDict = OrderedDict()
@@ -449,6 +435,35 @@ class Module:
             module = module._modules[item]
         return module
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target`` (``"layer1.0.conv"``), as PyTorch's: the
+        modules on the way must exist; with ``strict`` so must the one replaced.
+
+        >>> import tidu
+        >>> net = tidu.nn.Sequential(tidu.nn.Linear(2, 2))
+        >>> net.set_submodule("0", tidu.nn.Identity()); net
+        Sequential(
+          (0): Identity()
+        )
+        """
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        if not target:
+            raise ValueError("Cannot set the submodule without a target name!")
+        *path, name = target.split(".")
+        parent = self
+        for item in path:
+            if not hasattr(parent, item):
+                raise AttributeError(f"{parent._get_name()} has no attribute `{item}`")
+            parent = getattr(parent, item)
+            if not isinstance(parent, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at the dotted path ``target`` (``"layer1.0.weight"``), as PyTorch's.
 
@@ -532,8 +547,8 @@ class Module:
         return self
 
     # --- conversion -----------------------------------------------------------------------
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
-        for m in self.modules():
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        for m in self.modules() if recurse else (self,):
             for p in m._parameters.values():
                 if p is None:
                     continue
@@ -594,6 +609,39 @@ class Module:
     def float(self) -> Module:
         return self.to(dtypes.float32)
 
+    def half(self) -> Module:
+        """Cast floating-point parameters and buffers to float16; in place, returns ``self``."""
+        return self.to(dtypes.float16)
+
+    def bfloat16(self) -> Module:
+        """Cast floating-point parameters and buffers to bfloat16; in place, returns ``self``."""
+        return self.to(dtypes.bfloat16)
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Move parameters and buffers to ``device`` without copying their values (PyTorch leaves
+        them uninitialized; here they are zeros); in place, returns ``self``.
+
+        >>> import tidu
+        >>> tidu.nn.Linear(2, 1).to_empty(device="cpu").weight
+        Parameter containing:
+        tensor([[0., 0.]], requires_grad=True)
+        """
+        from ... import ops
+
+        return self._apply(lambda t: ops.zeros_like(t, device=device), recurse)
+
+    def share_memory(self) -> Module:
+        """Nothing to do: tidu's tensors are host or device memory of this process (the
+        ``multiprocessing`` queues copy them)."""
+        return self
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """PyTorch's in-place ``torch.compile`` of the module's forward: tidu records and fuses by
+        itself, so the module stays as it is (``tidu.compile``)."""
+        from ...compat import compile as compile_model
+
+        compile_model(self, *args, **kwargs)
+
     def double(self) -> Module:
         return self.to(dtypes.float64)
 
@@ -616,8 +664,14 @@ class Module:
         >>> list(tidu.nn.Sequential(tidu.nn.Linear(2, 2), tidu.nn.BatchNorm1d(2)).state_dict())
         ['0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var', '1.num_batches_tracked']
         """
-        if destination is None:
-            destination = OrderedDict()
+        return self._collect(OrderedDict() if destination is None else destination, prefix, keep_vars, True)
+
+    def _collect(self, destination: OrderedDict, prefix: str, keep_vars: bool, hooks: bool) -> OrderedDict:
+        """``state_dict``'s entries, with the state-dict hooks (``hooks``) or without (what
+        ``load_state_dict`` loads into)."""
+        if hooks:
+            for hook in self.__dict__.get("_state_dict_pre_hooks", {}).values():
+                hook(self, prefix, keep_vars)
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
@@ -626,8 +680,48 @@ class Module:
                 destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         for name, m in self._modules.items():
             if m is not None:
-                m.state_dict(destination, prefix + name + ".", keep_vars)
+                m._collect(destination, prefix + name + ".", keep_vars, hooks)
+        if hooks:
+            for hook in self.__dict__.get("_state_dict_hooks", {}).values():
+                if hook(self, destination, prefix, {"version": 1}) is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
         return destination
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, prefix, keep_vars)`` before ``state_dict`` collects this module's tensors."""
+        return _add_hook(self, "_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, state_dict, prefix, local_metadata)`` once ``state_dict`` has collected
+        this module's tensors; it may change ``state_dict`` in place.
+
+        >>> import tidu
+        >>> layer = tidu.nn.Linear(1, 1)
+        >>> def drop_bias(module, state_dict, prefix, metadata):
+        ...     del state_dict[prefix + "bias"]
+        >>> _ = layer.register_state_dict_post_hook(drop_bias)
+        >>> list(layer.state_dict())
+        ['weight']
+        """
+        return _add_hook(self, "_state_dict_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before ``load_state_dict`` reads this module's entries (of a
+        copy of the dict given, which the hook may change)."""
+        return _add_hook(self, "_load_state_dict_pre_hooks", hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, incompatible_keys)`` after ``load_state_dict`` has loaded; the hook may
+        empty the missing and unexpected key lists before ``strict`` checks them.
+
+        >>> import tidu
+        >>> layer = tidu.nn.Linear(1, 1)
+        >>> _ = layer.register_load_state_dict_post_hook(lambda m, keys: keys.missing_keys.clear())
+        >>> layer.load_state_dict({"weight": tidu.ones(1, 1)})
+        <All keys matched successfully>
+        """
+        return _add_hook(self, "_load_state_dict_post_hooks", hook)
 
     def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> IncompatibleKeys:
         """Copy parameters and buffers from ``state_dict`` (tensors or numpy arrays) into this
@@ -647,7 +741,15 @@ class Module:
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing: list[str] = []
         errors: list[str] = []
-        own = self.state_dict(keep_vars=True)
+        unexpected: list[str] = []
+        pre_hooked = [(name, m) for name, m in self.named_modules() if m.__dict__.get("_load_state_dict_pre_hooks")]
+        if pre_hooked:
+            state_dict = OrderedDict(state_dict)  # the hooks change a copy
+            for name, m in pre_hooked:
+                for hook in list(m._load_state_dict_pre_hooks.values()):
+                    hook(m, state_dict, name + "." if name else "", {"version": 1}, strict, missing, unexpected,
+                         errors)
+        own = self._collect(OrderedDict(), "", True, False)
         for key, target in own.items():
             if key not in state_dict:
                 missing.append(key)
@@ -674,7 +776,14 @@ class Module:
                 continue
             with no_grad():
                 assign_(target, value.detach().to(target.device, target.dtype), op="load_state_dict")
-        unexpected = [k for k in state_dict.keys() if k not in own]
+        unexpected += [k for k in state_dict.keys() if k not in own]
+        keys = IncompatibleKeys(missing, unexpected)
+        for m in self.modules():
+            for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                if hook(m, keys) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                       "expected to return new values, if incompatible_keys need to be modified, "
+                                       "it should be done inplace.")
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
@@ -684,7 +793,7 @@ class Module:
             raise RuntimeError(
                 "Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__, "\n\t".join(errors))
             )
-        return IncompatibleKeys(missing, unexpected)
+        return keys
 
     # --- printing -------------------------------------------------------------------------
     def extra_repr(self) -> str:

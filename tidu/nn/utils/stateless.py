@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ...core.primitive import Var
 from ...tensor import Tensor
 
 _MISSING = object()
@@ -64,7 +65,7 @@ def _reparametrize_module(module: Any, values: dict[str, Any], tie_weights: bool
     try:
         for name, value in values.items():
             owner, leaf = _owner(module, name)
-            if value is not None and not isinstance(value, Tensor):
+            if value is not None and not isinstance(value, Tensor | Var):  # a Var: under vmap or grad
                 raise TypeError(f"{value} is not an instance of tidu.Tensor")
             for store in ("_parameters", "_buffers"):
                 table = owner.__dict__[store]
