@@ -369,8 +369,7 @@ def test_unsupported_ops_raise_pytorchs_errors() -> None:
 
 
 def test_half_on_the_cuda_device() -> None:
-    if not tidu.cuda.is_available():
-        pytest.skip("needs a GPU or the CUDA simulator")  # the suite's conftest turns the simulator on
+    assert tidu.cuda.is_available(), "tests/conftest.py turns Numba's CUDA simulator on where there is no GPU"
     for h in HALF:
         rng = np.random.default_rng(0)
         values = rng.normal(size=(3, 4)).astype(np.float32)
