@@ -240,7 +240,7 @@ def _pack_order(app: Any, in_keys: list, edges: list, slots: tuple, needed: tupl
 def _record_packed(prim: Any, args: Sequence[Any], params: dict[str, Any], entry: list, outs: list[Any]) -> None:
     """``dispatch._record`` with each value the backward reads packed by the innermost hooks."""
     from ..core import groups
-    from ..core.dispatch import _application, _plan
+    from ..core.dispatch import _application, _plan, join_graph
     from ..core.tape import Packed, SavedInput, TapeNode, fresh_key
 
     app = _application(prim, params, entry)
@@ -277,12 +277,7 @@ def _record_packed(prim: Any, args: Sequence[Any], params: dict[str, Any], entry
     for i in save_in:  # the leaves that receive .grad, unread (tape.Note [release])
         if in_keys[i] not in saved:
             saved[in_keys[i]] = SavedInput(args[i])
-    trace = Trace(node)
-    for s in float_slots:
-        t = outs[s]
-        t._requires_grad = True
-        t._key = keys[s]
-        t._trace = trace
+    join_graph(outs, float_slots, keys, node)
 
 
 def _push(pair: Any) -> None:

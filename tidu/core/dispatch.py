@@ -593,15 +593,21 @@ def _record(prim: Primitive, args: Sequence[Any], params: dict[str, Any], entry:
         out_keys = graph.output_keys()
         for s in save_out:
             saved[out_keys[s]] = SavedOutput(outs[s], keys[s], ref)
+    join_graph(outs, float_slots, keys, node)
+    if DEBUG:
+        print(f"tidu: {', '.join(f'%{k.key}' for k in keys)} = {app.name} "
+              f"{' '.join(f'%{k.key}' for k in in_keys)}", file=sys.stderr)
+
+
+def join_graph(outs: Sequence[Any], slots: Sequence[int], keys: Sequence[Any], node: Any) -> None:
+    """The outputs in ``slots`` become the values of ``node`` (keyed ``keys``): they require grad
+    and have its trace."""
     trace = Trace(node)
-    for s in float_slots:
+    for s in slots:
         t = outs[s]
         t._requires_grad = True
         t._key = keys[s]
         t._trace = trace
-    if DEBUG:
-        print(f"tidu: {', '.join(f'%{k.key}' for k in keys)} = {app.name} "
-              f"{' '.join(f'%{k.key}' for k in in_keys)}", file=sys.stderr)
 
 
 def _plan(app: Application, args: Sequence[Any], in_keys: list, entry: list) -> tuple:

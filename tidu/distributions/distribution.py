@@ -170,7 +170,21 @@ def _summary(value: Any) -> Any:
     return value.item() if value.ndim == 0 else value
 
 
-class LocScale(Distribution):
+class CenteredAtLoc:
+    """``mean`` and ``mode``: the distribution's ``loc``."""
+
+    loc: Any
+
+    @property
+    def mean(self) -> Any:
+        return self.loc
+
+    @property
+    def mode(self) -> Any:
+        return self.loc
+
+
+class LocScale(CenteredAtLoc, Distribution):
     """What the real-valued location-scale families share (``Normal``, ``Laplace``): their
     parameters, broadcast to the batch shape, and ``loc`` as the mean and the mode."""
 
@@ -185,10 +199,3 @@ class LocScale(Distribution):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
         return self._expanded(batch_shape, ("loc", "scale"))
 
-    @property
-    def mean(self) -> Any:
-        return self.loc
-
-    @property
-    def mode(self) -> Any:
-        return self.loc

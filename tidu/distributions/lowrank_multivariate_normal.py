@@ -9,7 +9,7 @@ from typing import Any
 import tidu
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import CenteredAtLoc, Distribution
 from .multivariate_normal import batch_mahalanobis
 
 
@@ -31,7 +31,7 @@ def lowrank_mahalanobis(cov_factor: Any, cov_diag: Any, x: Any, cap_tril: Any) -
     return (x ** 2 / cov_diag).sum(-1) - batch_mahalanobis(cap_tril, wt_dinv_x)
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(CenteredAtLoc, Distribution):
     """The normal over vectors with mean ``loc`` and covariance ``cov_factor @ cov_factor.mT +
     diag(cov_diag)``; ``log_prob`` and ``entropy`` cost O(n m^2) through the rank-m capacitance.
 
@@ -80,14 +80,6 @@ class LowRankMultivariateNormal(Distribution):
 
     def _full(self, matrix: Any) -> Any:
         return matrix.expand(*self._batch_shape, *self._event_shape, *self._event_shape)
-
-    @property
-    def mean(self) -> Any:
-        return self.loc
-
-    @property
-    def mode(self) -> Any:
-        return self.loc
 
     @cached_property
     def variance(self) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 import tidu
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import CenteredAtLoc, Distribution
 
 
 def batch_mahalanobis(scale_tril: Any, diff: Any) -> Any:
@@ -26,7 +26,7 @@ def half_log_det(scale_tril: Any) -> Any:
     return scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(CenteredAtLoc, Distribution):
     """The normal distribution over vectors, with mean ``loc`` and exactly one of
     ``covariance_matrix``, ``precision_matrix`` and ``scale_tril`` (the covariance's Cholesky factor).
 
@@ -85,14 +85,6 @@ class MultivariateNormal(Distribution):
     @cached_property
     def precision_matrix(self) -> Any:
         return tidu.linalg.inv(self.covariance_matrix)
-
-    @property
-    def mean(self) -> Any:
-        return self.loc
-
-    @property
-    def mode(self) -> Any:
-        return self.loc
 
     @property
     def variance(self) -> Any:

@@ -11,7 +11,7 @@ import numpy as np
 import tidu
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import CenteredAtLoc, Distribution
 from .utils import broadcast_all, from_host, host, stream
 
 # Polynomial approximations of the modified Bessel functions I0 and I1 (Abramowitz and Stegun
@@ -43,7 +43,7 @@ def log_modified_bessel(x: Any, order: int = 0) -> Any:
     return tidu.where(x < 3.75, small.log(), large)
 
 
-class VonMises(Distribution):
+class VonMises(CenteredAtLoc, Distribution):
     """The von Mises (circular normal) distribution with mean direction ``loc`` and
     ``concentration``; values are angles in [-pi, pi). Draws come from the host's sampler (Best
     and Fisher's rejection method, as PyTorch's) and are not reparameterized.
@@ -76,14 +76,6 @@ class VonMises(Distribution):
         loc, kappa = (np.broadcast_to(host(v), shape) for v in (self.loc, self.concentration))
         draws = stream().vonmises(0.0, kappa)
         return from_host((draws + math.pi + loc) % (2 * math.pi) - math.pi, self.loc)
-
-    @property
-    def mean(self) -> Any:
-        return self.loc
-
-    @property
-    def mode(self) -> Any:
-        return self.loc
 
     @cached_property
     def variance(self) -> Any:
