@@ -2449,3 +2449,34 @@ __all__ += ["relu_", "elu_", "leaky_relu_", "hardtanh_", "celu_", "selu_", "thre
             "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
             "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "upsample", "upsample_nearest",
             "upsample_bilinear"]
+
+
+def fractional_max_pool2d(input: Any, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,  # noqa: A002
+                          return_indices: bool = False, _random_samples: Any = None) -> Any:
+    """Fractional max pooling over ``(N, C, H, W)`` or ``(C, H, W)``: ``kernel_size`` windows whose
+    starts spread pseudo-randomly to give ``output_size`` (or ``output_ratio`` of the input);
+    ``_random_samples`` (N, C, 2) in [0, 1) fixes the spread (PyTorch's windows for the same samples).
+
+    >>> import tidu
+    >>> x = tidu.arange(16.0).reshape(1, 1, 4, 4)
+    >>> tidu.nn.functional.fractional_max_pool2d(x, 2, output_size=2, _random_samples=tidu.zeros(1, 1, 2))
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    from ._fractional import fractional_max_pool
+
+    return fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2)
+
+
+def fractional_max_pool3d(input: Any, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,  # noqa: A002
+                          return_indices: bool = False, _random_samples: Any = None) -> Any:
+    """``fractional_max_pool2d`` over ``(N, C, T, H, W)`` or ``(C, T, H, W)``; ``_random_samples`` is (N, C, 3)."""
+    from ._fractional import fractional_max_pool
+
+    return fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3)
+
+
+fractional_max_pool2d_with_indices = _with_indices(fractional_max_pool2d, "fractional_max_pool2d_with_indices")
+fractional_max_pool3d_with_indices = _with_indices(fractional_max_pool3d, "fractional_max_pool3d_with_indices")
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+            "fractional_max_pool3d_with_indices"]

@@ -358,3 +358,44 @@ class LPPool3d(LPPool2d):
     """
 
     _fn = staticmethod(F.lp_pool3d)
+
+
+class _FractionalMaxPool(Module):
+    _fn: Any
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Any = None) -> None:
+        super().__init__()
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if output_ratio is not None:
+            ratios = output_ratio if isinstance(output_ratio, tuple | list) else (output_ratio,)
+            if not all(0 < r < 1 for r in ratios):
+                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+        self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return type(self)._fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                              _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """``F.fractional_max_pool2d`` as a module (fresh random spreads each call unless
+    ``_random_samples`` is given).
+
+    >>> import tidu
+    >>> tidu.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))(tidu.ones(1, 2, 10, 10)).shape
+    tidu.Size([1, 2, 5, 5])
+    """
+
+    _fn = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """``F.fractional_max_pool3d`` as a module."""
+
+    _fn = staticmethod(F.fractional_max_pool3d)
