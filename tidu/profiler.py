@@ -407,7 +407,7 @@ def _pending() -> bool:
     return bool(PENDING)
 
 
-_SWAPPED: list[tuple[dict, str, Any]] = []  # (module globals, name, original) while wrappers are in
+_SWAPPED: list[tuple[dict, str, Any, Any]] = []  # (module globals, name, original, wrapper) while wrappers are in
 
 
 def _swap_in() -> None:

@@ -279,3 +279,22 @@ def test_repr_shows_the_tangent() -> None:
         d = fwAD.make_dual(tidu.tensor([1.0, 2.0]), tidu.tensor([0.5, 0.0]))
         assert repr(d * 2) == "tensor([2., 4.], tangent=tensor([1., 0.]))"
     assert repr(d * 2) == "tensor([2., 4.])"
+
+
+def test_dual_levels_and_the_profiler_nest_either_way() -> None:
+    """Both swap tidu's entry points (core/swaps.py): tangents flow whichever is entered first, and
+    the plain functions are back once both have ended."""
+    from tidu.core import dispatch
+    from tidu.ops import math as ops_math
+
+    original = dispatch.bind_same
+    x, t = tidu.tensor([1.0, 2.0]), tidu.tensor([1.0, 1.0])
+    expected = (2 * x * (x * x).cos()).numpy()
+    with tidu.profiler.profile() as prof, fwAD.dual_level():
+        tangent = fwAD.unpack_dual((fwAD.make_dual(x, t) * fwAD.make_dual(x, t)).sin()).tangent
+    np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-6)
+    assert prof.key_averages()
+    with fwAD.dual_level(), tidu.profiler.profile():
+        tangent = fwAD.unpack_dual((fwAD.make_dual(x, t) * fwAD.make_dual(x, t)).sin()).tangent
+    np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-6)
+    assert dispatch.bind_same is original and ops_math.bind_same is original

@@ -162,7 +162,7 @@ _WRAPPERS: dict[str, Any] = {
     "bind_eager": _bind_eager, "bind_same": _bind_same, "bind_one": _bind_one, "bind_broadcast": _bind_broadcast,
     "bind_matmul": _bind_matmul, "bind_product": _bind_product, "plain_view": _plain_view, "assign_": _assign,
 }
-_swapped: list[tuple[dict, str, Any]] = []
+_swapped: list[tuple[dict, str, Any, Any]] = []
 
 
 def _swap_in() -> None:

@@ -9,10 +9,11 @@ import sys
 from typing import Any
 
 
-def swap_globals(replacements: dict[int, tuple[Any, Any]], skip: Any = None) -> list[tuple[dict, str, Any]]:
+def swap_globals(replacements: dict[int, tuple[Any, Any]], skip: Any = None) -> list[tuple[dict, str, Any, Any]]:
     """Set each global of the loaded ``tidu`` modules (but the module ``skip``) that is one of the
-    originals in ``replacements`` (``id(original) -> (original, wrapper)``) to its wrapper; returns
-    what ``restore_globals`` puts back.
+    originals in ``replacements`` (``id(original) -> (original, wrapper)``), or a wrapper of one
+    (``functools.wraps``'s ``__wrapped__``: another mode's swap, on now), to its wrapper; returns what
+    ``restore_globals`` puts back.
 
     >>> import tidu.core.dispatch as dispatch
     >>> original = dispatch.bind_one
@@ -29,15 +30,23 @@ def swap_globals(replacements: dict[int, tuple[Any, Any]], skip: Any = None) -> 
             continue
         space = vars(module)
         for key, value in list(space.items()):
-            hit = replacements.get(id(value))
-            if hit is not None and hit[0] is value:
-                swapped.append((space, key, value))
-                space[key] = hit[1]
+            if not callable(value):
+                continue
+            inner = value
+            while inner is not None:
+                hit = replacements.get(id(inner))
+                if hit is not None and hit[0] is inner:
+                    swapped.append((space, key, value, hit[1]))
+                    space[key] = hit[1]
+                    break
+                inner = getattr(inner, "__wrapped__", None)
     return swapped
 
 
-def restore_globals(swapped: list[tuple[dict, str, Any]]) -> None:
-    """Undo ``swap_globals`` (in reverse order), emptying ``swapped``."""
+def restore_globals(swapped: list[tuple[dict, str, Any, Any]]) -> None:
+    """Undo ``swap_globals`` (in reverse order), emptying ``swapped``; a global that another swap
+    has set since keeps that one's value (modes may end in any order)."""
     while swapped:
-        space, key, original = swapped.pop()
-        space[key] = original
+        space, key, original, installed = swapped.pop()
+        if space.get(key) is installed:
+            space[key] = original
