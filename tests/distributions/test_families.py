@@ -18,6 +18,7 @@ import torch.distributions as pdist
 import tidu
 import tidu.distributions as tdist
 from tests.test_distributions import _close, _finite_sum
+from tidu.distributions.gamma import standard_gamma
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ def _cls(module, name: str):
 def _temp(cls: str, key: str = "probs"):
     return lambda m, t: _cls(m, cls)(t["temperature"], **{key: t[key]})
 
+
+_LKJ_VALUE = [[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [0.0, 0.6, 0.8]]
+_WISHART_VALUE = [[2.0, 0.3, 0.0], [0.3, 1.0, 0.2], [0.0, 0.2, 0.7]]
 
 CASES = {
     "Cauchy": Case("Cauchy", {"loc": [0.3, -1.0], "scale": [1.5, 0.7]}, ("loc", "scale"),
@@ -123,12 +127,27 @@ CASES = {
                            ("loc", "scale"), [[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], rsample_by="noise"),
     "LogisticNormal-scalar": Case("LogisticNormal", {"loc": 0.4, "scale": 1.2}, ("loc", "scale"),
                                   [[0.2, 0.8], [0.6, 0.4]]),
+    "LKJCholesky": Case("LKJCholesky", {"concentration": [0.5, 2.0]}, ("concentration",),
+                        [_LKJ_VALUE, [_LKJ_VALUE, [[1.0, 0.0, 0.0], [-0.28, 0.96, 0.0], [0.48, 0.64, 0.6]]]],
+                        make=lambda m, t: m.LKJCholesky(3, t["concentration"])),
+    "LKJCholesky-dim2": Case("LKJCholesky", {"concentration": 1.5}, ("concentration",), [[[1.0, 0.0], [0.6, 0.8]]],
+                             make=lambda m, t: m.LKJCholesky(2, t["concentration"])),
+    "Wishart": Case("Wishart", {"df": [4.5, 6.5], "scale_tril": [[1.0, 0.0, 0.0], [0.3, 0.8, 0.0], [-0.2, 0.1, 1.5]]},
+                    ("df", "scale_tril"), [_WISHART_VALUE, [_WISHART_VALUE, [[1.0, 0.2, 0.0], [0.2, 0.5, 0.1],
+                                                                             [0.0, 0.1, 0.3]]]],
+                    rsample_by="noise"),
+    "Wishart-covariance": Case("Wishart", {"df": 3.0, "covariance_matrix": [[[2.0, 0.3], [0.3, 1.0]],
+                                                                           [[1.0, -0.5], [-0.5, 0.7]]]},
+                               ("df", "covariance_matrix"), [[[1.0, 0.2], [0.2, 0.5]]]),
+    "Wishart-precision": Case("Wishart", {"df": [2.5, 5.0], "precision_matrix": [[2.0, 0.3], [0.3, 1.0]]},
+                              ("df", "precision_matrix"), [[[1.0, 0.2], [0.2, 0.5]]]),
 }
 
 # PyTorch has it, tidu not yet: Gamma's (so Chi2's) cdf needs the incomplete gamma function
 KNOWN_GAPS = {("Chi2", "cdf")}
 MULTIVARIATE = {"LogisticNormal", "LogisticNormal-scalar", "Multinomial", "Multinomial-logits", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
-                "MixtureSameFamily-mvn", "LowRankMultivariateNormal"}
+                "MixtureSameFamily-mvn", "LowRankMultivariateNormal", "LKJCholesky", "LKJCholesky-dim2", "Wishart",
+                "Wishart-covariance", "Wishart-precision"}
 
 
 def _value(lib, v):
@@ -154,7 +173,9 @@ def _compare(case: Case, fn) -> None:
         for k, p in pp.items():
             if p.requires_grad:
                 theirs_grad = p.grad if p.grad is not None else torch.zeros_like(p)
-                ours_grad = tp[k].grad if tp[k].grad is not None else np.zeros(tuple(p.shape))
+                ours_grad = tp[k].grad if tp[k].grad is not None else tidu.zeros(tuple(p.shape), dtype=tidu.float64)
+                if k == "scale_tril":  # only its lower triangle is read: PyTorch's cholesky_solve
+                    ours_grad, theirs_grad = ours_grad.tril(), theirs_grad.tril()  # gives the rest a gradient
                 _close(ours_grad, theirs_grad, rtol=1e-5, atol=1e-9)
 
 
@@ -262,6 +283,15 @@ def _same_noise(name: str, lib, t, shape):
         x = t["loc"] + t["scale"] * lib.tensor(_NOISE[0], dtype=lib.float64)
         transform = (tdist if lib is tidu else pdist).transforms.StickBreakingTransform()
         return transform(x)
+    if name == "Wishart":  # Bartlett: L A, A's diagonal sqrt(2 g) of gamma draws g, normals below it
+        alpha = (t["df"].unsqueeze(-1) - lib.arange(shape[-1], dtype=lib.float64)) / 2
+        g = lib.tensor(_NOISE[0], dtype=lib.float64)
+        # tidu's implicit gamma gradient (tests/distributions/test_gamma_grad.py compares it with PyTorch's)
+        g = g + (alpha - alpha.detach()) * torch.from_numpy(tidu._standard_gamma_grad(
+            tidu.tensor(alpha.detach().numpy()), tidu.tensor(_NOISE[0])).numpy())
+        a = lib.diag_embed((2 * g).sqrt()) + lib.tensor(_NOISE[1], dtype=lib.float64).tril(-1)
+        factor = t["scale_tril"] @ a
+        return factor @ factor.mT
     eps_w, eps_d = (lib.tensor(n, dtype=lib.float64) for n in _NOISE)
     return t["loc"] + (t["cov_factor"] @ eps_w.unsqueeze(-1)).squeeze(-1) + t["cov_diag"].sqrt() * eps_d
 
@@ -287,6 +317,10 @@ def test_rsample_gradient_from_the_same_noise(name):
         _NOISE.append(tidu.randn((*shape[:-1], rank), dtype=tidu.float64).numpy())
         _NOISE.append(tidu.randn(shape, dtype=tidu.float64).numpy())
     elif name == "LogisticNormal":
+        _NOISE.append(tidu.randn(shape, dtype=tidu.float64).numpy())
+    elif name == "Wishart":
+        alpha = (d.df.unsqueeze(-1).detach() - tidu.arange(shape[-1], dtype=tidu.float64)) / 2
+        _NOISE.append(standard_gamma(alpha, shape[:-1]).numpy())
         _NOISE.append(tidu.randn(shape, dtype=tidu.float64).numpy())
     else:
         _NOISE.append(tidu.rand(shape, dtype=tidu.float64).numpy())
@@ -366,6 +400,55 @@ def test_von_mises_draws_have_the_circular_moments():
     _close(np.sin(centred).mean(0), np.zeros(3), atol=0.01)
 
 
+@pytest.mark.parametrize("dim", [2, 4])
+def test_lkj_draws_are_correlation_factors_with_the_beta_marginal(dim):
+    """Every draw is a Cholesky factor of a correlation matrix (PyTorch's support check), and each
+    off-diagonal correlation is distributed as ``2 B - 1``, ``B ~ Beta(a, a)``, ``a = eta - 1 + dim / 2``:
+    its mean, variance and quartiles (scipy's) on a fixed seed."""
+    from scipy import stats
+    tidu.manual_seed(10)
+    eta = np.array([0.5, 1.0, 3.0])
+    x = tdist.LKJCholesky(dim, tidu.tensor(eta, dtype=tidu.float64)).sample((20000,))
+    assert tuple(x.shape) == (20000, 3, dim, dim)
+    assert bool(pdist.constraints.corr_cholesky.check(torch.from_numpy(x.numpy())).all())
+    corr = (x @ x.mT).numpy()
+    rows, cols = np.tril_indices(dim, -1)
+    r = corr[..., rows, cols]  # (draws, eta, pairs)
+    a = (eta - 1 + dim / 2)[:, None]
+    assert (np.abs(r.mean(0)) <= 5 * r.std(0) / np.sqrt(len(r))).all()
+    se_var = (r ** 2).std(0) / np.sqrt(len(r))
+    assert (np.abs(r.var(0) - 1 / (2 * a + 1)) <= 5 * se_var).all()
+    for q in (0.25, 0.5, 0.75):
+        np.testing.assert_allclose((r <= 2 * stats.beta.ppf(q, a, a) - 1).mean(0), q, atol=0.015)
+
+
+def test_lkj_log_prob_gradient_in_the_value_matches_torch():
+    value = [[[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [0.0, 0.6, 0.8]], [[1.0, 0.0, 0.0], [-0.28, 0.96, 0.0], [0.48, 0.64, 0.6]]]
+    grads = []
+    for lib, module in ((tidu, tdist), (torch, pdist)):
+        v = lib.tensor(value, dtype=lib.float64, requires_grad=True)
+        module.LKJCholesky(3, lib.tensor([0.5, 2.0], dtype=lib.float64)).log_prob(v).sum().backward()
+        grads.append(v.grad)
+    _close(*grads)
+
+
+def test_lkj_and_wishart_construction_errors_and_warnings_match_torch():
+    for make in (lambda m, t: m.Wishart(t.tensor(3.0)),
+                 lambda m, t: m.Wishart(t.tensor(3.0), covariance_matrix=t.eye(2), scale_tril=t.eye(2))):
+        with pytest.raises(AssertionError) as theirs:
+            make(pdist, torch)
+        with pytest.raises(AssertionError, match=str(theirs.value)):
+            make(tdist, tidu)
+    # PyTorch's own message for a bad concentration is its inner Beta's (a Dirichlet's); tidu names LKJCholesky
+    with pytest.raises(ValueError):
+        pdist.LKJCholesky(3, torch.tensor([1.0, -0.5]))
+    with pytest.raises(ValueError, match=r"Expected parameter concentration .* of distribution LKJCholesky"):
+        tdist.LKJCholesky(3, tidu.tensor([1.0, -0.5]))
+    for m, t in ((tdist, tidu), (pdist, torch)):
+        with pytest.warns(UserWarning, match="Low df values detected"):
+            m.Wishart(t.tensor([1.5, 3.0]), covariance_matrix=t.eye(2))
+
+
 def test_relaxed_draws_keep_the_discrete_probabilities():
     """At any temperature, ``argmax`` of a relaxed one-hot draw is Categorical(probs) (the Gumbel-max
     trick) and a relaxed Bernoulli draw exceeds 1/2 with probability ``probs``."""
@@ -418,6 +501,15 @@ VALIDATION = [
     lambda m, t: m.LowRankMultivariateNormal(t.zeros(2), t.ones(3, 1), t.ones(2)),
     lambda m, t: m.LowRankMultivariateNormal(t.zeros(2), t.ones(2, 1), t.ones(3)),
     lambda m, t: m.LowRankMultivariateNormal(t.zeros(2), t.ones(2, 1), t.tensor([1.0, -1.0])),
+    lambda m, t: m.LKJCholesky(1),
+    lambda m, t: m.LKJCholesky(2).log_prob(t.tensor([[1.0, 0.0], [0.5, 0.5]])),
+    lambda m, t: m.LKJCholesky(2).log_prob(t.tensor([[1.0, 0.5], [0.0, 1.0]])),
+    lambda m, t: m.Wishart(t.tensor([1.0, 3.0]), covariance_matrix=t.eye(2)),
+    lambda m, t: m.Wishart(2.0, covariance_matrix=t.eye(3)),
+    lambda m, t: m.Wishart(t.tensor(3.0), scale_tril=t.ones(2)),
+    lambda m, t: m.Wishart(t.tensor(3.0), covariance_matrix=t.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    lambda m, t: m.Wishart(t.tensor(3.0), scale_tril=t.tensor([[1.0, 0.0], [2.0, -1.0]])),
+    lambda m, t: m.Wishart(t.tensor(3.0), scale_tril=t.eye(2)).log_prob(t.tensor([[1.0, 2.0], [2.0, 1.0]])),
 ]
 
 
@@ -462,6 +554,8 @@ KL_PAIRS = {
                                                                                      [0.0, 0.2, 0.7]]},
                                         ("loc", "covariance_matrix"), [])),
     "Weibull-transformed": (CASES["Weibull"], CASES["Weibull"]),
+    "LKJCholesky": (CASES["LKJCholesky"], CASES["LKJCholesky"]),  # PyTorch has none
+
 }
 
 
@@ -489,6 +583,24 @@ def test_kl_divergence_and_gradients(name):
             if p.requires_grad:
                 _close(mine[k].grad if mine[k].grad is not None else np.zeros(tuple(p.shape)),
                        p.grad if p.grad is not None else torch.zeros_like(p), rtol=1e-5, atol=1e-9)
+
+
+def test_wishart_kl_is_the_expected_log_ratio():
+    """PyTorch's exponential-family KL for Wishart pairs is wrong (another value than E_p[log p - log q]);
+    tidu's closed form against that expectation over tidu's draws, PyTorch's log_prob, and its
+    gradient in q's parameters against the expectation's (fixed seed, loose tolerance)."""
+    q_case = Case("Wishart", {"df": [3.5, 8.0], "covariance_matrix": _WISHART_VALUE}, ("df", "covariance_matrix"), [])
+    tidu.manual_seed(11)
+    (tp, _), (tq, tq_params) = CASES["Wishart"].build(tidu, False), q_case.build(tidu)
+    (pp, _), (pq, pq_params) = CASES["Wishart"].build(torch, False), q_case.build(torch)
+    x = torch.from_numpy(tp.sample((20000,)).numpy())
+    ratio = (pp.log_prob(x) - pq.log_prob(x)).detach().numpy()
+    ours = tdist.kl_divergence(tp, tq)
+    assert (np.abs(ours.detach().numpy() - ratio.mean(0)) <= 5 * ratio.std(0) / np.sqrt(len(ratio))).all()
+    ours.sum().backward()
+    (-pq.log_prob(x).mean(0).sum()).backward()
+    for k, p in pq_params.items():
+        _close(tq_params[k].grad, p.grad, rtol=0.05, atol=0.02)
 
 
 def test_kl_between_transformed_distributions_needs_equal_transforms():

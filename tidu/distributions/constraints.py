@@ -18,7 +18,7 @@ import numpy as np
 import tidu
 
 __all__ = [
-    "Constraint", "MixtureSameFamilyConstraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
     "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "multinomial", "nonnegative",
     "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector",
     "simplex", "unit_interval",
@@ -174,6 +174,18 @@ class _LowerCholesky(Constraint):
         return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower-triangular matrices with a positive diagonal and rows of unit norm (to ``10 n eps``):
+    Cholesky factors of correlation matrices."""
+
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        tolerance = float(tidu.finfo(value.dtype).eps) * value.shape[-1] * 10
+        unit_rows = ((value.detach() ** 2).sum(-1).sqrt() - 1).abs().le(tolerance).all(-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
 class _PositiveDefinite(Constraint):
     event_dim = 2
 
@@ -253,6 +265,7 @@ positive_integer = _IntegerGreaterThan(1)
 unit_interval = _Interval(0.0, 1.0)
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq

@@ -28,6 +28,7 @@ from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 from .utils import sum_rightmost, trace_xxt
+from .wishart import Wishart, mvdigamma
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -117,11 +118,26 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Any:
         raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be computed")
     n = p.event_shape[0]
     p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
-    batch = tidu.broadcast_shapes(tuple(p_tril.shape[:-2]), tuple(q_tril.shape[:-2]))
-    relative = tidu.linalg.solve(q_tril.tril().expand(*batch, n, n), p_tril.expand(*batch, n, n))
-    trace = (relative ** 2).flatten(-2).sum(-1)
     distance = batch_mahalanobis(q_tril, q.loc - p.loc)
-    return half_log_det(q_tril) - half_log_det(p_tril) + 0.5 * (trace + distance - n)
+    return half_log_det(q_tril) - half_log_det(p_tril) + 0.5 * (_relative_trace(p_tril, q_tril) + distance - n)
+
+
+def _relative_trace(p_tril: Any, q_tril: Any) -> Any:
+    """``trace(Q^-1 P)`` of the covariances ``P = p_tril p_tril^T``, ``Q = q_tril q_tril^T``."""
+    n = p_tril.shape[-1]
+    batch = tidu.broadcast_shapes(tuple(p_tril.shape[:-2]), tuple(q_tril.shape[:-2]))
+    return trace_xxt(tidu.linalg.solve(q_tril.tril().expand(*batch, n, n), p_tril.expand(*batch, n, n)))
+
+
+@register_kl(Wishart, Wishart)
+def _kl_wishart_wishart(p: Wishart, q: Wishart) -> Any:
+    # the closed form of PyTorch's exponential-family (Bregman) KL for this pair
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Wisharts with different event shapes cannot be computed")
+    n = p.event_shape[-1]
+    p_tril, q_tril, p_df, q_df = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril, p.df, q.df
+    return (q_df * (half_log_det(q_tril) - half_log_det(p_tril)) + p_df / 2 * (_relative_trace(p_tril, q_tril) - n)
+            + tidu.mvlgamma(q_df / 2, n) - tidu.mvlgamma(p_df / 2, n) + (p_df - q_df) / 2 * mvdigamma(p_df / 2, n))
 
 
 @register_kl(Beta, Beta)
