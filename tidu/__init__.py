@@ -121,6 +121,7 @@ from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402
 from .nn.toplevel import *  # noqa: E402,F403
 from .ops import aliases as _aliases  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from .storage import TypedStorage, UntypedStorage  # noqa: E402
 from .streams import Event, Stream  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 

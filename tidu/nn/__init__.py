@@ -11,9 +11,9 @@ and ``tidu.nn.utils`` gradient clipping, packed sequences and weight parametriza
 tidu.Size([4, 3])
 """
 
-from . import attention, functional, init, utils
+from . import attention, functional, grad, init, utils
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "attention", "functional", "init", "utils", *_modules_all]
+__all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "attention", "functional", "grad", "init", "utils", *_modules_all]

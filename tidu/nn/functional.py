@@ -2480,3 +2480,11 @@ fractional_max_pool2d_with_indices = _with_indices(fractional_max_pool2d, "fract
 fractional_max_pool3d_with_indices = _with_indices(fractional_max_pool3d, "fractional_max_pool3d_with_indices")
 __all__ += ["fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
             "fractional_max_pool3d_with_indices"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "grad":  # ``F.grad`` is ``tidu.nn.grad``, as in PyTorch (imported at first use: it imports this module)
+        from . import grad
+
+        return grad
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -631,6 +631,18 @@ def _prelu(self: Tensor, weight: Any) -> Any:
     return prelu(self, weight)
 
 
+def _untyped_storage(self: Tensor) -> Any:
+    from ..storage import untyped_storage
+
+    return untyped_storage(self)
+
+
+def _typed_storage(self: Tensor) -> Any:
+    from ..storage import typed_storage
+
+    return typed_storage(self)
+
+
 def _orgqr(self: Tensor, tau: Any) -> Any:
     from .._householder import householder_product
 
@@ -644,6 +656,8 @@ TENSOR_ONLY = {
     "resize_as_": _resize_as_,
     "orgqr": _orgqr,
     "ormqr": _ormqr,
+    "untyped_storage": _untyped_storage,
+    "storage": _typed_storage,
     "triangular_solve": _triangular_solve,
     "hardshrink": _hardshrink,
     "prelu": _prelu,
