@@ -20,12 +20,13 @@ PyTorch's). Draws of ``Cauchy``, ``VonMises``, ``NegativeBinomial`` and the othe
 families come from NumPy's generators on tidu's stream, so they differ from PyTorch's draws.
 """
 
-from . import constraints, transforms
+from . import constraint_registry, constraints, structured_transforms, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
-from .categorical import Categorical, OneHotCategorical
+from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
 from .cauchy import Cauchy
+from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
@@ -36,6 +37,7 @@ from .gamma import Chi2, Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
@@ -50,6 +52,20 @@ from .normal import Normal
 from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
+from .structured_transforms import (
+    CatTransform,
+    ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    ReshapeTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    identity_transform,
+)
 from .studentT import StudentT
 from .transformed_distribution import LogNormal, TransformedDistribution
 from .transforms import (
@@ -75,5 +91,8 @@ __all__ = [
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "PowerTransform",
     "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "StickBreakingTransform", "StudentT",
     "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "constraints",
-    "kl_divergence", "register_kl", "transforms",
+    "kl_divergence", "register_kl", "transforms", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+    "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+    "ReshapeTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform", "identity_transform", "biject_to",
+    "transform_to", "constraint_registry", "InverseGamma", "OneHotCategoricalStraightThrough",
 ]

@@ -161,3 +161,24 @@ class OneHotCategorical(CategoricalParams, Distribution):
 
     def __repr__(self) -> str:
         return repr(self._categorical).replace("Categorical", type(self).__name__, 1)
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """``OneHotCategorical`` whose ``rsample`` passes the gradient of ``probs`` straight through
+    the one-hot draw (``sample + probs - probs.detach()``).
+
+    >>> import tidu
+    >>> from tidu.distributions import OneHotCategoricalStraightThrough
+    >>> probs = tidu.tensor([0.25, 0.75], requires_grad=True)
+    >>> OneHotCategoricalStraightThrough(probs=probs).rsample().sum().backward()
+    >>> probs.grad
+    tensor([1., 1.])
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = ()) -> Any:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
+

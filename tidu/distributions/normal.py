@@ -39,7 +39,7 @@ class Normal(LocScale):
 
     def cdf(self, value: Any) -> Any:
         self._validate(value)
-        return 0.5 * (1 + tidu.erf((value - self.loc) / (self.scale * math.sqrt(2))))
+        return 0.5 * (1 + tidu.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))  # PyTorch's order
 
     def icdf(self, value: Any) -> Any:
         return self.loc + self.scale * tidu.erfinv(2 * value - 1) * math.sqrt(2)
