@@ -2,9 +2,9 @@
 
 Most are tidu's own functions under SciPy's names (``gammaln`` is ``lgamma``, ``psi`` is
 ``digamma``, ``expit`` is ``sigmoid``); ``ndtri``, ``erfcx``, ``log_ndtr`` and the modified Bessel
-functions ``i0``, ``i0e``, ``i1``, ``i1e`` are primitives of their own, and ``ndtr``, ``entr``,
-``xlog1py`` and ``multigammaln`` are composed. Not here: ``zeta``, the incomplete gamma functions,
-the Bessel functions ``bessel_j0/j1/y0/y1``, ``modified_bessel_k0/k1`` (and scaled), ``airy_ai``,
+functions ``i0``, ``i0e``, ``i1``, ``i1e`` and the incomplete gamma functions ``gammainc``,
+``gammaincc`` are primitives of their own, and ``ndtr``, ``entr``, ``xlog1py`` and ``multigammaln``
+are composed. Not here: ``zeta``, the Bessel functions ``bessel_j0/j1/y0/y1``, ``modified_bessel_k0/k1`` (and scaled), ``airy_ai``,
 ``spherical_bessel_j0`` and the orthogonal polynomials.
 
 >>> import tidu
@@ -27,7 +27,7 @@ from .ops.math import _unary
 from .primitives import special as sp
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e",
+    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
     "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "multigammaln", "ndtr",
     "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
 ]
@@ -51,6 +51,26 @@ softmax = activation.softmax
 log_softmax = activation.log_softmax
 multigammaln = ops_special.mvlgamma
 i0 = modified_bessel_i0 = ops_special.i0
+
+
+def gammainc(input: Any, other: Any) -> Any:  # noqa: A002
+    """The regularized lower incomplete gamma function ``P(a, x)`` (``tidu.igamma``).
+
+    >>> import tidu
+    >>> tidu.special.gammainc(tidu.tensor([1.0, 3.0]), tidu.tensor([1.0, 0.5]))
+    tensor([0.6321, 0.0144])
+    """
+    return ops_special.float_pair(sp.igamma, input, other, "special_gammainc")
+
+
+def gammaincc(input: Any, other: Any) -> Any:  # noqa: A002
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)`` (``tidu.igammac``).
+
+    >>> import tidu
+    >>> tidu.special.gammaincc(tidu.tensor([1.0, 3.0]), tidu.tensor([1.0, 0.5]))
+    tensor([0.3679, 0.9856])
+    """
+    return ops_special.float_pair(sp.igammac, input, other, "special_gammaincc")
 
 erfcx = _unary(sp.erfcx, "special_erfcx", """The scaled complementary error function ``exp(x**2) erfc(x)``,
     finite where ``erfc`` underflows (about ``1 / (x sqrt(pi))`` for large ``x``).

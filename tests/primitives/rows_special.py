@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 from op_db import OpCase
 
@@ -65,6 +66,16 @@ def _bessel_i(n: int, scaled: bool = False) -> object:
     return ref
 
 
+def _incomplete_gamma(a: float, upper: bool = False) -> object:
+    """P(a, x) (or Q) from mpmath at 30 digits; ``a`` is fixed: only ``x`` is differentiable."""
+    def ref(x: np.ndarray) -> np.ndarray:
+        mpmath.mp.dps = 30
+        bounds = (lambda v: (v, mpmath.inf)) if upper else (lambda v: (0, v))
+        return np.vectorize(lambda v: float(mpmath.gammainc(a, *bounds(v), regularized=True)))(x)
+
+    return ref
+
+
 ROWS: list[OpCase] = [
     OpCase("erfc", tidu.erfc, ((5,), (2, 3), ()), ref=lambda x: 1.0 - _erf(x)),
     OpCase("erfinv", tidu.erfinv, ((5,), (2, 3)), low=-0.9, high=0.9, ref=_erfinv),
@@ -89,6 +100,13 @@ ROWS: list[OpCase] = [
     OpCase("i1e", tidu.special.i1e, ((5,), (2, 3)), low=-4.0, high=4.0, ref=_bessel_i(1, scaled=True)),
     # the derivatives' limits at 0 (1/2 for i1 and i1e) and the kink of i0e and i1e there: the rows
     # sample away from 0 (finite differences straddle the kink); tests/ops/test_special.py checks 0
+    # the incomplete gamma functions in x, for a fixed a (PyTorch has no derivative in a)
+    OpCase("igamma", lambda x: tidu.igamma(tidu.full_like(x, 0.7), x), ((5,), (2, 3)), low=0.1, high=4.0,
+           ref=_incomplete_gamma(0.7)),
+    OpCase("igamma", lambda x: tidu.special.gammainc(tidu.full_like(x, 30.0), x), ((4,),), low=20.0, high=45.0,
+           ref=_incomplete_gamma(30.0), name="large-a"),
+    OpCase("igammac", lambda x: tidu.full_like(x, 2.5).igammac(x), ((5,), (2, 3)), low=0.2, high=6.0,
+           ref=_incomplete_gamma(2.5, upper=True)),
     OpCase("i1", lambda x: tidu.special.i1(x * 30.0), ((4,),), low=0.5, high=2.0, ref=lambda x: _bessel_i(1)(x * 30.0),
            name="asymptotic", rtol=1e-6),
 ]

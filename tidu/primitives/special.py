@@ -45,3 +45,22 @@ i0e = unary("i0e", scalar.i0e, lambda dx, x, out: dx * (i1e.bind(x) - ops.sign(x
 i1 = unary("i1", scalar.i1, lambda dx, x, out: dx * ops.where(x == 0, 0.5, i0.bind(x) - out / _nonzero(x)))
 i1e = unary("i1e", scalar.i1e,
             lambda dx, x, out: dx * ops.where(x == 0, 0.5, i0e.bind(x) - out * (ops.sign(x) + 1.0 / _nonzero(x))))
+
+
+# The regularized incomplete gamma functions P(a, x) and Q(a, x) = 1 - P(a, x). As in PyTorch, only
+# x is differentiable, d P = x^(a-1) e^-x / Gamma(a) dx (PyTorch's formula, so its NaN at x = 0 too);
+# a derivative for a raises PyTorch's error in a backward.
+def _no_derivative_for_a(name: str):  # noqa: ANN202
+    def rule(da, a, x, out):  # noqa: ANN001, ANN202, ARG001
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+    return rule
+
+
+def _gamma_density(a, x):  # noqa: ANN001, ANN202
+    return ops.exp((a - 1.0) * ops.log(x) - x - ops.lgamma(a))
+
+
+igamma = binary("igamma", scalar.igamma, _no_derivative_for_a("igamma"),
+                lambda dx, a, x, out: dx * _gamma_density(a, x))
+igammac = binary("igammac", scalar.igammac, _no_derivative_for_a("igammac"),
+                 lambda dx, a, x, out: -(dx * _gamma_density(a, x)))
