@@ -2,9 +2,9 @@
 
 Most are tidu's own functions under SciPy's names (``gammaln`` is ``lgamma``, ``psi`` is
 ``digamma``, ``expit`` is ``sigmoid``); ``ndtri``, ``erfcx``, ``log_ndtr`` and the modified Bessel
-functions ``i0``, ``i0e``, ``i1``, ``i1e`` and the incomplete gamma functions ``gammainc``,
-``gammaincc`` are primitives of their own, and ``ndtr``, ``entr``, ``xlog1py`` and ``multigammaln``
-are composed. Not here: ``zeta``, the Bessel functions ``bessel_j0/j1/y0/y1``, ``modified_bessel_k0/k1`` (and scaled), ``airy_ai``,
+functions ``i0``, ``i0e``, ``i1``, ``i1e``, the incomplete gamma functions ``gammainc``,
+``gammaincc`` and the Hurwitz ``zeta`` are primitives of their own, and ``ndtr``, ``entr``,
+``xlog1py`` and ``multigammaln`` are composed. Not here: the Bessel functions ``bessel_j0/j1/y0/y1``, ``modified_bessel_k0/k1`` (and scaled), ``airy_ai``,
 ``spherical_bessel_j0`` and the orthogonal polynomials.
 
 >>> import tidu
@@ -22,14 +22,16 @@ from .core.primitive import bind
 from .ops import activation, pointwise, reduce
 from .ops import math as ops_math
 from .ops import special as ops_special
-from .ops._operands import float_operand
+from .core.primitive import Var
+from .ops._operands import float_operand, operands
+from .tensor import Tensor
 from .ops.math import _unary
 from .primitives import special as sp
 
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
     "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "multigammaln", "ndtr",
-    "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
+    "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta",
 ]
 
 erf = ops_math.erf
@@ -125,6 +127,29 @@ i1e = _unary(sp.i1e, "special_i1e", """The exponentially scaled modified Bessel 
     """)
 
 _SQRT_HALF = math.sqrt(0.5)
+
+
+def zeta(input: Any, other: Any) -> Any:  # noqa: A002
+    """The Hurwitz zeta function ``sum_{k >= 0} (other + k) ** -input`` (``input > 1``; ``inf`` at
+    ``input = 1`` and at the non-positive integers ``other``; NaN for ``input < 1``, and for a
+    negative non-integer ``other`` unless ``input`` is an integer). Either argument may be a number.
+
+    Gradient: ``d zeta(s, q) = -s zeta(s + 1, q) dq`` (primitive ``zeta``); as in PyTorch there is
+    none in ``s``: a backward that needs it raises ``NotImplementedError``.
+
+    >>> import tidu
+    >>> tidu.special.zeta(tidu.tensor([2.0, 3.0, 1.0]), 1.0)
+    tensor([1.6449, 1.2021,    inf])
+    >>> tidu.special.zeta(2, tidu.tensor([0.5, -1.5], dtype=tidu.float64))
+    tensor([4.9348, 9.3792], dtype=tidu.float64)
+    """
+    if not isinstance(input, Tensor | Var) and not isinstance(other, Tensor | Var):
+        raise TypeError(f"special_zeta() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__})")
+    s, q = operands(input, other, op="special_zeta", float_only=True)
+    if s.dtype.is_half:
+        raise dtypes.not_implemented("zeta_cpu", s.dtype)  # PyTorch has no half kernel for it
+    return bind(sp.zeta, s, q)
 
 
 def ndtr(input: Any) -> Any:  # noqa: A002

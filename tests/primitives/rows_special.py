@@ -76,6 +76,13 @@ def _incomplete_gamma(a: float, upper: bool = False) -> object:
     return ref
 
 
+def _zeta(s: float) -> object:
+    def ref(q: np.ndarray) -> np.ndarray:
+        return (1.0 / (q[..., None] + np.arange(100_000)) ** s).sum(-1) + (q + 100_000 - 0.5) ** (1 - s) / (s - 1)
+
+    return ref
+
+
 ROWS: list[OpCase] = [
     OpCase("erfc", tidu.erfc, ((5,), (2, 3), ()), ref=lambda x: 1.0 - _erf(x)),
     OpCase("erfinv", tidu.erfinv, ((5,), (2, 3)), low=-0.9, high=0.9, ref=_erfinv),
@@ -107,6 +114,11 @@ ROWS: list[OpCase] = [
            ref=_incomplete_gamma(30.0), name="large-a"),
     OpCase("igammac", lambda x: tidu.full_like(x, 2.5).igammac(x), ((5,), (2, 3)), low=0.2, high=6.0,
            ref=_incomplete_gamma(2.5, upper=True)),
+    # zeta(s, q) in q (PyTorch has no derivative in s), for s = 2.5 and 7: the sum's first 10^5
+    # terms and its midpoint-integral tail
+    OpCase("zeta", lambda q: tidu.special.zeta(2.5, q), ((5,), (2, 3)), low=0.3, high=4.0, ref=_zeta(2.5)),
+    OpCase("zeta", lambda q: tidu.special.zeta(tidu.full_like(q, 7.0), q), ((4,),), low=-2.9, high=-2.1, ref=_zeta(7.0),
+           name="negative-q"),
     OpCase("i1", lambda x: tidu.special.i1(x * 30.0), ((4,),), low=0.5, high=2.0, ref=lambda x: _bessel_i(1)(x * 30.0),
            name="asymptotic", rtol=1e-6),
 ]

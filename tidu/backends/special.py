@@ -523,3 +523,45 @@ def igamma(a, x):  # noqa: ANN001, ANN201
 def igammac(a, x):  # noqa: ANN001, ANN201
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
     return _igamma_pair(a, x, True)
+
+
+@register_jitable
+def zeta(s, q):  # noqa: ANN001, ANN201
+    """The Hurwitz zeta function sum_{k >= 0} (q + k)^-s for s > 1 (s = 1 gives inf, s < 1 NaN):
+    the terms below 2 s + 9 summed (stopping once a term is below 1e-17 of the sum, which bounds
+    the rest for large s), then Euler-Maclaurin (``_zeta_tail``: its first omitted term is below
+    1e-17 there). PyTorch's (Cephes') edges, in its order: inf at s = 1, NaN for s < 1, inf at
+    the non-positive integers q, NaN for other q < 0 unless s is an integer (then the terms are
+    real; inf for s = inf); at s = inf, 1 for q = 1, inf for 0 < q < 1 and NaN for q > 1; NaN
+    at q = inf."""
+    s = s * 1.0
+    q = q * 1.0
+    if s == 1.0:
+        return math.inf
+    if s < 1.0:
+        return math.nan
+    if q <= 0.0:
+        if is_integer(q):
+            return math.inf
+        if s != s:
+            return s
+        if s == math.inf:
+            return math.inf
+        if not is_integer(s):
+            return math.nan
+        return hurwitz_zeta(s, q)
+    if s != s or q != q:
+        return math.nan
+    if q == math.inf:
+        return math.nan
+    if s == math.inf:
+        return 1.0 if q == 1.0 else (math.inf if q < 1.0 else math.nan)
+    start = 2.0 * s + 9.0
+    total = 0.0
+    while q < start:
+        term = math.pow(q, -s)
+        total += term
+        if term <= 1e-17 * total:
+            return total
+        q += 1.0
+    return total + _zeta_tail(s, q)

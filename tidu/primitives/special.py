@@ -64,3 +64,12 @@ igamma = binary("igamma", scalar.igamma, _no_derivative_for_a("igamma"),
                 lambda dx, a, x, out: dx * _gamma_density(a, x))
 igammac = binary("igammac", scalar.igammac, _no_derivative_for_a("igammac"),
                  lambda dx, a, x, out: -(dx * _gamma_density(a, x)))
+
+
+# The Hurwitz zeta function zeta(s, q): as in PyTorch, differentiable in q only,
+# d zeta(s, q) = -s zeta(s + 1, q) dq; a derivative in s raises PyTorch's error in a backward.
+def _zeta_no_derivative_in_s(ds, s, q, out):  # noqa: ANN001, ANN202, ARG001
+    raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+
+zeta = binary("zeta", scalar.zeta, _zeta_no_derivative_in_s, lambda dq, s, q, out: dq * (-s * zeta.bind(s + 1.0, q)))
