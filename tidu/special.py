@@ -18,15 +18,14 @@ import math
 from typing import Any
 
 from .core import dtypes
-from .core.primitive import bind
+from .core.primitive import Var, bind
 from .ops import activation, pointwise, reduce
 from .ops import math as ops_math
 from .ops import special as ops_special
-from .core.primitive import Var
 from .ops._operands import float_operand, operands
-from .tensor import Tensor
 from .ops.math import _unary
 from .primitives import special as sp
+from .tensor import Tensor
 
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
