@@ -3,9 +3,10 @@
 Most are tidu's own functions under SciPy's names (``gammaln`` is ``lgamma``, ``psi`` is
 ``digamma``, ``expit`` is ``sigmoid``); ``ndtri``, ``erfcx``, ``log_ndtr`` and the modified Bessel
 functions ``i0``, ``i0e``, ``i1``, ``i1e``, the incomplete gamma functions ``gammainc``,
-``gammaincc`` and the Hurwitz ``zeta`` are primitives of their own, and ``ndtr``, ``entr``,
-``xlog1py`` and ``multigammaln`` are composed. Not here: the Bessel functions ``bessel_j0/j1/y0/y1``, ``modified_bessel_k0/k1`` (and scaled), ``airy_ai``,
-``spherical_bessel_j0`` and the orthogonal polynomials.
+``gammaincc``, the Hurwitz ``zeta``, ``modified_bessel_k0``, ``k1`` (and scaled) and
+``spherical_bessel_j0`` are primitives of their own, and ``ndtr``, ``entr``, ``xlog1py`` and
+``multigammaln`` are composed. Not here: the Bessel functions ``bessel_j0/j1/y0/y1``, ``airy_ai``
+and the orthogonal polynomials.
 
 >>> import tidu
 >>> tidu.special.ndtri(tidu.tensor([0.025, 0.5]))
@@ -29,8 +30,9 @@ from .tensor import Tensor
 
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
-    "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "multigammaln", "ndtr",
-    "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta",
+    "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr",
+    "ndtri", "polygamma", "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax",
+    "spherical_bessel_j0", "xlog1py", "xlogy", "zeta",
 ]
 
 erf = ops_math.erf
@@ -123,6 +125,54 @@ i1e = _unary(sp.i1e, "special_i1e", """The exponentially scaled modified Bessel 
     >>> import tidu
     >>> tidu.special.i1e(tidu.tensor([0.0, 1.0, -1000.0]))
     tensor([ 0.0000,  0.2079, -0.0126])
+    """)
+
+modified_bessel_k0 = _unary(sp.modified_bessel_k0, "special_modified_bessel_k0", """The modified Bessel
+    function of the second kind of order 0 for ``x >= 0`` (``inf`` at 0, NaN below): its power
+    series to 1, the trapezoid rule on ``int_0^inf exp(-x cosh t) dt`` to 20, then its asymptotic
+    series; within 8 ulps of exact.
+
+    No gradient, as in PyTorch (the result never requires grad).
+
+    >>> import tidu
+    >>> tidu.special.modified_bessel_k0(tidu.tensor([0.0, 0.5, 2.0, 30.0]))
+    tensor([       inf, 9.2442e-01, 1.1389e-01, 2.0884e-14])
+    """)
+modified_bessel_k1 = _unary(sp.modified_bessel_k1, "special_modified_bessel_k1", """The modified Bessel
+    function of the second kind of order 1 for ``x >= 0`` (about ``1 / x`` near 0).
+
+    No gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.special.modified_bessel_k1(tidu.tensor([1e-30, 0.5, 2.0]))
+    tensor([1.0000e+30, 1.6564e+00, 1.3987e-01])
+    """)
+scaled_modified_bessel_k0 = _unary(sp.scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0",
+                                   """``exp(x) K0(x)``, finite where ``K0`` underflows.
+
+    No gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.special.scaled_modified_bessel_k0(tidu.tensor([0.5, 1000.0]))
+    tensor([1.5241, 0.0396])
+    """)
+scaled_modified_bessel_k1 = _unary(sp.scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1",
+                                   """``exp(x) K1(x)``, finite where ``K1`` underflows.
+
+    No gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.special.scaled_modified_bessel_k1(tidu.tensor([0.5, 1000.0]))
+    tensor([2.7310, 0.0397])
+    """)
+spherical_bessel_j0 = _unary(sp.spherical_bessel_j0, "special_spherical_bessel_j0", """The spherical
+    Bessel function of the first kind of order 0, ``sin(x) / x`` (1 at 0, 0 at ``+-inf``).
+
+    No gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.special.spherical_bessel_j0(tidu.tensor([0.0, 1.0, -3.0]))
+    tensor([1.0000, 0.8415, 0.0470])
     """)
 
 _SQRT_HALF = math.sqrt(0.5)

@@ -584,3 +584,81 @@ def test_zeta_second_order_matches_torch_and_finite_differences() -> None:
     fn = lambda t: tidu.special.zeta(tidu.full_like(t, 3.0), t)  # noqa: E731 - an integer s: q < 0 allowed
     assert tidu.autograd.gradcheck(fn, (q,), eps=1e-6, atol=1e-7, rtol=1e-6, check_forward_ad=True)
     assert tidu.autograd.gradgradcheck(fn, (q,), eps=1e-6, atol=1e-7, rtol=1e-6)
+
+
+# --- Bessel functions without derivatives: K0, K1 (and scaled), spherical j0 ---------------------------------
+_NONDIFF = {
+    "modified_bessel_k0": (lambda v: mpmath.besselk(0, v), "k0"),
+    "modified_bessel_k1": (lambda v: mpmath.besselk(1, v), "k1"),
+    "scaled_modified_bessel_k0": (lambda v: mpmath.besselk(0, v) * mpmath.exp(v), "k0e"),
+    "scaled_modified_bessel_k1": (lambda v: mpmath.besselk(1, v) * mpmath.exp(v), "k1e"),
+    "spherical_bessel_j0": (lambda v: mpmath.sin(v) / v if v else mpmath.mpf(1), None),
+}
+
+
+def _nondiff_wide(name: str) -> np.ndarray:
+    """Tiny to huge, the power series' end at 1 and the asymptotic series' start at 20; both signs
+    for spherical_bessel_j0."""
+    rng = np.random.default_rng(0)
+    x = np.concatenate([10 ** rng.uniform(-30, 3, 400), rng.uniform(0, 25, 400), rng.uniform(0.9, 1.1, 100),
+                        rng.uniform(19, 21, 100)])
+    return np.concatenate([x, -x]) if name == "spherical_bessel_j0" else x
+
+
+@pytest.mark.parametrize("name", list(_NONDIFF))
+def test_nondiff_bessel_is_accurate(name: str) -> None:
+    """float64 within 12 ulps of 30-digit values (measured: 10; spherical_bessel_j0: 2, but absolute near its
+    zeros, where sin is); float32 the exact value rounded."""
+    mpmath.mp.dps = 30
+    exact, _ = _NONDIFF[name]
+    x = np.random.default_rng(1).choice(_nondiff_wide(name), 600)
+    ref = np.array([float(exact(mpmath.mpf(v))) for v in x])
+    fn = getattr(tidu.special, name)
+    ours = fn(tidu.tensor(x)).numpy()
+    keep = (np.abs(ref) > 1e-300) & np.isfinite(ref)
+    err = np.abs(ours - ref)[keep] / np.spacing(np.abs(ref[keep]))
+    if name == "spherical_bessel_j0":
+        err = np.abs(ours - ref)[keep] / np.spacing(1 / np.abs(x[keep]))  # |sin| <= 1 rounded, over x
+    assert err.max() <= 12
+    x32 = x.astype(np.float32)
+    ref32 = np.array([float(exact(mpmath.mpf(float(v)))) for v in x32]).astype(np.float32)
+    assert _ulps(fn(tidu.tensor(x32)).numpy(), ref32).max() <= 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(_NONDIFF))
+def test_nondiff_bessel_matches_torch_and_scipy(name: str, dtype: str) -> None:
+    """The edges (0, -0, tiny, negative, inf, NaN) exactly as PyTorch's, the wide points to its
+    accuracy (float32: its float64 rounded), and SciPy's Cephes to 4e-15."""
+    edges = np.array([0.0, -0.0, 1e-30, 1e-5, 0.5, 1.0, 2.0, 20.0, 700.0, 800.0, 1e30, -1.0, -20.0,
+                      math.inf, -math.inf, math.nan])
+    x = np.concatenate([edges, _nondiff_wide(name)]).astype(dtype)
+    ours = getattr(tidu.special, name)(tidu.tensor(x))
+    ref = getattr(torch.special, name)(torch.tensor(x))
+    assert str(ours.dtype) == str(ref.dtype).replace("torch", "tidu")
+    ref64 = getattr(torch.special, name)(torch.tensor(x.astype(np.float64))).numpy()
+    if dtype == "float32":
+        np.testing.assert_allclose(ours.numpy(), ref64.astype(np.float32), rtol=1.2e-7, atol=1e-45, equal_nan=True)
+    else:
+        np.testing.assert_allclose(ours.numpy(), ref64, rtol=4e-15, atol=1e-300, equal_nan=True)
+    scipy_name = _NONDIFF[name][1]
+    if scipy_name is not None and dtype == "float64":
+        scipy_special = pytest.importorskip("scipy.special")
+        np.testing.assert_allclose(ours.numpy(), getattr(scipy_special, scipy_name)(x), rtol=4e-15, atol=1e-300,
+                                   equal_nan=True)
+
+
+@pytest.mark.parametrize("name", list(_NONDIFF))
+def test_nondiff_bessel_has_no_gradient_as_torch(name: str) -> None:
+    """The result never requires grad, so a backward raises PyTorch's RuntimeError; integers promote."""
+    for L in (torch, tidu):  # noqa: N806 - the library
+        x = L.tensor([0.5, 2.0], requires_grad=True)
+        out = getattr(L.special, name)(x)
+        assert not out.requires_grad and out.grad_fn is None
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            out.sum().backward()
+    for dtype in ("int64", "int32", "bool"):
+        data = np.array([0, 1, 2, 5]).astype(dtype)
+        ours, ref = getattr(tidu.special, name)(tidu.tensor(data)), getattr(torch.special, name)(torch.tensor(data))
+        assert str(ours.dtype) == str(ref.dtype).replace("torch", "tidu")
+        np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-6)

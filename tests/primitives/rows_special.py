@@ -76,6 +76,19 @@ def _incomplete_gamma(a: float, upper: bool = False) -> object:
     return ref
 
 
+def _bessel_k(nu: int, scaled: bool = False) -> object:
+    """K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt by the trapezoid rule with step 1/200 to
+    t = 12 (the integrand is analytic and decays doubly exponentially: rounding-level error)."""
+    def ref(x: np.ndarray) -> np.ndarray:
+        t = np.linspace(0.0, 12.0, 2401)
+        w = np.full(t.shape, t[1])
+        w[[0, -1]] /= 2
+        values = (np.exp(-x[..., None] * np.cosh(t)) * np.cosh(nu * t) * w).sum(-1)
+        return values * np.exp(x) if scaled else values
+
+    return ref
+
+
 def _zeta(s: float) -> object:
     def ref(q: np.ndarray) -> np.ndarray:
         return (1.0 / (q[..., None] + np.arange(100_000)) ** s).sum(-1) + (q + 100_000 - 0.5) ** (1 - s) / (s - 1)
@@ -119,6 +132,15 @@ ROWS: list[OpCase] = [
     OpCase("zeta", lambda q: tidu.special.zeta(2.5, q), ((5,), (2, 3)), low=0.3, high=4.0, ref=_zeta(2.5)),
     OpCase("zeta", lambda q: tidu.special.zeta(tidu.full_like(q, 7.0), q), ((4,),), low=-2.9, high=-2.1, ref=_zeta(7.0),
            name="negative-q"),
+    # no derivatives (nondiff, as PyTorch's): value rows only
+    OpCase("modified_bessel_k0", tidu.special.modified_bessel_k0, ((5,), (2, 3)), low=0.1, high=6.0, ref=_bessel_k(0)),
+    OpCase("modified_bessel_k1", tidu.special.modified_bessel_k1, ((5,), (2, 3)), low=0.1, high=6.0, ref=_bessel_k(1)),
+    OpCase("scaled_modified_bessel_k0", tidu.special.scaled_modified_bessel_k0, ((5,),), low=0.1, high=6.0,
+           ref=_bessel_k(0, scaled=True)),
+    OpCase("scaled_modified_bessel_k1", tidu.special.scaled_modified_bessel_k1, ((5,),), low=0.1, high=6.0,
+           ref=_bessel_k(1, scaled=True)),
+    OpCase("spherical_bessel_j0", tidu.special.spherical_bessel_j0, ((5,), (2, 3)), low=-8.0, high=8.0,
+           ref=lambda x: np.sinc(x / np.pi)),
     OpCase("i1", lambda x: tidu.special.i1(x * 30.0), ((4,),), low=0.5, high=2.0, ref=lambda x: _bessel_i(1)(x * 30.0),
            name="asymptotic", rtol=1e-6),
 ]

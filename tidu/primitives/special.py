@@ -73,3 +73,11 @@ def _zeta_no_derivative_in_s(ds, s, q, out):  # noqa: ANN001, ANN202, ARG001
 
 
 zeta = binary("zeta", scalar.zeta, _zeta_no_derivative_in_s, lambda dq, s, q, out: dq * (-s * zeta.bind(s + 1.0, q)))
+
+
+# Bessel functions PyTorch does not differentiate (their results never require grad): nondiff.
+modified_bessel_k0 = unary("modified_bessel_k0", scalar.k0, nondiff=True)
+modified_bessel_k1 = unary("modified_bessel_k1", scalar.k1, nondiff=True)
+scaled_modified_bessel_k0 = unary("scaled_modified_bessel_k0", scalar.k0e, nondiff=True)
+scaled_modified_bessel_k1 = unary("scaled_modified_bessel_k1", scalar.k1e, nondiff=True)
+spherical_bessel_j0 = unary("spherical_bessel_j0", scalar.spherical_j0, nondiff=True)
