@@ -3,10 +3,10 @@
 Most are tidu's own functions under SciPy's names (``gammaln`` is ``lgamma``, ``psi`` is
 ``digamma``, ``expit`` is ``sigmoid``); ``ndtri``, ``erfcx``, ``log_ndtr`` and the modified Bessel
 functions ``i0``, ``i0e``, ``i1``, ``i1e``, the incomplete gamma functions ``gammainc``,
-``gammaincc``, the Hurwitz ``zeta``, ``modified_bessel_k0``, ``k1`` (and scaled) and
-``spherical_bessel_j0`` are primitives of their own, and ``ndtr``, ``entr``, ``xlog1py`` and
-``multigammaln`` are composed. Not here: the Bessel functions ``bessel_j0/j1/y0/y1``, ``airy_ai``
-and the orthogonal polynomials.
+``gammaincc``, the Hurwitz ``zeta``, the Bessel functions ``bessel_j0``, ``j1``, ``y0``, ``y1``,
+``modified_bessel_k0``, ``k1`` (and scaled) and ``spherical_bessel_j0`` are primitives of their own,
+and ``ndtr``, ``entr``, ``xlog1py`` and ``multigammaln`` are composed. Not here: ``airy_ai`` and the
+orthogonal polynomials.
 
 >>> import tidu
 >>> tidu.special.ndtri(tidu.tensor([0.025, 0.5]))
@@ -29,7 +29,7 @@ from .primitives import special as sp
 from .tensor import Tensor
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
+    "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
     "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr",
     "ndtri", "polygamma", "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax",
     "spherical_bessel_j0", "xlog1py", "xlogy", "zeta",
@@ -127,6 +127,28 @@ i1e = _unary(sp.i1e, "special_i1e", """The exponentially scaled modified Bessel 
     tensor([ 0.0000,  0.2079, -0.0126])
     """)
 
+_JY_DOC = """The Bessel function {what}: its power series below 2, Miller's backward
+    recurrence with the Neumann series to 25, Hankel's expansion above; within 9 ulps of
+    ``max(|value|, 1 / sqrt(x))`` (absolute near its zeros, as PyTorch's). {edges}
+
+    No gradient, as in PyTorch (the result never requires grad).
+
+    >>> import tidu
+    >>> tidu.special.{name}(tidu.tensor({example}))
+    {result}
+    """
+bessel_j0 = _unary(sp.bessel_j0, "special_bessel_j0", _JY_DOC.format(
+    what="of the first kind of order 0, ``J0``", edges="Even; NaN at ``+-inf`` (PyTorch's).", name="bessel_j0",
+    example="[0.0, 1.0, -2.5, 30.0]", result="tensor([ 1.0000,  0.7652, -0.0484, -0.0864])"))
+bessel_j1 = _unary(sp.bessel_j1, "special_bessel_j1", _JY_DOC.format(
+    what="of the first kind of order 1, ``J1``", edges="Odd; NaN at ``+-inf``.", name="bessel_j1",
+    example="[0.0, 1.0, -2.5, 30.0]", result="tensor([ 0.0000,  0.4401, -0.4971, -0.1188])"))
+bessel_y0 = _unary(sp.bessel_y0, "special_bessel_y0", _JY_DOC.format(
+    what="of the second kind of order 0, ``Y0``", edges="``-inf`` at 0, NaN for ``x < 0`` and at ``inf``.",
+    name="bessel_y0", example="[0.0, 1.0, 2.5, -1.0]", result="tensor([  -inf, 0.0883, 0.4981,    nan])"))
+bessel_y1 = _unary(sp.bessel_y1, "special_bessel_y1", _JY_DOC.format(
+    what="of the second kind of order 1, ``Y1``", edges="``-inf`` at 0, NaN for ``x < 0`` and at ``inf``.",
+    name="bessel_y1", example="[0.0, 1.0, 2.5, -1.0]", result="tensor([   -inf, -0.7812,  0.1459,     nan])"))
 modified_bessel_k0 = _unary(sp.modified_bessel_k0, "special_modified_bessel_k0", """The modified Bessel
     function of the second kind of order 0 for ``x >= 0`` (``inf`` at 0, NaN below): its power
     series to 1, the trapezoid rule on ``int_0^inf exp(-x cosh t) dt`` to 20, then its asymptotic

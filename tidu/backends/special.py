@@ -694,3 +694,181 @@ def spherical_j0(x):  # noqa: ANN001, ANN201
     if math.fabs(x) == math.inf:
         return 0.0
     return math.sin(x) / x
+
+
+_J_SERIES_END = 2.0  # the power series below, Miller's recurrence to 25, Hankel's expansion on
+_J_HANKEL = 25.0
+_TWO_PI = 0.63661977236758134308  # 2 / pi
+
+
+@register_jitable
+def _bessel_jy_series(x):  # noqa: ANN001, ANN201
+    """(J0, J1, Y0, Y1) at 0 < x < 2 by their power series in q = x^2 / 4 (A&S 9.1.10, 9.1.11):
+    J0 = sum (-q)^k / (k!)^2, J1 = x/2 sum (-q)^k / (k! (k+1)!),
+    Y0 = 2/pi (log(x/2) + gamma) J0 + 2/pi sum_{k >= 1} (-1)^(k+1) H_k q^k / (k!)^2,
+    Y1 = -2/(pi x) + 2/pi log(x/2) J1 - x/(2 pi) sum (-1)^k (psi(k+1) + psi(k+2)) q^k / (k! (k+1)!).
+    At most 16 terms; q < 1 keeps the cancellation below a factor of 5."""
+    q = 0.25 * x * x
+    t0 = 1.0  # (-q)^k / (k!)^2
+    t1 = 1.0  # (-q)^k / (k! (k+1)!)
+    j0 = 1.0
+    j1 = 1.0
+    harmonic = 0.0
+    psi_sum = 1.0 - 2.0 * _EULER
+    y0 = 0.0
+    y1 = psi_sum
+    k = 1.0
+    while k < 40.0:
+        t0 *= -q / (k * k)
+        t1 *= -q / (k * (k + 1.0))
+        harmonic += 1.0 / k
+        psi_sum += 1.0 / k + 1.0 / (k + 1.0)
+        j0 += t0
+        j1 += t1
+        y0 -= harmonic * t0
+        y1 += psi_sum * t1
+        if math.fabs(t0) * (harmonic + 1.0) < 1e-17:
+            break
+        k += 1.0
+    j1 *= 0.5 * x
+    log_half = math.log(0.5 * x)
+    y0 = _TWO_PI * ((log_half + _EULER) * j0 + y0)
+    y1 = -_TWO_PI / x + _TWO_PI * log_half * j1 - (0.5 / math.pi) * x * y1
+    return j0, j1, y0, y1
+
+
+@register_jitable
+def _bessel_jy_miller(x):  # noqa: ANN001, ANN201
+    """(J0, J1, Y0, Y1) at 2 <= x < 25 by Miller's backward recurrence J_{k-1} = 2k/x J_k - J_{k+1}
+    from k = M ~ x + 50 (where J_M(x) < 1e-22), normalized by J0 + 2 sum J_2k = 1, with the
+    Neumann series (A&S 9.1.88 and its derivative)
+    Y0 = 2/pi (log(x/2) + gamma) J0 - 4/pi sum_{k >= 1} (-1)^k J_2k / k,
+    Y1 = 2/pi ((log(x/2) + gamma) J1 - J0 / x) + 2/pi sum_{k >= 1} (-1)^k (J_{2k-1} - J_{2k+1}) / k.
+    All sums are O(1), so the results are accurate to a few ulps of 1 (absolutely)."""
+    m = 2 * int((x + 50.0) / 2.0)
+    above = 0.0  # J_{k+1}
+    here = 1e-30  # J_k, unnormalized
+    norm = 0.0
+    y0_sum = 0.0
+    y1_sum = 0.0
+    above_odd = 0.0  # J_{2k+1} for the pending even k
+    j1 = 0.0
+    k = m
+    while k > 0:
+        below = (2.0 * k / x) * here - above  # J_{k-1}
+        if k % 2 == 0:
+            half = k // 2
+            sign = 1.0 if half % 2 == 0 else -1.0
+            norm += 2.0 * here
+            y0_sum += sign * here / half
+            y1_sum += sign * (below - above) / half  # (J_{2k-1} - J_{2k+1}) / k at 2k = k here
+        if k == 1:
+            j1 = here
+        above = here
+        here = below
+        k -= 1
+        if math.fabs(here) > 1e250:  # rescale everything kept so far
+            above *= 1e-250
+            here *= 1e-250
+            norm *= 1e-250
+            y0_sum *= 1e-250
+            y1_sum *= 1e-250
+            j1 *= 1e-250
+    norm += here  # + J0
+    j0 = here / norm
+    j1 = j1 / norm
+    log_term = math.log(0.5 * x) + _EULER
+    y0 = _TWO_PI * (log_term * j0 - 2.0 * y0_sum / norm)
+    y1 = _TWO_PI * (log_term * j1 - j0 / x + y1_sum / norm)
+    return j0, j1, y0, y1
+
+
+@register_jitable
+def _bessel_jy_hankel(nu, x):  # noqa: ANN001, ANN201
+    """(J_nu, Y_nu) at x >= 25 by Hankel's expansion (A&S 9.2.5-9.2.10): sqrt(2/(pi x)) times
+    (P cos chi - Q sin chi, P sin chi + Q cos chi), chi = x - (2 nu + 1) pi / 4, P and Q the even
+    and odd terms of sum_k (+-1) prod_{j <= k} (4 nu^2 - (2j - 1)^2) / (k! (8x)^k); cos chi and
+    sin chi from cos x and sin x (exact argument reduction in libm)."""
+    mu = 4.0 * nu * nu
+    term = 1.0
+    p = 1.0
+    q = 0.0
+    for k in range(1, 60):
+        odd = 2.0 * k - 1.0
+        term *= (mu - odd * odd) / (8.0 * k * x)
+        sign = 1.0 if (k // 2) % 2 == 0 else -1.0
+        if k % 2 == 0:
+            p += sign * term
+        else:
+            q += sign * term
+        if math.fabs(term) < 1e-17:
+            break
+    c = math.cos(x)
+    s = math.sin(x)
+    if nu == 0:
+        cos_chi = (c + s) * _SQRT_HALF
+        sin_chi = (s - c) * _SQRT_HALF
+    else:
+        cos_chi = (s - c) * _SQRT_HALF
+        sin_chi = -(s + c) * _SQRT_HALF
+    scale = math.sqrt(_TWO_PI / x)
+    return scale * (p * cos_chi - q * sin_chi), scale * (p * sin_chi + q * cos_chi)
+
+
+@register_jitable
+def _bessel_jy(which, x):  # noqa: ANN001, ANN201
+    """J0 (which = 0), J1 (1), Y0 (2) or Y1 (3) at x > 0, finite."""
+    if x < _J_SERIES_END:
+        v = _bessel_jy_series(x)
+    elif x < _J_HANKEL:
+        v = _bessel_jy_miller(x)
+    else:
+        nu = which % 2
+        j, y = _bessel_jy_hankel(nu * 1.0, x)
+        return j if which < 2 else y
+    return v[which]
+
+
+@register_jitable
+def bessel_j0(x):  # noqa: ANN001, ANN201
+    """The Bessel function of the first kind of order 0 (even; NaN at +-inf, as PyTorch's)."""
+    x = math.fabs(x * 1.0)
+    if x != x or x == math.inf:
+        return math.nan
+    if x == 0.0:
+        return 1.0
+    return _bessel_jy(0, x)
+
+
+@register_jitable
+def bessel_j1(x):  # noqa: ANN001, ANN201
+    """The Bessel function of the first kind of order 1 (odd; NaN at +-inf)."""
+    x = x * 1.0
+    if x != x or math.fabs(x) == math.inf:
+        return math.nan
+    if x == 0.0:
+        return x
+    v = _bessel_jy(1, math.fabs(x))
+    return -v if x < 0.0 else v
+
+
+@register_jitable
+def bessel_y0(x):  # noqa: ANN001, ANN201
+    """The Bessel function of the second kind of order 0: -inf at +-0, NaN for x < 0 and at inf."""
+    x = x * 1.0
+    if x == 0.0:
+        return -math.inf
+    if not 0.0 < x < math.inf:
+        return math.nan
+    return _bessel_jy(2, x)
+
+
+@register_jitable
+def bessel_y1(x):  # noqa: ANN001, ANN201
+    """The Bessel function of the second kind of order 1: -inf at +-0, NaN for x < 0 and at inf."""
+    x = x * 1.0
+    if x == 0.0:
+        return -math.inf
+    if not 0.0 < x < math.inf:
+        return math.nan
+    return _bessel_jy(3, x)
