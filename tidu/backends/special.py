@@ -751,7 +751,6 @@ def _bessel_jy_miller(x):  # noqa: ANN001, ANN201
     norm = 0.0
     y0_sum = 0.0
     y1_sum = 0.0
-    above_odd = 0.0  # J_{2k+1} for the pending even k
     j1 = 0.0
     k = m
     while k > 0:
