@@ -4,8 +4,8 @@ Most are tidu's own functions under SciPy's names (``gammaln`` is ``lgamma``, ``
 ``digamma``, ``expit`` is ``sigmoid``); ``ndtri``, ``erfcx``, ``log_ndtr`` and the modified Bessel
 functions ``i0``, ``i0e``, ``i1``, ``i1e``, the incomplete gamma functions ``gammainc``,
 ``gammaincc``, the Hurwitz ``zeta``, the Bessel functions ``bessel_j0``, ``j1``, ``y0``, ``y1``,
-``modified_bessel_k0``, ``k1`` (and scaled) and ``spherical_bessel_j0`` are primitives of their own,
-and ``ndtr``, ``entr``, ``xlog1py`` and ``multigammaln`` are composed. Not here: ``airy_ai`` and the
+``modified_bessel_k0``, ``k1`` (and scaled), ``spherical_bessel_j0`` and ``airy_ai`` are primitives
+of their own, and ``ndtr``, ``entr``, ``xlog1py`` and ``multigammaln`` are composed. Not here: the
 orthogonal polynomials.
 
 >>> import tidu
@@ -29,7 +29,7 @@ from .primitives import special as sp
 from .tensor import Tensor
 
 __all__ = [
-    "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
     "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr",
     "ndtri", "polygamma", "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax",
     "spherical_bessel_j0", "xlog1py", "xlogy", "zeta",
@@ -149,6 +149,18 @@ bessel_y0 = _unary(sp.bessel_y0, "special_bessel_y0", _JY_DOC.format(
 bessel_y1 = _unary(sp.bessel_y1, "special_bessel_y1", _JY_DOC.format(
     what="of the second kind of order 1, ``Y1``", edges="``-inf`` at 0, NaN for ``x < 0`` and at ``inf``.",
     name="bessel_y1", example="[0.0, 1.0, 2.5, -1.0]", result="tensor([   -inf, -0.7812,  0.1459,     nan])"))
+airy_ai = _unary(sp.airy_ai, "special_airy_ai", """The Airy function ``Ai``, the solution of ``y'' = x y`` that
+    decays for ``x -> inf``: ``sqrt(x / 3) / pi K_{1/3}(2/3 x^(3/2))`` above 1, its Maclaurin series
+    on ``[-1, 1]``, Taylor steps along the equation to -9.5 and the oscillating expansion below.
+    Within ``8 (1 + z)`` ulps of ``max(|Ai(x)|, |x|^(-1/4) / sqrt(pi))`` for ``z = 2/3 |x|^(3/2)``
+    (the condition number of ``Ai`` itself grows like ``z``). NaN at ``+-inf``, as PyTorch's.
+
+    No gradient, as in PyTorch (the result never requires grad).
+
+    >>> import tidu
+    >>> tidu.special.airy_ai(tidu.tensor([0.0, 1.0, -2.0, 10.0]))
+    tensor([3.5503e-01, 1.3529e-01, 2.2741e-01, 1.1048e-10])
+    """)
 modified_bessel_k0 = _unary(sp.modified_bessel_k0, "special_modified_bessel_k0", """The modified Bessel
     function of the second kind of order 0 for ``x >= 0`` (``inf`` at 0, NaN below): its power
     series to 1, the trapezoid rule on ``int_0^inf exp(-x cosh t) dt`` to 20, then its asymptotic

@@ -117,6 +117,18 @@ def _bessel_y(n: int) -> object:
     return ref
 
 
+def _airy_maclaurin(x: np.ndarray) -> np.ndarray:
+    """Ai(x) = Ai(0) f(x) + Ai'(0) g(x), f and g the power series of A&S 10.4.2-10.4.3, 40 terms."""
+    c1, c2 = 1 / (3 ** (2 / 3) * math.gamma(2 / 3)), -1 / (3 ** (1 / 3) * math.gamma(1 / 3))
+    f, g = np.ones_like(x), x.copy()
+    tf, tg = np.ones_like(x), x.copy()
+    for k in range(1, 40):
+        tf = tf * x**3 / ((3 * k - 1) * 3 * k)
+        tg = tg * x**3 / (3 * k * (3 * k + 1))
+        f, g = f + tf, g + tg
+    return c1 * f + c2 * g
+
+
 def _zeta(s: float) -> object:
     def ref(q: np.ndarray) -> np.ndarray:
         return (1.0 / (q[..., None] + np.arange(100_000)) ** s).sum(-1) + (q + 100_000 - 0.5) ** (1 - s) / (s - 1)
@@ -171,6 +183,7 @@ ROWS: list[OpCase] = [
     OpCase("bessel_j1", tidu.special.bessel_j1, ((5,), (2, 3)), low=-8.0, high=8.0, ref=_bessel_j(1)),
     OpCase("bessel_y0", tidu.special.bessel_y0, ((5,), (2, 3)), low=0.5, high=8.0, ref=_bessel_y(0)),
     OpCase("bessel_y1", tidu.special.bessel_y1, ((5,), (2, 3)), low=0.5, high=8.0, ref=_bessel_y(1)),
+    OpCase("airy_ai", tidu.special.airy_ai, ((5,), (2, 3)), low=-3.0, high=2.0, ref=_airy_maclaurin),
     OpCase("spherical_bessel_j0", tidu.special.spherical_bessel_j0, ((5,), (2, 3)), low=-8.0, high=8.0,
            ref=lambda x: np.sinc(x / np.pi)),
     OpCase("i1", lambda x: tidu.special.i1(x * 30.0), ((4,),), low=0.5, high=2.0, ref=lambda x: _bessel_i(1)(x * 30.0),

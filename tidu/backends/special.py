@@ -871,3 +871,113 @@ def bessel_y1(x):  # noqa: ANN001, ANN201
     if not 0.0 < x < math.inf:
         return math.nan
     return _bessel_jy(3, x)
+
+
+_AI0 = 0.35502805388781723926  # Ai(0) = 1 / (3^(2/3) Gamma(2/3))
+_AIP0 = -0.25881940379280679840  # Ai'(0) = -1 / (3^(1/3) Gamma(1/3))
+_AIRY_ASYMPTOTIC = -9.5  # Taylor steps from 0 above this, the oscillating expansion below
+
+
+@register_jitable
+def _airy_maclaurin(x):  # noqa: ANN001, ANN201
+    """Ai(x) for |x| <= 1: Ai(0) f(x) + Ai'(0) g(x) with f = sum 3^k (1/3)_k x^3k / (3k)! and
+    g = sum 3^k (2/3)_k x^(3k+1) / (3k+1)! (A&S 10.4.2-10.4.3); cancellation below a factor of 3."""
+    cube = x * x * x
+    f_term = 1.0
+    g_term = x
+    f = 1.0
+    g = x
+    k = 1.0
+    while math.fabs(f_term) + math.fabs(g_term) > 1e-18:
+        f_term *= cube / ((3.0 * k - 1.0) * (3.0 * k))
+        g_term *= cube / ((3.0 * k) * (3.0 * k + 1.0))
+        f += f_term
+        g += g_term
+        k += 1.0
+    return _AI0 * f + _AIP0 * g
+
+
+@register_jitable
+def _airy_taylor_steps(x):  # noqa: ANN001, ANN201
+    """Ai(x) for -9.5 <= x < -1: from (Ai(0), Ai'(0)), steps of at most 1/2 along Ai'' = x Ai,
+    each by the Taylor series whose coefficients obey a_{n+2} = (x0 a_n + a_{n-1}) / ((n+2)(n+1)).
+    Both solutions oscillate there (no growth), so each step adds only rounding: the error stays
+    within a few tens of ulps of the envelope |x|^(-1/4) / sqrt(pi)."""
+    steps = int(math.ceil(-x / 0.5))
+    h = x / steps
+    y = _AI0
+    yp = _AIP0
+    x0 = 0.0
+    for _ in range(steps):
+        prev = 0.0  # a_{n-1}
+        a_n = y  # a_n
+        a_next = yp  # a_{n+1}
+        power = 1.0  # h^n
+        value = y
+        slope = 0.0
+        n = 0.0
+        while True:
+            a_new = (x0 * a_n + prev) / ((n + 2.0) * (n + 1.0))  # a_{n+2}
+            prev = a_n
+            a_n = a_next
+            a_next = a_new
+            n += 1.0
+            slope += n * a_n * power  # n a_n h^(n-1)
+            power *= h
+            value += a_n * power
+            if n > 4.0 and math.fabs(a_n * power) + math.fabs(a_next * power * h) < 1e-18:
+                break
+        y = value
+        yp = slope
+        x0 += h
+    return y
+
+
+@register_jitable
+def _airy_oscillating(x):  # noqa: ANN001, ANN201
+    """Ai(x) for x < -9.5 (A&S 10.4.60): (cos(z - pi/4) P + sin(z - pi/4) Q) / (sqrt(pi) |x|^(1/4)),
+    z = 2/3 |x|^(3/2), P = sum (-1)^k u_2k z^-2k, Q = sum (-1)^k u_(2k+1) z^-(2k+1),
+    u_k = u_{k-1} (6k-5)(6k-3)(6k-1) / ((2k-1) 216 k); at z >= 19.5 the terms fall below 1e-17."""
+    ax = -x
+    z = 2.0 / 3.0 * ax * math.sqrt(ax)
+    term = 1.0
+    p = 1.0
+    q = 0.0
+    for k in range(1, 60):
+        term *= (6.0 * k - 5.0) * (6.0 * k - 3.0) * (6.0 * k - 1.0) / ((2.0 * k - 1.0) * 216.0 * k * z)
+        sign = 1.0 if (k // 2) % 2 == 0 else -1.0
+        if k % 2 == 0:
+            p += sign * term
+        else:
+            q += sign * term
+        if math.fabs(term) < 1e-17:
+            break
+    c = math.cos(z)
+    s = math.sin(z)
+    cos_phase = (c + s) * _SQRT_HALF  # cos(z - pi/4)
+    sin_phase = (s - c) * _SQRT_HALF
+    return (cos_phase * p + sin_phase * q) * _INV_SQRT_PI / math.sqrt(math.sqrt(ax))
+
+
+@register_jitable
+def airy_ai(x):  # noqa: ANN001, ANN201
+    """The Airy function Ai: for x > 1, sqrt(x/3) / pi K_{1/3}(2/3 x^(3/2)) (A&S 10.4.14) by the
+    K functions' trapezoid rule and asymptotic series; the Maclaurin series on [-1, 1]; Taylor
+    steps to -9.5; the oscillating expansion below. NaN at +-inf (PyTorch's)."""
+    x = x * 1.0
+    if x != x or math.fabs(x) == math.inf:
+        return math.nan
+    if x > 1.0:
+        z = 2.0 / 3.0 * x * math.sqrt(x)
+        if z > 745.0:
+            return 0.0
+        if z < _BESSEL_SWITCH:
+            scaled = _bessel_k_trapezoid(1.0 / 3.0, z)
+        else:
+            scaled = _bessel_k_asymptotic(1.0 / 3.0, z) * math.sqrt(0.5 * math.pi / z)
+        return math.sqrt(x / 3.0) / math.pi * scaled * math.exp(-z)
+    if x >= -1.0:
+        return _airy_maclaurin(x)
+    if x >= _AIRY_ASYMPTOTIC:
+        return _airy_taylor_steps(x)
+    return _airy_oscillating(x)
