@@ -2,10 +2,11 @@
 
 Most are tidu's own functions under SciPy's names (``gammaln`` is ``lgamma``, ``psi`` is
 ``digamma``, ``expit`` is ``sigmoid``); ``ndtri``, ``erfcx``, ``log_ndtr`` and the modified Bessel
-functions ``i0``, ``i0e``, ``i1``, ``i1e`` are primitives of their own, and ``ndtr``, ``entr``,
-``xlog1py`` and ``multigammaln`` are composed. Not here: ``zeta``, the incomplete gamma functions,
-the Bessel functions ``bessel_j0/j1/y0/y1``, ``modified_bessel_k0/k1`` (and scaled), ``airy_ai``,
-``spherical_bessel_j0`` and the orthogonal polynomials.
+functions ``i0``, ``i0e``, ``i1``, ``i1e``, the incomplete gamma functions ``gammainc``,
+``gammaincc``, the Hurwitz ``zeta``, the Bessel functions ``bessel_j0``, ``j1``, ``y0``, ``y1``,
+``modified_bessel_k0``, ``k1`` (and scaled), ``spherical_bessel_j0`` and ``airy_ai`` are primitives
+of their own, and ``ndtr``, ``entr``, ``xlog1py`` and ``multigammaln`` are composed. Not here: the
+orthogonal polynomials.
 
 >>> import tidu
 >>> tidu.special.ndtri(tidu.tensor([0.025, 0.5]))
@@ -18,18 +19,20 @@ import math
 from typing import Any
 
 from .core import dtypes
-from .core.primitive import bind
+from .core.primitive import Var, bind
 from .ops import activation, pointwise, reduce
 from .ops import math as ops_math
 from .ops import special as ops_special
-from .ops._operands import float_operand
+from .ops._operands import float_operand, operands
 from .ops.math import _unary
 from .primitives import special as sp
+from .tensor import Tensor
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e",
-    "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "multigammaln", "ndtr",
-    "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
+    "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr",
+    "ndtri", "polygamma", "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax",
+    "spherical_bessel_j0", "xlog1py", "xlogy", "zeta",
 ]
 
 erf = ops_math.erf
@@ -51,6 +54,26 @@ softmax = activation.softmax
 log_softmax = activation.log_softmax
 multigammaln = ops_special.mvlgamma
 i0 = modified_bessel_i0 = ops_special.i0
+
+
+def gammainc(input: Any, other: Any) -> Any:  # noqa: A002
+    """The regularized lower incomplete gamma function ``P(a, x)`` (``tidu.igamma``).
+
+    >>> import tidu
+    >>> tidu.special.gammainc(tidu.tensor([1.0, 3.0]), tidu.tensor([1.0, 0.5]))
+    tensor([0.6321, 0.0144])
+    """
+    return ops_special.float_pair(sp.igamma, input, other, "special_gammainc")
+
+
+def gammaincc(input: Any, other: Any) -> Any:  # noqa: A002
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)`` (``tidu.igammac``).
+
+    >>> import tidu
+    >>> tidu.special.gammaincc(tidu.tensor([1.0, 3.0]), tidu.tensor([1.0, 0.5]))
+    tensor([0.3679, 0.9856])
+    """
+    return ops_special.float_pair(sp.igammac, input, other, "special_gammaincc")
 
 erfcx = _unary(sp.erfcx, "special_erfcx", """The scaled complementary error function ``exp(x**2) erfc(x)``,
     finite where ``erfc`` underflows (about ``1 / (x sqrt(pi))`` for large ``x``).
@@ -104,7 +127,112 @@ i1e = _unary(sp.i1e, "special_i1e", """The exponentially scaled modified Bessel 
     tensor([ 0.0000,  0.2079, -0.0126])
     """)
 
+_JY_DOC = """The Bessel function {what}: its power series below 2, Miller's backward
+    recurrence with the Neumann series to 25, Hankel's expansion above; within 9 ulps of
+    ``max(|value|, 1 / sqrt(x))`` (absolute near its zeros, as PyTorch's). {edges}
+
+    No gradient, as in PyTorch (the result never requires grad).
+
+    >>> import tidu
+    >>> tidu.special.{name}(tidu.tensor({example}))
+    {result}
+    """
+bessel_j0 = _unary(sp.bessel_j0, "special_bessel_j0", _JY_DOC.format(
+    what="of the first kind of order 0, ``J0``", edges="Even; NaN at ``+-inf`` (PyTorch's).", name="bessel_j0",
+    example="[0.0, 1.0, -2.5, 30.0]", result="tensor([ 1.0000,  0.7652, -0.0484, -0.0864])"))
+bessel_j1 = _unary(sp.bessel_j1, "special_bessel_j1", _JY_DOC.format(
+    what="of the first kind of order 1, ``J1``", edges="Odd; NaN at ``+-inf``.", name="bessel_j1",
+    example="[0.0, 1.0, -2.5, 30.0]", result="tensor([ 0.0000,  0.4401, -0.4971, -0.1188])"))
+bessel_y0 = _unary(sp.bessel_y0, "special_bessel_y0", _JY_DOC.format(
+    what="of the second kind of order 0, ``Y0``", edges="``-inf`` at 0, NaN for ``x < 0`` and at ``inf``.",
+    name="bessel_y0", example="[0.0, 1.0, 2.5, -1.0]", result="tensor([  -inf, 0.0883, 0.4981,    nan])"))
+bessel_y1 = _unary(sp.bessel_y1, "special_bessel_y1", _JY_DOC.format(
+    what="of the second kind of order 1, ``Y1``", edges="``-inf`` at 0, NaN for ``x < 0`` and at ``inf``.",
+    name="bessel_y1", example="[0.0, 1.0, 2.5, -1.0]", result="tensor([   -inf, -0.7812,  0.1459,     nan])"))
+airy_ai = _unary(sp.airy_ai, "special_airy_ai", """The Airy function ``Ai``, the solution of ``y'' = x y`` that
+    decays for ``x -> inf``: ``sqrt(x / 3) / pi K_{1/3}(2/3 x^(3/2))`` above 1, its Maclaurin series
+    on ``[-1, 1]``, Taylor steps along the equation to -9.5 and the oscillating expansion below.
+    Within ``8 (1 + z)`` ulps of ``max(|Ai(x)|, |x|^(-1/4) / sqrt(pi))`` for ``z = 2/3 |x|^(3/2)``
+    (the condition number of ``Ai`` itself grows like ``z``). NaN at ``+-inf``, as PyTorch's.
+
+    No gradient, as in PyTorch (the result never requires grad).
+
+    >>> import tidu
+    >>> tidu.special.airy_ai(tidu.tensor([0.0, 1.0, -2.0, 10.0]))
+    tensor([3.5503e-01, 1.3529e-01, 2.2741e-01, 1.1048e-10])
+    """)
+modified_bessel_k0 = _unary(sp.modified_bessel_k0, "special_modified_bessel_k0", """The modified Bessel
+    function of the second kind of order 0 for ``x >= 0`` (``inf`` at 0, NaN below): its power
+    series to 1, the trapezoid rule on ``int_0^inf exp(-x cosh t) dt`` to 20, then its asymptotic
+    series; within 8 ulps of exact.
+
+    No gradient, as in PyTorch (the result never requires grad).
+
+    >>> import tidu
+    >>> tidu.special.modified_bessel_k0(tidu.tensor([0.0, 0.5, 2.0, 30.0]))
+    tensor([       inf, 9.2442e-01, 1.1389e-01, 2.0884e-14])
+    """)
+modified_bessel_k1 = _unary(sp.modified_bessel_k1, "special_modified_bessel_k1", """The modified Bessel
+    function of the second kind of order 1 for ``x >= 0`` (about ``1 / x`` near 0).
+
+    No gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.special.modified_bessel_k1(tidu.tensor([1e-30, 0.5, 2.0]))
+    tensor([1.0000e+30, 1.6564e+00, 1.3987e-01])
+    """)
+scaled_modified_bessel_k0 = _unary(sp.scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0",
+                                   """``exp(x) K0(x)``, finite where ``K0`` underflows.
+
+    No gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.special.scaled_modified_bessel_k0(tidu.tensor([0.5, 1000.0]))
+    tensor([1.5241, 0.0396])
+    """)
+scaled_modified_bessel_k1 = _unary(sp.scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1",
+                                   """``exp(x) K1(x)``, finite where ``K1`` underflows.
+
+    No gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.special.scaled_modified_bessel_k1(tidu.tensor([0.5, 1000.0]))
+    tensor([2.7310, 0.0397])
+    """)
+spherical_bessel_j0 = _unary(sp.spherical_bessel_j0, "special_spherical_bessel_j0", """The spherical
+    Bessel function of the first kind of order 0, ``sin(x) / x`` (1 at 0, 0 at ``+-inf``).
+
+    No gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> tidu.special.spherical_bessel_j0(tidu.tensor([0.0, 1.0, -3.0]))
+    tensor([1.0000, 0.8415, 0.0470])
+    """)
+
 _SQRT_HALF = math.sqrt(0.5)
+
+
+def zeta(input: Any, other: Any) -> Any:  # noqa: A002
+    """The Hurwitz zeta function ``sum_{k >= 0} (other + k) ** -input`` (``input > 1``; ``inf`` at
+    ``input = 1`` and at the non-positive integers ``other``; NaN for ``input < 1``, and for a
+    negative non-integer ``other`` unless ``input`` is an integer). Either argument may be a number.
+
+    Gradient: ``d zeta(s, q) = -s zeta(s + 1, q) dq`` (primitive ``zeta``); as in PyTorch there is
+    none in ``s``: a backward that needs it raises ``NotImplementedError``.
+
+    >>> import tidu
+    >>> tidu.special.zeta(tidu.tensor([2.0, 3.0, 1.0]), 1.0)
+    tensor([1.6449, 1.2021,    inf])
+    >>> tidu.special.zeta(2, tidu.tensor([0.5, -1.5], dtype=tidu.float64))
+    tensor([4.9348, 9.3792], dtype=tidu.float64)
+    """
+    if not isinstance(input, Tensor | Var) and not isinstance(other, Tensor | Var):
+        raise TypeError(f"special_zeta() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__})")
+    s, q = operands(input, other, op="special_zeta", float_only=True)
+    if s.dtype.is_half:
+        raise dtypes.not_implemented("zeta_cpu", s.dtype)  # PyTorch has no half kernel for it
+    return bind(sp.zeta, s, q)
 
 
 def ndtr(input: Any) -> Any:  # noqa: A002

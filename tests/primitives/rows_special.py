@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 from op_db import OpCase
 
@@ -65,6 +66,76 @@ def _bessel_i(n: int, scaled: bool = False) -> object:
     return ref
 
 
+def _incomplete_gamma(a: float, upper: bool = False) -> object:
+    """P(a, x) (or Q) from mpmath at 30 digits; ``a`` is fixed: only ``x`` is differentiable."""
+    def ref(x: np.ndarray) -> np.ndarray:
+        mpmath.mp.dps = 30
+        bounds = (lambda v: (v, mpmath.inf)) if upper else (lambda v: (0, v))
+        return np.vectorize(lambda v: float(mpmath.gammainc(a, *bounds(v), regularized=True)))(x)
+
+    return ref
+
+
+def _bessel_k(nu: int, scaled: bool = False) -> object:
+    """K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt by the trapezoid rule with step 1/200 to
+    t = 12 (the integrand is analytic and decays doubly exponentially: rounding-level error)."""
+    def ref(x: np.ndarray) -> np.ndarray:
+        t = np.linspace(0.0, 12.0, 2401)
+        w = np.full(t.shape, t[1])
+        w[[0, -1]] /= 2
+        values = (np.exp(-x[..., None] * np.cosh(t)) * np.cosh(nu * t) * w).sum(-1)
+        return values * np.exp(x) if scaled else values
+
+    return ref
+
+
+def _bessel_j(n: int) -> object:
+    """J_n(x) = 1/pi int_0^pi cos(n t - x sin t) dt by the trapezoid rule on 64 intervals (smooth and
+    periodic: rounding-level for |x| < 20)."""
+    def ref(x: np.ndarray) -> np.ndarray:
+        t = np.linspace(0.0, np.pi, 65)
+        w = np.full(65, 1.0 / 64)
+        w[[0, -1]] /= 2
+        return (np.cos(n * t - x[..., None] * np.sin(t)) * w).sum(-1)
+
+    return ref
+
+
+def _bessel_y(n: int) -> object:
+    """Y_n(x) = 1/pi int_0^pi sin(x sin t - n t) dt - 1/pi int_0^inf (e^(nt) + (-1)^n e^(-nt))
+    e^(-x sinh t) dt (A&S 9.1.22), both by Simpson's rule on 20000 intervals (to 1e-12)."""
+    def simpson(f: np.ndarray, h: float) -> np.ndarray:
+        return h / 3 * (f[..., 0] + f[..., -1] + 4 * f[..., 1:-1:2].sum(-1) + 2 * f[..., 2:-1:2].sum(-1))
+
+    def ref(x: np.ndarray) -> np.ndarray:
+        t = np.linspace(0.0, np.pi, 20001)
+        first = simpson(np.sin(x[..., None] * np.sin(t) - n * t), t[1])
+        u = np.linspace(0.0, 12.0, 20001)
+        second = simpson((np.exp(n * u) + (-1) ** n * np.exp(-n * u)) * np.exp(-x[..., None] * np.sinh(u)), u[1])
+        return (first - second) / np.pi
+
+    return ref
+
+
+def _airy_maclaurin(x: np.ndarray) -> np.ndarray:
+    """Ai(x) = Ai(0) f(x) + Ai'(0) g(x), f and g the power series of A&S 10.4.2-10.4.3, 40 terms."""
+    c1, c2 = 1 / (3 ** (2 / 3) * math.gamma(2 / 3)), -1 / (3 ** (1 / 3) * math.gamma(1 / 3))
+    f, g = np.ones_like(x), x.copy()
+    tf, tg = np.ones_like(x), x.copy()
+    for k in range(1, 40):
+        tf = tf * x**3 / ((3 * k - 1) * 3 * k)
+        tg = tg * x**3 / (3 * k * (3 * k + 1))
+        f, g = f + tf, g + tg
+    return c1 * f + c2 * g
+
+
+def _zeta(s: float) -> object:
+    def ref(q: np.ndarray) -> np.ndarray:
+        return (1.0 / (q[..., None] + np.arange(100_000)) ** s).sum(-1) + (q + 100_000 - 0.5) ** (1 - s) / (s - 1)
+
+    return ref
+
+
 ROWS: list[OpCase] = [
     OpCase("erfc", tidu.erfc, ((5,), (2, 3), ()), ref=lambda x: 1.0 - _erf(x)),
     OpCase("erfinv", tidu.erfinv, ((5,), (2, 3)), low=-0.9, high=0.9, ref=_erfinv),
@@ -89,6 +160,32 @@ ROWS: list[OpCase] = [
     OpCase("i1e", tidu.special.i1e, ((5,), (2, 3)), low=-4.0, high=4.0, ref=_bessel_i(1, scaled=True)),
     # the derivatives' limits at 0 (1/2 for i1 and i1e) and the kink of i0e and i1e there: the rows
     # sample away from 0 (finite differences straddle the kink); tests/ops/test_special.py checks 0
+    # the incomplete gamma functions in x, for a fixed a (PyTorch has no derivative in a)
+    OpCase("igamma", lambda x: tidu.igamma(tidu.full_like(x, 0.7), x), ((5,), (2, 3)), low=0.1, high=4.0,
+           ref=_incomplete_gamma(0.7)),
+    OpCase("igamma", lambda x: tidu.special.gammainc(tidu.full_like(x, 30.0), x), ((4,),), low=20.0, high=45.0,
+           ref=_incomplete_gamma(30.0), name="large-a"),
+    OpCase("igammac", lambda x: tidu.full_like(x, 2.5).igammac(x), ((5,), (2, 3)), low=0.2, high=6.0,
+           ref=_incomplete_gamma(2.5, upper=True)),
+    # zeta(s, q) in q (PyTorch has no derivative in s), for s = 2.5 and 7: the sum's first 10^5
+    # terms and its midpoint-integral tail
+    OpCase("zeta", lambda q: tidu.special.zeta(2.5, q), ((5,), (2, 3)), low=0.3, high=4.0, ref=_zeta(2.5)),
+    OpCase("zeta", lambda q: tidu.special.zeta(tidu.full_like(q, 7.0), q), ((4,),), low=-2.9, high=-2.1, ref=_zeta(7.0),
+           name="negative-q"),
+    # no derivatives (nondiff, as PyTorch's): value rows only
+    OpCase("modified_bessel_k0", tidu.special.modified_bessel_k0, ((5,), (2, 3)), low=0.1, high=6.0, ref=_bessel_k(0)),
+    OpCase("modified_bessel_k1", tidu.special.modified_bessel_k1, ((5,), (2, 3)), low=0.1, high=6.0, ref=_bessel_k(1)),
+    OpCase("scaled_modified_bessel_k0", tidu.special.scaled_modified_bessel_k0, ((5,),), low=0.1, high=6.0,
+           ref=_bessel_k(0, scaled=True)),
+    OpCase("scaled_modified_bessel_k1", tidu.special.scaled_modified_bessel_k1, ((5,),), low=0.1, high=6.0,
+           ref=_bessel_k(1, scaled=True)),
+    OpCase("bessel_j0", tidu.special.bessel_j0, ((5,), (2, 3)), low=-8.0, high=8.0, ref=_bessel_j(0)),
+    OpCase("bessel_j1", tidu.special.bessel_j1, ((5,), (2, 3)), low=-8.0, high=8.0, ref=_bessel_j(1)),
+    OpCase("bessel_y0", tidu.special.bessel_y0, ((5,), (2, 3)), low=0.5, high=8.0, ref=_bessel_y(0)),
+    OpCase("bessel_y1", tidu.special.bessel_y1, ((5,), (2, 3)), low=0.5, high=8.0, ref=_bessel_y(1)),
+    OpCase("airy_ai", tidu.special.airy_ai, ((5,), (2, 3)), low=-3.0, high=2.0, ref=_airy_maclaurin),
+    OpCase("spherical_bessel_j0", tidu.special.spherical_bessel_j0, ((5,), (2, 3)), low=-8.0, high=8.0,
+           ref=lambda x: np.sinc(x / np.pi)),
     OpCase("i1", lambda x: tidu.special.i1(x * 30.0), ((4,),), low=0.5, high=2.0, ref=lambda x: _bessel_i(1)(x * 30.0),
            name="asymptotic", rtol=1e-6),
 ]

@@ -105,6 +105,18 @@ class Gamma(Distribution):
         c, rate = self.concentration, self.rate
         return tidu.xlogy(c, rate) + tidu.xlogy(c - 1, value) - rate * value - tidu.lgamma(c)
 
+    def cdf(self, value: Any) -> Any:
+        """``P(concentration, rate * value)`` (``special.gammainc``): differentiable in ``value`` and
+        ``rate``; in ``concentration`` a backward raises ``NotImplementedError``, as PyTorch's.
+
+        >>> import tidu
+        >>> from tidu.distributions import Gamma, Chi2
+        >>> Gamma(2.0, 3.0).cdf(tidu.tensor(0.5)), Chi2(tidu.tensor(2.0)).cdf(tidu.tensor(1.0))
+        (tensor(0.4422), tensor(0.3935))
+        """
+        self._validate(value)
+        return tidu.special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self) -> Any:
         c = self.concentration
         return c - self.rate.log() + tidu.lgamma(c) + (1 - c) * tidu.digamma(c)

@@ -331,7 +331,7 @@ _SAME_SHAPE_INPLACE = (
     "clamp_min", "clamp_max", "nan_to_num", "tril", "triu", "logit", "addcmul", "addcdiv", "hypot", "atan2",
     "logical_not", "logical_and", "logical_or", "logical_xor",
     "bitwise_not", "xlogy", "float_power", "deg2rad", "rad2deg", "sinc", "absolute", "negative",
-    "arcsin", "arccos", "arctan", "arctan2", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0", "mvlgamma", "cumprod",
+    "arcsin", "arccos", "arctan", "arctan2", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0", "mvlgamma", "igamma", "igammac", "cumprod",
     "arcsinh", "arccosh", "arctanh", "fix", "sgn", "cumsum", "divide", "multiply", "subtract", "true_divide",
     "floor_divide", "copysign", "gcd", "lcm", "ldexp", "nextafter", "heaviside", "addr", "renorm",
     "scatter_reduce", "index_reduce", "masked_scatter", "put", "addbmm", "addmm", "addmv", "baddbmm",

@@ -45,3 +45,44 @@ i0e = unary("i0e", scalar.i0e, lambda dx, x, out: dx * (i1e.bind(x) - ops.sign(x
 i1 = unary("i1", scalar.i1, lambda dx, x, out: dx * ops.where(x == 0, 0.5, i0.bind(x) - out / _nonzero(x)))
 i1e = unary("i1e", scalar.i1e,
             lambda dx, x, out: dx * ops.where(x == 0, 0.5, i0e.bind(x) - out * (ops.sign(x) + 1.0 / _nonzero(x))))
+
+
+# The regularized incomplete gamma functions P(a, x) and Q(a, x) = 1 - P(a, x). As in PyTorch, only
+# x is differentiable, d P = x^(a-1) e^-x / Gamma(a) dx (PyTorch's formula, so its NaN at x = 0 too);
+# a derivative for a raises PyTorch's error in a backward.
+def _no_derivative_for_a(name: str):  # noqa: ANN202
+    def rule(da, a, x, out):  # noqa: ANN001, ANN202, ARG001
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+    return rule
+
+
+def _gamma_density(a, x):  # noqa: ANN001, ANN202
+    return ops.exp((a - 1.0) * ops.log(x) - x - ops.lgamma(a))
+
+
+igamma = binary("igamma", scalar.igamma, _no_derivative_for_a("igamma"),
+                lambda dx, a, x, out: dx * _gamma_density(a, x))
+igammac = binary("igammac", scalar.igammac, _no_derivative_for_a("igammac"),
+                 lambda dx, a, x, out: -(dx * _gamma_density(a, x)))
+
+
+# The Hurwitz zeta function zeta(s, q): as in PyTorch, differentiable in q only,
+# d zeta(s, q) = -s zeta(s + 1, q) dq; a derivative in s raises PyTorch's error in a backward.
+def _zeta_no_derivative_in_s(ds, s, q, out):  # noqa: ANN001, ANN202, ARG001
+    raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+
+zeta = binary("zeta", scalar.zeta, _zeta_no_derivative_in_s, lambda dq, s, q, out: dq * (-s * zeta.bind(s + 1.0, q)))
+
+
+# Bessel functions PyTorch does not differentiate (their results never require grad): nondiff.
+modified_bessel_k0 = unary("modified_bessel_k0", scalar.k0, nondiff=True)
+modified_bessel_k1 = unary("modified_bessel_k1", scalar.k1, nondiff=True)
+scaled_modified_bessel_k0 = unary("scaled_modified_bessel_k0", scalar.k0e, nondiff=True)
+scaled_modified_bessel_k1 = unary("scaled_modified_bessel_k1", scalar.k1e, nondiff=True)
+spherical_bessel_j0 = unary("spherical_bessel_j0", scalar.spherical_j0, nondiff=True)
+bessel_j0 = unary("bessel_j0", scalar.bessel_j0, nondiff=True)
+bessel_j1 = unary("bessel_j1", scalar.bessel_j1, nondiff=True)
+bessel_y0 = unary("bessel_y0", scalar.bessel_y0, nondiff=True)
+bessel_y1 = unary("bessel_y1", scalar.bessel_y1, nondiff=True)
+airy_ai = unary("airy_ai", scalar.airy_ai, nondiff=True)
