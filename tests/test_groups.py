@@ -97,9 +97,12 @@ def test_groups_between_other_nodes_never_form_a_cycle():
         np.testing.assert_allclose(got, ref, rtol=1e-12)
     x = tidu.tensor(_rand(5), requires_grad=True)
     a = x * 2.0
-    s = a.sum()
+    s = a.sum()  # grouped (one floating output): it joins a's group, whose values it reads
     b = a * s
-    assert a.grad_fn.group is not b.grad_fn.group
+    assert a.grad_fn.group is b.grad_fn.group
+    m = tidu.linalg.slogdet(a[:1].reshape(1, 1)).logabsdet  # a node of its own (two outputs): the group closes
+    c = a * m
+    assert a.grad_fn.group is not c.grad_fn.group
 
 
 def test_retained_and_hooked_values_inside_a_group(monkeypatch):
@@ -321,3 +324,29 @@ def test_a_kept_second_order_gradient_does_not_chain_the_next_steps_graph():
     assert built[1:] == [built[1]] * 4, "a later step built a new program"
     gc.collect()
     assert first_group() is None, "the first step's group outlived its step"
+
+
+def test_a_kernels_flush_keeps_the_group_and_a_read_closes_it():
+    """An op that is not deferred and reads queued work (an RNN's product reading the last
+    state) flushes without closing the group, so a recurrent loop's calls join one group; a read
+    of a value (``item``, ``numpy``, printing) closes it, so steps that end with one never share
+    a group (nor keep each other's saved values alive)."""
+    w0, h0 = _rand(16, seed=1).reshape(4, 4) * 0.3, _rand(8, seed=2).reshape(2, 4)
+    w = tidu.tensor(w0, requires_grad=True)
+    h = tidu.tensor(h0)
+    states = []
+    for _ in range(5):
+        h = tidu.tanh(h @ w + 1.0)
+        states.append(h)
+    assert len({id(s.grad_fn.group) for s in states}) == 1
+    first = (states[-1] * 2.0).sum()
+    first.item()
+    second = (states[-1] * 3.0).sum()
+    assert first.grad_fn.group is not second.grad_fn.group
+    second.backward()
+    th = torch.tensor(h0)
+    tw = torch.tensor(w0, requires_grad=True)
+    for _ in range(5):
+        th = torch.tanh(th @ tw + 1.0)
+    (th * 3.0).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-12)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .core import dtypes
+from .core import groups as _groups
 from .core.aval import ShapeDtype, wrap_dim
 from .core.deferred import PENDING as _PENDING
 from .core.deferred import expose as _expose
@@ -368,6 +369,8 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._dtype is dtypes.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")  # numpy has none (PyTorch's error)
+        if _groups._open is not None:  # a read of values ends the open group (``_values``)
+            _groups.close()
         data = self._data
         _expose(data)
         return data
@@ -410,7 +413,11 @@ class Tensor:
         return self._data if self._device is CPU else self._data.copy_to_host()
 
     def _values(self) -> np.ndarray:
-        """The values as a host numpy array: ``_host``, but a bfloat16 tensor's widened to float32."""
+        """The values as a host numpy array: ``_host``, but a bfloat16 tensor's widened to float32.
+        A read of values (``item``, ``tolist``, ``bool``) ends the open group of recorded calls
+        (core/groups.py): a step that ends with one never shares a group with the next."""
+        if _groups._open is not None:
+            _groups.close()
         host = self._host()
         return dtypes.to_float32(host, self._dtype) if self._dtype is dtypes.bfloat16 else host
 

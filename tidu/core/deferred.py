@@ -70,8 +70,12 @@ def queueable(app: Any) -> bool:
     return kind in ("select", "fn")
 
 
-def flush() -> None:
-    """Run everything queued (a no-op when nothing is, or inside a flush)."""
+def flush(for_kernel: bool = False) -> None:
+    """Run everything queued (a no-op when nothing is, or inside a flush). A flush for the user
+    (a read of a value, a backward, an optimizer's step) also closes the open group
+    (core/groups.py), whose calls then end a step of their own; one ``for_kernel`` (an op that is
+    not deferred reads queued work: W5's products read the last step's state) leaves it open, so
+    a loop's calls join one group, up to its size."""
     if not PENDING or getattr(_flushing, "on", False):
         return
     with _lock:
@@ -98,7 +102,7 @@ def flush() -> None:
             else:
                 plan(_slots)
         finally:
-            if groups._open is not None:
+            if not for_kernel and groups._open is not None:
                 groups.close()
             PENDING.clear()
             _slots.clear()

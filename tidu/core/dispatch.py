@@ -130,7 +130,7 @@ def bind_eager(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
         raise NotImplementedError(f"primitive {prim.name} has no kernel for device {device!r}")
     out_device = CPU if out_avals[0].device == "cpu" else CUDA
     if deferred.PENDING and deferred.reads_pending(arrays):
-        deferred.flush()
+        deferred.flush(True)
     result = impl(*arrays, **params)
     if type(result) is tuple:
         outs = [_output(prim, array, aval, out_device) for array, aval in zip(result, out_avals)]
@@ -273,7 +273,7 @@ def _call_one(prim: Primitive, x: Tensor, params: dict[str, Any], entry: list) -
         refresh_view(x)
     buf = x._buf
     if deferred.PENDING and deferred.reads_pending((buf,)):
-        deferred.flush()
+        deferred.flush(True)
     result = prim.impls[x._device.type](buf, **params)
     out = wrap(result, entry[1][0].dtype, x._device)
     if result.base is not None or result is buf:
@@ -295,7 +295,7 @@ def _call(prim: Primitive, args: tuple, params: dict[str, Any], entry: list) -> 
                 refresh_view(t)
     arrays = list(map(_BUF, args))
     if deferred.PENDING and deferred.reads_pending(arrays):
-        deferred.flush()
+        deferred.flush(True)
     device = args[0]._device
     kernel = entry[7]
     if kernel is None:
@@ -382,7 +382,7 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) 
         _refresh_stale(args)
     abuf, bbuf = a._buf, b._buf
     if deferred.PENDING and deferred.reads_pending((abuf, bbuf)):
-        deferred.flush()
+        deferred.flush(True)
     out = wrap(dot_general.impls[device.type](abuf, bbuf, **params), entry[1][0].dtype, device)
     if grad_on and (a._requires_grad or b._requires_grad):
         _record_call(dot_general, args, params, entry, [out])
@@ -435,7 +435,7 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
                         _record(prim, args, params, entry, [t])
                     break
     if len(pending) >= deferred.MAX_QUEUE:
-        deferred.flush()
+        deferred.flush(True)
     return t
 
 

@@ -14,7 +14,8 @@ values each call saved. Nothing is recomputed: a group saves what its calls' bac
 programs read, exactly as their own nodes would.
 
 A group closes when a node that is not grouped is recorded (so groups and nodes never form
-a cycle), when the deferral queue flushes, and before it is walked.
+a cycle), when the deferral queue flushes for the user (a read of a value: a flush for an op
+that reads queued work keeps it open), after ``MAX_CALLS`` calls, and before it is walked.
 """
 
 from __future__ import annotations
