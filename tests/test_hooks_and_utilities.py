@@ -11,19 +11,7 @@ import pytest
 import torch
 
 import tidu
-
-
-def _twin_linear(seed: int = 0) -> tuple[tidu.nn.Linear, torch.nn.Linear]:
-    rng = np.random.default_rng(seed)
-    w, b = rng.standard_normal((2, 3)), rng.standard_normal(2)
-    ours, theirs = tidu.nn.Linear(3, 2, dtype=tidu.float64), torch.nn.Linear(3, 2, dtype=torch.float64)
-    with tidu.no_grad():
-        ours.weight.copy_(tidu.tensor(w))
-        ours.bias.copy_(tidu.tensor(b))
-    with torch.no_grad():
-        theirs.weight.copy_(torch.tensor(w))
-        theirs.bias.copy_(torch.tensor(b))
-    return ours, theirs
+from tests.nn.test_orthogonal import twin_linear
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "LBFGS", "Adafactor"])
@@ -157,7 +145,7 @@ def test_module_utilities_match_torch() -> None:
 
 
 def test_ensemble_through_stack_module_state_matches_torch() -> None:
-    pairs = [_twin_linear(seed) for seed in range(3)]
+    pairs = [twin_linear((3, 2), seed) for seed in range(3)]
     x = np.random.default_rng(9).standard_normal((3, 4, 3))
     ours_params, ours_buffers = tidu.func.stack_module_state([p[0] for p in pairs])
     theirs_params, theirs_buffers = torch.func.stack_module_state([p[1] for p in pairs])

@@ -58,7 +58,8 @@ def test_householder_product_errors_match_torch() -> None:
             lib.linalg.householder_product(lib.ones(3, 2), lib.ones(3))
 
 
-def _pair(cls_args: tuple[int, int], seed: int) -> tuple[tidu.nn.Linear, torch.nn.Linear]:
+def twin_linear(cls_args: tuple[int, int], seed: int) -> tuple[tidu.nn.Linear, torch.nn.Linear]:
+    """A float64 ``Linear(*cls_args)`` in tidu and in PyTorch with the same weight and bias."""
     rng = np.random.default_rng(seed)
     w = rng.standard_normal((cls_args[1], cls_args[0]))
     ours, theirs = tidu.nn.Linear(*cls_args, dtype=tidu.float64), torch.nn.Linear(*cls_args, dtype=torch.float64)
@@ -77,7 +78,7 @@ def _pair(cls_args: tuple[int, int], seed: int) -> tuple[tidu.nn.Linear, torch.n
                           ((3, 5), "householder", False), ((5, 3), "householder", False),
                           ((4, 4), "householder", False)])
 def test_orthogonal_training_matches_torch(sizes: tuple[int, int], orthogonal_map: str | None, trivial: bool) -> None:
-    ours, theirs = _pair(sizes, seed=sum(sizes))
+    ours, theirs = twin_linear(sizes, seed=sum(sizes))
     tidu.nn.utils.parametrizations.orthogonal(ours, orthogonal_map=orthogonal_map, use_trivialization=trivial)
     torch.nn.utils.parametrizations.orthogonal(theirs, orthogonal_map=orthogonal_map, use_trivialization=trivial)
     assert list(ours.state_dict()) == list(theirs.state_dict())
@@ -112,7 +113,7 @@ def test_orthogonal_with_random_completion_stays_orthogonal() -> None:
 
 def test_assigning_an_orthogonal_matrix() -> None:
     q = np.linalg.qr(np.random.default_rng(3).standard_normal((4, 4)))[0]
-    ours, theirs = _pair((4, 4), seed=4)
+    ours, theirs = twin_linear((4, 4), seed=4)
     tidu.nn.utils.parametrizations.orthogonal(ours)
     torch.nn.utils.parametrizations.orthogonal(theirs)
     ours.weight = tidu.tensor(q)

@@ -46,6 +46,7 @@ from ..primitives import linalg
 from ..primitives import nn as nn_prims
 from ..primitives.slicing import pad as pad_p
 from ..tensor import SHORT_PATH_TYPES, Tensor, placed
+from ._tuples import _pair as _two
 
 __all__ = [
     "affine_grid", "ctc_loss", "grid_sample", "rrelu", "rrelu_", "triplet_margin_with_distance_loss", "interpolate", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "group_norm", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "max_pool2d", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
@@ -2277,7 +2278,7 @@ from ._grid_sample import affine_grid, grid_sample  # noqa: E402
 
 
 def _pair(value: Any) -> tuple[int, int]:
-    return (int(value), int(value)) if isinstance(value, int) else tuple(int(v) for v in value)
+    return tuple(int(v) for v in _two(value))
 
 
 def _block_kernel(channels: int, kernel: tuple[int, int], like: Any) -> Any:

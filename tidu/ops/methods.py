@@ -16,6 +16,7 @@ RuntimeError: a leaf Variable that requires grad is being used in an in-place op
 
 from __future__ import annotations
 
+import importlib
 from math import prod as math_prod
 from typing import Any
 
@@ -600,67 +601,30 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
     return convert(self, dtypes.as_dtype(dtype))
 
 
-def _geqrf(self: Tensor) -> Any:
-    from .._householder import geqrf
+def _method_of(module: str, name: str) -> Any:
+    """``tensor.<method>(*args)`` as ``<module>.<name>(tensor, *args)``, the module imported at the
+    first call (modules built on the ops, which this one cannot import while they load)."""
 
-    return geqrf(self)
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module, "tidu"), name)(self, *args, **kwargs)
 
-
-def _ormqr(self: Tensor, tau: Any, other: Any, left: bool = True, transpose: bool = False) -> Any:
-    from .._householder import ormqr
-
-    return ormqr(self, tau, other, left, transpose)
-
-
-def _triangular_solve(self: Tensor, A: Any, upper: bool = True, transpose: bool = False,  # noqa: N803
-                      unitriangular: bool = False) -> Any:
-    from .._linalg_ex import triangular_solve
-
-    return triangular_solve(self, A, upper, transpose, unitriangular)
-
-
-def _hardshrink(self: Tensor, lambd: float = 0.5) -> Any:
-    from ..nn.functional import hardshrink
-
-    return hardshrink(self, lambd)
-
-
-def _prelu(self: Tensor, weight: Any) -> Any:
-    from ..nn.functional import prelu
-
-    return prelu(self, weight)
-
-
-def _untyped_storage(self: Tensor) -> Any:
-    from ..storage import untyped_storage
-
-    return untyped_storage(self)
-
-
-def _typed_storage(self: Tensor) -> Any:
-    from ..storage import typed_storage
-
-    return typed_storage(self)
-
-
-def _orgqr(self: Tensor, tau: Any) -> Any:
-    from .._householder import householder_product
-
-    return householder_product(self, tau)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``tidu{module}.{name}(self, ...)``."
+    return method
 
 
 TENSOR_ONLY = {
     "type": _type,
-    "geqrf": _geqrf,
     "resize_": _resize_,
     "resize_as_": _resize_as_,
-    "orgqr": _orgqr,
-    "ormqr": _ormqr,
-    "untyped_storage": _untyped_storage,
-    "storage": _typed_storage,
-    "triangular_solve": _triangular_solve,
-    "hardshrink": _hardshrink,
-    "prelu": _prelu,
+    "geqrf": _method_of("._householder", "geqrf"),
+    "orgqr": _method_of("._householder", "householder_product"),
+    "ormqr": _method_of("._householder", "ormqr"),
+    "triangular_solve": _method_of("._linalg_ex", "triangular_solve"),
+    "untyped_storage": _method_of(".storage", "untyped_storage"),
+    "storage": _method_of(".storage", "typed_storage"),
+    "hardshrink": _method_of(".nn.functional", "hardshrink"),
+    "prelu": _method_of(".nn.functional", "prelu"),
     "new": tensor_new,
     "pin_memory": lambda self, device=None: self,
     "is_pinned": lambda self, device=None: False,

@@ -8,11 +8,11 @@ from typing import Any
 
 from ... import ops
 from .. import functional as F  # noqa: N812 - PyTorch's name
+from .._tuples import _ntuple
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin, materialize_all
 from .linear import reset_weight_and_bias
 from .module import Module
-from .utils import _ntuple
 
 
 def _tuple(value: Any, n: int) -> tuple:

@@ -1,34 +1,10 @@
-"""``torch.nn.modules.utils``: a size given as one number or as one per dimension, as a tuple.
+"""``torch.nn.modules.utils``: ``_single``, ``_pair``, ``_triple``, ``_quadruple`` (tidu/nn/_tuples.py).
 
->>> from tidu.nn.modules.utils import _pair, _triple
->>> _pair(3), _pair((1, 2)), _triple(2)
-((3, 3), (1, 2), (2, 2, 2))
+>>> from tidu.nn.modules.utils import _pair
+>>> _pair(3)
+(3, 3)
 """
 
-from __future__ import annotations
+from .._tuples import _ntuple, _pair, _quadruple, _reverse_repeat_tuple, _single, _triple
 
-from collections.abc import Callable, Iterable
-from typing import Any
-
-
-def _ntuple(n: int, name: str = "parse") -> Callable[[Any], tuple]:
-    """``value -> tuple``: an iterable as its tuple, anything else repeated ``n`` times."""
-
-    def parse(value: Any) -> tuple:
-        if isinstance(value, Iterable) and not isinstance(value, str):
-            return tuple(value)
-        return (value,) * n
-
-    parse.__name__ = name
-    return parse
-
-
-_single = _ntuple(1, "_single")
-_pair = _ntuple(2, "_pair")
-_triple = _ntuple(3, "_triple")
-_quadruple = _ntuple(4, "_quadruple")
-
-
-def _reverse_repeat_tuple(t: tuple, n: int) -> tuple:
-    """Each element of ``t``, from the last, repeated ``n`` times: (1, 2), 2 -> (2, 2, 1, 1)."""
-    return tuple(x for x in reversed(t) for _ in range(n))
+__all__ = ["_ntuple", "_pair", "_quadruple", "_reverse_repeat_tuple", "_single", "_triple"]
