@@ -10,6 +10,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +79,36 @@ def test_transformer_block(monkeypatch: Any) -> None:
 
     check_same(step, _rand(3 * d, d), _rand(d, d), _rand(2 * d, d), _rand(d, 2 * d), _rand(d),
                monkeypatch=monkeypatch)
+
+
+def test_a_weight_read_transposed_by_every_step_is_transposed_once(monkeypatch: Any) -> None:
+    """An RNN's ``dh = g @ Wh.T`` at every step reads one contiguous ``Wh.T``, made once."""
+    x = tidu.tensor(_rand(5, 3, 4))
+
+    def step(wx: Any, wh: Any) -> None:
+        h = tidu.zeros(3, 4)
+        for t in range(5):
+            h = tidu.tanh(x[t] @ wx + h @ wh)
+        h.sum().backward()
+
+    compiled.clear()
+    check_same(step, _rand(4, 4), _rand(4, 4, seed=1), monkeypatch=monkeypatch)
+    (built,) = compiled._steps.values()
+    copies = [i for i in built.program if i.app is not None and i.app.prim.name == "transpose"]
+    assert len(copies) == 1 and copies[0].fn is compiled._transposed_copy
+    products = [i for i in built.program if i.app is not None and i.app.prim.name == "dot_general"]
+    readers = [i for i in products if copies[0].outs[0] in i.ins]
+    assert len(readers) == 4  # dh of steps 5..2 (step 1's h is zeros, a constant)
+    assert all(dict(i.app.params)["dimension_numbers"] == (((1,), (0,)), ((), ())) for i in readers)
+    assert not any(compiled._reads_right_transposed(i.app) for i in products)
+    leaves = [torch.tensor(a, requires_grad=True) for a in (_rand(4, 4), _rand(4, 4, seed=1))]
+    h = torch.zeros(3, 4)
+    for t in range(5):
+        h = torch.tanh(torch.tensor(x.numpy()[t]) @ leaves[0] + h @ leaves[1])
+    h.sum().backward()
+    got = _run(step, [_rand(4, 4), _rand(4, 4, seed=1)], True, monkeypatch)
+    for g, w in zip(got, leaves):
+        np.testing.assert_allclose(g, w.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_shared_inputs_and_fan_out(monkeypatch: Any) -> None:
@@ -315,7 +346,8 @@ def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None
     """Random DAGs over three leaves (some not requiring grad): built and reused steps give the
     general walk's gradients to a few float32 ulps, with the passes that sum in another order
     held off (stacking: a sum of small products as one product; transposed products: ``b @ a``
-    for ``(a @ b).T``), then to rounding with them. Not exactly: one full run on an AMD EPYC
+    for ``(a @ b).T``; shared transposed operands: ``a @ c`` for ``a @ b.T``, ``c`` a copy of
+    ``b.T``), then to rounding with them. Not exactly: one full run on an AMD EPYC
     found two elements one ulp apart that the same example, rerun alone, gives equal."""
     arrays = [_rand(3, 3, seed=i) for i in range(3)]
 
@@ -330,7 +362,8 @@ def test_random_graphs_match_the_general_walk(ops: list, requires: list) -> None
 
     before = dict(compiled.STATS)
     with (mock.patch.object(fusion, "stack_sums", lambda program, keep: list(program)),
-          mock.patch.object(compiled, "_transposed_products", lambda program, keep, device: list(program))):
+          mock.patch.object(compiled, "_transposed_products", lambda program, keep, device: list(program)),
+          mock.patch.object(compiled, "_shared_transposed_operands", lambda program: list(program))):
         compared = _compiled_matches_general(grads, tol=1e-6)
     if compared:  # both passes compiled, the second one reused
         assert compiled.STATS["built"] + compiled.STATS["reused"] == before["built"] + before["reused"] + 2
