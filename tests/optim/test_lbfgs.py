@@ -84,8 +84,9 @@ def test_iterates_match_torch(problem: str, options: str) -> None:
     for step, ((loss, params, n_iter, evals), (ref_loss, ref_params, ref_iter, ref_evals)) in enumerate(zip(ours, ref)):
         assert (n_iter, evals) == (ref_iter, ref_evals), f"step {step}"
         np.testing.assert_allclose(loss, ref_loss, rtol=1e-9, atol=1e-14, err_msg=f"loss of step {step}")
-        for p, q in zip(params, ref_params):
-            np.testing.assert_allclose(p, q, rtol=1e-8, atol=1e-12, err_msg=f"parameters after step {step}")
+        for p, q in zip(params, ref_params):  # the products' last bits differ by BLAS (numpy's, PyTorch's):
+            # on an AMD EPYC, two steps of ten iterations grow them to 2e-8 on least-squares
+            np.testing.assert_allclose(p, q, rtol=1e-7, atol=1e-10, err_msg=f"parameters after step {step}")
 
 
 def test_rosenbrock_converges_as_torch() -> None:
