@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import tidu
 from tidu.autograd import compiled
 from tidu.backends.cpu import fusion
-from tidu.core import programs
+from tidu.core import deferred, dispatch, programs
 
 from .test_program_fuzz import cube
 
@@ -82,7 +82,11 @@ def test_transformer_block(monkeypatch: Any) -> None:
 
 
 def test_a_weight_read_transposed_by_every_step_is_transposed_once(monkeypatch: Any) -> None:
-    """An RNN's ``dh = g @ Wh.T`` at every step reads one contiguous ``Wh.T``, made once."""
+    """An RNN's ``dh = g @ Wh.T`` at every step reads one contiguous ``Wh.T``, made once. The
+    loop's calls form one group, which saves ``Wh`` once (grouping on even in a ``TIDU_CACHE=0``
+    run; one node per call would gather ``Wh`` into a slot of its own)."""
+    monkeypatch.setattr(deferred, "ENABLED", True)
+    monkeypatch.setattr(dispatch, "GROUPED", True)
     x = tidu.tensor(_rand(5, 3, 4))
 
     def step(wx: Any, wh: Any) -> None:
