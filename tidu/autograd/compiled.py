@@ -703,8 +703,9 @@ def _shared_transposed_operands(program: list[Instr]) -> list[Instr]:
     for every step of a recurrent loop) is transposed into a C-contiguous copy once, and the
     products read the copy: OpenBLAS runs ``a @ b.T`` at about half the rate of ``a @ b`` when
     ``a`` has few rows (32 x 128 @ 128 x 128: 19 against 10 us), and one transposed copy costs
-    about one such product. The matrix is one slot where one node saved it for all its readers:
-    a group (core/groups.py) does, one node per call gathers a copy of the reference each."""
+    about one such product. The pass finds a matrix only where it is one slot: a group
+    (core/groups.py) saves it once for all its calls; one node per call gathers it into a slot
+    per node."""
     readers: dict[int, list[int]] = {}
     for k, instr in enumerate(program):
         app = instr.app
