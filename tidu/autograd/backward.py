@@ -251,6 +251,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     if targets is None:
         walked = _walk(outputs, create_graph)
         if walked is not None:
+            if (grad_tensors is None and not (create_graph or retain_graph or HOOKED or RETAINED or NODE_HOOKS)
+                    and not _settings["anomaly"] and _plain_pass(outputs[0], walked)):
+                return
             leaves = _walked_leaves(walked) + _retained()
         else:
             walks = [[] if out._trace is None else compiled.walk_nodes(raw_node(out._trace)) for out in outputs]
@@ -262,6 +265,31 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     totals = run_backward(outputs, grads, leaves, retain_graph, create_graph, hooks, walked,
                           shared_seed=not hooks.by_key)
     _deposit(leaves, totals, hooks, create_graph)
+
+
+def _plain_pass(out: Tensor, walk: compiled.Walk) -> bool:
+    """``out.backward()`` through its compiled step (``walk``), without the general pass's
+    bookkeeping (hooks, key sets, seed tensors): for one scalar output with no gradient
+    argument, no hooks, retained gradients, anomaly mode or ``retain_graph`` (the caller checked
+    those), once its step is built. The same step, leaves and deposit as ``run_backward`` and
+    ``_deposit``; ``False`` (nothing done) where the general pass runs instead: a view, an output
+    that is not one element (it raises), a step not built yet (it builds it)."""
+    if out._view is not None or not out._requires_grad or out._buf.size != 1:
+        return False
+    leaves = _walked_leaves(walk)
+    leaf_index = walk.leaf_index
+    wanted = set()
+    for t in leaves:
+        index = leaf_index.get(t._ensure_key().key)
+        if index is not None:  # else no gradient reaches it (``with_wanted``)
+            wanted.add(index)
+    compiled.set_wanted(walk, sorted(wanted), [])
+    if walk.key not in compiled._steps:
+        return False
+    with grad_mode.set_grad_enabled(False):
+        totals = compiled.run_walk(walk, _shared_ones(out), out._device, False, False)
+    _deposit(leaves, totals, None, False)
+    return True
 
 
 def _deposit(leaves: Sequence[Tensor], totals: dict[Any, Tensor], hooks: Hooks | None, create_graph: bool) -> None:

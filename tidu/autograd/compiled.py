@@ -199,6 +199,11 @@ def with_wanted(walk: Walk, root_key: Any, wanted: Collection[Any]) -> None:
             wanted_outs.append(code)
     wanted_leaves.sort()
     wanted_outs.sort()
+    set_wanted(walk, wanted_leaves, wanted_outs)
+
+
+def set_wanted(walk: Walk, wanted_leaves: list[int], wanted_outs: list[int]) -> None:
+    """Complete ``walk.key`` with the wanted leaves' indices and node outputs' codes (sorted)."""
     walk.wanted_leaves = wanted_leaves
     walk.wanted_outs = wanted_outs
     walk.key = (*walk.parts, tuple(wanted_leaves), tuple(wanted_outs))
@@ -234,11 +239,12 @@ def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[An
             STATS["general"] += 1
             return None
     with_wanted(walked, root_key, wanted)
-    return _run(walked, seed, device, retain_graph, create_graph)
+    return run_walk(walked, seed if create_graph else seed._data, device, retain_graph, create_graph)
 
 
-def _run(walk: Walk, seed: Tensor, device: Any, retain_graph: bool, create_graph: bool) -> dict[Any, Tensor] | None:
-    """The step of ``walk``'s key (built on a miss) run on this pass's saved values."""
+def run_walk(walk: Walk, seed: Any, device: Any, retain_graph: bool, create_graph: bool) -> dict[Any, Tensor] | None:
+    """The step of ``walk``'s key (built on a miss) run on this pass's saved values from ``seed``
+    (a tensor with ``create_graph``, else its array); ``None`` where it cannot be built."""
     step = _steps.get(walk.key)
     if step is None:
         try:
@@ -256,10 +262,10 @@ def _run(walk: Walk, seed: Tensor, device: Any, retain_graph: bool, create_graph
     return _execute(step, walk, seed, device, retain_graph)
 
 
-def _execute(step: Step, walk: Walk, seed: Tensor, device: Any, retain_graph: bool) -> dict[Any, Tensor]:
+def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool) -> dict[Any, Tensor]:
     nodes = walk.nodes
     on_tensors = step.on_tensors
-    values = _gather(step, nodes, seed if on_tensors else seed._data, on_tensors)
+    values = _gather(step, nodes, seed, on_tensors)
     if not retain_graph:
         releases = step.releases
         for pos, node in enumerate(nodes):
