@@ -20,7 +20,9 @@ both frameworks alike) and the ratio tidu / PyTorch (below 1: tidu is faster).
     W6  transformer block forward + backward (batch 8, seq 64, d 128, 4 heads)
     W7  Hessian-vector product by double backward (n = 1000)
     plus ``import`` time and the first training step (W2) on a cold and on a warm Numba cache,
-    each in a fresh process, and the peak memory of a W2 and a W6 step.
+    each in a fresh process importing from cached bytecode (as a user's Python does: the
+    environment's ``PYTHONDONTWRITEBYTECODE`` is dropped), and the peak memory of a W2 and a W6
+    step.
 
 Peak memory: in a fresh process per framework and workload, after 5 warm-up steps, the peak
 resident set during 5 more steps (``VmHWM``, reset through ``/proc/self/clear_refs``) minus the
@@ -357,8 +359,14 @@ loss = nn.CrossEntropyLoss()(model(x), y); loss.backward(); opt.step()
 
 
 def startup_rows(threads: int) -> list[tuple[str, str, str, str]]:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), NUMBA_NUM_THREADS=str(threads))
+    # as a user's Python imports: from cached bytecode (PYTHONDONTWRITEBYTECODE, set by CI and by
+    # some sandboxes, would compile tidu's sources on every import, where PyTorch's wheel ships
+    # its bytecode), written by one untimed import first
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(OMP_NUM_THREADS=str(threads), NUMBA_NUM_THREADS=str(threads))
     rows = []
+    for lib in ("tidu", "torch"):
+        fresh_process_seconds(f"import {lib}", env, repeats=1)
     imp = {lib: fresh_process_seconds(f"import {lib}", env) for lib in ("tidu", "torch")}
     rows.append(("import", f"{imp['tidu']:.2f} s", f"{imp['torch']:.2f} s", f"{imp['tidu'] / imp['torch']:.2f}"))
     with tempfile.TemporaryDirectory() as cache:
