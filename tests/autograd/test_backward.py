@@ -1,6 +1,7 @@
-"""``Tensor.backward``'s plain pass (tidu/autograd/backward.py ``_plain_pass``): a repeated
-``loss.backward()`` served from its built step without the general pass's bookkeeping, with the
-general pass's gradients, accumulation and errors."""
+"""The plain passes of ``Tensor.backward`` and ``autograd.grad`` (tidu/autograd/backward.py
+``_plain_pass``, ``_plain_grad``): a repeated ``loss.backward()`` or ``grad(loss, leaves)`` served
+from its built step without the general pass's bookkeeping, with the general pass's gradients,
+accumulation and errors."""
 
 from __future__ import annotations
 
@@ -31,6 +32,23 @@ def plain_calls(monkeypatch: Any) -> list[bool]:
         return calls[-1]
 
     monkeypatch.setattr(backward_module, "_plain_pass", spy)
+    return calls
+
+
+@pytest.fixture
+def plain_grads(monkeypatch: Any) -> list[bool]:
+    """Whether each ``_plain_grad`` served its call, with the cache on."""
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    calls: list[bool] = []
+    real = backward_module._plain_grad
+
+    def spy(out: Any, inputs: Any) -> Any:
+        totals = real(out, inputs)
+        calls.append(totals is not None)
+        return totals
+
+    monkeypatch.setattr(backward_module, "_plain_grad", spy)
     return calls
 
 
@@ -120,3 +138,76 @@ def test_a_non_scalar_output_raises_pytorchs_error(plain_calls: list[bool]) -> N
         (x * x).sum().backward()
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
         (x * x).backward()
+
+
+def _grads(lib: Any, steps: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(1)
+    x = lib.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    w = lib.tensor(rng.standard_normal(4), requires_grad=True)
+    out = []
+    for _ in range(steps):
+        gx, gw = lib.autograd.grad((lib.sin(x * w) + x).sum(), (x, w))
+        out.append(np.concatenate([gx.numpy().ravel(), gw.numpy()]))
+    return out
+
+
+def test_a_repeated_grad_is_served_once_built(plain_grads: list[bool]) -> None:
+    got, expected = _grads(tidu, 3), _grads(torch, 3)
+    assert plain_grads == [False, True, True]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+def test_grads_are_the_users_to_write(plain_grads: list[bool]) -> None:
+    """``x.sum()``'s gradient is the shared seed of ones broadcast: the result is a writable copy,
+    a tensor per input (``(x, x)`` gives two)."""
+    x = tidu.tensor([[2.0, 3.0]], requires_grad=True)
+    for _ in range(3):
+        g, h = tidu.autograd.grad((x * 1.0).sum(), (x, x))
+        assert g is not h and not g.requires_grad
+        np.testing.assert_array_equal(g.numpy(), [[1.0, 1.0]])
+        g.add_(5.0)
+    assert plain_grads[-1] is True
+
+
+def test_non_leaf_inputs_take_the_general_path(plain_grads: list[bool]) -> None:
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(3):
+        h = x * 2.0
+        (gh,) = tidu.autograd.grad((h * h).sum(), h)
+        np.testing.assert_array_equal(gh.numpy(), [4.0, 8.0])
+    assert not any(plain_grads)
+
+
+def test_unused_inputs_as_in_the_general_pass(plain_grads: list[bool]) -> None:
+    """Inputs no gradient reaches (off the graph, or read only through a comparison) get ``None``,
+    zeros or the error. (Leaves on the graph that no cotangent reaches: the random second-order
+    graphs of tests/test_compiled_backward.py.)"""
+    x = tidu.tensor([1.0, 2.0], requires_grad=True)
+    y = tidu.tensor([3.0, 4.0], requires_grad=True)
+    w = tidu.tensor([0.5, 5.0], requires_grad=True)
+    for _ in range(3):
+        gx, gy, gw = tidu.autograd.grad((x * x * (w > 1.0)).sum(), (x, y, w), allow_unused=True)
+        assert gy is None and gw is None
+        np.testing.assert_array_equal(gx.numpy(), [0.0, 4.0])
+        (gy,) = tidu.autograd.grad((x * x).sum(), (y,), allow_unused=True, materialize_grads=True)
+        np.testing.assert_array_equal(gy.numpy(), [0.0, 0.0])
+        with pytest.raises(RuntimeError, match="index 1 appears to not have been used in the graph"):
+            tidu.autograd.grad((x * x).sum(), (x, y))
+    assert plain_grads.count(True) >= 4  # the repeats are served, with the general pass's results
+
+
+def test_a_hessian_vector_product_is_unchanged(plain_grads: list[bool]) -> None:
+    """W7's step: the ``create_graph`` pass takes the general path, the second pass the plain one."""
+    rng = np.random.default_rng(2)
+    a, xs, vs = rng.standard_normal((5, 5)), rng.standard_normal(5), rng.standard_normal(5)
+
+    def hvp(lib: Any) -> np.ndarray:
+        x = lib.tensor(xs, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.tanh(lib.tensor(a) @ x).sum(), x, create_graph=True)
+        (hv,) = lib.autograd.grad((g * lib.tensor(vs)).sum(), x)
+        return hv.numpy()
+
+    for _ in range(3):
+        np.testing.assert_allclose(hvp(tidu), hvp(torch), rtol=1e-12)
+    assert plain_grads[-1] is True

@@ -292,6 +292,39 @@ def _plain_pass(out: Tensor, walk: compiled.Walk) -> bool:
     return True
 
 
+def _plain_grad(out: Tensor, inputs: list[Tensor]) -> dict[Any, Tensor] | None:
+    """The gradients for ``grad(out, inputs)`` through its built step, as ``_plain_pass`` for
+    ``backward``: for leaf ``inputs`` (the caller checked the rest). A gradient that does not
+    own writable memory (the shared seed of ones, or a view of it) is copied, so the results are
+    the user's to write, as the general pass's (whose seed is fresh). ``None`` (nothing done)
+    where the general pass runs instead."""
+    if out._view is not None or out._trace is None or not out._requires_grad or out._buf.size != 1:
+        return None
+    if not programs.ENABLED:
+        return None
+    walk = compiled.structure(raw_node(out._trace), out._ensure_key(), out._device.type)
+    if walk is None:
+        return None
+    leaf_index = walk.leaf_index
+    wanted = set()
+    for t in inputs:
+        if t._trace is not None:
+            return None
+        index = leaf_index.get(t._ensure_key().key)
+        if index is not None:  # else unused: ``grad``'s ``allow_unused``
+            wanted.add(index)
+    compiled.set_wanted(walk, sorted(wanted), [])
+    if walk.key not in compiled._steps:
+        return None
+    with grad_mode.set_grad_enabled(False):
+        totals = compiled.run_walk(walk, _shared_ones(out), out._device, False, False)
+    for key, ct in totals.items():
+        flags = ct._data.flags  # one object (a CudaArray makes its flags on each read)
+        if not (flags.writeable and flags.owndata):
+            totals[key] = wrap(ct._data.copy(), ct._dtype, ct._device)
+    return totals
+
+
 def _deposit(leaves: Sequence[Tensor], totals: dict[Any, Tensor], hooks: Hooks | None, create_graph: bool) -> None:
     """Accumulate each of ``leaves``' gradient in ``totals`` into its ``.grad``, hooked by ``hooks``
     (``None``: the gradients are final)."""
@@ -399,16 +432,22 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise TypeError(f"inputs must be Tensors, got {type(t).__name__}")
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
-    hooks = Hooks()
-    retained = _retained_on_path(ins)
-    totals = run_backward(outs, grads, [*ins, *retained], retain_graph, create_graph, hooks)
-    if retained:  # as in PyTorch, a pass that differentiates a retain_grad tensor fills its .grad
-        _deposit(retained, {t._key: totals.pop(t._key) for t in retained if t._key in totals}, hooks, create_graph)
+    totals = hooks = None
+    if (grad_outputs is None and len(outs) == 1 and not (create_graph or retain_graph or HOOKED or RETAINED or NODE_HOOKS)
+            and not _settings["anomaly"]):
+        totals = _plain_grad(outs[0], ins)
+    if totals is None:
+        grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
+        hooks = Hooks()
+        retained = _retained_on_path(ins)
+        totals = run_backward(outs, grads, [*ins, *retained], retain_graph, create_graph, hooks)
+        if retained:  # as in PyTorch, a pass that differentiates a retain_grad tensor fills its .grad
+            _deposit(retained, {t._key: totals.pop(t._key) for t in retained if t._key in totals}, hooks,
+                     create_graph)
     result = []
     for i, t in enumerate(ins):
         ct = totals.get(t._key)
-        if ct is not None:
+        if ct is not None and hooks is not None:
             ct = hooks.final.get(t._key, ct) if t._trace is not None else hooks.run(t._key, ct)
         if ct is None:
             if materialize_grads:
