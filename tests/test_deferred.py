@@ -10,7 +10,7 @@ import torch
 
 import tidu
 from tidu.backends.cpu import fusion
-from tidu.core import deferred
+from tidu.core import deferred, dispatch
 
 
 @pytest.fixture(autouse=True)
@@ -394,3 +394,24 @@ def test_a_broadcast_of_a_stale_view_takes_its_new_place_in_the_graph():
         (row + lib.ones(4, 3)).sum().backward()
         grads.append(leaf.grad.tolist())
     assert grads[0] == grads[1] == [[8.0, 8.0, 8.0], [0.0, 0.0, 0.0]]
+
+
+def test_a_broadcast_leaf_written_in_place_fails_the_backward_as_in_pytorch():
+    """The host fast path of ``bind_broadcast`` makes its view directly: read-only, sharing the
+    leaf's storage and version, so a write to the leaf before the backward that reads the
+    broadcast raises PyTorch's error, and a write after it is seen by the next broadcast."""
+    for lib in (tidu, torch):
+        y = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        b = lib.tensor([10.0, 20.0], requires_grad=True)
+        z = y * b  # mul saves the broadcast of b
+        with lib.no_grad():
+            b.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+    b = tidu.tensor([10.0, 20.0], requires_grad=True)
+    wide = dispatch.bind_broadcast(b, (3, 2))
+    assert not wide._buf.flags.writeable and np.shares_memory(wide._buf, b._buf)
+    assert wide._version is b._version and wide.requires_grad
+    with tidu.no_grad():
+        b.mul_(2.0)
+    assert (b + tidu.zeros(3, 2)).tolist() == [[20.0, 40.0]] * 3

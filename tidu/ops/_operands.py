@@ -229,7 +229,7 @@ def same_or_scalar(a: Any, b: Any, float_only: bool = False) -> list[Any] | None
                 shape = broadcast_shapes(sa, sb)
             except RuntimeError:
                 return None  # the general path raises, naming the op
-        return [broadcast_to(a, shape), broadcast_to(b, shape)]
+        return [a if sa == shape else bind_broadcast(a, shape), b if sb == shape else bind_broadcast(b, shape)]
     if kind is float and floating or kind is int and t._dtype.category:  # no higher category
         c = constant(other, t._dtype, t, t._buf.shape)
         return [t, c] if first else [c, t]
