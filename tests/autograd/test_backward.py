@@ -19,37 +19,30 @@ from tidu.core import programs
 backward_module = sys.modules["tidu.autograd.backward"]
 
 
-@pytest.fixture
-def plain_calls(monkeypatch: Any) -> list[bool]:
-    """What each ``_plain_pass`` returned (whether it served the call), with the cache on."""
+def _served(monkeypatch: Any, name: str) -> list[bool]:
+    """Whether each call of ``backward_module.<name>`` served its pass, with the cache on."""
     monkeypatch.setattr(programs, "ENABLED", True)
     compiled.clear()
     calls: list[bool] = []
-    real = backward_module._plain_pass
+    real = getattr(backward_module, name)
 
-    def spy(out: Any, walk: Any) -> bool:
-        calls.append(real(out, walk))
-        return calls[-1]
+    def spy(*args: Any) -> Any:
+        result = real(*args)
+        calls.append(result is not None and result is not False)
+        return result
 
-    monkeypatch.setattr(backward_module, "_plain_pass", spy)
+    monkeypatch.setattr(backward_module, name, spy)
     return calls
+
+
+@pytest.fixture
+def plain_calls(monkeypatch: Any) -> list[bool]:
+    return _served(monkeypatch, "_plain_pass")
 
 
 @pytest.fixture
 def plain_grads(monkeypatch: Any) -> list[bool]:
-    """Whether each ``_plain_grad`` served its call, with the cache on."""
-    monkeypatch.setattr(programs, "ENABLED", True)
-    compiled.clear()
-    calls: list[bool] = []
-    real = backward_module._plain_grad
-
-    def spy(out: Any, inputs: Any) -> Any:
-        totals = real(out, inputs)
-        calls.append(totals is not None)
-        return totals
-
-    monkeypatch.setattr(backward_module, "_plain_grad", spy)
-    return calls
+    return _served(monkeypatch, "_plain_grad")
 
 
 def _steps(lib: Any, steps: int, zero: bool = True) -> list[np.ndarray]:

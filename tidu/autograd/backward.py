@@ -274,20 +274,10 @@ def _plain_pass(out: Tensor, walk: compiled.Walk) -> bool:
     those), once its step is built. The same step, leaves and deposit as ``run_backward`` and
     ``_deposit``; ``False`` (nothing done) where the general pass runs instead: a view, an output
     that is not one element (it raises), a step not built yet (it builds it)."""
-    if out._view is not None or not out._requires_grad or out._buf.size != 1:
-        return False
     leaves = _walked_leaves(walk)
-    leaf_index = walk.leaf_index
-    wanted = set()
-    for t in leaves:
-        index = leaf_index.get(t._ensure_key().key)
-        if index is not None:  # else no gradient reaches it (``with_wanted``)
-            wanted.add(index)
-    compiled.set_wanted(walk, sorted(wanted), [])
-    if walk.key not in compiled._steps:
+    totals = _built_step_gradients(out, walk, leaves)
+    if totals is None:
         return False
-    with grad_mode.set_grad_enabled(False):
-        totals = compiled.run_walk(walk, _shared_ones(out), out._device, False, False)
     _deposit(leaves, totals, None, False)
     return True
 
@@ -298,31 +288,37 @@ def _plain_grad(out: Tensor, inputs: list[Tensor]) -> dict[Any, Tensor] | None:
     own writable memory (the shared seed of ones, or a view of it) is copied, so the results are
     the user's to write, as the general pass's (whose seed is fresh). ``None`` (nothing done)
     where the general pass runs instead."""
-    if out._view is not None or out._trace is None or not out._requires_grad or out._buf.size != 1:
-        return None
-    if not programs.ENABLED:
+    if out._trace is None or not programs.ENABLED or any(t._trace is not None for t in inputs):
         return None
     walk = compiled.structure(raw_node(out._trace), out._ensure_key(), out._device.type)
-    if walk is None:
+    totals = None if walk is None else _built_step_gradients(out, walk, inputs)
+    if totals is None:
         return None
-    leaf_index = walk.leaf_index
-    wanted = set()
-    for t in inputs:
-        if t._trace is not None:
-            return None
-        index = leaf_index.get(t._ensure_key().key)
-        if index is not None:  # else unused: ``grad``'s ``allow_unused``
-            wanted.add(index)
-    compiled.set_wanted(walk, sorted(wanted), [])
-    if walk.key not in compiled._steps:
-        return None
-    with grad_mode.set_grad_enabled(False):
-        totals = compiled.run_walk(walk, _shared_ones(out), out._device, False, False)
     for key, ct in totals.items():
         flags = ct._data.flags  # one object (a CudaArray makes its flags on each read)
         if not (flags.writeable and flags.owndata):
             totals[key] = wrap(ct._data.copy(), ct._dtype, ct._device)
     return totals
+
+
+def _built_step_gradients(out: Tensor, walk: compiled.Walk, leaves: Sequence[Tensor]) -> dict[Any, Tensor] | None:
+    """The gradients of the one-element ``out`` for ``leaves`` (by key; a leaf no gradient
+    reaches gets none, as ``with_wanted`` gives) through the built step of ``walk``, seeded with
+    the shared ones; ``None`` (nothing run) for a view, an output of several elements or a step
+    not built yet."""
+    if out._view is not None or not out._requires_grad or out._buf.size != 1:
+        return None
+    leaf_index = walk.leaf_index
+    wanted = set()
+    for t in leaves:
+        index = leaf_index.get(t._ensure_key().key)
+        if index is not None:
+            wanted.add(index)
+    compiled.set_wanted(walk, sorted(wanted), [])
+    if walk.key not in compiled._steps:
+        return None
+    with grad_mode.set_grad_enabled(False):
+        return compiled.run_walk(walk, _shared_ones(out), out._device, False, False)
 
 
 def _deposit(leaves: Sequence[Tensor], totals: dict[Any, Tensor], hooks: Hooks | None, create_graph: bool) -> None:

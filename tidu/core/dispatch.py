@@ -205,8 +205,7 @@ _grad_state = grad_mode._state  # never rebound
 
 _NO_PARAMS: dict[str, Any] = {}
 
-# (shape, dtype, device type, target shape) -> (signature entry, params, the view's strides for a
-# C-contiguous host array or None): ``bind_broadcast``'s lookup
+# (shape, dtype, device type, target shape) -> (signature entry, params): ``bind_broadcast``'s lookup
 _BROADCASTS: dict[tuple, tuple] = {}
 
 
@@ -230,22 +229,16 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         lead = len(shape) - buf.ndim
         params = {"shape": shape, "broadcast_dimensions": tuple(range(lead, len(shape)))}
         entry = _signature(broadcast_in_dim, (x,), params)  # the shape rule's errors
-        strides = None
-        if device is CPU and buf.size:  # a C-contiguous array's strides, 0 where broadcast
-            inner = np.empty(buf.shape, buf.dtype).strides
-            strides = (0,) * lead + tuple(0 if n == 1 else st for n, st in zip(buf.shape, inner))
         if len(_BROADCASTS) >= _MAX_SIGNATURES:
             _BROADCASTS.clear()
-        hit = _BROADCASTS[key] = (entry, params, strides)
-    entry, params, strides = hit
-    if (strides is None or x._view is not None or buf.__class__ is not np.ndarray or not buf.flags.c_contiguous
-            or deferred.PENDING and deferred.reads_pending((buf,))):
+        hit = _BROADCASTS[key] = (entry, params)
+    entry, params = hit
+    if (device is not CPU or x._view is not None or buf.__class__ is not np.ndarray or not buf.flags.c_contiguous
+            or not buf.size or deferred.PENDING and deferred.reads_pending((buf,))):
         return _call_one(broadcast_in_dim, x, params, entry)
-    # ``_call_one`` written out for a plain host array (W5 adds its bias this way every step): the
-    # view made from its strides, linked to ``x`` as ``_link_view`` links it, recorded
-    view = np.ndarray(shape, buf.dtype, buf, 0, strides)
-    view.flags.writeable = False  # as np.broadcast_to's: its elements alias one another
-    out = wrap(view, x._dtype, device)
+    # ``_call_one`` written out for a plain host array, whose kernel makes a view of it (W5 adds
+    # its bias this way every step): linked to ``x`` as ``_link_view`` links it, and recorded
+    out = wrap(broadcast_in_dim.impls["cpu"](buf, **params), x._dtype, device)
     out._version = version = x._version
     replay = entry[6]
     if replay is None:

@@ -40,13 +40,22 @@ def _broadcast_shape(x: ShapeDtype, *, shape: tuple[int, ...], broadcast_dimensi
     return ShapeDtype(tuple(shape), x.dtype)
 
 
+_BROADCAST_STRIDES: dict[tuple, tuple[int, ...]] = {}  # the view's strides, by the call's shapes
+
+
 def _broadcast_impl(x: np.ndarray, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]) -> np.ndarray:
     if x.flags.c_contiguous and x.size:  # the view made directly: a tenth of np.broadcast_to's cost
-        strides = [0] * len(shape)
-        for i, d in enumerate(broadcast_dimensions):
-            if x.shape[i] != 1:
-                strides[d] = x.strides[i]
-        out = np.ndarray(shape, x.dtype, buffer=x, strides=strides)
+        key = (x.shape, x.itemsize, shape, broadcast_dimensions)
+        strides = _BROADCAST_STRIDES.get(key)
+        if strides is None:  # a C-contiguous array's strides are its shape's (a size-1 dim's are 0 here)
+            found = [0] * len(shape)
+            for i, d in enumerate(broadcast_dimensions):
+                if x.shape[i] != 1:
+                    found[d] = x.strides[i]
+            if len(_BROADCAST_STRIDES) >= 4096:
+                _BROADCAST_STRIDES.clear()
+            strides = _BROADCAST_STRIDES[key] = tuple(found)
+        out = np.ndarray(shape, x.dtype, x, 0, strides)
         out.flags.writeable = False  # as np.broadcast_to's: its elements alias one another
         return out
     expanded = [1] * len(shape)
