@@ -251,10 +251,11 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     if targets is None:
         walked = _walk(outputs, create_graph)
         if walked is not None:
+            leaves = _walked_leaves(walked)
             if (grad_tensors is None and not (create_graph or retain_graph or HOOKED or RETAINED or NODE_HOOKS)
-                    and not _settings["anomaly"] and _plain_pass(outputs[0], walked)):
+                    and not _settings["anomaly"] and _plain_pass(outputs[0], walked, leaves)):
                 return
-            leaves = _walked_leaves(walked) + _retained()
+            leaves += _retained()
         else:
             walks = [[] if out._trace is None else compiled.walk_nodes(raw_node(out._trace)) for out in outputs]
             leaves = _leaves(outputs, walks) + _retained()
@@ -267,14 +268,13 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     _deposit(leaves, totals, hooks, create_graph)
 
 
-def _plain_pass(out: Tensor, walk: compiled.Walk) -> bool:
-    """``out.backward()`` through its compiled step (``walk``), without the general pass's
+def _plain_pass(out: Tensor, walk: compiled.Walk, leaves: list[Tensor]) -> bool:
+    """``out.backward()`` through its compiled step (``walk``, which found ``leaves``), without the general pass's
     bookkeeping (hooks, key sets, seed tensors): for one scalar output with no gradient
     argument, no hooks, retained gradients, anomaly mode or ``retain_graph`` (the caller checked
     those), once its step is built. The same step, leaves and deposit as ``run_backward`` and
     ``_deposit``; ``False`` (nothing done) where the general pass runs instead: a view, an output
     that is not one element (it raises), a step not built yet (it builds it)."""
-    leaves = _walked_leaves(walk)
     totals = _built_step_gradients(out, walk, leaves)
     if totals is None:
         return False
@@ -282,16 +282,15 @@ def _plain_pass(out: Tensor, walk: compiled.Walk) -> bool:
     return True
 
 
-def _plain_grad(out: Tensor, inputs: list[Tensor]) -> dict[Any, Tensor] | None:
-    """The gradients for ``grad(out, inputs)`` through its built step, as ``_plain_pass`` for
-    ``backward``: for leaf ``inputs`` (the caller checked the rest). A gradient that does not
+def _plain_grad(out: Tensor, inputs: list[Tensor], walk: compiled.Walk) -> dict[Any, Tensor] | None:
+    """The gradients for ``grad(out, inputs)`` through its built step (``walk``), as ``_plain_pass``
+    for ``backward``: for leaf ``inputs`` (the caller checked the rest). A gradient that does not
     own writable memory (the shared seed of ones, or a view of it) is copied, so the results are
     the user's to write, as the general pass's (whose seed is fresh). ``None`` (nothing done)
     where the general pass runs instead."""
-    if out._trace is None or not programs.ENABLED or any(t._trace is not None for t in inputs):
+    if any(t._trace is not None for t in inputs):
         return None
-    walk = compiled.structure(raw_node(out._trace), out._ensure_key(), out._device.type)
-    totals = None if walk is None else _built_step_gradients(out, walk, inputs)
+    totals = _built_step_gradients(out, walk, inputs)
     if totals is None:
         return None
     for key, ct in totals.items():
@@ -428,15 +427,17 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise TypeError(f"inputs must be Tensors, got {type(t).__name__}")
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    totals = hooks = None
-    if (grad_outputs is None and len(outs) == 1 and not (create_graph or retain_graph or HOOKED or RETAINED or NODE_HOOKS)
+    totals = hooks = walked = None
+    if (grad_outputs is None and not (create_graph or retain_graph or HOOKED or RETAINED or NODE_HOOKS)
             and not _settings["anomaly"]):
-        totals = _plain_grad(outs[0], ins)
+        walked = _walk(outs, False)
+        if walked is not None:
+            totals = _plain_grad(outs[0], ins, walked)
     if totals is None:
         grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
         hooks = Hooks()
         retained = _retained_on_path(ins)
-        totals = run_backward(outs, grads, [*ins, *retained], retain_graph, create_graph, hooks)
+        totals = run_backward(outs, grads, [*ins, *retained], retain_graph, create_graph, hooks, walked)
         if retained:  # as in PyTorch, a pass that differentiates a retain_grad tensor fills its .grad
             _deposit(retained, {t._key: totals.pop(t._key) for t in retained if t._key in totals}, hooks,
                      create_graph)
