@@ -52,6 +52,7 @@ _plans: dict[tuple, Callable[[list[Any]], None] | None] = {}  # None: the struct
 _seen: dict[tuple, int] = {}
 _UNPLANNED = object()  # a structure not yet seen often enough to be planned
 _exposed: dict[int, weakref.ref] = {}
+_refcount = sys.getrefcount
 
 
 def queueable(app: Any) -> bool:
@@ -84,7 +85,7 @@ def flush(for_kernel: bool = False) -> None:
         _flushing.on = True
         try:
             # held: referenced beyond the queue's list and getrefcount's own argument
-            held = tuple(e[4] for e in PENDING if sys.getrefcount(_slots[e[4]]) > 2)
+            held = tuple([e[4] for e in PENDING if _refcount(_slots[e[4]]) > 2])
             key = (tuple(_structure), held)
             plan = _plans.get(key, _UNPLANNED)
             if plan is _UNPLANNED:

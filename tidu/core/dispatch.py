@@ -190,11 +190,22 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
     if not defer or not deferred.ENABLED:
         return _call(prim, args, _NO_PARAMS, entry)
     grad_on = _grad_state.enabled
-    if grad_on:  # _refresh_stale written out: this is every elementwise op's path
-        for t in args:
-            if t._view is not None and t._view.version != t._version.value:
-                refresh_view(t)
-    arrays = [t._buf for t in args]
+    if len(args) == 2:  # the commonest case written out: no loop, no comprehension
+        b = args[0]
+        if grad_on and (b._view is not None and b._view.version != b._version.value
+                        or a._view is not None and a._view.version != a._version.value):
+            _refresh_stale(args)
+        arrays = [b._buf, a._buf]
+    elif len(args) == 1:
+        if grad_on and a._view is not None and a._view.version != a._version.value:
+            refresh_view(a)
+        arrays = [a._buf]
+    else:
+        if grad_on:  # _refresh_stale written out: this is every elementwise op's path
+            for t in args:
+                if t._view is not None and t._view.version != t._version.value:
+                    refresh_view(t)
+        arrays = [t._buf for t in args]
     if deferred._exposed and deferred.reads_exposed(arrays):
         return _call(prim, args, _NO_PARAMS, entry)
     return _defer(prim, entry, defer, args, arrays, _NO_PARAMS, grad_on)
@@ -398,7 +409,13 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) 
     abuf, bbuf = a._buf, b._buf
     if deferred.PENDING and deferred.reads_pending((abuf, bbuf)):
         deferred.flush(True)
-    out = wrap(dot_general.impls[device.type](abuf, bbuf, **params), entry[1][0].dtype, device)
+    kernel = entry[7]
+    if kernel is None:  # the host's product planned once for the signature (``_call`` reads it too)
+        kernel = entry[7] = device is CPU and dot_kernel(abuf.shape, bbuf.shape, params["dimension_numbers"])
+    if kernel:
+        out = wrap(kernel(abuf, bbuf), entry[1][0].dtype, device)
+    else:
+        out = wrap(dot_general.impls[device.type](abuf, bbuf, **params), entry[1][0].dtype, device)
     if grad_on and (a._requires_grad or b._requires_grad):
         _record_call(dot_general, args, params, entry, [out])
     return out
@@ -426,18 +443,40 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
     with deferred._lock:  # one hold for queueing and recording (a group is per queue)
         # the queue's entry (deferred.PENDING): each array's slot, and the structure that keys the fused plan
         index, slots, structure = deferred._index, deferred._slots, deferred._structure
-        ins = []
-        for a in arrays:
-            slot = index.get(id(a))
-            if slot is None:
-                slot = index[id(a)] = len(slots)
+        if len(arrays) == 2:  # the commonest case written out
+            a, b = arrays
+            sa = index.get(id(a))
+            if sa is None:
+                sa = index[id(a)] = len(slots)
                 slots.append(a)
                 structure.append(layout_of(a))
-            ins.append(slot)
+            sb = index.get(id(b))
+            if sb is None:
+                sb = index[id(b)] = len(slots)
+                slots.append(b)
+                structure.append(layout_of(b))
+            in_slots = (sa, sb)
+        elif len(arrays) == 1:
+            a = arrays[0]
+            sa = index.get(id(a))
+            if sa is None:
+                sa = index[id(a)] = len(slots)
+                slots.append(a)
+                structure.append(layout_of(a))
+            in_slots = (sa,)
+        else:
+            ins = []
+            for a in arrays:
+                slot = index.get(id(a))
+                if slot is None:
+                    slot = index[id(a)] = len(slots)
+                    slots.append(a)
+                    structure.append(layout_of(a))
+                ins.append(slot)
+            in_slots = tuple(ins)
         slot = index[id(out)] = len(slots)
         slots.append(out)
         deferred._pending_ids.add(id(out))
-        in_slots = tuple(ins)
         structure.append((app._uid, in_slots))  # numbered by ``_application``
         pending = deferred.PENDING
         pending.append((app, impl, params, in_slots, slot))
@@ -725,6 +764,6 @@ def refresh_view(view: Any) -> None:
 
 
 from ..backends.cuda.memory import CudaArray  # noqa: E402
-from ..primitives.linalg import dot_general  # noqa: E402
+from ..primitives.linalg import dot_general, dot_kernel  # noqa: E402
 from ..primitives.structural import broadcast_in_dim  # noqa: E402
 from ..primitives.transfer import device_put  # noqa: E402 - primitives import this module's users

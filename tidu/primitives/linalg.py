@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from math import prod
+from typing import Any
 
 import numpy as np
 
@@ -84,6 +85,43 @@ def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.nd
         return np.zeros(a.shape[:-1] + b.shape[-1:] if out_shape is None else out_shape, a.dtype)
     out = serial_blas(size, np.matmul, a, b)
     return out if out_shape is None else out.reshape(out_shape)
+
+
+def dot_kernel(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_numbers: Dims) -> Any:
+    """``_dot_impl`` for host operands of these shapes, its plan made once: ``(a, b) -> out``
+    (``bind_product``'s kernel for a signature; no plan lookup and no keyword arguments a call).
+
+    >>> import numpy as np
+    >>> a, b = np.ones((2, 3), np.float32), np.ones((4, 3), np.float32)
+    >>> dot_kernel((2, 3), (4, 3), (((1,), (1,)), ((), ())))(a, b).shape  # a @ b.T
+    (2, 4)
+    """
+    perm_a, a2, perm_b, b2, out_shape, size = _dot_plan(a_shape, b_shape, dimension_numbers)
+    if not size:  # nothing to contract (or an empty operand): _dot_impl's zeros
+        return functools.partial(_dot_impl, dimension_numbers=dimension_numbers)
+    if perm_a is None and a2 is None and out_shape is None:
+        if perm_b is None and b2 is None:  # a @ b
+            return functools.partial(serial_blas, size, np.matmul)
+        if perm_b == (1, 0) and b2 == b_shape[::-1]:  # a @ b.T: F.linear's product
+
+            def transposed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+                return serial_blas(size, np.matmul, a, b.T)
+
+            return transposed
+
+    def planned(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if perm_a is not None:
+            a = a.transpose(perm_a)
+        if a2 is not None:
+            a = a.reshape(a2)
+        if perm_b is not None:
+            b = b.transpose(perm_b)
+        if b2 is not None:
+            b = b.reshape(b2)
+        out = serial_blas(size, np.matmul, a, b)
+        return out if out_shape is None else out.reshape(out_shape)
+
+    return planned
 
 
 def _in_order(out, order_src: list[int]):  # noqa: ANN001, ANN202
