@@ -352,8 +352,9 @@ def _prepared(prim: Primitive, entry: list, params: dict[str, Any], device: str)
     return prepare(*entry[0]) or False
 
 
-# (shape, shape, dtype, device type, tag of the dimension numbers) -> signature entry: ``bind_product``'s lookup
-_PRODUCTS: dict[tuple, list] = {}
+# (shape, shape, dtype, device type, tag of the dimension numbers) -> (signature entry, the host's kernel
+# or ``False``): ``bind_product``'s lookup
+_PRODUCTS: dict[tuple, tuple] = {}
 _MM_PARAMS = ({"dimension_numbers": (((1,), (0,)), ((), ()))},  # a @ b
               {"dimension_numbers": (((1,), (1,)), ((), ()))})  # a @ b.T, contracting b's last dim
 
@@ -392,14 +393,17 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) 
     if b._device is not device:
         return bind_eager(dot_general, (a, b), params)  # the general path's error, or a 0-d move
     key = (a._buf.shape, b._buf.shape, a._dtype, device.type, params["dimension_numbers"] if tag is None else tag)
-    entry = _PRODUCTS.get(key)
-    if entry is None:
+    hit = _PRODUCTS.get(key)
+    if hit is None:
         entry = _signature(dot_general, (a, b), params)  # the shape rule's errors
         if entry[8] is not None:  # a half call: never kept here, it takes the general path
             return bind_eager(dot_general, (a, b), params)
         if len(_PRODUCTS) >= _MAX_SIGNATURES:
             _PRODUCTS.clear()
-        _PRODUCTS[key] = entry
+        # on the host, ``_dot_impl`` with its plan made once for these shapes
+        kernel = device is CPU and dot_kernel(a._buf.shape, b._buf.shape, params["dimension_numbers"])
+        hit = _PRODUCTS[key] = (entry, kernel)
+    entry, kernel = hit
     # ``_call``'s steps for two operands that make no view, written out: through ``_call`` a
     # product took 0.4 µs more (W5 binds two a step)
     args = (a, b)
@@ -409,13 +413,11 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) 
     abuf, bbuf = a._buf, b._buf
     if deferred.PENDING and deferred.reads_pending((abuf, bbuf)):
         deferred.flush(True)
-    kernel = entry[7]
-    if kernel is None:  # the host's product planned once for the signature (``_call`` reads it too)
-        kernel = entry[7] = device is CPU and dot_kernel(abuf.shape, bbuf.shape, params["dimension_numbers"])
-    if kernel:
+    impl = dot_general.impls[device.type]
+    if kernel and impl is _dot_impl:  # (an impl replaced by a test's spy is called as registered)
         out = wrap(kernel(abuf, bbuf), entry[1][0].dtype, device)
     else:
-        out = wrap(dot_general.impls[device.type](abuf, bbuf, **params), entry[1][0].dtype, device)
+        out = wrap(impl(abuf, bbuf, **params), entry[1][0].dtype, device)
     if grad_on and (a._requires_grad or b._requires_grad):
         _record_call(dot_general, args, params, entry, [out])
     return out
@@ -764,6 +766,6 @@ def refresh_view(view: Any) -> None:
 
 
 from ..backends.cuda.memory import CudaArray  # noqa: E402
-from ..primitives.linalg import dot_general, dot_kernel  # noqa: E402
+from ..primitives.linalg import _dot_impl, dot_general, dot_kernel  # noqa: E402
 from ..primitives.structural import broadcast_in_dim  # noqa: E402
 from ..primitives.transfer import device_put  # noqa: E402 - primitives import this module's users

@@ -66,6 +66,9 @@ def _float_input(x: Any, name: str, dtype: Any = None) -> Any:
     return x if x.dtype.is_floating_point else convert(x, dtypes.get_default_dtype())
 
 
+_EVERY_AXIS = tuple({"axes": tuple(range(n))} for n in range(9))  # ``reduce_sum``'s params of a full sum, by rank
+
+
 def sum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:  # noqa: A001, A002
     """Sum over ``dim`` (all dims by default); bool and integer inputs sum to int64.
 
@@ -80,6 +83,10 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
     >>> tidu.tensor([True, True, False]).sum()
     tensor(2)
     """
+    if dim is None and dtype is None and not keepdim and input.__class__ is Tensor and input._dtype.is_floating_point:
+        ndim = input._buf.ndim  # the loss's full sum, its params made once per rank
+        if ndim < len(_EVERY_AXIS):
+            return bind_one(rp.reduce_sum, input, _EVERY_AXIS[ndim])
     _check(input, "sum")
     x = input
     if dtype is not None:

@@ -250,6 +250,38 @@ def test_small_column_sums_launch_once(monkeypatch: pytest.MonkeyPatch) -> None:
         run = getattr(launch.Kernel, method)
         monkeypatch.setattr(launch.Kernel, method,
                             lambda self, *a, run=run, **k: launches.append(1) or run(self, *a, **k))
+    for method in ("fixed", "fixed_shaped"):  # a prepared launch: count the calls of what it returns
+        prepare = getattr(launch.Kernel, method)
+
+        def counted(self, *a, prepare=prepare):  # noqa: ANN001, ANN202
+            run = prepare(self, *a)
+            return lambda *arrays: launches.append(1) or run(*arrays)
+
+        monkeypatch.setattr(launch.Kernel, method, counted)
+    monkeypatch.setattr(kernels, "_ONE_LAUNCH", {})  # prepared afresh, through the spies
     a = make((128, 512), "float32", low=0, high=4)
     check(red.reduce_sum, a, atol=1e-3, axes=(0,))
     assert len(launches) == 1
+
+
+def test_a_reduction_of_one_launch_is_prepared_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full sum, a row sum and a row max launch from an argument buffer packed when their
+    signature is first met; reductions over two runs of axes, or in two launches, do not."""
+    from tidu.backends.cuda import launch
+
+    prepared = []
+    for method in ("fixed", "fixed_shaped"):
+        prepare = getattr(launch.Kernel, method)
+        monkeypatch.setattr(launch.Kernel, method,
+                            lambda self, *a, prepare=prepare: prepared.append(a) or prepare(self, *a))
+    monkeypatch.setattr(kernels, "_ONE_LAUNCH", {})
+    a = make((4, 1000), "float32", low=-2, high=2)
+    for _ in range(3):
+        check(red.reduce_sum, a, atol=1e-3, axes=(0, 1))
+        check(red.reduce_sum, a, atol=1e-3, axes=(1,))
+        check(red.reduce_max, a, axes=(1,))
+    assert len(prepared) == 3
+    check(red.reduce_sum, make((4, 6, 5), "float64"), atol=1e-9, axes=(0, 2))  # two runs of axes
+    monkeypatch.setattr(kernels, "SPLIT_MIN", 64)  # 5000 elements then take partials and a second launch
+    check(red.reduce_sum, make((5000,), "float32"), atol=1e-3, axes=(0,))
+    assert len(prepared) == 3

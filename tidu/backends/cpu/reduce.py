@@ -271,7 +271,7 @@ def sum_axes(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     if len(axes) == x.ndim and x.size <= SMALL_SUM and x.dtype.kind == "f" and x.itemsize >= 4:
         total = np.zeros((1, 1))  # a full float sum: one kernel call, the same float64 accumulation
         _sum_rows(contiguous(x).reshape(1, -1), total, max(x.size, 1), 0, 1)
-        return total.reshape(()) if x.dtype == np.float64 else total.reshape(()).astype(x.dtype)
+        return np.array(total.item(), x.dtype)  # float32 rounds to nearest, as astype does
     acc_dtype = np.float64 if x.dtype.kind == "f" else np.int64
     if x.size <= SMALL_SUM:  # one thread either way; the same float64 (int64) accumulation
         with np.errstate(all="ignore"):  # inf - inf is NaN without a warning, as in the Numba kernels

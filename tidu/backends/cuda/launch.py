@@ -134,6 +134,24 @@ class Kernel:
             return simulated
         return _fixed_launcher(self.argtypes, self.handle, runtime().stream, _blocks(n), template, arrays)
 
+    def fixed_shaped(self, blocks: int, threads: int, *template: Any) -> Callable[..., None]:
+        """``kernel.launch(blocks, threads, *args)`` prepared once, as ``fixed`` prepares
+        ``kernel(n, *args)``: the function returned takes only the arrays."""
+        if not self._ready:
+            self._prepare()
+        arrays = [k for k, a in enumerate(template) if hasattr(a, "strides")]
+        if self.simulated:
+            shaped = self._shaped
+
+            def simulated(*given: Any) -> None:
+                args = list(template)
+                for k, a in zip(arrays, given):
+                    args[k] = a
+                shaped(blocks, threads, 0, *args)
+
+            return simulated
+        return _fixed_launcher(self.argtypes, self.handle, runtime().stream, blocks, template, arrays, threads)
+
     def launch(self, blocks: int, threads: int, *args: Any, shared_bytes: int = 0) -> None:
         if not self._ready:
             self._prepare()
@@ -211,7 +229,7 @@ def _blocks(n: int) -> int:
 
 
 def _fixed_launcher(argtypes: list[Any], handle: int, stream: int, blocks: int, template: tuple,
-                    arrays: list[int]) -> Callable[..., None]:
+                    arrays: list[int], threads: int = THREADS) -> Callable[..., None]:
     """``Kernel.fixed``'s launch: ``template`` packed once into a buffer of its own, but the data
     pointers of the arrays at positions ``arrays``, which the parameter pointers address in a
     second buffer, packed at each call by one generated function."""
@@ -232,7 +250,7 @@ def _fixed_launcher(argtypes: list[Any], handle: int, stream: int, blocks: int, 
     source = (
         f"def fixed({args}):\n"
         f"    pack_pointers(pointers, 0, {', '.join(names[k] + '.ptr' for k in arrays)})\n"
-        f"    status = launch(handle, {blocks}, {THREADS}, 0, stream, params)\n"
+        f"    status = launch(handle, {blocks}, {threads}, 0, stream, params)\n"
         f"    if status:\n"
         f"        check('cuLaunchKernel', status)\n"
     )

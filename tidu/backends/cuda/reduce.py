@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numba import cuda, from_dtype
 
-from .launch import MAX_BLOCKS, Kernel
+from .launch import MAX_BLOCKS, Kernel, dense_like
 from .memory import CudaArray
 
 BLOCK = 256  # threads of a cooperative block; the shared arrays are this long
@@ -43,6 +43,7 @@ TARGET_THREADS = 1 << 18  # split columns until about this many threads have wor
 SPLIT_MIN = 1 << 16
 
 _Kernels = dict[tuple, Kernel]
+_UNSEEN = object()
 
 
 # ---------------------------------------------------------------- helpers shared by the kernels
@@ -270,9 +271,45 @@ def _copy_kernel(dtype: np.dtype) -> Kernel:
     return kernel
 
 
+# (op, shape, axes, dtype, result dtype) -> the launch of a reduction of a C-contiguous input that
+# takes one launch (one run of axes, one chunk), prepared once (``Kernel.fixed``), or ``None``
+_ONE_LAUNCH: dict[tuple, tuple[Callable[..., None], tuple[int, ...]] | None] = {}
+
+
+def _one_launch(op: str, shape: tuple[int, ...], axes: tuple[int, ...], dtype: np.dtype,
+                out_dtype: Any) -> tuple[Callable[..., None], tuple[int, ...]] | None:
+    """``(launch, out_shape)``: ``launch(x, out)`` is ``_reduce``'s one launch for ``x`` of ``shape``
+    (C-contiguous) into a fresh ``out``, its arguments packed once; ``None`` where it takes more
+    launches (or none)."""
+    out_shape, views = stages(shape, axes)
+    if len(views) != 1 or dtype.kind == "b" or not math.prod(out_shape):
+        return None
+    outer, n, inner = views[0]
+    rows, chunks, blocks, threads = layout(outer, n, inner)
+    if chunks != 1:
+        return None
+    kernel = _monoid_kernel(op, rows, dtype, np.dtype(out_dtype))
+    x_, out_ = dense_like((outer * n * inner,), dtype), dense_like((outer * inner,), out_dtype)
+    if rows:
+        return kernel.fixed_shaped(blocks, threads, x_, out_, outer, n, chunks), out_shape
+    return kernel.fixed(outer * inner, x_, out_, outer, n, inner, chunks), out_shape
+
+
 def _reduce(op: str, x: CudaArray, axes: tuple[int, ...], out_dtype: Any) -> CudaArray:
     if not axes:
         return copy(x)
+    if x.is_c_contiguous:  # the common case (a loss's sum) from a launch prepared per signature
+        key = (op, x.shape, axes, x.dtype, out_dtype)
+        known = _ONE_LAUNCH.get(key, _UNSEEN)
+        if known is _UNSEEN:
+            if len(_ONE_LAUNCH) >= 1024:
+                _ONE_LAUNCH.clear()
+            known = _ONE_LAUNCH[key] = _one_launch(op, x.shape, tuple(axes), x.dtype, out_dtype)
+        if known is not None:
+            launch, out_shape = known
+            out = CudaArray.empty(out_shape, out_dtype)
+            launch(x, out)
+            return out
     out_shape, views = stages(x.shape, tuple(axes))
     out = CudaArray.empty(out_shape, out_dtype)
     if out.size == 0:
