@@ -65,6 +65,28 @@ def test_a_repeated_step_is_served_once_built(plain_calls: list[bool]) -> None:
         np.testing.assert_allclose(g, e, rtol=1e-12)
 
 
+@pytest.mark.parametrize("how", ["backward", "grad"])
+def test_a_queued_output_is_computed_before_the_step_reads_it(monkeypatch: Any, how: str) -> None:
+    """A one-element output made by queued elementwise work (tidu/core/deferred.py) whose backward
+    reads only saved outputs (``tanh``'s): the plain pass runs the queue before the step reads
+    them, on every repetition, fused or not."""
+    calls = _served(monkeypatch, "_plain_pass" if how == "backward" else "_plain_grad")
+    results = {}
+    for lib in (tidu, torch):
+        x = lib.tensor([0.5], requires_grad=True)
+        results[lib] = []
+        for _ in range(6):
+            if how == "backward":
+                x.grad = None
+                lib.exp(lib.tanh(x)).backward()
+                results[lib].append(x.grad.numpy().copy())
+            else:
+                results[lib].append(lib.autograd.grad(lib.tanh(x), x)[0].numpy().copy())
+    assert calls == [False] + [True] * 5
+    for got, want in zip(results[tidu], results[torch]):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 def test_gradients_accumulate_in_place(plain_calls: list[bool]) -> None:
     x = tidu.tensor([1.0, 2.0], requires_grad=True)
     for _ in range(2):
