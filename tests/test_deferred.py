@@ -415,3 +415,72 @@ def test_a_broadcast_leaf_written_in_place_fails_the_backward_as_in_pytorch():
     with tidu.no_grad():
         b.mul_(2.0)
     assert (b + tidu.zeros(3, 2)).tolist() == [[20.0, 40.0]] * 3
+
+
+def _summed(x, w, keep: bool):
+    y = tidu.tanh(x * w + 0.5) * w + x * x
+    return y.sum(), (y if keep else None)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_gpu_sum_of_queued_work_runs_in_its_loops_launch(keep, monkeypatch):
+    """A full sum of a queued value on the GPU is queued too and runs in its input's fused launch
+    (``fused_into(total=...)``), summing in the unqueued sum kernel's order; the input is stored
+    only where something holds it. Its value and gradients are the unqueued run's."""
+    from tidu.backends.cuda import fusion as cuda_fusion
+
+    totals = []
+    real = cuda_fusion.fused_into
+    monkeypatch.setattr(cuda_fusion, "fused_into",
+                        lambda *a, **k: totals.append(k.get("total")) or real(*a, **k))
+    x, w, xs, ws = _inputs("cuda", n=100, requires_grad=True)
+    runs = []
+    for _ in range(deferred.FUSE_AFTER + 2):
+        x.grad = None
+        s, y = _summed(x, w, keep)
+        assert deferred._sums and deferred.PENDING[-1][0].prim.name == "reduce_sum"
+        s.backward()
+        runs.append((s.item(), x.grad.cpu().numpy().copy(), None if y is None else y.detach().cpu().numpy().copy()))
+    assert any(t is not None for t in totals)  # a plan with the sum in its launch was built
+    monkeypatch.setattr(deferred, "ENABLED", False)
+    x.grad = None
+    s, y = _summed(x, w, keep)
+    s.backward()
+    ref = (s.item(), x.grad.cpu().numpy(), None if y is None else y.detach().cpu().numpy())
+    # the elementwise values may differ in the last bit on a GPU (an FMA: see the first test)
+    exact = _simulated()
+    for value, grad, kept in runs:
+        assert value == ref[0] if exact else value == pytest.approx(ref[0], rel=1e-12)
+        np.testing.assert_allclose(grad, ref[1], rtol=0 if exact else 1e-12)
+        if keep:
+            np.testing.assert_allclose(kept, ref[2], rtol=0 if exact else 1e-12)
+    tx = torch.tensor(xs, requires_grad=True)
+    (torch.tanh(tx * torch.tensor(ws) + 0.5) * torch.tensor(ws) + tx * tx).sum().backward()
+    np.testing.assert_allclose(ref[1], tx.grad.numpy(), rtol=1e-12)
+
+
+def test_only_a_gpu_full_sum_of_one_queued_value_is_queued():
+    """The host's sums, partial sums, sums of fewer than ``SUM_MIN`` elements, of a view of a
+    queued value, and a second sum while one is queued all run at once (flushing the queue)."""
+    def queued(make) -> bool:
+        deferred.flush()
+        make()
+        answer = bool(deferred._sums)
+        deferred.flush()
+        return answer
+
+    cx, cw, _, _ = _inputs("cpu", n=100)
+    gx, gw, _, _ = _inputs("cuda", n=100)
+    sx, sw, _, _ = _inputs("cuda", n=20)
+    mx = tidu.tensor(np.ones((10, 10)), device="cuda")
+    assert queued(lambda: (gx * gw).sum())
+    assert not queued(lambda: (cx * cw).sum())
+    assert not queued(lambda: (sx * sw).sum())
+    assert not queued(lambda: (mx * mx).sum(dim=0))
+    assert not queued(lambda: (mx * mx)[2:].sum())
+    assert not queued(lambda: gx.sum())  # nothing queued to read
+    deferred.flush()
+    a = (gx * gw).sum()
+    b = (gx * gx).sum()  # the first sum is queued; this one flushes the queue and runs
+    assert not deferred.PENDING and float(a) == pytest.approx(float((gx * gw).sum()))
+    assert float(b) == pytest.approx(float(np.sum(gx.cpu().numpy() ** 2)))

@@ -53,6 +53,10 @@ _seen: dict[tuple, int] = {}
 _UNPLANNED = object()  # a structure not yet seen often enough to be planned
 _exposed: dict[int, weakref.ref] = {}
 _refcount = sys.getrefcount
+# a full float sum of a queued value on the GPU is queued too (at most one a queue:
+# ``sum_deferrable``), run in its input's loop's launch; one mark while queued
+_sums: list[int] = []
+SUM_MIN, SUM_MAX = 33, 1 << 16  # its input's elements: the GPU's one-block row sum (backends/cuda/reduce.py)
 
 
 def queueable(app: Any) -> bool:
@@ -106,11 +110,23 @@ def flush(for_kernel: bool = False) -> None:
             if not for_kernel and groups._open is not None:
                 groups.close()
             PENDING.clear()
+            _sums.clear()
             _slots.clear()
             _index.clear()
             _structure.clear()
             _pending_ids.clear()
             _flushing.on = False
+
+
+def sum_deferrable(array: Any, axes: tuple[int, ...]) -> bool:
+    """Whether ``reduce_sum`` of ``array`` (a device array) over ``axes`` can be queued: a sum of
+    every axis of a queued float32 or float64 output (not a view of one) of ``SUM_MIN`` to
+    ``SUM_MAX`` elements, while no other sum is queued. Its input's loop then sums it in one
+    block, in the order of the sum's own kernel: the result is the unqueued sum's, bit for bit,
+    and the launch is one where it was two. (On the host a queued sum saved nothing: the loop
+    and the sum stay two calls.)"""
+    return (ENABLED and not _sums and id(array) in _pending_ids and len(axes) == array.ndim
+            and SUM_MIN <= array.size <= SUM_MAX and array.dtype.kind == "f" and array.dtype.itemsize >= 4)
 
 
 def reads_pending(arrays: Sequence[Any]) -> bool:
@@ -142,18 +158,26 @@ def _copy_into(target: Any, value: Any) -> None:
 
 
 def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[Any]], None] | None:
-    """One fused loop per (shape, device) group of ``entries``; ``None`` if one cannot be built."""
+    """One fused loop per (shape, device) group of ``entries`` (a queued sum joins its input's);
+    ``None`` if one cannot be built."""
     groups: dict[Any, list[tuple]] = {}
     for entry in entries:
-        out = entry[0].out_avals[0]
-        groups.setdefault((out.shape, out.device), []).append(entry)
+        app = entry[0]
+        out = app.out_avals[0]
+        shape = app.in_avals[0].shape if app.prim.name == "reduce_sum" else out.shape
+        groups.setdefault((shape, out.device), []).append(entry)
     keep = set(held)
     produced = {e[4] for e in entries}
     steps = []
     try:
         for (_shape, device), group in groups.items():
+            # a queued sum (on the GPU only: ``sum_deferrable``), where held
+            total = next((e for e in group if e[0].prim.name == "reduce_sum" and e[4] in keep), None)
+            if total is not None and device != "cuda":
+                return None  # never queued (``sum_deferrable``): op by op, where each runs
+            group = [e for e in group if e[0].prim.name != "reduce_sum"]
             outs = [e[4] for e in group if e[4] in keep]
-            if not outs:
+            if not outs and total is None:
                 continue  # nothing holds any of its values
             parts = [Instr(None, ins, (out,), app) for app, _impl, _params, ins, out in group]
             layouts = {s: fusion.layout_of(_slots[s]) for _a, _i, _p, ins, _o in group for s in ins if s not in produced}
@@ -161,10 +185,15 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
             if device == "cuda":  # a broadcast scalar is read at i % 1 there
                 from ..backends.cuda.fusion import fused_into
 
-                into, body = fused_into(parts, outs, along)
-            else:
-                once = {s for s, k in layouts.items() if k == fusion.SCALAR}
-                into, body = fusion.fused_loop(parts, outs, once, along)
+                if total is None:
+                    into, body = fused_into(parts, outs, along)
+                    steps.append(fusion.slot_runner(into, outs, body.ins))
+                else:  # the sum in the loop's launch: its result is the last
+                    into, body = fused_into(parts, outs, along, total=total[3][0])
+                    steps.append(fusion.slot_runner(into, [*outs, total[4]], body.ins))
+                continue
+            once = {s for s, k in layouts.items() if k == fusion.SCALAR}
+            into, body = fusion.fused_loop(parts, outs, once, along)
             # the layouts are part of the plan's key: an operand read in place is so on every run
             steps.append(fusion.slot_runner(into, outs, body.ins))
     except Exception:  # noqa: BLE001 - a loop that does not compile runs op by op instead

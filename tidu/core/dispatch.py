@@ -299,6 +299,12 @@ def _call_one(prim: Primitive, x: Tensor, params: dict[str, Any], entry: list) -
         refresh_view(x)
     buf = x._buf
     if deferred.PENDING and deferred.reads_pending((buf,)):
+        if prim is reduce_sum and x._device is CUDA and deferred.sum_deferrable(buf, params["axes"]):
+            aval = entry[1][0]
+            _application(prim, params, entry)  # numbered: the queue's structure names it
+            deferred._sums.append(1)
+            return _defer(prim, entry, (prim.impls[x._device.type], aval.shape, buf.dtype, aval.dtype, x._device),
+                          (x,), [buf], params, grad_on)
         deferred.flush(True)
     result = prim.impls[x._device.type](buf, **params)
     out = wrap(result, entry[1][0].dtype, x._device)
@@ -767,5 +773,6 @@ def refresh_view(view: Any) -> None:
 
 from ..backends.cuda.memory import CudaArray  # noqa: E402
 from ..primitives.linalg import _dot_impl, dot_general, dot_kernel  # noqa: E402
+from ..primitives.reduce import reduce_sum  # noqa: E402
 from ..primitives.structural import broadcast_in_dim  # noqa: E402
 from ..primitives.transfer import device_put  # noqa: E402 - primitives import this module's users
