@@ -72,7 +72,12 @@ def _dot_plan(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_numb
 
 
 def _dot_impl(a: np.ndarray, b: np.ndarray, *, dimension_numbers: Dims) -> np.ndarray:
-    perm_a, a_shape, perm_b, b_shape, out_shape, size = _dot_plan(a.shape, b.shape, dimension_numbers)
+    return _planned(a, b, _dot_plan(a.shape, b.shape, dimension_numbers))
+
+
+def _planned(a: np.ndarray, b: np.ndarray, plan: tuple) -> np.ndarray:
+    """``a . b`` by ``_dot_plan``'s ``plan`` for their shapes."""
+    perm_a, a_shape, perm_b, b_shape, out_shape, size = plan
     if perm_a is not None:
         a = a.transpose(perm_a)
     if a_shape is not None:
@@ -96,10 +101,9 @@ def dot_kernel(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_num
     >>> dot_kernel((2, 3), (4, 3), (((1,), (1,)), ((), ())))(a, b).shape  # a @ b.T
     (2, 4)
     """
-    perm_a, a2, perm_b, b2, out_shape, size = _dot_plan(a_shape, b_shape, dimension_numbers)
-    if not size:  # nothing to contract (or an empty operand): _dot_impl's zeros
-        return functools.partial(_dot_impl, dimension_numbers=dimension_numbers)
-    if perm_a is None and a2 is None and out_shape is None:
+    plan = _dot_plan(a_shape, b_shape, dimension_numbers)
+    perm_a, a2, perm_b, b2, out_shape, size = plan
+    if size and perm_a is None and a2 is None and out_shape is None:
         if perm_b is None and b2 is None:  # a @ b
             return functools.partial(serial_blas, size, np.matmul)
         if perm_b == (1, 0) and b2 == b_shape[::-1]:  # a @ b.T: F.linear's product
@@ -108,20 +112,7 @@ def dot_kernel(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_num
                 return serial_blas(size, np.matmul, a, b.T)
 
             return transposed
-
-    def planned(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        if perm_a is not None:
-            a = a.transpose(perm_a)
-        if a2 is not None:
-            a = a.reshape(a2)
-        if perm_b is not None:
-            b = b.transpose(perm_b)
-        if b2 is not None:
-            b = b.reshape(b2)
-        out = serial_blas(size, np.matmul, a, b)
-        return out if out_shape is None else out.reshape(out_shape)
-
-    return planned
+    return functools.partial(_planned, plan=plan)
 
 
 def _in_order(out, order_src: list[int]):  # noqa: ANN001, ANN202

@@ -250,14 +250,13 @@ def test_small_column_sums_launch_once(monkeypatch: pytest.MonkeyPatch) -> None:
         run = getattr(launch.Kernel, method)
         monkeypatch.setattr(launch.Kernel, method,
                             lambda self, *a, run=run, **k: launches.append(1) or run(self, *a, **k))
-    for method in ("fixed", "fixed_shaped"):  # a prepared launch: count the calls of what it returns
-        prepare = getattr(launch.Kernel, method)
+    prepare = launch.Kernel.fixed_shaped  # a prepared launch (``fixed`` too): count what it returns
 
-        def counted(self, *a, prepare=prepare):  # noqa: ANN001, ANN202
-            run = prepare(self, *a)
-            return lambda *arrays: launches.append(1) or run(*arrays)
+    def counted(self, *a):  # noqa: ANN001, ANN202
+        run = prepare(self, *a)
+        return lambda *arrays: launches.append(1) or run(*arrays)
 
-        monkeypatch.setattr(launch.Kernel, method, counted)
+    monkeypatch.setattr(launch.Kernel, "fixed_shaped", counted)
     monkeypatch.setattr(kernels, "_ONE_LAUNCH", {})  # prepared afresh, through the spies
     a = make((128, 512), "float32", low=0, high=4)
     check(red.reduce_sum, a, atol=1e-3, axes=(0,))
@@ -270,10 +269,8 @@ def test_a_reduction_of_one_launch_is_prepared_once(monkeypatch: pytest.MonkeyPa
     from tidu.backends.cuda import launch
 
     prepared = []
-    for method in ("fixed", "fixed_shaped"):
-        prepare = getattr(launch.Kernel, method)
-        monkeypatch.setattr(launch.Kernel, method,
-                            lambda self, *a, prepare=prepare: prepared.append(a) or prepare(self, *a))
+    prepare = launch.Kernel.fixed_shaped  # ``fixed``'s too
+    monkeypatch.setattr(launch.Kernel, "fixed_shaped", lambda self, *a: prepared.append(a) or prepare(self, *a))
     monkeypatch.setattr(kernels, "_ONE_LAUNCH", {})
     a = make((4, 1000), "float32", low=-2, high=2)
     for _ in range(3):

@@ -119,20 +119,7 @@ class Kernel:
         template's shape and strides) and packs only their pointers; the scalars, shapes and
         strides stay packed in a buffer of its own. A template array needs ``shape``,
         ``strides`` and ``size`` (``dense_like``)."""
-        if not self._ready:
-            self._prepare()
-        arrays = [k for k, a in enumerate(template) if hasattr(a, "strides")]
-        if self.simulated:
-            grid = self._grid
-
-            def simulated(*given: Any) -> None:
-                args = list(template)
-                for k, a in zip(arrays, given):
-                    args[k] = a
-                grid(n, *args)
-
-            return simulated
-        return _fixed_launcher(self.argtypes, self.handle, runtime().stream, _blocks(n), template, arrays)
+        return self.fixed_shaped(_blocks(n), THREADS, *template)
 
     def fixed_shaped(self, blocks: int, threads: int, *template: Any) -> Callable[..., None]:
         """``kernel.launch(blocks, threads, *args)`` prepared once, as ``fixed`` prepares
