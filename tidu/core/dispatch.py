@@ -535,7 +535,11 @@ def _record_grouped(app: Application, args: Sequence[Any], entry: list, out: Ten
         (a,) = args
         ka = a._key or a._ensure_key()
         ta = a._trace
-        ca = ta.index if ta.__class__ is GroupTrace and ta.group is group else _external(group, a, ka, ta)
+        if ta.__class__ is GroupTrace and ta.group is group:
+            ca = ta.index
+        else:  # from outside (W5's bias, broadcast every step): its code found without a call
+            ca = group.external.get(ka.key)
+            ca = _external(group, a, ka, ta) if ca is None else ~ca
         in_keys = (ka,)
         codes = (ca,)
         group.parts.append((app._uid, ca))
@@ -753,7 +757,12 @@ def plain_view(x: Tensor, array: Any, replay: Any) -> Tensor:
     """A view ``array`` of the storage of ``x`` (which does not require grad), made without a bind:
     it shares the version counter, and ``replay(x)`` (binds) rebuilds it from ``x`` where a write
     through it needs the graph (tidu/core/inplace.py), as for a bound view."""
-    out = Tensor(array, x._dtype, device=x._device)
+    out = _new(Tensor)  # ``wrap`` written out, sharing ``x``'s version counter
+    out._buf = array
+    out._dtype = x._dtype
+    out._requires_grad = out._retains_grad = False
+    out._grad = out._key = out._trace = out._hooks = None
+    out._device = x._device
     out._version = x._version
     out._view = _view_of(x, replay)
     return out

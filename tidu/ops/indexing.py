@@ -16,6 +16,7 @@ and go first otherwise.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 from math import prod
@@ -367,22 +368,22 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
             return _read(input, plan)
         sliced, basic_shape = _basic(plan)
         window = None if sliced is None else tuple(slice(*bounds) for bounds in zip(*sliced))
-        found = (sliced, basic_shape, window)
+        found = (sliced, basic_shape, window, functools.partial(_read_basic, sliced=sliced, basic_shape=basic_shape))
         if len(_BASIC_PLANS) >= 4096:
             _BASIC_PLANS.clear()
         _BASIC_PLANS[(shape, key)] = found
-    sliced, basic_shape, window = found
+    sliced, basic_shape, window, replay = found
     if input.__class__ is Tensor and not input._requires_grad and input._device is CPU and not input._is_stale_view():
         # nothing to record: numpy's view, and the binds only if a write through it ever needs them
         if deferred.PENDING and deferred.reads_pending((input._buf,)):
             deferred.flush()  # as a bind: a fused loop must not read a view of what it writes
         array = input._buf if window is None else input._buf[window]
-        return plain_view(input, array if array.shape == basic_shape else array.reshape(basic_shape),
-                          lambda base: _read_basic(base, sliced, basic_shape))
+        return plain_view(input, array if array.shape == basic_shape else array.reshape(basic_shape), replay)
     return _read_basic(input, sliced, basic_shape)
 
 
-# (input shape, basic index) -> (slice params or None, result shape, the numpy index of the slice):
+# (input shape, basic index) -> (slice params or None, result shape, the numpy index of the slice, the
+# view's replay from its base):
 # ints, slices, None and ``...``
 _BASIC_PLANS: dict[tuple, tuple] = {}
 
