@@ -350,3 +350,86 @@ def test_a_kernels_flush_keeps_the_group_and_a_read_closes_it():
         th = torch.tanh(th @ tw + 1.0)
     (th * 3.0).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+
+
+def _rnn(lib: Any, x: Any, w: Any, b: Any, steps: int = 6, between: Any = None) -> Any:
+    h = x
+    for t in range(steps):
+        h = lib.tanh(h @ w + b)
+        if between is not None:
+            between(t)
+    return h.sum()
+
+
+def _broadcasts(out: Any) -> int:
+    group = out._trace.group if out._trace.__class__ is GroupTrace else None
+    records = [] if group is None else group.records
+    return sum(app.prim.name == "broadcast_in_dim" for app, *_ in records)
+
+
+def test_a_bias_broadcast_is_recorded_once_a_group():
+    """``h @ w + b`` at every step of a loop records ``b``'s broadcast once in the group
+    (``dispatch.broadcast_operand``): its later uses read the recorded view, and ``b``'s gradient
+    is PyTorch's."""
+    xs, ws, bs = _rand(12).reshape(3, 4), _rand(16, 1).reshape(4, 4) / 2, _rand(4, 2)
+    grads = {}
+    for lib in (tidu, torch):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in (xs, ws, bs))
+        for _ in range(4):  # the compiled step is built, then served
+            for t in (x, w, b):
+                t.grad = None
+            h = x
+            for _ in range(6):
+                h = lib.tanh(h @ w + b)
+            if lib is tidu:
+                assert _broadcasts(h) == 1
+            h.sum().backward()
+        grads[lib] = [t.grad.numpy() for t in (x, w, b)]
+    for got, want in zip(grads[tidu], grads[torch]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_bias_written_between_uses_is_broadcast_again(monkeypatch):
+    """A write to the bias between uses: the values and gradients are PyTorch's (the uses after it
+    read the written bias). Under anomaly mode each use records its own broadcast."""
+    xs, ws, bs = _rand(12).reshape(3, 4), _rand(16, 1).reshape(4, 4) / 2, _rand(4, 2)
+    grads = {}
+    for lib in (tidu, torch):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in (xs, ws, bs))
+
+        def nudge(t: int, lib: Any = lib, b: Any = b) -> None:
+            if t == 2:
+                with lib.no_grad():
+                    b.mul_(0.5)
+
+        h = x
+        for t in range(6):
+            h = lib.tanh(h @ w + b)
+            nudge(t)  # the write closes the group (it flushes the queue): the next group broadcasts anew
+        h.sum().backward()
+        grads[lib] = [h.detach().numpy()] + [t.grad.numpy() for t in (x, w, b)]
+    for got, want in zip(grads[tidu], grads[torch]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    x, w, b = (tidu.tensor(a, requires_grad=True) for a in (xs, ws, bs))
+    with tidu.autograd.detect_anomaly():
+        h = x
+        for _ in range(3):
+            h = tidu.tanh(h @ w + b)
+        assert _broadcasts(h) == 3
+
+
+def test_a_dual_bias_keeps_its_tangent():
+    """Forward AD: a bias with a tangent is broadcast through the dual path, every time."""
+    import tidu.autograd.forward_ad as fwAD
+
+    xs, bs, ts = _rand(12).reshape(3, 4), _rand(4, 2), _rand(4, 3)
+    with fwAD.dual_level():
+        b = fwAD.make_dual(tidu.tensor(bs), tidu.tensor(ts))
+        x = tidu.tensor(xs, requires_grad=True)
+        y = tidu.tanh(x + b) + b
+        tangent = fwAD.unpack_dual(y).tangent.detach().numpy()
+    with torch.autograd.forward_ad.dual_level():
+        tb = torch.autograd.forward_ad.make_dual(torch.tensor(bs), torch.tensor(ts))
+        ty = torch.tanh(torch.tensor(xs) + tb) + tb
+        want = torch.autograd.forward_ad.unpack_dual(ty).tangent.numpy()
+    np.testing.assert_allclose(tangent, want, rtol=1e-12)

@@ -122,6 +122,12 @@ def _bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return _ORIGINALS["bind_broadcast"](x, shape)
 
 
+def _broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    if _any_dual((x,)):
+        return _bind_broadcast(x, shape)
+    return _ORIGINALS["broadcast_operand"](x, shape)
+
+
 def _bind_matmul(a: Tensor, b: Tensor, transposed: bool = False) -> Tensor:
     if _any_dual((a, b)):
         return _bind_dual(dispatch.dot_general, (a, b), dispatch._MM_PARAMS[transposed])
@@ -157,10 +163,12 @@ _ORIGINALS: dict[str, Any] = {
     "bind_eager": dispatch.bind_eager, "bind_same": dispatch.bind_same, "bind_one": dispatch.bind_one,
     "bind_broadcast": dispatch.bind_broadcast, "bind_matmul": dispatch.bind_matmul,
     "bind_product": dispatch.bind_product, "plain_view": dispatch.plain_view, "assign_": inplace.assign_,
+    "broadcast_operand": dispatch.broadcast_operand,
 }
 _WRAPPERS: dict[str, Any] = {
     "bind_eager": _bind_eager, "bind_same": _bind_same, "bind_one": _bind_one, "bind_broadcast": _bind_broadcast,
     "bind_matmul": _bind_matmul, "bind_product": _bind_product, "plain_view": _plain_view, "assign_": _assign,
+    "broadcast_operand": _broadcast_operand,
 }
 _swapped: list[tuple[dict, str, Any, Any]] = []
 

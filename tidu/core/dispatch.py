@@ -260,6 +260,59 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return out
 
 
+def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``bind_broadcast(x, shape)`` for an operand its caller consumes at once (``ops``' binary
+    ops broadcasting a bias; never handed to the user): a leaf's broadcast to one shape is recorded
+    once in the open group, and later calls get a tensor of that recorded view (the same array,
+    key and place in the group) while the leaf's storage and version are unchanged. W5 adds its
+    bias at each of 100 steps: one broadcast recorded, its gradient summed once, instead of 100.
+
+    >>> import tidu
+    >>> from tidu.core.dispatch import broadcast_operand
+    >>> b = tidu.tensor([1.0, 2.0], requires_grad=True)
+    >>> u, v = broadcast_operand(b, (2, 2)), broadcast_operand(b, (2, 2))
+    >>> u._key is v._key and u._buf is v._buf
+    True
+    """
+    if x._trace is not None or not x._requires_grad or groups._open is None or not grad_mode._state.enabled:
+        return bind_broadcast(x, shape)
+    group = groups._open()
+    memo = None if group is None else group.broadcasts
+    if memo is not None:
+        hit = memo.get((id(x), shape))
+        if hit is not None:
+            view, version, key, index, fn = hit
+            if view.base is x._buf and x._version.value == version:
+                out = _new(Tensor)  # the recorded view's tensor again: ``wrap``, linked and placed
+                out._buf = view
+                out._dtype = x._dtype
+                out._requires_grad = True
+                out._retains_grad = False
+                out._grad = out._hooks = None
+                out._device = x._device
+                out._version = x._version
+                out._view = ViewInfo(x, fn, version)
+                out._key = key
+                trace = out._trace = _new(GroupTrace)
+                trace.group = group
+                trace.index = index
+                return out
+    out = bind_broadcast(x, shape)
+    trace = out._trace
+    if trace.__class__ is GroupTrace and out._view is not None and out._buf.base is x._buf:
+        from ..compat import _settings
+
+        if _settings["anomaly"]:  # each use keeps its own node (and the trace of where it was made)
+            return out
+        group = trace.group
+        if group.broadcasts is None:
+            if group.structure is not None:  # closed
+                return out
+            group.broadcasts = {}
+        group.broadcasts[(id(x), shape)] = (out._buf, out._view.version, out._key, trace.index, out._view.fn)
+    return out
+
+
 # (prim, param items, shape, dtype, device type) -> signature entry: ``bind_one``'s lookup
 _ONE_INPUT: dict[tuple, list] = {}
 

@@ -42,7 +42,7 @@ class GroupNode(TraceNode):
     of a compiled step's key.
     """
 
-    __slots__ = ("records", "parts", "structure", "external", "split_nodes", "released_calls")
+    __slots__ = ("records", "parts", "structure", "external", "split_nodes", "released_calls", "broadcasts")
 
     def __init__(self) -> None:
         self.computation = None
@@ -55,12 +55,14 @@ class GroupNode(TraceNode):
         self.external: dict | None = {}  # raw key -> index in input_edges, while open
         self.split_nodes: list[TapeNode] | None = None
         self.released_calls: frozenset = frozenset()  # released one by one (``release_calls``)
+        # (id(leaf), shape) -> a leaf's operand broadcast recorded here (``dispatch.broadcast_operand``)
+        self.broadcasts: dict | None = None
 
     def close(self) -> None:
         global _open
         if self.structure is None:
             self.structure = tuple(self.parts)
-            self.parts = self.external = None
+            self.parts = self.external = self.broadcasts = None
         if _open is not None and _open() is self:
             _open = None
 

@@ -16,7 +16,7 @@ from ..ad import UndefinedPrimal
 from ..core import dtypes
 from ..core.aval import wrap_dim
 from ..core.device import CPU
-from ..core.dispatch import bind_broadcast
+from ..core.dispatch import bind_broadcast, broadcast_operand
 from ..core.primitive import Var, bind
 from ..core.tape import KEPT
 from ..primitives import creation, structural
@@ -229,7 +229,7 @@ def same_or_scalar(a: Any, b: Any, float_only: bool = False) -> list[Any] | None
                 shape = broadcast_shapes(sa, sb)
             except RuntimeError:
                 return None  # the general path raises, naming the op
-        return [a if sa == shape else bind_broadcast(a, shape), b if sb == shape else bind_broadcast(b, shape)]
+        return [a if sa == shape else broadcast_operand(a, shape), b if sb == shape else broadcast_operand(b, shape)]
     if kind is float and floating or kind is int and t._dtype.category:  # no higher category
         c = constant(other, t._dtype, t, t._buf.shape)
         return [t, c] if first else [c, t]
