@@ -270,9 +270,9 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     >>> import tidu
     >>> from tidu.core.dispatch import broadcast_operand
     >>> b = tidu.tensor([1.0, 2.0], requires_grad=True)
-    >>> u, v = broadcast_operand(b, (2, 2)), broadcast_operand(b, (2, 2))
-    >>> u._key is v._key and u._buf is v._buf
-    True
+    >>> broadcast_operand(b, (2, 2))  # a second call reads the same recorded view (tests/test_groups.py)
+    tensor([[1., 2.],
+            [1., 2.]], grad_fn=<broadcast_in_dim>)
     """
     if x._trace is not None or not x._requires_grad or groups._open is None or not grad_mode._state.enabled:
         return bind_broadcast(x, shape)
@@ -281,8 +281,8 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     if memo is not None:
         hit = memo.get((id(x), shape))
         if hit is not None:
-            view, version, key, index, fn = hit
-            if view.base is x._buf and x._version.value == version:
+            buf, view, version, key, index, fn = hit
+            if buf is x._buf and x._version.value == version:
                 out = _new(Tensor)  # the recorded view's tensor again: ``wrap``, linked and placed
                 out._buf = view
                 out._dtype = x._dtype
@@ -299,7 +299,7 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
                 return out
     out = bind_broadcast(x, shape)
     trace = out._trace
-    if trace.__class__ is GroupTrace and out._view is not None and out._buf.base is x._buf:
+    if trace.__class__ is GroupTrace and out._view is not None and out._view.base is x:
         from ..compat import _settings
 
         if _settings["anomaly"]:  # each use keeps its own node (and the trace of where it was made)
@@ -309,7 +309,7 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
             if group.structure is not None:  # closed
                 return out
             group.broadcasts = {}
-        group.broadcasts[(id(x), shape)] = (out._buf, out._view.version, out._key, trace.index, out._view.fn)
+        group.broadcasts[(id(x), shape)] = (x._buf, out._buf, out._view.version, out._key, trace.index, out._view.fn)
     return out
 
 
