@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..compat import _settings
-from ..core import deferred, dtypes, grad_mode, groups, programs
+from ..core import dtypes, grad_mode, groups, programs
 from ..core.device import CPU
 from ..core.groups import raw_node
 from ..eager import topological_traces, try_backward
@@ -316,8 +316,6 @@ def _built_step_gradients(out: Tensor, walk: compiled.Walk, leaves: Sequence[Ten
     compiled.set_wanted(walk, sorted(wanted), [])
     if walk.key not in compiled._steps:
         return None
-    if deferred.PENDING:  # the step reads saved outputs' arrays as they are: queued ones are written first
-        deferred.flush()
     with grad_mode.set_grad_enabled(False):
         return compiled.run_walk(walk, _shared_ones(out), out._device, False, False)
 

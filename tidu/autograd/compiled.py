@@ -32,7 +32,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ..backends.cpu import fusion
-from ..core import grad_mode, programs
+from ..core import deferred, grad_mode, programs
 from ..core.device import CUDA
 from ..core.dispatch import bind_eager, bind_one, bind_product, bind_same
 from ..core.dtypes import bool_
@@ -265,6 +265,8 @@ def run_walk(walk: Walk, seed: Any, device: Any, retain_graph: bool, create_grap
 def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool) -> dict[Any, Tensor]:
     nodes = walk.nodes
     on_tensors = step.on_tensors
+    if not on_tensors and deferred.PENDING:  # the step reads saved outputs' arrays as they are
+        deferred.flush()  # (on tensors, each bind runs or queues in order)
     values = _gather(step, nodes, seed, on_tensors)
     if not retain_graph:
         releases = step.releases

@@ -249,12 +249,11 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         return _call_one(broadcast_in_dim, x, params, entry)
     # ``_call_one`` written out for a plain host array, whose kernel makes a view of it (W5 adds
     # its bias this way every step): linked to ``x`` as ``_link_view`` links it, and recorded
-    out = wrap(broadcast_in_dim.impls["cpu"](buf, **params), x._dtype, device)
-    out._version = version = x._version
+    out = _view_tensor(x, broadcast_in_dim.impls["cpu"](buf, **params))
     replay = entry[6]
     if replay is None:
         replay = entry[6] = _replay(broadcast_in_dim, (x,), params, 0, 0, 1)
-    out._view = ViewInfo(x, replay, version.value)
+    out._view = ViewInfo(x, replay, x._version.value)
     if grad_mode._state.enabled and x._requires_grad:
         _record_call(broadcast_in_dim, (x,), params, entry, [out])
     return out
@@ -283,15 +282,9 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         if hit is not None:
             buf, view, version, key, index, fn = hit
             if buf is x._buf and x._version.value == version:
-                out = _new(Tensor)  # the recorded view's tensor again: ``wrap``, linked and placed
-                out._buf = view
-                out._dtype = x._dtype
-                out._requires_grad = True
-                out._retains_grad = False
-                out._grad = out._hooks = None
-                out._device = x._device
-                out._version = x._version
+                out = _view_tensor(x, view)  # the recorded view's tensor again, linked and placed
                 out._view = ViewInfo(x, fn, version)
+                out._requires_grad = True
                 out._key = key
                 trace = out._trace = _new(GroupTrace)
                 trace.group = group
@@ -810,14 +803,21 @@ def plain_view(x: Tensor, array: Any, replay: Any) -> Tensor:
     """A view ``array`` of the storage of ``x`` (which does not require grad), made without a bind:
     it shares the version counter, and ``replay(x)`` (binds) rebuilds it from ``x`` where a write
     through it needs the graph (tidu/core/inplace.py), as for a bound view."""
-    out = _new(Tensor)  # ``wrap`` written out, sharing ``x``'s version counter
+    out = _view_tensor(x, array)
+    out._view = _view_of(x, replay)
+    return out
+
+
+def _view_tensor(x: Tensor, array: Any) -> Tensor:
+    """A tensor of ``array``, a view of ``x``'s storage: ``wrap`` sharing ``x``'s version counter
+    (the caller links it: ``_view``)."""
+    out = _new(Tensor)
     out._buf = array
     out._dtype = x._dtype
     out._requires_grad = out._retains_grad = False
-    out._grad = out._key = out._trace = out._hooks = None
+    out._grad = out._key = out._trace = out._view = out._hooks = None
     out._device = x._device
     out._version = x._version
-    out._view = _view_of(x, replay)
     return out
 
 

@@ -20,7 +20,7 @@ from ..core.dispatch import bind_one
 from ..core.primitive import bind
 from ..primitives import reduce as rp
 from ..primitives.structural import reshape as reshape_p
-from ..tensor import Tensor
+from ..tensor import SHORT_PATH_TYPES, Tensor
 from ._operands import convert, is_value, kept_constant, wrap_dims
 
 __all__ = [
@@ -83,7 +83,7 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
     >>> tidu.tensor([True, True, False]).sum()
     tensor(2)
     """
-    if dim is None and dtype is None and not keepdim and input.__class__ is Tensor and input._dtype.is_floating_point:
+    if dim is None and dtype is None and not keepdim and type(input) in SHORT_PATH_TYPES and input._dtype.is_floating_point:
         ndim = input._buf.ndim  # the loss's full sum, its params made once per rank
         if ndim < len(_EVERY_AXIS):
             return bind_one(rp.reduce_sum, input, _EVERY_AXIS[ndim])

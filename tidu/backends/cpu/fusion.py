@@ -511,7 +511,8 @@ class LoopBody:
 
     ``arrays``/``scalars`` are the external slots read element by element (``x{k} = a{k}[i]``
     is the generator's) or once (``s{k}``, a one-element value), ``consts`` the ``full``
-    values (``c{k}``); ``lines`` compute ``v{j}`` per group member; ``stores`` write ``o{k}``.
+    values (``c{k}``); ``lines`` compute ``v{j}`` per group member; ``stores`` write ``o{k}``;
+    ``locals`` names each member's value by its slot.
     """
 
     def __init__(self) -> None:
@@ -525,13 +526,14 @@ class LoopBody:
         self.stores: list[str] = []
         self.ins: list[int] = []
         self.out_avals: list[Any] = []
+        self.locals: dict[int, str] = {}
 
 
 def loop_body(parts: list[Instr], outs: list[int], scalar: str = "s{}", once: Collection[int] = ()) -> LoopBody:
     """The per-element statements of ``parts``; ``scalar`` formats how a one-element operand
     (a broadcast's, or a slot in ``once``) is read."""
     body = LoopBody()
-    local = {p.outs[0]: f"v{j}" for j, p in enumerate(parts)}
+    local = body.locals = {p.outs[0]: f"v{j}" for j, p in enumerate(parts)}
 
     def operand(slot: int, single: bool) -> str:
         if slot in local:

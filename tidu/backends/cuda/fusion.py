@@ -61,12 +61,8 @@ def fused_into(parts: list[Instr], outs: list[int], along: dict[int, str] | None
 
     along = along or {}
 
-    stored = outs if total is None or total in outs else [*outs, total]
-    body = loop_body(parts, stored, scalar="s{}[0]")
-    summed = None
-    if total is not None:
-        summed = body.stores[stored.index(total)].split(" = ")[1]  # the total's local (``v{j}``)
-        body.stores = body.stores[:len(outs)]  # not stored unless held
+    body = loop_body(parts, outs, scalar="s{}[0]")
+    summed = None if total is None else body.locals[total]  # the total's value (``v{j}``), stored only if held
     n_out, n_arr, n_sc, n_c = len(outs), len(body.arrays), len(body.scalars), len(body.consts)
     params = [*(f"o{k}" for k in range(n_out)), *(["osum"] if total is not None else []),
               *(f"a{k}" for k in range(n_arr)), *(f"s{k}" for k in range(n_sc)), *(f"c{k}" for k in range(n_c))]
@@ -139,7 +135,8 @@ def fused_into(parts: list[Instr], outs: list[int], along: dict[int, str] | None
     # its launches prepared by size: ``Kernel.fixed``)
     whole_launch: list[Any] = [None]
 
-    shape = body.out_avals[0].shape  # every stored (and the summed) value's
+    # every stored (and the summed) value's shape
+    shape = next(p.app.out_avals[0].shape for p in parts if p.outs[0] == (outs[0] if outs else total))
     size = math.prod(shape)
     threads = block_threads(size) if total is not None else 0
 
