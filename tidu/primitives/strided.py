@@ -53,7 +53,7 @@ def _as_strided_cpu(x: np.ndarray, *, size: tuple[int, ...], stride: tuple[int, 
         out = np.ndarray(tuple(size), x.dtype, buffer=memory, offset=start * item,
                          strides=tuple(s * item for s in stride))
         if overlapping(tuple(size), tuple(stride)) or not root.flags.writeable:
-            out.flags.writeable = False  # as an expanded tensor's: elements alias one another
+            out.setflags(write=False)  # as an expanded tensor's: elements alias one another
         return out
     sources = strided_sources((tuple(x.shape), tuple(input_stride), input_offset),
                               (tuple(size), tuple(stride), storage_offset), "src")

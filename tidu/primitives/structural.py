@@ -56,7 +56,9 @@ def _broadcast_impl(x: np.ndarray, *, shape: tuple[int, ...], broadcast_dimensio
                 _BROADCAST_STRIDES.clear()
             strides = _BROADCAST_STRIDES[key] = tuple(found)
         out = np.ndarray(shape, x.dtype, x, 0, strides)
-        out.flags.writeable = False  # as np.broadcast_to's: its elements alias one another
+        # as np.broadcast_to's: its elements alias one another (``setflags``: ``out.flags`` makes an
+        # object numpy's allocator keeps, a slowly saturating growth in a traced training loop)
+        out.setflags(write=False)
         return out
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
