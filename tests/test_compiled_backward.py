@@ -694,3 +694,51 @@ def test_a_bound_programs_constants_are_made_once(monkeypatch: Any) -> None:
         np.testing.assert_allclose(h.numpy(), -2 * t * (1 - t * t), rtol=1e-12)
     assert compiled.STATS["reused"] > 0
     assert bound == 1
+
+
+def _prims(step: Any) -> list[str]:
+    return [instr.app.prim.name for instr in step.program if instr.app is not None]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_an_implicit_seed_is_multiplied_into_nothing(create_graph: bool, monkeypatch: Any) -> None:
+    """``grad(tanh(a @ x).sum(), x)`` seeded with the implicit one: its step reads ``1 - t * t``
+    where the rules make ``ones * (1 - t * t)`` (``compiled._unit_seed``), a pass that records binds
+    no broadcast and no product by ones; an explicit seed of the same structure gets its own step
+    (the key says which), scaled as PyTorch's."""
+    monkeypatch.setattr(programs, "ENABLED", True)
+    compiled.clear()
+    a_np, x_np = _rand(4, 4).astype(np.float64), _rand(4).astype(np.float64)
+    expected = {}
+    for scale in (None, 2.5):
+        tx = torch.tensor(x_np, requires_grad=True)
+        seed = None if scale is None else torch.tensor(scale, dtype=torch.float64)
+        (expected[scale],) = torch.autograd.grad(torch.tanh(torch.tensor(a_np) @ tx).sum(), tx, seed)
+    for scale in (None, 2.5, None, 2.5, None):
+        x = tidu.tensor(x_np, requires_grad=True)
+        seed = None if scale is None else tidu.tensor(scale, dtype=tidu.float64)
+        (g,) = tidu.autograd.grad(tidu.tanh(tidu.tensor(a_np) @ x).sum(), x, seed, create_graph=create_graph)
+        np.testing.assert_allclose(g.detach().numpy(), expected[scale].numpy(), rtol=1e-12, atol=1e-14)
+    unit = [s for key, s in compiled._steps.items() if key[-3] is True]
+    given = [s for key, s in compiled._steps.items() if key[-3] is False]
+    assert len(unit) == len(given) == 1
+    if create_graph:  # the array programs fuse both products into one loop
+        assert "broadcast_in_dim" not in _prims(unit[0]) and _prims(unit[0]).count("mul") == 1
+        assert "broadcast_in_dim" in _prims(given[0]) and _prims(given[0]).count("mul") == 2
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_gradient_the_seed_multiplies_is_not_a_saved_value(create_graph: bool, monkeypatch: Any) -> None:
+    """``(x * w).sum()``'s gradient for ``x`` is ``ones * w``: the product by the implicit one is
+    kept where it is a result, so ``x.grad`` never shares ``w``'s storage (writing one would write
+    the other)."""
+    monkeypatch.setattr(programs, "ENABLED", True)
+    w = tidu.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for _ in range(3):
+        x = tidu.tensor([4.0, 5.0, 6.0], requires_grad=True)
+        (x * w).sum().backward(create_graph=create_graph)
+        assert not np.shares_memory(x.grad.detach().numpy(), w.detach().numpy())
+        with tidu.no_grad():
+            x.grad.zero_()
+        np.testing.assert_array_equal(w.detach().numpy(), [1.0, 2.0, 3.0])
+        w.grad = None

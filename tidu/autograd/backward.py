@@ -172,7 +172,7 @@ def _pass(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequen
             if hooks is None or not hooks.on_non_leaves():
                 # it releases every node reachable from the outputs (and the sum node of several)
                 totals = compiled.backward(out._ensure_key(), out._trace, seed, wanted, retain_graph, create_graph,
-                                           walked)
+                                           walked, all(g is None for g in grad_outputs))
                 if totals is not None:
                     return totals
             totals = try_backward(out._ensure_key(), out._trace, seed, EXECUTOR, hooks, wanted=wanted)
@@ -313,7 +313,7 @@ def _built_step_gradients(out: Tensor, walk: compiled.Walk, leaves: Sequence[Ten
         index = leaf_index.get(t._ensure_key().key)
         if index is not None:
             wanted.add(index)
-    compiled.set_wanted(walk, sorted(wanted), [])
+    compiled.set_wanted(walk, sorted(wanted), [], True)
     if walk.key not in compiled._steps:
         return None
     with grad_mode.set_grad_enabled(False):

@@ -108,7 +108,7 @@ class Walk:
     """One backward pass's structure: nodes (consumers first), leaf keys, and the cache key."""
 
     __slots__ = ("nodes", "leaves", "leaf_index", "grad_leaves", "root_slot", "parts", "wanted_leaves",
-                 "wanted_outs", "key")
+                 "wanted_outs", "unit_seed", "key")
 
     def __init__(self, root_slot: int) -> None:
         self.nodes: list[TraceNode] = []
@@ -178,8 +178,9 @@ def structure(root: TraceNode, root_key: Any, device: Any, create_graph: bool = 
     return walk
 
 
-def with_wanted(walk: Walk, root_key: Any, wanted: Collection[Any]) -> None:
-    """Complete ``walk.key`` with the wanted keys: leaves by index, node outputs by position."""
+def with_wanted(walk: Walk, root_key: Any, wanted: Collection[Any], unit_seed: bool = False) -> None:
+    """Complete ``walk.key`` with the wanted keys (leaves by index, node outputs by position) and
+    whether the seed is the implicit one (``set_wanted``)."""
     leaf_index = walk.leaf_index
     wanted_leaves, wanted_outs = [], []
     out_at = None
@@ -199,14 +200,17 @@ def with_wanted(walk: Walk, root_key: Any, wanted: Collection[Any]) -> None:
             wanted_outs.append(code)
     wanted_leaves.sort()
     wanted_outs.sort()
-    set_wanted(walk, wanted_leaves, wanted_outs)
+    set_wanted(walk, wanted_leaves, wanted_outs, unit_seed)
 
 
-def set_wanted(walk: Walk, wanted_leaves: list[int], wanted_outs: list[int]) -> None:
-    """Complete ``walk.key`` with the wanted leaves' indices and node outputs' codes (sorted)."""
+def set_wanted(walk: Walk, wanted_leaves: list[int], wanted_outs: list[int], unit_seed: bool = False) -> None:
+    """Complete ``walk.key`` with the wanted leaves' indices and node outputs' codes (sorted), and
+    ``unit_seed``: the seed is the implicit one of a one-element output (``backward()``,
+    ``grad(loss, x)``), so its step multiplies by no ones (``_unit_seed``)."""
     walk.wanted_leaves = wanted_leaves
     walk.wanted_outs = wanted_outs
-    walk.key = (*walk.parts, tuple(wanted_leaves), tuple(wanted_outs))
+    walk.unit_seed = unit_seed
+    walk.key = (*walk.parts, unit_seed, tuple(wanted_leaves), tuple(wanted_outs))
 
 
 def _producer(trace: Any, key: Any, position: dict[Any, int]) -> int:
@@ -223,10 +227,11 @@ def _producer(trace: Any, key: Any, position: dict[Any, int]) -> int:
 
 
 def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[Any] | None,
-             retain_graph: bool, create_graph: bool = False, walked: Walk | None = None) -> dict[Any, Tensor] | None:
+             retain_graph: bool, create_graph: bool = False, walked: Walk | None = None,
+             unit_seed: bool = False) -> dict[Any, Tensor] | None:
     """The wanted cotangents of ``seed`` pushed back from ``root_key``; ``None`` when this pass
     needs the general ``try_backward``. ``walked``: ``structure(root_trace.node, ...)`` when the
-    caller has it. Without ``retain_graph`` the walked nodes are released once their saved
+    caller has it; ``unit_seed``: ``seed`` is the implicit one. Without ``retain_graph`` the walked nodes are released once their saved
     values are gathered, so each residual dies after its last reader in the program. With
     ``create_graph`` (grad mode on) the program binds on tensors and records the backward."""
     if root_trace is None or wanted is None or not programs.ENABLED:
@@ -238,7 +243,7 @@ def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[An
         if walked is None:
             STATS["general"] += 1
             return None
-    with_wanted(walked, root_key, wanted)
+    with_wanted(walked, root_key, wanted, unit_seed)
     return run_walk(walked, seed if create_graph else seed._data, device, retain_graph, create_graph)
 
 
@@ -469,6 +474,8 @@ def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
     results = [(t, cts[t], dtypes[t]) for t in targets if t in cts]
     keep = {slot for _, slot, _ in results}
     program = _dead_code(b.program, keep)
+    if walk.unit_seed:
+        program = _dead_code(_unit_seed(program, keep), keep)
     if not on_tensors:  # binds on tensors are fused by the forward's deferral instead
         program = _optimize(program, keep, device)
     else:
@@ -659,6 +666,54 @@ def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:
             live.update(instr.ins)
     kept.reverse()
     return kept
+
+
+
+
+def _unit_seed(program: list[Instr], keep: set[int]) -> list[Instr]:
+    """``program`` (seeded at slot 0 with the implicit one) without its products by that one: a
+    ``mul`` of a value by the seed broadcast (``sum``'s cotangent, as ``tanh(x).sum()``'s backward
+    makes ``ones * (1 - t * t)``) reads the value itself. Exact (``1 * x == x``), and a pass that
+    records (``create_graph``) binds two ops fewer. Only where every reader of the product makes
+    a new array (an elementwise op, a product), so no result is a saved value's storage.
+
+    >>> import tidu
+    >>> from tidu.core.instructions import impl_instr
+    >>> from tidu.core.primitive import Application
+    >>> from tidu.primitives import elementwise as ew, structural
+    >>> one, v = tidu.ShapeDtype((), tidu.float32), tidu.ShapeDtype((3,), tidu.float32)
+    >>> spread = Application(structural.broadcast_in_dim, (("broadcast_dimensions", ()), ("shape", (3,))), (one,))
+    >>> program = [impl_instr(spread, [0], [2]), impl_instr(Application(ew.mul, (), (v, v)), [2, 1], [3]),
+    ...            impl_instr(Application(ew.tanh, (), (v,)), [3], [4])]
+    >>> [(i.app.name.split("[")[0], i.ins) for i in _dead_code(_unit_seed(program, {4}), {4})]
+    [('tanh', (1,))]
+    """
+    ones = {0}
+    readers: dict[int, list[Instr]] = {}
+    for instr in program:
+        for i in instr.ins:
+            readers.setdefault(i, []).append(instr)
+    alias: dict[int, int] = {}
+    out = []
+    for instr in program:
+        ins = tuple([alias.get(i, i) for i in instr.ins])
+        app = instr.app
+        name = None if app is None else app.prim.name
+        if name == "broadcast_in_dim" and ins[0] in ones:
+            ones.add(instr.outs[0])
+        elif name == "mul" and len(instr.outs) == 1 and instr.outs[0] not in keep and (ins[0] in ones) != (ins[1] in ones):
+            other = 1 if ins[0] in ones else 0
+            if app.in_avals[other] == app.out_avals[0] and all(_fresh_reader(r) for r in readers[instr.outs[0]]):
+                alias[instr.outs[0]] = ins[other]
+                continue
+        out.append(instr if ins == instr.ins else instr._replace(ins=ins))
+    return out
+
+
+def _fresh_reader(instr: Instr) -> bool:
+    """Whether ``instr`` makes a new array from its inputs (never returns one of them)."""
+    app = instr.app
+    return app is not None and (app.prim is dot_general_p or fusion._kind(instr) == "fn")
 
 
 def _optimize(program: list[Instr], keep: set[int], device: str) -> list[Instr]:
