@@ -484,3 +484,85 @@ def test_only_a_gpu_full_sum_of_one_queued_value_is_queued():
     b = (gx * gx).sum()  # the first sum is queued; this one flushes the queue and runs
     assert not deferred.PENDING and float(a) == pytest.approx(float((gx * gw).sum()))
     assert float(b) == pytest.approx(float(np.sum(gx.cpu().numpy() ** 2)))
+
+
+def _hessian_vector_product(lib, a, x, v):
+    (g,) = lib.autograd.grad(lib.tanh(a @ x).sum(), x, create_graph=True)
+    (hv,) = lib.autograd.grad((g * v).sum(), x)
+    return g, hv
+
+
+def _hvp_case():
+    rng = np.random.default_rng(5)
+    a_np, x_np, v_np = rng.standard_normal((6, 6)), rng.standard_normal(6), rng.standard_normal(6)
+    tx = torch.tensor(x_np, requires_grad=True)
+    g, hv = _hessian_vector_product(torch, torch.tensor(a_np), tx, torch.tensor(v_np))
+    return a_np, x_np, v_np, g.detach().numpy(), hv.numpy()
+
+
+@pytest.fixture
+def _products(monkeypatch):
+    """Every host product run from now on, counted (built steps dropped: theirs bound the kernel)."""
+    from tidu.autograd import compiled
+    from tidu.core import programs
+    from tidu.primitives.linalg import dot_general
+
+    monkeypatch.setattr(programs, "ENABLED", True)  # the laziness is the compiled step's
+    compiled.clear()
+    runs = []
+    real = dot_general.impls["cpu"]
+    monkeypatch.setitem(dot_general.impls, "cpu", lambda a, b, **p: runs.append(a.shape) or real(a, b, **p))
+    yield runs
+    compiled.clear()
+
+
+def test_a_gradient_nobody_reads_is_never_computed(_products):
+    """``grad(..., create_graph=True)`` returns a host product queued (``deferred.lazy_product``),
+    and a sum of it is queued too: a Hessian-vector product that only differentiates ``g`` runs
+    three products a step (the forward's, the second pass's two), not four, and its result is
+    PyTorch's."""
+    a_np, x_np, v_np, _, hv_ref = _hvp_case()
+    a, v = tidu.tensor(a_np), tidu.tensor(v_np)
+
+    def step():
+        x = tidu.tensor(x_np, requires_grad=True)
+        return _hessian_vector_product(tidu, a, x, v)[1]
+
+    for _ in range(deferred.FUSE_AFTER + 2):
+        before = len(_products)
+        hv = step()
+        np.testing.assert_allclose(hv.numpy(), hv_ref, rtol=1e-12)
+        deferred.flush()  # the unread gradient, dead now, is dropped here
+        assert len(_products) - before == 3
+
+
+def test_a_lazy_gradient_read_later_is_pytorchs(_products):
+    """The queued gradient is computed when read: after the second pass, after an in-place write
+    to an operand of its product (the write runs the queue first, so ``g`` is the value before it,
+    as in PyTorch), and it is never computed twice."""
+    a_np, x_np, v_np, g_ref, hv_ref = _hvp_case()
+    for write in (False, True):
+        a, v, x = tidu.tensor(a_np), tidu.tensor(v_np), tidu.tensor(x_np, requires_grad=True)
+        before = len(_products)
+        g, hv = _hessian_vector_product(tidu, a, x, v)
+        assert deferred._lazy and any(e[0].prim.name == "dot_general" for e in deferred.PENDING)
+        if write:
+            with tidu.no_grad():
+                a.mul_(3.0)
+        np.testing.assert_allclose(g.detach().numpy(), g_ref, rtol=1e-12)
+        np.testing.assert_allclose(hv.numpy(), hv_ref, rtol=1e-12)
+        assert len(_products) - before == 4
+        np.testing.assert_allclose((g * 2).detach().numpy(), 2 * g_ref, rtol=1e-12)
+        assert len(_products) - before == 4
+
+
+def test_a_product_of_an_array_the_user_holds_is_not_lazy(_products):
+    """An operand the user may write (``from_numpy``) keeps the product eager, as any queued work."""
+    a_np, x_np, v_np, _, hv_ref = _hvp_case()
+    a, v = tidu.from_numpy(a_np.copy()), tidu.tensor(v_np)
+    x = tidu.tensor(x_np, requires_grad=True)
+    before = len(_products)
+    (g,) = tidu.autograd.grad(tidu.tanh(a @ x).sum(), x, create_graph=True)
+    assert not deferred._lazy and len(_products) - before == 2
+    (hv,) = tidu.autograd.grad((g * v).sum(), x)
+    np.testing.assert_allclose(hv.numpy(), hv_ref, rtol=1e-12)

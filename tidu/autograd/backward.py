@@ -82,7 +82,7 @@ def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
         if shared:
             return wrap(_shared_ones(output), output._dtype, output._device)
         if output._device is CPU:
-            return Tensor(dtypes.cast(np.ones(output._data.shape), output._dtype), output._dtype)
+            return Tensor(dtypes.cast(np.ones(output._buf.shape), output._dtype), output._dtype)
         from ..ops.creation import ones_like
 
         return ones_like(output)
@@ -294,9 +294,9 @@ def _plain_grad(out: Tensor, inputs: list[Tensor], walk: compiled.Walk) -> dict[
     if totals is None:
         return None
     for key, ct in totals.items():
-        flags = ct._data.flags  # one object (a CudaArray makes its flags on each read)
+        flags = ct._buf.flags  # one object (a CudaArray makes its flags on each read); a result is never queued
         if not (flags.writeable and flags.owndata):
-            totals[key] = wrap(ct._data.copy(), ct._dtype, ct._device)
+            totals[key] = wrap(ct._buf.copy(), ct._dtype, ct._device)
     return totals
 
 

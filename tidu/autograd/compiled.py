@@ -244,7 +244,9 @@ def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[An
             STATS["general"] += 1
             return None
     with_wanted(walked, root_key, wanted, unit_seed)
-    return run_walk(walked, seed if create_graph else seed._data, device, retain_graph, create_graph)
+    if not create_graph:  # the seed's array, its queued work run first (other queued work may wait)
+        seed = seed._data if deferred.PENDING and deferred.reads_pending((seed._buf,)) else seed._buf
+    return run_walk(walked, seed, device, retain_graph, create_graph)
 
 
 def run_walk(walk: Walk, seed: Any, device: Any, retain_graph: bool, create_graph: bool) -> dict[Any, Tensor] | None:
@@ -270,9 +272,11 @@ def run_walk(walk: Walk, seed: Any, device: Any, retain_graph: bool, create_grap
 def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool) -> dict[Any, Tensor]:
     nodes = walk.nodes
     on_tensors = step.on_tensors
-    if not on_tensors and deferred.PENDING:  # the step reads saved outputs' arrays as they are
-        deferred.flush()  # (on tensors, each bind runs or queues in order)
     values = _gather(step, nodes, seed, on_tensors)
+    # the step reads saved arrays as they are: queued work writing one runs first (on tensors,
+    # each bind runs or queues in order); work nobody reads stays queued (``_lazy_results``)
+    if not on_tensors and deferred.PENDING and deferred.reads_pending(values):
+        deferred.flush()
     if not retain_graph:
         releases = step.releases
         for pos, node in enumerate(nodes):
@@ -319,7 +323,7 @@ def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> 
                 tensor = value.tensor
                 if tensor._version.value != value.version:
                     value.unpack(name)  # raises: modified by an in-place operation
-                value = tensor if on_tensors else tensor._data
+                value = tensor if on_tensors else tensor._buf  # (queued work: ``_execute`` runs it)
             elif cls is SavedOutput and not on_tensors:
                 if value.counter.value != value.version:
                     value.unpack(name)
@@ -333,7 +337,7 @@ def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> 
                 if comp is None and is_output:  # a value made in a group: its place in the graph
                     value._trace = GroupTrace(node, index)
             else:
-                value = value.unpack(name)._data
+                value = value.unpack(name)._buf
             append(value)
     return values
 
@@ -383,12 +387,13 @@ class _Builder:
         return Application(accumulate_add().prim, (), (aval, aval), (aval,))
 
 
-def bind_instr(app: Application, ins: Any, outs: Any) -> Instr:
+def bind_instr(app: Application, ins: Any, outs: Any, lazy: bool = False) -> Instr:
     """The instruction binding ``app``'s primitive on tensors (recorded when grad mode is on):
     through the short path its avals allow (``_short_bind``) when every operand is of the short
-    paths' types, else through ``bind_eager``."""
+    paths' types, else through ``bind_eager``. ``lazy``: a product the step returns, queued on
+    the host until something reads it (``dispatch.bind_product``)."""
     prim, params = app.prim, dict(app.params)
-    short = _short_bind(app, params)
+    short = _short_bind(app, params, lazy)
 
     def fn(*args: Tensor) -> Any:
         if short is not None:
@@ -402,7 +407,7 @@ def bind_instr(app: Application, ins: Any, outs: Any) -> Instr:
     return Instr(fn, tuple(ins), tuple(outs), app)
 
 
-def _short_bind(app: Application, params: dict[str, Any]) -> Any:
+def _short_bind(app: Application, params: dict[str, Any], lazy: bool = False) -> Any:
     """``args -> outputs`` through a short path of ``core.dispatch`` for calls of ``app`` (its
     avals fixed by the step's key), or ``None``: ``bind_same`` for operands of one aval and no
     params, ``bind_product`` for a product of one non-bool dtype, ``bind_one`` for one operand.
@@ -414,7 +419,7 @@ def _short_bind(app: Application, params: dict[str, Any]) -> Any:
     if not params and all(a == avals[0] for a in avals):
         return lambda args: bind_same(prim, args)
     if prim is dot_general_p and len(avals) == 2 and avals[0].dtype is avals[1].dtype is not bool_:
-        return lambda args: bind_product(args[0], args[1], params)
+        return lambda args: bind_product(args[0], args[1], params, None, lazy)
     if len(avals) == 1:
         return lambda args: bind_one(prim, args[0], params)
     return None
@@ -479,7 +484,7 @@ def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
     if not on_tensors:  # binds on tensors are fused by the forward's deferral instead
         program = _optimize(program, keep, device)
     else:
-        program = _constants_once(program)
+        program = _lazy_results(_constants_once(program), keep)
     program = _with_frees(program, keep)
     # a value no instruction reads (no wanted gradient needs it) is neither gathered nor checked:
     # as in PyTorch and the general walk (``leading_to``), it cannot fail the pass
@@ -822,6 +827,15 @@ def _constants_once(program: list[Instr]) -> list[Instr]:
             instr = instr._replace(fn=lambda value=value: value)
         out.append(instr)
     return out
+
+
+def _lazy_results(program: list[Instr], keep: set[int]) -> list[Instr]:
+    """A bound program whose results (the gradients ``keep``) are products binds those lazily:
+    on the host each is queued until something reads it, so a gradient taken only to be
+    differentiated again (a Hessian-vector product's ``g``) costs no product."""
+    return [bind_instr(instr.app, instr.ins, instr.outs, lazy=True)
+            if instr.outs[0] in keep and instr.app is not None and instr.app.prim is dot_general_p else instr
+            for instr in program]
 
 
 def _with_frees(program: list[Instr], keep: set[int]) -> list[Instr]:

@@ -3,8 +3,8 @@
 An elementwise primitive (one with scalar functions) on floating-point tensors of one shape
 does not run when it is bound: ``bind`` allocates its output and queues the work. The queue
 runs ("flushes") as soon as a value may be needed: any other primitive's bind, any read of a
-tensor's ``_data`` (``numpy()``, ``item()``, printing, an in-place write, the backward, the
-optimizers), or a full queue. A flush runs the queued work of each shape and device as one
+tensor's ``_data`` (``numpy()``, ``item()``, printing, an in-place write, a backward that reads
+a queued value, the optimizers), or a full queue. A flush runs the queued work of each shape and device as one
 generated loop (``fused_loop`` in tidu/backends/cpu/fusion.py, ``fused_into`` on the GPU)
 and stores only the outputs something still holds; intermediates nobody holds stay in
 registers. So ``tanh(x * w + 0.5) * w`` reads ``x`` and ``w`` once and writes one array.
@@ -16,6 +16,11 @@ per structure, never per value; ``TIDU_FUSION=0`` turns deferral off with the ot
 
 Arrays handed to the user (``numpy()``, ``from_numpy``, ``__cuda_array_interface__``) are
 *exposed*: the user may write them at any time, so work reading them is never deferred.
+
+On the host, a product that a ``create_graph`` pass returns is queued too (``lazy_product``),
+and while one is, so are host sums of queued work: a gradient only differentiated again (a
+Hessian-vector product's) is never computed, since a flush skips work whose output nothing
+holds or reads. Such a queue runs op by op.
 """
 
 from __future__ import annotations
@@ -57,6 +62,10 @@ _refcount = sys.getrefcount
 # ``sum_deferrable``), run in its input's loop's launch; one mark while queued
 _sums: list[int] = []
 SUM_MIN, SUM_MAX = 33, 1 << 16  # its input's elements: the GPU's one-block row sum (backends/cuda/reduce.py)
+# a gradient a ``create_graph`` pass returns, when it is a host product, is queued (one mark each
+# while queued: ``lazy_product``), and so are host sums of queued work while one is: a gradient
+# nobody reads (a Hessian-vector product's) is never computed
+_lazy: list[int] = []
 
 
 def queueable(app: Any) -> bool:
@@ -111,6 +120,7 @@ def flush(for_kernel: bool = False) -> None:
                 groups.close()
             PENDING.clear()
             _sums.clear()
+            _lazy.clear()
             _slots.clear()
             _index.clear()
             _structure.clear()
@@ -129,6 +139,21 @@ def sum_deferrable(array: Any, axes: tuple[int, ...]) -> bool:
             and SUM_MIN <= array.size <= SUM_MAX and array.dtype.kind == "f" and array.dtype.itemsize >= 4)
 
 
+def lazy_product(arrays: Sequence[Any]) -> bool:
+    """Whether a host product of ``arrays`` that a ``create_graph`` pass returns can be queued:
+    deferral on and no operand the user may write (``expose``). Such a product runs at the next
+    flush, and only if something still holds its output or reads it (``_run_each``): the
+    gradient of a Hessian-vector product, ``grad(loss, x, create_graph=True)``, is read by no one
+    when only its gradient is taken next."""
+    return ENABLED and not (_exposed and reads_exposed(arrays))
+
+
+def host_sum_deferrable(array: Any) -> bool:
+    """Whether a host sum of ``array`` can be queued: a queued output (not a view of one) while the
+    queue holds a lazy product (``lazy_product``), whose sum may go unread with it."""
+    return bool(_lazy) and ENABLED and id(array) in _pending_ids
+
+
 def reads_pending(arrays: Sequence[Any]) -> bool:
     """Whether any of ``arrays`` is (a view of) a queued output: work reading it must flush first."""
     for a in arrays:
@@ -138,9 +163,17 @@ def reads_pending(arrays: Sequence[Any]) -> bool:
 
 
 def _run_each(held: tuple[int, ...]) -> None:
-    """The queue op by op with the ordinary kernels, each result copied into its held output."""
+    """The queue op by op with the ordinary kernels, each result copied into its held output; a
+    call whose output nothing holds or reads is skipped."""
     keep = set(held)
-    for _app, impl, params, ins, out in PENDING:
+    needed = set(held)
+    live = []
+    for entry in reversed(PENDING):
+        if entry[4] in needed:
+            live.append(entry)
+            needed.update(entry[3])
+    live.reverse()
+    for _app, impl, params, ins, out in live:
         result = impl(*[_slots[i] for i in ins], **params)
         if out in keep:
             _copy_into(_slots[out], result)
@@ -160,6 +193,8 @@ def _copy_into(target: Any, value: Any) -> None:
 def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[Any]], None] | None:
     """One fused loop per (shape, device) group of ``entries`` (a queued sum joins its input's);
     ``None`` if one cannot be built."""
+    if _lazy:  # a product joins no loop: op by op (``_run_each``)
+        return None
     groups: dict[Any, list[tuple]] = {}
     for entry in entries:
         app = entry[0]

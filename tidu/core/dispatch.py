@@ -345,7 +345,8 @@ def _call_one(prim: Primitive, x: Tensor, params: dict[str, Any], entry: list) -
         refresh_view(x)
     buf = x._buf
     if deferred.PENDING and deferred.reads_pending((buf,)):
-        if prim is reduce_sum and x._device is CUDA and deferred.sum_deferrable(buf, params["axes"]):
+        if prim is reduce_sum and (deferred.sum_deferrable(buf, params["axes"]) if x._device is CUDA
+                                   else deferred.host_sum_deferrable(buf)):
             aval = entry[1][0]
             _application(prim, params, entry)  # numbered: the queue's structure names it
             deferred._sums.append(1)
@@ -426,12 +427,13 @@ def bind_matmul(a: Tensor, b: Tensor, transposed: bool = False) -> Tensor:
     return bind_product(a, b, _MM_PARAMS[transposed], transposed)
 
 
-def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) -> Tensor:
+def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None, lazy: bool = False) -> Tensor:
     """``bind(dot_general, a, b, **params)`` for tensors of the short paths' types and of one
     non-bool dtype (the caller checked that): the call made and recorded from a signature cached
     by (shapes, dtype, device, dimension numbers), without the general path's lookups. ``tag``
     stands for the dimension numbers in that key (``bind_matmul``'s bool: no nested tuple to hash
-    per call); by default they are their own.
+    per call); by default they are their own. ``lazy``: a gradient a ``create_graph`` pass returns;
+    on the host it is queued (``deferred.lazy_product``), and computed only if held or read.
 
     >>> import tidu
     >>> from tidu.core.dispatch import bind_product
@@ -464,7 +466,13 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None) 
         _refresh_stale(args)
     abuf, bbuf = a._buf, b._buf
     if deferred.PENDING and deferred.reads_pending((abuf, bbuf)):
-        deferred.flush(True)
+        deferred.flush(True)  # (before a lazy product too: the queued work is fused as usual)
+    if lazy and device is CPU and entry[5] and deferred.lazy_product((abuf, bbuf)):
+        aval = entry[1][0]
+        _application(dot_general, params, entry)  # numbered: the queue's structure names it
+        deferred._lazy.append(1)
+        return _defer(dot_general, entry, (dot_general.impls["cpu"], aval.shape, aval.dtype.np, aval.dtype, CPU),
+                      args, [abuf, bbuf], params, grad_on)
     impl = dot_general.impls[device.type]
     if kernel and impl is _dot_impl:  # (an impl replaced by a test's spy is called as registered)
         out = wrap(kernel(abuf, bbuf), entry[1][0].dtype, device)
