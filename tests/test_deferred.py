@@ -566,3 +566,32 @@ def test_a_product_of_an_array_the_user_holds_is_not_lazy(_products):
     assert not deferred._lazy and len(_products) - before == 2
     (hv,) = tidu.autograd.grad((g * v).sum(), x)
     np.testing.assert_allclose(hv.numpy(), hv_ref, rtol=1e-12)
+
+
+def test_only_sums_made_from_a_lazy_gradient_wait_with_it(_products, monkeypatch):
+    """While a lazy gradient is queued, a host sum of queued work made from it is queued too; a
+    sum of other queued work runs at once (running the queue, the gradient with it). The next
+    flush leaves a dead gradient out of its fused loop (``deferred._build``), so the forward
+    after a Hessian-vector product still fuses."""
+    built = []
+    real = deferred._build
+    monkeypatch.setattr(deferred, "_build", lambda entries, held: built.append((list(entries), real(entries, held))) or built[-1][1])
+    monkeypatch.setattr(deferred, "_plans", {})  # an earlier test's plans would be reused unseen
+    monkeypatch.setattr(deferred, "_seen", {})
+    a_np, x_np, v_np, g_ref, hv_ref = _hvp_case()
+    a, v = tidu.tensor(a_np), tidu.tensor(v_np)
+    for _ in range(deferred.FUSE_AFTER + 2):
+        x = tidu.tensor(x_np, requires_grad=True)
+        (g,) = tidu.autograd.grad(tidu.tanh(a @ x).sum(), x, create_graph=True)
+        s = (g * v).sum()  # made from g: waits with it
+        assert deferred._lazy and deferred._sums and deferred.PENDING[-1][0].prim.name == "reduce_sum"
+        (hv,) = tidu.autograd.grad(s, x)
+        del g, s  # (reading hv with g alive would run the queue, g with it)
+        np.testing.assert_allclose(hv.numpy(), hv_ref, rtol=1e-12)
+    assert any(plan is not None and any(e[0].prim.name == "dot_general" for e in entries) for entries, plan in built)
+    x = tidu.tensor(x_np, requires_grad=True)
+    (g,) = tidu.autograd.grad(tidu.tanh(a @ x).sum(), x, create_graph=True)
+    other = (v * 2.0 + 0.0 * v).sum()  # not made from g: runs now, and the queue with it
+    assert not deferred.PENDING and not deferred._sums
+    assert float(other) == pytest.approx(2 * v_np.sum())
+    np.testing.assert_allclose(g.detach().numpy(), g_ref, rtol=1e-12)

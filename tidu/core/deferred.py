@@ -18,9 +18,9 @@ Arrays handed to the user (``numpy()``, ``from_numpy``, ``__cuda_array_interface
 *exposed*: the user may write them at any time, so work reading them is never deferred.
 
 On the host, a product that a ``create_graph`` pass returns is queued too (``lazy_product``),
-and while one is, so are host sums of queued work: a gradient only differentiated again (a
-Hessian-vector product's) is never computed, since a flush skips work whose output nothing
-holds or reads. Such a queue runs op by op.
+and so is a host sum of queued work made from it: a gradient only differentiated again (a
+Hessian-vector product's) is never computed, since a flush leaves out work whose output
+nothing holds or reads (``_live``). A queue where such a product is live runs op by op.
 """
 
 from __future__ import annotations
@@ -149,9 +149,17 @@ def lazy_product(arrays: Sequence[Any]) -> bool:
 
 
 def host_sum_deferrable(array: Any) -> bool:
-    """Whether a host sum of ``array`` can be queued: a queued output (not a view of one) while the
-    queue holds a lazy product (``lazy_product``), whose sum may go unread with it."""
-    return bool(_lazy) and ENABLED and id(array) in _pending_ids
+    """Whether a host sum of ``array`` can be queued: a queued output (not a view of one) made
+    from a lazy product (``lazy_product``), which may go unread with it."""
+    if not (_lazy and ENABLED and id(array) in _pending_ids):
+        return False
+    wanted = {_index[id(array)]}
+    for app, _impl, _params, ins, out in reversed(PENDING):
+        if out in wanted:
+            if app.prim.name == "dot_general":
+                return True
+            wanted.update(ins)
+    return False
 
 
 def reads_pending(arrays: Sequence[Any]) -> bool:
@@ -162,18 +170,23 @@ def reads_pending(arrays: Sequence[Any]) -> bool:
     return False
 
 
-def _run_each(held: tuple[int, ...]) -> None:
-    """The queue op by op with the ordinary kernels, each result copied into its held output; a
-    call whose output nothing holds or reads is skipped."""
-    keep = set(held)
+def _live(entries: Sequence[tuple], held: tuple[int, ...]) -> list[tuple]:
+    """The ``entries`` whose output is ``held`` or read by one that is live, in order."""
     needed = set(held)
     live = []
-    for entry in reversed(PENDING):
+    for entry in reversed(entries):
         if entry[4] in needed:
             live.append(entry)
             needed.update(entry[3])
     live.reverse()
-    for _app, impl, params, ins, out in live:
+    return live
+
+
+def _run_each(held: tuple[int, ...]) -> None:
+    """The queue op by op with the ordinary kernels, each result copied into its held output; a
+    call whose output nothing holds or reads is skipped."""
+    keep = set(held)
+    for _app, impl, params, ins, out in _live(PENDING, held):
         result = impl(*[_slots[i] for i in ins], **params)
         if out in keep:
             _copy_into(_slots[out], result)
@@ -192,9 +205,14 @@ def _copy_into(target: Any, value: Any) -> None:
 
 def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[Any]], None] | None:
     """One fused loop per (shape, device) group of ``entries`` (a queued sum joins its input's);
-    ``None`` if one cannot be built."""
-    if _lazy:  # a product joins no loop: op by op (``_run_each``)
-        return None
+    ``None`` if one cannot be built. Work nothing holds or reads is left out: a lazy product
+    and its sum, dead by now, cost the loop nothing (``lazy_product``); a live one runs op by
+    op."""
+    if _lazy:
+        entries = _live(entries, held)
+        for app, *_ in entries:
+            if app.prim.name == "dot_general" or app.prim.name == "reduce_sum" and app.out_avals[0].device != "cuda":
+                return None
     groups: dict[Any, list[tuple]] = {}
     for entry in entries:
         app = entry[0]
