@@ -231,9 +231,10 @@ def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[An
              unit_seed: bool = False) -> dict[Any, Tensor] | None:
     """The wanted cotangents of ``seed`` pushed back from ``root_key``; ``None`` when this pass
     needs the general ``try_backward``. ``walked``: ``structure(root_trace.node, ...)`` when the
-    caller has it; ``unit_seed``: ``seed`` is the implicit one. Without ``retain_graph`` the walked nodes are released once their saved
-    values are gathered, so each residual dies after its last reader in the program. With
-    ``create_graph`` (grad mode on) the program binds on tensors and records the backward."""
+    caller has it; ``unit_seed``: ``seed`` is the implicit one. Without ``retain_graph`` the
+    walked nodes are released once their saved values are gathered, so each residual dies after
+    its last reader in the program. With ``create_graph`` (grad mode on) the program binds on
+    tensors and records the backward."""
     if root_trace is None or wanted is None or not programs.ENABLED:
         return None
     device = seed._device
@@ -673,8 +674,6 @@ def _dead_code(program: list[Instr], keep: set[int]) -> list[Instr]:
     return kept
 
 
-
-
 def _unit_seed(program: list[Instr], keep: set[int]) -> list[Instr]:
     """``program`` (seeded at slot 0 with the implicit one) without its products by that one: a
     ``mul`` of a value by the seed broadcast (``sum``'s cotangent, as ``tanh(x).sum()``'s backward
@@ -708,7 +707,7 @@ def _unit_seed(program: list[Instr], keep: set[int]) -> list[Instr]:
             ones.add(instr.outs[0])
         elif name == "mul" and len(instr.outs) == 1 and instr.outs[0] not in keep and (ins[0] in ones) != (ins[1] in ones):
             other = 1 if ins[0] in ones else 0
-            if app.in_avals[other] == app.out_avals[0] and all(_fresh_reader(r) for r in readers[instr.outs[0]]):
+            if app.in_avals[other] == app.out_avals[0] and all(map(_fresh_reader, readers.get(instr.outs[0], ()))):
                 alias[instr.outs[0]] = ins[other]
                 continue
         out.append(instr if ins == instr.ins else instr._replace(ins=ins))

@@ -4,10 +4,10 @@ An elementwise primitive (one with scalar functions) on floating-point tensors o
 does not run when it is bound: ``bind`` allocates its output and queues the work. The queue
 runs ("flushes") as soon as a value may be needed: any other primitive's bind, any read of a
 tensor's ``_data`` (``numpy()``, ``item()``, printing, an in-place write, a backward that reads
-a queued value, the optimizers), or a full queue. A flush runs the queued work of each shape and device as one
-generated loop (``fused_loop`` in tidu/backends/cpu/fusion.py, ``fused_into`` on the GPU)
-and stores only the outputs something still holds; intermediates nobody holds stay in
-registers. So ``tanh(x * w + 0.5) * w`` reads ``x`` and ``w`` once and writes one array.
+a queued value, the optimizers), or a full queue. A flush runs the queued work of each shape
+and device as one generated loop (``fused_loop`` in tidu/backends/cpu/fusion.py,
+``fused_into`` on the GPU) and stores only the outputs something still holds; intermediates
+nobody holds stay in registers. So ``tanh(x * w + 0.5) * w`` reads ``x`` and ``w`` once and writes one array.
 
 A queue whose structure (primitives, avals, wiring, which outputs are held) has been seen
 fewer than ``FUSE_AFTER`` times runs op by op with the ordinary kernels instead: code that
@@ -63,7 +63,7 @@ _refcount = sys.getrefcount
 _sums: list[int] = []
 SUM_MIN, SUM_MAX = 33, 1 << 16  # its input's elements: the GPU's one-block row sum (backends/cuda/reduce.py)
 # a gradient a ``create_graph`` pass returns, when it is a host product, is queued (one mark each
-# while queued: ``lazy_product``), and so are host sums of queued work while one is: a gradient
+# while queued: ``lazy_product``), and so is a host sum of queued work made from it: a gradient
 # nobody reads (a Hessian-vector product's) is never computed
 _lazy: list[int] = []
 
@@ -142,7 +142,7 @@ def sum_deferrable(array: Any, axes: tuple[int, ...]) -> bool:
 def lazy_product(arrays: Sequence[Any]) -> bool:
     """Whether a host product of ``arrays`` that a ``create_graph`` pass returns can be queued:
     deferral on and no operand the user may write (``expose``). Such a product runs at the next
-    flush, and only if something still holds its output or reads it (``_run_each``): the
+    flush, and only if something still holds its output or reads it (``_live``): the
     gradient of a Hessian-vector product, ``grad(loss, x, create_graph=True)``, is read by no one
     when only its gradient is taken next."""
     return ENABLED and not (_exposed and reads_exposed(arrays))
