@@ -87,6 +87,26 @@ def test_a_queued_output_is_computed_before_the_step_reads_it(monkeypatch: Any, 
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+def test_a_queued_gradient_argument_is_computed_before_the_step_reads_it() -> None:
+    """A ``gradient=`` / ``grad_outputs`` tensor made by queued elementwise work: the compiled step
+    reads the seed's array as it is, so the queue runs first (``compiled._execute``), on every
+    repetition, fused or not, with and without ``create_graph``."""
+    for create_graph in (False, True):
+        results = {}
+        for lib in (tidu, torch):
+            w = lib.tensor(np.array([0.5, -1.5, 2.0]), requires_grad=True)
+            s = lib.tensor(np.array([1.0, 2.0, 3.0]))
+            results[lib] = []
+            for _ in range(6):
+                y = lib.tanh(w * w)
+                lib.cpu.synchronize()  # the forward's work done: only the seed is queued
+                seed = s * 2.0 + 1.0  # queued in tidu
+                (g,) = lib.autograd.grad(y, w, grad_outputs=seed, create_graph=create_graph)
+                results[lib].append(g.detach().numpy().copy())
+        for got, want in zip(results[tidu], results[torch]):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_gradients_accumulate_in_place(plain_calls: list[bool]) -> None:
     x = tidu.tensor([1.0, 2.0], requires_grad=True)
     for _ in range(2):

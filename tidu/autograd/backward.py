@@ -107,7 +107,7 @@ def _shared_ones(output: Tensor) -> Any:
             _ONES.clear()
         if output._device is CPU:
             ones = dtypes.cast(np.ones(output._buf.shape), output._dtype)
-            ones.flags.writeable = False
+            ones.setflags(write=False)
         else:
             from ..ops.creation import ones_like
 

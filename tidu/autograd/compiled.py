@@ -245,9 +245,8 @@ def backward(root_key: Any, root_trace: Any, seed: Tensor, wanted: Collection[An
             STATS["general"] += 1
             return None
     with_wanted(walked, root_key, wanted, unit_seed)
-    if not create_graph:  # the seed's array, its queued work run first (other queued work may wait)
-        seed = seed._data if deferred.PENDING and deferred.reads_pending((seed._buf,)) else seed._buf
-    return run_walk(walked, seed, device, retain_graph, create_graph)
+    # the seed's array as it is: ``_execute`` runs queued work writing it, as for the gathered values
+    return run_walk(walked, seed if create_graph else seed._buf, device, retain_graph, create_graph)
 
 
 def run_walk(walk: Walk, seed: Any, device: Any, retain_graph: bool, create_graph: bool) -> dict[Any, Tensor] | None:

@@ -134,7 +134,8 @@ def sum_deferrable(array: Any, axes: tuple[int, ...]) -> bool:
     ``SUM_MAX`` elements, while no other sum is queued. Its input's loop then sums it in one
     block, in the order of the sum's own kernel: the result is the unqueued sum's, bit for bit,
     and the launch is one where it was two. (On the host a queued sum saved nothing: the loop
-    and the sum stay two calls.)"""
+    and the sum stay two calls; one is queued there only with a lazy product,
+    ``host_sum_deferrable``.)"""
     return (ENABLED and not _sums and id(array) in _pending_ids and len(axes) == array.ndim
             and SUM_MIN <= array.size <= SUM_MAX and array.dtype.kind == "f" and array.dtype.itemsize >= 4)
 
@@ -153,13 +154,7 @@ def host_sum_deferrable(array: Any) -> bool:
     from a lazy product (``lazy_product``), which may go unread with it."""
     if not (_lazy and ENABLED and id(array) in _pending_ids):
         return False
-    wanted = {_index[id(array)]}
-    for app, _impl, _params, ins, out in reversed(PENDING):
-        if out in wanted:
-            if app.prim.name == "dot_general":
-                return True
-            wanted.update(ins)
-    return False
+    return any(e[0].prim.name == "dot_general" for e in _live(PENDING, (_index[id(array)],)))
 
 
 def reads_pending(arrays: Sequence[Any]) -> bool:
