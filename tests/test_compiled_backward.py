@@ -115,6 +115,28 @@ def test_a_weight_read_transposed_by_every_step_is_transposed_once(monkeypatch: 
         np.testing.assert_allclose(g, w.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_a_reused_step_plans_its_products_once(monkeypatch: Any) -> None:
+    """A built step's host products are planned for their shapes when it is built
+    (``dot_kernel``): running it again plans nothing, with the same gradients as PyTorch's."""
+    from tidu.primitives import linalg
+
+    monkeypatch.setattr(programs, "ENABLED", True)
+    planned = []
+    real_plan = linalg._dot_plan
+    monkeypatch.setattr(linalg, "_dot_plan", lambda *args: planned.append(args) or real_plan(*args))
+    x, w1, w2 = _rand(4, 3), _rand(3, 5, seed=1), _rand(5, 2, seed=2)
+    compiled.clear()
+    for _ in range(2):
+        leaves = [tidu.tensor(a, requires_grad=True) for a in (w1, w2)]
+        planned.clear()
+        (tidu.tanh(tidu.tensor(x) @ leaves[0]) @ leaves[1]).sum().backward()
+    assert compiled.STATS["reused"] and not planned  # neither the forward's nor the step's products
+    refs = [torch.tensor(a, requires_grad=True) for a in (w1, w2)]
+    (torch.tanh(torch.tensor(x) @ refs[0]) @ refs[1]).sum().backward()
+    for got, ref in zip(leaves, refs):
+        np.testing.assert_allclose(got.grad.numpy(), ref.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_shared_inputs_and_fan_out(monkeypatch: Any) -> None:
     def step(a: Any, b: Any) -> None:
         h = a * a + tidu.sin(a) * b

@@ -71,3 +71,15 @@ def test_dot_general_passes_one_product_size(monkeypatch) -> None:
     out = tidu.ones(5, 32, 16) @ tidu.ones(5, 16, 8)  # five 32x16x8 products
     assert sizes == [32 * 16 * 8]
     np.testing.assert_array_equal(out.numpy(), np.full((5, 32, 8), 16.0, np.float32))
+
+
+def test_one_thread_set_by_tidu_asks_the_blas_no_more(restore_threads, monkeypatch) -> None:
+    def refused() -> int:
+        raise AssertionError("serial_blas asked the BLAS its thread count")
+
+    monkeypatch.setitem(threads._state, "blas_calls", (refused, lambda n: None))
+    tidu.set_num_threads(1)  # the BLAS limited to one thread by tidu itself: nothing to ask
+    assert threads.serial_blas(threads.BLAS_PARALLEL_MIN - 1, lambda: 7) == 7
+    tidu.set_num_threads(2)
+    with pytest.raises(AssertionError, match="asked the BLAS"):
+        threads.serial_blas(threads.BLAS_PARALLEL_MIN - 1, lambda: 7)

@@ -33,7 +33,7 @@ class Hooks:
     def __init__(self) -> None:
         self.by_key: dict[Any, list] = {}
         self.non_leaf = False  # a hook waits on a non-leaf's gradient
-        if HOOKED:
+        if HOOKED.data:  # its dict, as ``_any_hooked`` reads it
             for t in list(HOOKED.values()):
                 for key, hook in (t._hooks or {}).values():
                     self.by_key.setdefault(key, []).append(hook)
@@ -41,7 +41,7 @@ class Hooks:
         self.final: dict[Any, Tensor] = {}
         self.node_hooks = None  # hooks on nodes, anomaly mode: the general walk calls them
         anomaly = _settings["anomaly"]
-        if NODE_HOOKS or anomaly:
+        if NODE_HOOKS.data or anomaly:
             self.node_hooks = NodeHooks(anomaly and _settings["anomaly_nan"])
             self.non_leaf = True
 
@@ -82,7 +82,12 @@ def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
         if shared:
             return wrap(_shared_ones(output), output._dtype, output._device)
         if output._device is CPU:
-            return Tensor(dtypes.cast(np.ones(output._buf.shape), output._dtype), output._dtype)
+            dt = output._dtype
+            if dt is dtypes.bfloat16:  # stored as bits
+                return Tensor(dtypes.cast(np.ones(output._buf.shape), dt), dt)
+            ones = np.empty(output._buf.shape, dt.np)  # (``np.ones`` is Python-level)
+            ones.fill(1)
+            return Tensor(ones, dt)
         from ..ops.creation import ones_like
 
         return ones_like(output)
@@ -201,6 +206,13 @@ def _each_output(outputs: Sequence[Tensor], seeds: list[Tensor], inputs: Sequenc
     return totals
 
 
+def _any_hooked() -> bool:
+    """Whether a tensor has hooks or ``retain_grad``, or a node has hooks. The weak mappings'
+    dicts are read: a weak mapping's own truth test is a Python-level ``__len__`` (three a
+    backward). A dead entry not yet removed only sends a pass down the general path."""
+    return bool(HOOKED.data or RETAINED.data or NODE_HOOKS.data)
+
+
 def _walked_leaves(walked: compiled.Walk) -> list[Tensor]:
     """``_leaves`` of one output from its compiled walk: the leaves that require grad, as saved."""
     found: dict[int, Tensor] = {}
@@ -252,7 +264,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         walked = _walk(outputs, create_graph)
         if walked is not None:
             leaves = _walked_leaves(walked)
-            if (grad_tensors is None and not (create_graph or retain_graph or HOOKED or RETAINED or NODE_HOOKS)
+            if (grad_tensors is None and not (create_graph or retain_graph or _any_hooked())
                     and not _settings["anomaly"] and _plain_pass(outputs[0], walked, leaves)):
                 return
             leaves += _retained()
@@ -346,7 +358,7 @@ def _deposit(leaves: Sequence[Tensor], totals: dict[Any, Tensor], hooks: Hooks |
                 given.add(id(data))
                 ct = wrap(data, ct._dtype, ct._device)
             leaf.grad = ct
-        if POST_ACCUMULATE and leaf._trace is None:
+        if POST_ACCUMULATE.data and leaf._trace is None:
             for hook in list(POST_ACCUMULATE_HOOKS.get(id(leaf), {}).values()):
                 hook(leaf)
 
@@ -378,7 +390,7 @@ def _accumulate(old: Tensor, ct: Tensor, create_graph: bool) -> Tensor:
 
 def _retained() -> list[Tensor]:
     """Non-leaf tensors that asked for ``retain_grad`` (those the pass reaches get ``.grad``)."""
-    if not RETAINED:
+    if not RETAINED.data:
         return []
     return [t for t in list(RETAINED.values()) if t._retains_grad and t._trace is not None]
 
@@ -428,7 +440,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     totals = hooks = walked = None
-    if (grad_outputs is None and not (create_graph or retain_graph or HOOKED or RETAINED or NODE_HOOKS)
+    if (grad_outputs is None and not (create_graph or retain_graph or _any_hooked())
             and not _settings["anomaly"]):
         walked = _walk(outs, False)
         if walked is not None:

@@ -126,7 +126,7 @@ def structure(root: TraceNode, root_key: Any, device: Any, create_graph: bool = 
     A node is keyed when it is finished, after all its producers: the wiring codes number
     producers in that (post-)order."""
     outs = root.primal_out_keys
-    walk = Walk(0 if len(outs) == 1 else outs.index(root_key))
+    walk = Walk(0 if len(outs) == 1 else _slot_of(outs, root_key))
     leaves, leaf_index, grad_leaves = walk.leaves, walk.leaf_index, walk.grad_leaves
     parts: list[Any] = [device, create_graph, walk.root_slot]
     append = parts.append
@@ -176,6 +176,17 @@ def structure(root: TraceNode, root_key: Any, device: Any, create_graph: bool = 
     order.reverse()
     walk.parts = parts
     return walk
+
+
+def _slot_of(keys: list, key: Any) -> int:
+    """``keys.index(key)``, found by identity where it can be: keys compare by a Python-level
+    ``__eq__``, and a group's root is usually its last call (W1's, the 24th)."""
+    if keys[-1] is key:
+        return len(keys) - 1
+    for slot, k in enumerate(keys):
+        if k is key:
+            return slot
+    return keys.index(key)
 
 
 def with_wanted(walk: Walk, root_key: Any, wanted: Collection[Any], unit_seed: bool = False) -> None:

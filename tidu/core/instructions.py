@@ -29,9 +29,14 @@ class Instr(NamedTuple):
 
 def impl_instr(app: Any, ins: Sequence[int], outs: Sequence[int], device: str = "cpu") -> Instr:
     """The instruction running ``app``'s kernel for ``device`` with its params bound (on float16
-    or bfloat16, the float32 kernel of Note [half precision] in tidu/core/half.py)."""
+    or bfloat16, the float32 kernel of Note [half precision] in tidu/core/half.py). A kernel with
+    a ``planned`` attribute (the host's product) is planned once for the operands' shapes."""
     impl = half.kernel(app.prim, device, app.in_avals, app.out_avals) or app.prim.impls[device]
-    fn = partial(impl, **dict(app.params)) if app.params else impl
+    planned = getattr(impl, "planned", None)  # a kernel that plans its work once for fixed shapes
+    if planned is not None:
+        fn = planned(*[a.shape for a in app.in_avals], **dict(app.params))
+    else:
+        fn = partial(impl, **dict(app.params)) if app.params else impl
     return Instr(fn, tuple(ins), tuple(outs), app)
 
 

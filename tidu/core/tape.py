@@ -255,8 +255,10 @@ def release_saved(saved: dict) -> ReleasedValues:
             if t._trace is None:
                 if t._requires_grad:
                     value = Freed(t)
-                elif KEPT.get(id(t)) is not t:
-                    value = FREED
+                else:
+                    kept = KEPT.data.get(id(t))  # (``KEPT.get`` is Python-level)
+                    if kept is None or kept() is not t:
+                        value = FREED
             else:
                 value = FREED
         elif cls is Packed:

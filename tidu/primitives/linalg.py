@@ -115,6 +115,9 @@ def dot_kernel(a_shape: tuple[int, ...], b_shape: tuple[int, ...], dimension_num
     return functools.partial(_planned, plan=plan)
 
 
+_dot_impl.planned = dot_kernel  # a compiled step's product: planned once (core/instructions.py)
+
+
 def _in_order(out, order_src: list[int]):  # noqa: ANN001, ANN202
     """``out``, whose dims are the operand's dims ``order_src``, permuted into the operand's order."""
     perm = tuple(order_src.index(d) for d in range(len(order_src)))

@@ -28,7 +28,8 @@ TASKS_PARALLEL_MIN = 1 << 20  # elements; a vectorized 1M-float sum takes ~50 us
 # multiply-adds; on 2 idle cores OpenBLAS's second thread starts paying at about 1M (64x128x128)
 BLAS_PARALLEL_MIN = 1 << 20
 
-_state: dict[str, Any] = {"threads": os.cpu_count() or 1, "pool": None, "blas": None, "blas_calls": None}
+_state: dict[str, Any] = {"threads": os.cpu_count() or 1, "pool": None, "blas": None, "blas_calls": None,
+                          "one_blas_thread": False}
 
 
 def get_num_threads() -> int:
@@ -63,6 +64,7 @@ def set_num_threads(n: int) -> None:
     except ImportError:
         return
     _state["blas"] = threadpool_limits(limits=n, user_api="blas")
+    _state["one_blas_thread"] = n == 1  # serial_blas asks the BLAS no more (unless it is changed behind tidu)
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
@@ -126,8 +128,10 @@ def _openblas_calls() -> tuple[Callable[[], int], Callable[[int], Any]] | None:
 
 def serial_blas(size: int, product: Callable[..., Any], *args: Any) -> Any:
     """``product(*args)``, on one BLAS thread when it does fewer than ``BLAS_PARALLEL_MIN``
-    multiply-adds (``size``); the BLAS's thread count is put back afterwards."""
-    if size >= BLAS_PARALLEL_MIN:
+    multiply-adds (``size``); the BLAS's thread count is put back afterwards. After
+    ``set_num_threads(1)``, which limits the BLAS to one thread, the count is not asked again
+    (a limit raised later by other means, threadpoolctl's, lets small products take threads)."""
+    if size >= BLAS_PARALLEL_MIN or _state["one_blas_thread"]:
         return product(*args)
     calls = _state["blas_calls"]
     if calls is None:
