@@ -246,3 +246,47 @@ def test_a_hessian_vector_product_is_unchanged(plain_grads: list[bool]) -> None:
     for _ in range(3):
         np.testing.assert_allclose(hvp(tidu), hvp(torch), rtol=1e-12)
     assert plain_grads[-1] is True
+
+
+def _python_calls(fn: Any) -> set[tuple[str, str]]:
+    """The Python-level functions ``fn()`` calls, as (file, name)."""
+    seen: set[tuple[str, str]] = set()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            seen.add((frame.f_code.co_filename, frame.f_code.co_name))
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_warm_step_runs_no_import_and_no_weak_mapping_method(monkeypatch: Any, create_graph: bool) -> None:
+    """An import statement in a function runs importlib's Python-level name resolution at every
+    call, and a weak mapping's truth test and ``get`` are Python-level too: a repeated training
+    step (forward, backward or a ``create_graph`` gradient, SGD) calls neither kind."""
+    monkeypatch.setattr(programs, "ENABLED", True)
+    rng = np.random.default_rng(0)
+    model = tidu.nn.Sequential(tidu.nn.Linear(6, 5), tidu.nn.Tanh(), tidu.nn.Linear(5, 3))
+    opt = tidu.optim.SGD(model.parameters(), lr=0.1)
+    x = tidu.tensor(rng.standard_normal((4, 6)).astype(np.float32))
+    labels = tidu.tensor(np.array([0, 2, 1, 2]))
+
+    def step() -> None:
+        opt.zero_grad()
+        loss = tidu.nn.functional.cross_entropy(model(x), labels)
+        if create_graph:
+            (g,) = tidu.autograd.grad(loss, model[0].weight, create_graph=True)
+            loss = loss + (g * g).sum()
+        loss.backward()
+        opt.step()
+
+    for _ in range(4):  # built, fused and imported
+        step()
+    called = _python_calls(step)
+    hidden = sorted((f, n) for f, n in called if "importlib" in f or f.endswith("weakref.py"))
+    assert not hidden, hidden

@@ -293,9 +293,7 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     out = bind_broadcast(x, shape)
     trace = out._trace
     if trace.__class__ is GroupTrace and out._view is not None and out._view.base is x:
-        from ..compat import _settings
-
-        if _settings["anomaly"]:  # each use keeps its own node (and the trace of where it was made)
+        if (_compat_settings or _import_settings())["anomaly"]:  # each use keeps its own node (and its trace)
             return out
         group = trace.group
         if group.broadcasts is None:
@@ -304,6 +302,19 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
             group.broadcasts = {}
         group.broadcasts[(id(x), shape)] = (x._buf, out._buf, out._view.version, out._key, trace.index, out._view.fn)
     return out
+
+
+_compat_settings: dict | None = None  # compat._settings, once read (compat imports ops, which import this)
+
+
+def _import_settings() -> dict:
+    """``compat._settings``, imported once (an import statement costs importlib's Python-level name
+    resolution on each call: W2 broadcasts three biases a step)."""
+    global _compat_settings
+    from ..compat import _settings
+
+    _compat_settings = _settings
+    return _settings
 
 
 # (prim, param items, shape, dtype, device type) -> signature entry: ``bind_one``'s lookup

@@ -38,11 +38,17 @@ def check_axes(name: str, ndim: int, axes: Any) -> tuple[int, ...]:
 
 
 class _LazyOps:
-    """``tidu.ops`` for rules, looked up at call time (ops import the primitives)."""
+    """``tidu.ops`` for rules, looked up at call time (ops import the primitives); the module
+    is imported once (an import statement costs importlib's Python-level name resolution)."""
+
+    module: Any = None
 
     def __getattr__(self, name: str) -> Any:
-        from .. import ops as module
+        module = _LazyOps.module
+        if module is None:
+            from .. import ops as module
 
+            _LazyOps.module = module
         return getattr(module, name)
 
 

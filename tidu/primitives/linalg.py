@@ -18,7 +18,7 @@ from ..core.aval import ShapeDtype
 from ..core.dtypes import NUMERIC
 from ..core.primitive import Primitive
 from ._batching import shifted
-from ._util import check_dtype
+from ._util import check_dtype, ops
 from .structural import transpose
 
 dot_general = Primitive("dot_general")
@@ -130,8 +130,6 @@ def _dot_transpose(ct, a, b, *, dimension_numbers):  # noqa: ANN001, ANN202
     that is (batch, free, contracted) or (batch, contracted, free): for ``a @ b``, ``ct @ b.T``
     and ``a.T @ ct``; for ``x @ w.T`` contracting ``w``'s last dim (``F.linear``), ``ct.T @ x``.
     Other layouts get one transpose."""
-    from .. import ops
-
     (ca, cb), (ba, bb) = dimension_numbers
     fa, fb = _free(a.ndim, ca, ba), _free(b.ndim, cb, bb)
     nb, na = len(ba), len(fa)

@@ -237,6 +237,12 @@ rev.def_batch(batch_unary(lambda x, *, dimensions: rev.bind(x, dimensions=shifte
 
 
 def reduce_sum_p(x, axes):  # noqa: ANN001, ANN201
+    return _reduce_sum().bind(x, axes=tuple(axes))
+
+
+@functools.cache
+def _reduce_sum() -> Primitive:
+    """``reduce.reduce_sum``, imported once (reduce imports this module)."""
     from .reduce import reduce_sum
 
-    return reduce_sum.bind(x, axes=tuple(axes))
+    return reduce_sum
