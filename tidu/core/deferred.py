@@ -160,7 +160,7 @@ def host_sum_deferrable(array: Any) -> bool:
 def reads_pending(arrays: Sequence[Any]) -> bool:
     """Whether any of ``arrays`` is (a view of) a queued output: work reading it must flush first."""
     for a in arrays:
-        if id(storage(a)) in _pending_ids:
+        if id(a if a.base is None else storage(a)) in _pending_ids:  # (most own their memory: no call)
             return True
     return False
 

@@ -43,7 +43,7 @@ def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int
     if device is not CPU and shape:  # one cached element, broadcast as a view: kernels read it in place
         scalar = constant(value, dtype, like)
         return bind(structural.broadcast_in_dim, scalar, shape=tuple(shape), broadcast_dimensions=())
-    key = (value, type(value), dtype, shape, device)
+    key = (value, type(value), dtype, shape, device.type)  # (a tensor's device is CPU or CUDA: ``as_device``)
     cached = _CONSTANTS.get(key)
     if cached is None:
         value = dtypes.wrap(value, dtype)  # an integer operand wraps, as PyTorch casts it (uint8: 300 is 44)

@@ -116,7 +116,7 @@ def _transpose_transpose(ct, x, *, permutation):  # noqa: ANN001, ANN202
     return [transpose.bind(ct, permutation=inverse)]
 
 
-transpose.def_impl(lambda x, *, permutation: np.transpose(x, permutation))
+transpose.def_impl(lambda x, *, permutation: x.transpose(permutation))  # (``np.transpose`` is Python-level)
 transpose.def_impl(kernel("views", "transpose"), device="cuda", takes_views=True)
 transpose.moves_elements = True  # Note [half precision]
 transpose.def_linear(_transpose_transpose)
