@@ -22,6 +22,7 @@ from .core.deferred import expose as _expose
 from .core.deferred import flush as _flush
 from .core.device import CPU
 from .core.device import device as Device
+from .core.imports import module as _module
 from .core.tape import fresh_key as _fresh_key
 
 
@@ -568,9 +569,7 @@ def placed(array: np.ndarray, dtype: dtypes.dtype | None, device: Device) -> Ten
         dtype = dtypes.from_numpy_dtype(array.dtype)
     if device is CPU:
         return Tensor(array, dtype)
-    from .backends.cuda.memory import CudaArray
-
-    return Tensor(CudaArray.from_host(np.asarray(array)), dtype, device=device)
+    return Tensor(_module("tidu.backends.cuda.memory").CudaArray.from_host(np.asarray(array)), dtype, device=device)
 
 
 class Size(tuple):

@@ -12,6 +12,7 @@ from ..compat import _settings
 from ..core import dtypes, grad_mode, groups, programs
 from ..core.device import CPU
 from ..core.groups import raw_node
+from ..core.imports import module
 from ..eager import topological_traces, try_backward
 from ..eager.backward import leading_to
 from ..tensor import HOOKED, POST_ACCUMULATE, POST_ACCUMULATE_HOOKS, RETAINED, Tensor, placed, wrap
@@ -88,9 +89,7 @@ def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
             ones = np.empty(output._buf.shape, dt.np)  # (``np.ones`` is Python-level)
             ones.fill(1)
             return Tensor(ones, dt)
-        from ..ops.creation import ones_like
-
-        return ones_like(output)
+        return module("tidu.ops.creation").ones_like(output)
     if not isinstance(grad, Tensor):
         raise TypeError(f"gradient must be a Tensor or None, got {type(grad).__name__}")
     if tuple(grad.shape) != tuple(output.shape):

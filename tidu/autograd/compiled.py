@@ -37,6 +37,7 @@ from ..core.device import CUDA
 from ..core.dispatch import bind_eager, bind_one, bind_product, bind_same
 from ..core.dtypes import bool_
 from ..core.groups import GroupNode, GroupTrace, raw_node
+from ..core.imports import module
 from ..core.instructions import Instr, impl_instr
 from ..core.primitive import Application, accumulate_add
 from ..core.programs import TensorRecordedGraph
@@ -298,25 +299,12 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
                 node.release_calls(calls)
     fn = step.fn
     if device is CUDA and not on_tensors:
-        fn = (_graph_runner or _import_graph_runner())(step)
+        fn = module("tidu.backends.cuda.graphs").runner(step)
     totals = {}
     for (target, _, dtype), value in zip(step.results, fn(values)):
         key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]
         totals[key] = value if on_tensors else wrap(value, dtype, device)
     return totals
-
-
-_graph_runner: Any = None  # backends.cuda.graphs.runner, once a device step has run
-
-
-def _import_graph_runner() -> Any:
-    """``backends.cuda.graphs.runner``, imported once: an import statement in ``_execute`` ran
-    importlib's Python-level name resolution on every device pass."""
-    global _graph_runner
-    from ..backends.cuda.graphs import runner
-
-    _graph_runner = runner
-    return runner
 
 
 def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> list[Any]:

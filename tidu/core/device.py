@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from .imports import module
+
 
 class device:  # noqa: N801 - PyTorch's name
     """Where a tensor's data lives.
@@ -131,9 +133,7 @@ def as_device(spec: Any) -> device:
         return CPU
     if d.index not in (None, 0):
         raise RuntimeError(f"CUDA error: invalid device ordinal (tidu uses one GPU, cuda:0; got {d})")
-    from ..backends.cuda.runtime import is_available
-
-    if not is_available():
+    if not module("tidu.backends.cuda.runtime").is_available():
         raise RuntimeError(
             "Found no NVIDIA driver on your system (or no CUDA device), so tidu cannot create tensors on "
             f"{d}; install the driver, or set NUMBA_ENABLE_CUDASIM=1 to run CUDA code on Numba's simulator"

@@ -17,6 +17,7 @@ from ..tensor import SHORT_PATH_TYPES, Tensor, VersionCounter, ViewInfo, wrap
 from . import deferred, grad_mode, groups, half, programs
 from .device import CPU, CUDA
 from .groups import GroupTrace
+from .imports import module
 from .primitive import DEBUG, Application, Literal, Primitive, abstract_eval, bind, freeze
 from .programs import TensorRecordedGraph, distinct_pattern, saved_positions
 from .tape import SavedInput, SavedOutput, TapeNode, _count, _Input, fresh_key
@@ -293,7 +294,7 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     out = bind_broadcast(x, shape)
     trace = out._trace
     if trace.__class__ is GroupTrace and out._view is not None and out._view.base is x:
-        if (_compat_settings or _import_settings())["anomaly"]:  # each use keeps its own node (and its trace)
+        if module("tidu.compat")._settings["anomaly"]:  # each use keeps its own node (and its trace)
             return out
         group = trace.group
         if group.broadcasts is None:
@@ -302,19 +303,6 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
             group.broadcasts = {}
         group.broadcasts[(id(x), shape)] = (x._buf, out._buf, out._view.version, out._key, trace.index, out._view.fn)
     return out
-
-
-_compat_settings: dict | None = None  # compat._settings, once read (compat imports ops, which import this)
-
-
-def _import_settings() -> dict:
-    """``compat._settings``, imported once (an import statement costs importlib's Python-level name
-    resolution on each call: W2 broadcasts three biases a step)."""
-    global _compat_settings
-    from ..compat import _settings
-
-    _compat_settings = _settings
-    return _settings
 
 
 # (prim, param items, shape, dtype, device type) -> signature entry: ``bind_one``'s lookup

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes, grad_mode
+from .imports import module
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -49,9 +50,7 @@ def check_writable(target: Any, op: str) -> None:
 
 def mark() -> int:
     """A point on the tape: nodes recorded after it belong to the in-place op being computed."""
-    from .tape import fresh_key
-
-    return fresh_key().key
+    return module("tidu.core.tape").fresh_key().key
 
 
 def _keep_originals(value: Any, target: Any, since: int | None) -> None:
@@ -119,9 +118,7 @@ def assign_(target: Any, value: Any, *, op: str, since: int | None = None, overw
     if target._device.type == "cpu":
         target._data[...] = value._data
     else:
-        from ..backends.cuda.copy import copy_into
-
-        copy_into(target._data, value._data)
+        module("tidu.backends.cuda.copy").copy_into(target._data, value._data)
     target._version.value += 1
     if recorded:
         target._requires_grad = True

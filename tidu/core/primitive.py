@@ -20,6 +20,7 @@ from typing import Any
 from ..ad import ADRuleError, ADRuleKind, OperationRole, PrimitiveValue, UndefinedPrimal
 from ..ad import Primitive as EnginePrimitive
 from .aval import ShapeDtype
+from .imports import module
 
 REGISTRY: dict[str, Primitive] = {}
 DEBUG = os.environ.get("TIDU_DEBUG", "") not in ("", "0")
@@ -184,8 +185,7 @@ def _contiguous_inputs(fn: Callable[..., Any]) -> Callable[..., Any]:
     def impl(*arrays: Any, **params: Any) -> Any:
         for a in arrays:
             if not a.is_c_contiguous:
-                from ..backends.cuda.copy import contiguous
-
+                contiguous = module("tidu.backends.cuda.copy").contiguous
                 return fn(*[contiguous(x) for x in arrays], **params)
         return fn(*arrays, **params)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..ad import ValueKey
 from ..eager import FREED_MESSAGE, CountingKeySource, Recorder, ReleasedValues, Trace, TraceNode
+from .imports import module
 
 
 class TapeNode(TraceNode):
@@ -142,7 +143,7 @@ class SavedOutput:
         self.counter = counter
 
     def unpack(self, node_name: str) -> Any:
-        Tensor = _tensor_type or _import_tensor_type()  # noqa: N806 - the class
+        Tensor = module("tidu.tensor").Tensor  # noqa: N806 - the class (tensor imports this module)
 
         if self.counter.value != self.version:
             t = Tensor(self.data, self.dtype, _version=self.counter, device=self.device)
@@ -153,19 +154,6 @@ class SavedOutput:
         node = self.node() if self.node is not None else None
         t._trace = Trace(node) if node is not None else None
         return t
-
-
-_tensor_type: Any = None  # tidu.tensor.Tensor, once a saved output was unpacked (tensor imports this module)
-
-
-def _import_tensor_type() -> Any:
-    """``Tensor``, imported once: an import statement in ``SavedOutput.unpack`` ran importlib's
-    Python-level name resolution on every unpack (each ``create_graph`` pass unpacks)."""
-    global _tensor_type
-    from ..tensor import Tensor
-
-    _tensor_type = Tensor
-    return Tensor
 
 
 class Packed:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..core import deferred, dtypes, formats
 from ..core.device import CPU, as_device, factory_device
+from ..core.imports import module
 from ..core.printing import set_printoptions
 from ..tensor import Tensor, placed
 
@@ -219,8 +220,7 @@ def _filled(shape: tuple[int, ...], value: Any, dt: dtypes.dtype, device: Any, r
     _check_grad_dtype(dt, requires_grad)
     if dt.is_half:
         return placed(dtypes.cast(np.full(shape, value), dt), dt, where).requires_grad_(requires_grad)
-    from ..backends.cuda.elementwise import fill
-
+    fill = module("tidu.backends.cuda.elementwise").fill
     return Tensor(fill(shape=shape, value=value, dtype=dt), dt, requires_grad=requires_grad, device=where)
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..core import dtypes, formats, grad_mode
 from ..core.device import as_device
+from ..core.imports import module
 from ..core.inplace import VIEW_OF_LEAF_ERROR, assign_, check_writable, mark
 from ..core.primitive import Var
 from ..legacy import LegacyType, tensor_new
@@ -152,20 +153,7 @@ for _module in (arrange, conv, copies, counting, creation, cumulative, diagonals
 def _backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
               inputs: Any = None) -> None:
     """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
-    (_autograd_backward or _import_backward())(self, gradient, retain_graph, create_graph, inputs)
-
-
-_autograd_backward: Any = None  # autograd.backward.backward, once a backward has run (it imports ops)
-
-
-def _import_backward() -> Any:
-    """``autograd.backward.backward``, imported once: an import statement in ``_backward`` ran
-    importlib's Python-level name resolution on every ``.backward()`` (0.85 µs)."""
-    global _autograd_backward
-    from ..autograd.backward import backward
-
-    _autograd_backward = backward
-    return backward
+    module("tidu.autograd.backward").backward(self, gradient, retain_graph, create_graph, inputs)
 
 
 

@@ -20,6 +20,7 @@ from ..backends.cpu.elementwise import axpy_ as cpu_axpy_
 from ..core import dtypes
 from ..core.device import CPU
 from ..core.grad_mode import enable_grad, no_grad
+from ..core.imports import module
 from ..ops.creation import full_like, zeros_like
 from ..tensor import RemovableHandle, Tensor, of_array
 
@@ -398,9 +399,7 @@ def add_scaled_(y: Any, alpha: float, x: Any) -> None:
     """``y += alpha * x`` in place, in ``y``'s dtype (one kernel on the GPU)."""
     if isinstance(y, Tensor):
         if isinstance(x, Tensor) and y._device is not CPU and y._data.is_c_contiguous and x._data.is_c_contiguous and x.dtype is y.dtype:
-            from ..backends.cuda.elementwise import axpy_
-
-            axpy_(y._data, alpha, x._data)
+            module("tidu.backends.cuda.elementwise").axpy_(y._data, alpha, x._data)
         else:
             y += alpha * x
     elif type(x) is np.ndarray and x.dtype == y.dtype and y.flags.c_contiguous and x.flags.c_contiguous:

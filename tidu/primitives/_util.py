@@ -6,6 +6,7 @@ from typing import Any
 
 from ..core.aval import ShapeDtype
 from ..core.dtypes import dtype
+from ..core.imports import module
 
 
 def same_shape_dtype(name: str, *avals: ShapeDtype) -> ShapeDtype:
@@ -38,18 +39,10 @@ def check_axes(name: str, ndim: int, axes: Any) -> tuple[int, ...]:
 
 
 class _LazyOps:
-    """``tidu.ops`` for rules, looked up at call time (ops import the primitives); the module
-    is imported once (an import statement costs importlib's Python-level name resolution)."""
-
-    module: Any = None
+    """``tidu.ops`` for rules, looked up at call time (ops import the primitives)."""
 
     def __getattr__(self, name: str) -> Any:
-        module = _LazyOps.module
-        if module is None:
-            from .. import ops as module
-
-            _LazyOps.module = module
-        return getattr(module, name)
+        return getattr(module("tidu.ops"), name)
 
 
 ops = _LazyOps()

@@ -13,6 +13,7 @@ import numpy as np
 from ..backends.cuda.lazy import kernel
 from ..core.aval import ShapeDtype
 from ..core.dtypes import dtype
+from ..core.imports import module
 from ..core.primitive import Primitive
 from ._batching import at_front, batch_size, shifted
 from ._batching import elementwise as batch_elementwise
@@ -237,12 +238,4 @@ rev.def_batch(batch_unary(lambda x, *, dimensions: rev.bind(x, dimensions=shifte
 
 
 def reduce_sum_p(x, axes):  # noqa: ANN001, ANN201
-    return _reduce_sum().bind(x, axes=tuple(axes))
-
-
-@functools.cache
-def _reduce_sum() -> Primitive:
-    """``reduce.reduce_sum``, imported once (reduce imports this module)."""
-    from .reduce import reduce_sum
-
-    return reduce_sum
+    return module("tidu.primitives.reduce").reduce_sum.bind(x, axes=tuple(axes))  # (reduce imports this module)
