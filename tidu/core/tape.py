@@ -143,12 +143,11 @@ class SavedOutput:
         self.counter = counter
 
     def unpack(self, node_name: str) -> Any:
-        Tensor = module("tidu.tensor").Tensor  # noqa: N806 - the class (tensor imports this module)
-
+        tensor = module("tidu.tensor").Tensor  # (tensor imports this module)
         if self.counter.value != self.version:
-            t = Tensor(self.data, self.dtype, _version=self.counter, device=self.device)
+            t = tensor(self.data, self.dtype, _version=self.counter, device=self.device)
             raise _modified(t, self.version, f"output of {node_name}")
-        t = Tensor(self.data, self.dtype, _version=self.counter, device=self.device)
+        t = tensor(self.data, self.dtype, _version=self.counter, device=self.device)
         t._requires_grad = True
         t._key = self.key
         node = self.node() if self.node is not None else None
