@@ -245,3 +245,28 @@ def test_a_pass_frees_only_the_calls_it_ran(case: Callable, mode: str) -> None:
             np.testing.assert_allclose(a, b, rtol=1e-12)
         else:
             assert a == b
+
+
+@pytest.mark.parametrize("kept_first", [False, True])
+def test_a_kept_constant_never_marks_the_plain_one_kept(kept_first: bool) -> None:
+    """``kept_constant`` (a number PyTorch's backward holds as a number: kept on release) and
+    ``constant`` (an operand PyTorch saves as a tensor: freed) share their cache's key, so a kept
+    constant of a value copies the plain one of that value instead of marking it kept: then
+    ``(x * v).sum()`` still cannot run backward twice, in either order of first use."""
+    from tidu.core.tape import KEPT
+    from tidu.ops._operands import constant, kept_constant
+
+    value = 7.25 + kept_first  # a value no other test makes
+    like = tidu.tensor(X, dtype=tidu.float64)
+    if kept_first:
+        kept = kept_constant(value, tidu.float64, like, (3,))
+        plain = constant(value, tidu.float64, like, (3,))
+    else:
+        plain = constant(value, tidu.float64, like, (3,))
+        kept = kept_constant(value, tidu.float64, like, (3,))
+    assert kept is not plain and KEPT.get(id(kept)) is kept and KEPT.get(id(plain)) is not plain
+    x = tidu.tensor(X, dtype=tidu.float64, requires_grad=True)
+    out = (x * value).sum()
+    out.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.backward()

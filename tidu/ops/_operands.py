@@ -32,6 +32,13 @@ def is_linear(x: Any) -> bool:
     return isinstance(x, UndefinedPrimal)
 
 
+def _constant_key(value: Any, dtype: dtypes.dtype, shape: tuple[int, ...], device: Any) -> tuple:
+    """The cache key of ``constant`` and ``kept_constant`` (which must agree: a kept constant
+    finds the plain one of its key to copy it). The device by its type: a tensor's device is
+    CPU or CUDA (``as_device``), and ``device.__hash__`` is Python-level."""
+    return (value, type(value), dtype, shape, device.type)
+
+
 def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int, ...] = ()) -> Any:
     """``value`` in ``shape`` and ``dtype``, on ``like``'s device (as ``like``'s kind: Tensor or Var)."""
     if isinstance(like, Var):
@@ -43,7 +50,7 @@ def constant(value: Any, dtype: dtypes.dtype, like: Any = None, shape: tuple[int
     if device is not CPU and shape:  # one cached element, broadcast as a view: kernels read it in place
         scalar = constant(value, dtype, like)
         return bind(structural.broadcast_in_dim, scalar, shape=tuple(shape), broadcast_dimensions=())
-    key = (value, type(value), dtype, shape, device.type)  # (a tensor's device is CPU or CUDA: ``as_device``)
+    key = _constant_key(value, dtype, shape, device)
     cached = _CONSTANTS.get(key)
     if cached is None:
         value = dtypes.wrap(value, dtype)  # an integer operand wraps, as PyTorch casts it (uint8: 300 is 44)
@@ -72,7 +79,7 @@ def kept_constant(value: Any, dtype: dtypes.dtype, like: Any, shape: tuple[int, 
     frees it (``(x * 2).sum()`` cannot be run backward twice)."""
     if isinstance(like, Var):
         return constant(value, dtype, like, shape)
-    key = (value, type(value), dtype, shape, like._device)
+    key = _constant_key(value, dtype, shape, like._device)
     cached = _KEPT_CONSTANTS.get(key)
     if cached is None:
         cached = constant(value, dtype, like, shape)
