@@ -82,13 +82,8 @@ def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         if shared:
             return wrap(_shared_ones(output), output._dtype, output._device)
-        if output._device is CPU:
-            dt = output._dtype
-            if dt is dtypes.bfloat16:  # stored as bits
-                return Tensor(dtypes.cast(np.ones(output._buf.shape), dt), dt)
-            ones = np.empty(output._buf.shape, dt.np)  # (``np.ones`` is Python-level)
-            ones.fill(1)
-            return Tensor(ones, dt)
+        if output._device is CPU:  # a copy of the cached ones: its own memory, made in C
+            return Tensor(_shared_ones(output).copy(), output._dtype)
         return module("tidu.ops.creation").ones_like(output)
     if not isinstance(grad, Tensor):
         raise TypeError(f"gradient must be a Tensor or None, got {type(grad).__name__}")
@@ -104,7 +99,7 @@ def _shared_ones(output: Tensor) -> Any:
     """A cached array of ones shaped as ``output``, on its device, that owns no writable memory (a
     read-only host array, a device view), so ``backward`` copies it before it could become a
     ``.grad``."""
-    key = (output._buf.shape, output._dtype, output._device)
+    key = (output._buf.shape, output._dtype, output._device.type)  # (``device.__hash__`` is Python-level)
     ones = _ONES.get(key)
     if ones is None:
         if len(_ONES) >= 64:
@@ -113,9 +108,7 @@ def _shared_ones(output: Tensor) -> Any:
             ones = dtypes.cast(np.ones(output._buf.shape), output._dtype)
             ones.setflags(write=False)
         else:
-            from ..ops.creation import ones_like
-
-            filled = ones_like(output.detach())._data
+            filled = module("tidu.ops.creation").ones_like(output.detach())._data
             ones = filled.view(filled.shape, filled.strides)
         _ONES[key] = ones
     return ones

@@ -28,8 +28,7 @@ TASKS_PARALLEL_MIN = 1 << 20  # elements; a vectorized 1M-float sum takes ~50 us
 # multiply-adds; on 2 idle cores OpenBLAS's second thread starts paying at about 1M (64x128x128)
 BLAS_PARALLEL_MIN = 1 << 20
 
-_state: dict[str, Any] = {"threads": os.cpu_count() or 1, "pool": None, "blas": None, "blas_calls": None,
-                          "one_blas_thread": False}
+_state: dict[str, Any] = {"threads": os.cpu_count() or 1, "pool": None, "blas": None, "blas_calls": None}
 
 
 def get_num_threads() -> int:
@@ -64,7 +63,6 @@ def set_num_threads(n: int) -> None:
     except ImportError:
         return
     _state["blas"] = threadpool_limits(limits=n, user_api="blas")
-    _state["one_blas_thread"] = n == 1  # serial_blas asks the BLAS no more (unless it is changed behind tidu)
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
@@ -131,7 +129,7 @@ def serial_blas(size: int, product: Callable[..., Any], *args: Any) -> Any:
     multiply-adds (``size``); the BLAS's thread count is put back afterwards. After
     ``set_num_threads(1)``, which limits the BLAS to one thread, the count is not asked again
     (a limit raised later by other means, threadpoolctl's, lets small products take threads)."""
-    if size >= BLAS_PARALLEL_MIN or _state["one_blas_thread"]:
+    if size >= BLAS_PARALLEL_MIN or _state["threads"] == 1 and _state["blas"] is not None:  # tidu limited it to one
         return product(*args)
     calls = _state["blas_calls"]
     if calls is None:
