@@ -9,15 +9,15 @@ import numpy as np
 
 from .optimizer import (
     Optimizer,
+    average_square_,
     buffer,
     check_eps,
     check_lr,
     check_nonnegative,
     l2_decayed,
-    new_step,
+    new_state,
     next_step,
     sqrt,
-    state_like,
 )
 
 
@@ -75,18 +75,14 @@ class Adadelta(Optimizer):
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
-            state["step"] = new_step()
-            state["square_avg"] = state_like(param)
-            state["acc_delta"] = state_like(param)
+            new_state(state, param, "square_avg", "acc_delta")
         lr, rho, eps = float(group["lr"]), group["rho"], group["eps"]
         next_step(state)
         grad = l2_decayed(grad, param, group["weight_decay"])
         square_avg, acc_delta = buffer(state["square_avg"]), buffer(state["acc_delta"])
-        square_avg *= rho
-        square_avg += ((1 - rho) * grad) * grad
+        average_square_(square_avg, grad, rho)
         delta = sqrt(acc_delta + eps)
         delta /= sqrt(square_avg + eps)
         delta *= grad
-        acc_delta *= rho
-        acc_delta += ((1 - rho) * delta) * delta
+        average_square_(acc_delta, delta, rho)
         param += -lr * delta

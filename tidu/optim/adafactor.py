@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from .adam import _lerp_
-from .optimizer import Optimizer, buffer, new_step, next_step, state_like
+from .optimizer import Optimizer, buffer, lerp_, new_step, next_step, state_like
 
 
 class Adafactor(Optimizer):
@@ -102,13 +101,13 @@ class Adafactor(Optimizer):
             param *= 1 - lr * weight_decay
         if grad.ndim > 1:
             row_var, col_var = buffer(state["row_var"]), buffer(state["col_var"])
-            _lerp_(row_var, _norm_sq(grad, -1) / grad.shape[-1], one_minus_beta2_t)
-            _lerp_(col_var, _norm_sq(grad, -2) / grad.shape[-2], one_minus_beta2_t)
+            lerp_(row_var, _norm_sq(grad, -1) / grad.shape[-1], one_minus_beta2_t)
+            lerp_(col_var, _norm_sq(grad, -2) / grad.shape[-2], one_minus_beta2_t)
             var_estimate = row_var @ col_var
             var_estimate /= _clamp_min(_mean(row_var, -2), eps1)
         else:
             variance = buffer(state["variance"])
-            _lerp_(variance, grad * grad, one_minus_beta2_t)
+            lerp_(variance, grad * grad, one_minus_beta2_t)
             var_estimate = variance
         update = grad / _sqrt(_clamp_min(var_estimate, eps1 * eps1))
         denom = max(1.0, _norm(update) / ((_numel(update) ** 0.5) * d))

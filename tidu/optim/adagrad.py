@@ -9,6 +9,7 @@ import numpy as np
 
 from .optimizer import (
     Optimizer,
+    add_ratio_,
     buffer,
     check_lr,
     check_nonnegative,
@@ -88,9 +89,7 @@ class Adagrad(Optimizer):
         state_sum += grad * grad
         std = sqrt(state_sum)
         std += group["eps"]
-        update = -clr * grad
-        update /= std
-        param += update
+        add_ratio_(param, -clr, grad, std)
 
 
 def _init_state(state: dict[str, Any], param: np.ndarray, group: dict[str, Any]) -> None:

@@ -9,13 +9,15 @@ import numpy as np
 
 from .optimizer import (
     Optimizer,
+    adam_moments,
+    add_ratio_,
     buffer,
     check_adam_args,
+    decayed,
     maximum_,
-    new_step,
+    new_state,
     next_step,
     sqrt,
-    state_like,
 )
 
 
@@ -76,37 +78,19 @@ class Adam(Optimizer):
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
-            state["step"] = new_step()
-            state["exp_avg"] = state_like(param)
-            state["exp_avg_sq"] = state_like(param)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = state_like(param)
+            new_state(state, param, "exp_avg", "exp_avg_sq", *(("max_exp_avg_sq",) if group["amsgrad"] else ()))
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
-        weight_decay = group["weight_decay"]
         step = next_step(state)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                param *= 1 - lr * weight_decay
-            else:
-                grad = grad + weight_decay * param
-        exp_avg, exp_avg_sq = buffer(state["exp_avg"]), buffer(state["exp_avg_sq"])
-        _lerp_(exp_avg, grad, 1 - beta1)
-        exp_avg_sq *= beta2
-        exp_avg_sq += ((1 - beta2) * grad) * grad
-        bias_correction1 = 1 - beta1**step
-        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        exp_avg, exp_avg_sq = adam_moments(state, decayed(grad, param, lr, group), beta1, beta2)
         if group["amsgrad"]:
             second = buffer(state["max_exp_avg_sq"])
             maximum_(second, exp_avg_sq)
         else:
             second = exp_avg_sq
         denom = sqrt(second)
-        denom /= bias_correction2_sqrt
+        denom /= (1 - beta2**step) ** 0.5
         denom += eps
-        step_size = lr / bias_correction1
-        update = -step_size * exp_avg
-        update /= denom
-        param += update
+        add_ratio_(param, -lr / (1 - beta1**step), exp_avg, denom)
 
 
 class AdamW(Adam):
@@ -142,10 +126,3 @@ class AdamW(Adam):
             capturable=capturable, differentiable=differentiable, fused=fused, decoupled_weight_decay=True,
         )
 
-
-def _lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
-    """``start.lerp_(end, weight)`` with PyTorch's two-sided formula."""
-    if abs(weight) < 0.5:
-        start += weight * (end - start)
-    else:
-        start[...] = end - (end - start) * (1 - weight)

@@ -7,17 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from .adam import _lerp_
 from .optimizer import (
     Optimizer,
     absolute,
+    add_ratio_,
     buffer,
     check_adam_args,
     l2_decayed,
+    lerp_,
     maximum_,
-    new_step,
+    new_state,
     next_step,
-    state_like,
 )
 
 
@@ -69,18 +69,14 @@ class Adamax(Optimizer):
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
-            state["step"] = new_step()
-            state["exp_avg"] = state_like(param)
-            state["exp_inf"] = state_like(param)
+            new_state(state, param, "exp_avg", "exp_inf")
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
         step = next_step(state)
         grad = l2_decayed(grad, param, group["weight_decay"])
         exp_avg, exp_inf = buffer(state["exp_avg"]), buffer(state["exp_inf"])
-        _lerp_(exp_avg, grad, 1 - beta1)
+        lerp_(exp_avg, grad, 1 - beta1)
         exp_inf *= beta2
         norm = absolute(grad)
         norm += eps
         maximum_(exp_inf, norm)
-        update = (-lr / (1 - beta1**step)) * exp_avg
-        update /= exp_inf
-        param += update
+        add_ratio_(param, -lr / (1 - beta1**step), exp_avg, exp_inf)

@@ -7,12 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from .adam import _lerp_
 from .optimizer import (
     Optimizer,
-    buffer,
+    adam_moments,
+    add_ratio_,
     check_adam_args,
     check_nonnegative,
+    decayed,
     new_step,
     next_step,
     scalar_state,
@@ -79,31 +80,20 @@ class NAdam(Optimizer):
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
             state["step"] = new_step()
-            state["mu_product"] = scalar_state(1.0)
+            state["mu_product"] = scalar_state(1.0)  # PyTorch's order of the state's entries
             state["exp_avg"] = state_like(param)
             state["exp_avg_sq"] = state_like(param)
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
-        weight_decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
+        momentum_decay = group["momentum_decay"]
         step = next_step(state)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                param *= 1 - lr * weight_decay
-            else:
-                grad = grad + weight_decay * param
+        grad = decayed(grad, param, lr, group)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
         mu_product_t = state["mu_product"]._data
         mu_product_t *= mu_product_t.dtype.type(mu)  # in its own dtype: float32, or a loaded state's
         mu_product = float(mu_product_t)
-        exp_avg, exp_avg_sq = buffer(state["exp_avg"]), buffer(state["exp_avg_sq"])
-        _lerp_(exp_avg, grad, 1 - beta1)
-        exp_avg_sq *= beta2
-        exp_avg_sq += ((1 - beta2) * grad) * grad
+        exp_avg, exp_avg_sq = adam_moments(state, grad, beta1, beta2)
         denom = sqrt(exp_avg_sq / (1 - beta2**step))
         denom += eps
-        update = (-lr * (1.0 - mu) / (1.0 - mu_product)) * grad
-        update /= denom
-        param += update
-        update = (-lr * mu_next / (1.0 - mu_product * mu_next)) * exp_avg
-        update /= denom
-        param += update
+        add_ratio_(param, -lr * (1.0 - mu) / (1.0 - mu_product), grad, denom)
+        add_ratio_(param, -lr * mu_next / (1.0 - mu_product * mu_next), exp_avg, denom)

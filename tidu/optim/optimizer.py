@@ -431,9 +431,57 @@ def next_step(state: dict[str, Any]) -> float:
     return float(step)
 
 
+def new_state(state: dict[str, Any], param: Any, *names: str) -> None:
+    """A parameter's first state: ``step`` and, for each of ``names``, a zero buffer like ``param``."""
+    state["step"] = new_step()
+    for name in names:
+        state[name] = state_like(param)
+
+
 def l2_decayed(grad: Any, param: Any, weight_decay: float) -> Any:
     """The gradient with the L2 term ``weight_decay * param`` added (``grad`` itself without one)."""
     return grad + weight_decay * param if weight_decay != 0 else grad
+
+
+def decayed(grad: Any, param: Any, lr: float, group: dict[str, Any]) -> Any:
+    """The Adam family's weight decay: decoupled (AdamW's ``param *= 1 - lr * weight_decay``, the
+    gradient left as it is) where the group says so, else the L2 term in the gradient."""
+    weight_decay = group["weight_decay"]
+    if weight_decay != 0 and group["decoupled_weight_decay"]:
+        param *= 1 - lr * weight_decay
+        return grad
+    return l2_decayed(grad, param, weight_decay)
+
+
+def lerp_(start: Any, end: Any, weight: float) -> None:
+    """``start.lerp_(end, weight)`` with PyTorch's two-sided formula."""
+    if abs(weight) < 0.5:
+        start += weight * (end - start)
+    else:
+        start[...] = end - (end - start) * (1 - weight)
+
+
+def average_square_(average: Any, grad: Any, decay: float) -> None:
+    """``average = decay * average + (1 - decay) * grad * grad`` in place, in PyTorch's order."""
+    average *= decay
+    average += ((1 - decay) * grad) * grad
+
+
+def adam_moments(state: dict[str, Any], grad: Any, beta1: float, beta2: float) -> tuple[Any, Any]:
+    """``exp_avg`` and ``exp_avg_sq`` of ``state`` moved toward ``grad`` and ``grad**2`` (the Adam
+    family's running averages); returns their buffers."""
+    exp_avg, exp_avg_sq = buffer(state["exp_avg"]), buffer(state["exp_avg_sq"])
+    lerp_(exp_avg, grad, 1 - beta1)
+    average_square_(exp_avg_sq, grad, beta2)
+    return exp_avg, exp_avg_sq
+
+
+def add_ratio_(param: Any, scale: float, numerator: Any, denominator: Any) -> None:
+    """``param += scale * numerator / denominator`` in place, in PyTorch's order (the scaled
+    numerator divided)."""
+    update = scale * numerator
+    update /= denominator
+    param += update
 
 
 def check_adam_args(lr: Any, eps: float, betas: tuple[float, float], weight_decay: float) -> None:

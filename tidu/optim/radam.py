@@ -8,15 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from .adam import _lerp_
 from .optimizer import (
     Optimizer,
-    buffer,
+    adam_moments,
     check_adam_args,
-    new_step,
+    decayed,
+    new_state,
     next_step,
     sqrt,
-    state_like,
 )
 
 
@@ -73,21 +72,10 @@ class RAdam(Optimizer):
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
-            state["step"] = new_step()
-            state["exp_avg"] = state_like(param)
-            state["exp_avg_sq"] = state_like(param)
+            new_state(state, param, "exp_avg", "exp_avg_sq")
         lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], group["eps"]
-        weight_decay = group["weight_decay"]
         step = next_step(state)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                param *= 1 - lr * weight_decay
-            else:
-                grad = grad + weight_decay * param
-        exp_avg, exp_avg_sq = buffer(state["exp_avg"]), buffer(state["exp_avg_sq"])
-        _lerp_(exp_avg, grad, 1 - beta1)
-        exp_avg_sq *= beta2
-        exp_avg_sq += ((1 - beta2) * grad) * grad
+        exp_avg, exp_avg_sq = adam_moments(state, decayed(grad, param, lr, group), beta1, beta2)
         bias_correction2 = 1 - beta2**step
         update = exp_avg / (1 - beta1**step)
         update *= lr

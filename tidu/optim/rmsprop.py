@@ -7,17 +7,18 @@ from typing import Any
 
 import numpy as np
 
-from .adam import _lerp_
 from .optimizer import (
     Optimizer,
+    add_ratio_,
+    average_square_,
     buffer,
     check_lr,
     check_nonnegative,
     l2_decayed,
-    new_step,
+    lerp_,
+    new_state,
     next_step,
     sqrt,
-    state_like,
 )
 
 
@@ -80,21 +81,16 @@ class RMSprop(Optimizer):
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
-            state["step"] = new_step()
-            state["square_avg"] = state_like(param)
-            if group["momentum"] > 0:
-                state["momentum_buffer"] = state_like(param)
-            if group["centered"]:
-                state["grad_avg"] = state_like(param)
+            new_state(state, param, "square_avg", *(("momentum_buffer",) if group["momentum"] > 0 else ()),
+                      *(("grad_avg",) if group["centered"] else ()))
         lr, alpha, momentum = float(group["lr"]), group["alpha"], group["momentum"]
         next_step(state)
         grad = l2_decayed(grad, param, group["weight_decay"])
         square_avg = buffer(state["square_avg"])
-        square_avg *= alpha
-        square_avg += ((1 - alpha) * grad) * grad
+        average_square_(square_avg, grad, alpha)
         if group["centered"]:
             grad_avg = buffer(state["grad_avg"])
-            _lerp_(grad_avg, grad, 1 - alpha)
+            lerp_(grad_avg, grad, 1 - alpha)
             avg = sqrt(square_avg + (-1 * grad_avg) * grad_avg)
         else:
             avg = sqrt(square_avg)
@@ -105,6 +101,4 @@ class RMSprop(Optimizer):
             buf += grad / avg
             param -= lr * buf
         else:
-            update = -lr * grad
-            update /= avg
-            param += update
+            add_ratio_(param, -lr, grad, avg)
