@@ -176,11 +176,7 @@ def amax(input: Any, dim: Any = (), keepdim: bool = False) -> Any:  # noqa: A002
     >>> x.grad
     tensor([0.5000, 0.0000, 0.5000])
     """
-    _check(input, "amax")
-    dims = _dims(dim, input.ndim)
-    if _every(dim):
-        _empty_full(input, "amax")
-    _empty_dims(input, dims, "amax")
+    dims = _extremum_dims(input, dim, "amax")
     if input.dtype is dtypes.bool_:
         return convert(amax(convert(input, dtypes.int32), dim, keepdim), dtypes.bool_)
     return _finish(bind_one(rp.reduce_max, input, {"axes": dims}), input, dims, keepdim)
@@ -193,16 +189,23 @@ def amin(input: Any, dim: Any = (), keepdim: bool = False) -> Any:  # noqa: A002
     >>> tidu.amin(tidu.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=0)
     tensor([1., 2.])
     """
-    _check(input, "amin")
-    dims = _dims(dim, input.ndim)
-    if _every(dim):
-        _empty_full(input, "amin")
-    _empty_dims(input, dims, "amin")
+    dims = _extremum_dims(input, dim, "amin")
     if input.dtype is dtypes.bool_:
         return convert(amin(convert(input, dtypes.int32), dim, keepdim), dtypes.bool_)
     if not input.dtype.is_floating_point:  # ~x reverses the order of integers without overflow (-x wraps)
         return ~_finish(bind(rp.reduce_max, ~input, axes=dims), input, dims, keepdim)
     return -_finish(bind(rp.reduce_max, -input, axes=dims), input, dims, keepdim)
+
+
+def _extremum_dims(input: Any, dim: Any, name: str) -> tuple[int, ...]:  # noqa: A002
+    """``amax``'s and ``amin``'s reduced dims, after PyTorch's checks: a tensor, and no empty
+    reduction (of the whole tensor, or along an empty dim)."""
+    _check(input, name)
+    dims = _dims(dim, input.ndim)
+    if _every(dim):
+        _empty_full(input, name)
+    _empty_dims(input, dims, name)
+    return dims
 
 
 def _arg(prim: Any, x: Any, dim: Any, keepdim: bool, name: str) -> Any:
