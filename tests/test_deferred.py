@@ -459,6 +459,74 @@ def test_a_gpu_sum_of_queued_work_runs_in_its_loops_launch(keep, monkeypatch):
     np.testing.assert_allclose(ref[1], tx.grad.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_one_loop_backward_step_joins_the_queued_work_it_reads(device, monkeypatch):
+    """A built backward step that is one fused loop, reading queued work, is queued behind it
+    (``queue_loop``) instead of flushing it: the next flush runs forward and backward in one
+    loop, and the gradient is a queued output until then. Values and gradients are the run's
+    without deferral, and PyTorch's."""
+    from tidu.core import programs
+
+    monkeypatch.setattr(programs, "ENABLED", True)
+    monkeypatch.setattr(fusion, "ENABLED", True)
+    x, w, xs, ws = _inputs(device, n=100, requires_grad=True)
+    vs = np.linspace(-1, 1, 100)
+    v = tidu.tensor(vs, device=device)
+
+    def grads():
+        y = tidu.tanh(x * w + 0.5) * w
+        (g,) = tidu.autograd.grad(y, [x], grad_outputs=[v])
+        return y, g
+
+    runs = []
+    for n in range(deferred.FUSE_AFTER + 2):
+        y, g = grads()
+        if n:  # built by the first pass
+            assert id(g._buf) in deferred._pending_ids
+            assert [e[0].prim.name for e in deferred.PENDING] == ["mul", "add", "tanh", "mul", "backward_loop"]
+        runs.append((y.detach().cpu().numpy(), g.cpu().numpy()))
+        assert not deferred.PENDING
+    monkeypatch.setattr(deferred, "ENABLED", False)
+    y, g = grads()
+    exact = device == "cpu" or _simulated()  # a GPU's fused loop may use an FMA (see the first test)
+    for value, grad in runs:
+        np.testing.assert_allclose(value, y.detach().cpu().numpy(), rtol=0 if exact else 1e-12)
+        np.testing.assert_allclose(grad, g.cpu().numpy(), rtol=0 if exact else 1e-12)
+    tx = torch.tensor(xs, requires_grad=True)
+    ty = torch.tanh(tx * torch.tensor(ws) + 0.5) * torch.tensor(ws)
+    (tg,) = torch.autograd.grad(ty, [tx], grad_outputs=[torch.tensor(vs)])
+    np.testing.assert_allclose(runs[-1][1], tg.numpy(), rtol=1e-12)
+
+
+def test_a_queued_step_never_reads_a_view_of_queued_work(monkeypatch):
+    """Making a view runs the queue, so a step meets no view of queued work; given one,
+    ``queue_loop`` refuses it (read in place, it would race with the loop that writes it) and
+    the queue is left as it was. Given the queued array itself, it queues the step behind it."""
+    from tidu.autograd import compiled
+    from tidu.core import programs
+
+    monkeypatch.setattr(programs, "ENABLED", True)
+    monkeypatch.setattr(fusion, "ENABLED", True)
+    x = tidu.tensor(np.linspace(-1, 1, 24).reshape(4, 6), requires_grad=True)
+    v = tidu.ones(4, 6, dtype=tidu.float64)
+    compiled.clear()
+    for _ in range(2):
+        tidu.autograd.grad(tidu.tanh(x * 2.0), [x], grad_outputs=[v])
+    (step,) = compiled._steps.values()
+    count = 1 + max(step.queued.at)
+    queued = tidu.tanh(x.detach() * 3.0)
+    before = list(deferred.PENDING)
+    view = queued._buf[:]
+    assert view.base is queued._buf and deferred.reads_pending([view])
+    assert deferred.queue_loop(step.queued, [v._buf] + [view] * (count - 1)) is None
+    assert deferred.PENDING == before
+    result = deferred.queue_loop(step.queued, [v._buf] + [queued._buf] * (count - 1))
+    assert id(result) in deferred._pending_ids and len(deferred.PENDING) == len(before) + 1
+    deferred.flush()
+    (expected,) = step.fn([v._buf] + [queued._buf] * (count - 1))  # the step run on the same arrays
+    np.testing.assert_array_equal(result, expected)
+
+
 def test_only_a_gpu_full_sum_of_one_queued_value_is_queued():
     """The host's sums, partial sums, sums of fewer than ``SUM_MIN`` elements, of a view of a
     queued value, and a second sum while one is queued all run at once (flushing the queue)."""

@@ -57,7 +57,8 @@ _SLOT_BITS = 9  # an output slot in a wiring code (MAX_OUTPUTS = 256)
 class Step:
     """A built backward step: what to gather from the nodes, the program, the results."""
 
-    __slots__ = ("program", "gathers", "results", "fn", "source", "on_tensors", "replay", "releases", "__weakref__")
+    __slots__ = ("program", "gathers", "results", "fn", "source", "on_tensors", "replay", "releases", "queued",
+                 "__weakref__")
 
     def __init__(self, program: list[Instr], gathers: list, results: list, fn: Any, source: str,
                  on_tensors: bool = False) -> None:
@@ -69,6 +70,7 @@ class Step:
         self.on_tensors = on_tensors  # binds on tensors (``create_graph``), else kernels on arrays
         self.replay: Any = None  # on the GPU: runs so far, its CUDA graph, or False (backends/cuda/graphs.py)
         self.releases: dict[int, frozenset] = {}  # what a pass frees where not everything (``_releases``)
+        self.queued: deferred.QueuedLoop | None = None  # a one-loop step as queued work (``_queued_loop``)
 
 
 def clear() -> None:
@@ -286,9 +288,15 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
     on_tensors = step.on_tensors
     values = _gather(step, nodes, seed, on_tensors)
     # the step reads saved arrays as they are: queued work writing one runs first (on tensors,
-    # each bind runs or queues in order); work nobody reads stays queued (``_lazy_results``)
+    # each bind runs or queues in order); work nobody reads stays queued (``_lazy_results``).
+    # A step of one loop is queued behind that work instead: the next flush runs both in one loop
+    results = None
     if not on_tensors and deferred.PENDING and deferred.reads_pending(values):
-        deferred.flush()
+        if step.queued is not None:
+            result = deferred.queue_loop(step.queued, values)
+            results = None if result is None else (result,)
+        if results is None:
+            deferred.flush()
     if not retain_graph:
         releases = step.releases
         for pos, node in enumerate(nodes):
@@ -297,11 +305,13 @@ def _execute(step: Step, walk: Walk, seed: Any, device: Any, retain_graph: bool)
                 node.release()
             elif calls:
                 node.release_calls(calls)
-    fn = step.fn
-    if device is CUDA and not on_tensors:
-        fn = module("tidu.backends.cuda.graphs").runner(step)
+    if results is None:
+        fn = step.fn
+        if device is CUDA and not on_tensors:
+            fn = module("tidu.backends.cuda.graphs").runner(step)
+        results = fn(values)
     totals = {}
-    for (target, _, dtype), value in zip(step.results, fn(values)):
+    for (target, _, dtype), value in zip(step.results, results):
         key = walk.leaves[target] if type(target) is int else nodes[target[0]].primal_out_keys[target[1]]
         totals[key] = value if on_tensors else wrap(value, dtype, device)
     return totals
@@ -505,7 +515,28 @@ def _build(walk: Walk, device: str, on_tensors: bool = False) -> Step:
     fn, source = _compile(program, inputs, [slot for _, slot, _ in results])
     step = Step(program, gathers, results, fn, source, on_tensors)
     step.releases = _releases(walk, order, pos_of)
+    if not on_tensors:
+        step.queued = _queued_loop(program, inputs, [slot for _, slot, _ in results])
     return step
+
+
+def _queued_loop(program: list[Instr], inputs: list[int], results: list[int]) -> deferred.QueuedLoop | None:
+    """A step that is one fused loop of one result, of parts the forward's queue takes
+    (elementwise work on the result's shape, and constants), as queued work
+    (``deferred.queue_loop``); ``None`` for any other step."""
+    if len(program) != 1 or len(results) != 1:
+        return None
+    (loop,) = program
+    if loop.app is not None or not loop.parts or loop.outs != (results[0],):
+        return None
+    shape = next(part.app.out_avals[0].shape for part in loop.parts if part.outs[0] == results[0])
+    for part in loop.parts:
+        app = part.app
+        if app.out_avals[0].shape != shape or not (deferred.queueable(app) or not app.in_avals):
+            return None
+    run = loop.fn
+    return deferred.QueuedLoop(lambda *arrays: run(*arrays)[0], loop.parts, loop.ins, results[0],
+                               [inputs.index(slot) for slot in loop.ins])
 
 
 def _call_backward(b: _Builder, op: Any, in_keys: list, requires_grad: list, active: tuple, out_cts: list,

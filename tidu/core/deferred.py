@@ -17,6 +17,9 @@ per structure, never per value; ``TIDU_FUSION=0`` turns deferral off with the ot
 Arrays handed to the user (``numpy()``, ``from_numpy``, ``__cuda_array_interface__``) are
 *exposed*: the user may write them at any time, so work reading them is never deferred.
 
+A built backward step of one fused loop that reads queued work is queued behind it as one
+entry (``queue_loop``) and runs in that work's loop.
+
 On the host, a product that a ``create_graph`` pass returns is queued too (``lazy_product``),
 and so is a host sum of queued work made from it: a gradient only differentiated again (a
 Hessian-vector product's) is never computed, since a flush leaves out work whose output
@@ -25,6 +28,7 @@ nothing holds or reads (``_live``). A queue where such a product is live runs op
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -37,6 +41,7 @@ import numpy as np
 from ..backends.cpu import fusion
 from ..backends.layout import storage
 from . import groups
+from .imports import module
 from .instructions import Instr
 
 ENABLED = fusion.ENABLED  # read at every bind: a test or a benchmark may switch it
@@ -165,6 +170,78 @@ def reads_pending(arrays: Sequence[Any]) -> bool:
     return False
 
 
+_loop_uids = itertools.count()
+
+
+class QueuedLoop:
+    """A built backward step that is one fused loop of one result, as one queued entry
+    (``queue_loop``): its kernel for running op by op, its parts for a fused plan, which joins
+    them to the loop of the work queued before it (``_build``). Its own primitive, for the
+    queue's readers of ``entry[0].prim``."""
+
+    name = "backward_loop"
+
+    def __init__(self, run: Callable[..., Any], parts: Sequence[Instr], ins: Sequence[int], out: int,
+                 at: Sequence[int]) -> None:
+        self.prim = self
+        self.run = run  # the step's arrays (``at``) -> its result
+        self.parts, self.ins, self.out = tuple(parts), tuple(ins), out  # in the step's slots
+        self.at = tuple(at)  # the step's values the loop reads, in the order of ``ins``
+        self.out_avals = next(part.app.out_avals for part in parts if part.outs[0] == out)
+        self.in_avals = ()
+        self._uid = ("backward_loop", next(_loop_uids))  # the queue's structure names it
+
+    def renamed(self, in_slots: Sequence[int], out_slot: int, fresh: Callable[[], int]) -> list[Instr]:
+        """The parts over the queue's slots: inputs ``in_slots``, result ``out_slot``, and a fresh
+        slot (never one of the queue's arrays) for each value made inside."""
+        to = dict(zip(self.ins, in_slots))
+        to[self.out] = out_slot
+        renamed = []
+        for part in self.parts:
+            made = part.outs[0]
+            if made not in to:
+                to[made] = fresh()
+            renamed.append(Instr(None, tuple(to[s] for s in part.ins), (to[made],), part.app))
+        return renamed
+
+
+def queue_loop(loop: QueuedLoop, values: Sequence[Any]) -> Any | None:
+    """Queue a built backward step's one loop (``loop``) behind the queued work it reads instead
+    of running it: the next flush runs both in one loop (on the GPU one launch where there were
+    two, and a queued value only the step reads is never stored). Returns the step's result, a
+    queued output; ``None``, nothing queued, where the queue cannot take it: full, inside a
+    flush, holding a lazy product, or an operand that is a view of queued work (read in place,
+    it would race with its writes) or exposed."""
+    if len(PENDING) >= MAX_QUEUE or _lazy or getattr(_flushing, "on", False):
+        return None
+    arrays = [values[k] for k in loop.at]
+    for a in arrays:
+        if a.base is not None and id(storage(a)) in _pending_ids:
+            return None
+    if _exposed and reads_exposed(arrays):
+        return None
+    aval = loop.out_avals[0]
+    out = np.empty(aval.shape, aval.dtype.np) if aval.device == "cpu" else \
+        module("tidu.backends.cuda.memory").CudaArray.empty(aval.shape, aval.dtype.np)
+    index, slots, structure = _index, _slots, _structure
+    with _lock:
+        in_slots = []
+        for a in arrays:
+            slot = index.get(id(a))
+            if slot is None:
+                slot = index[id(a)] = len(slots)
+                slots.append(a)
+                structure.append(fusion.layout_of(a))
+            in_slots.append(slot)
+        slot = index[id(out)] = len(slots)
+        slots.append(out)
+        _pending_ids.add(id(out))
+        in_slots = tuple(in_slots)
+        structure.append((loop._uid, in_slots))
+        PENDING.append((loop, loop.run, {}, in_slots, slot))
+    return out
+
+
 def _live(entries: Sequence[tuple], held: tuple[int, ...]) -> list[tuple]:
     """The ``entries`` whose output is ``held`` or read by one that is live, in order."""
     needed = set(held)
@@ -216,6 +293,7 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
         groups.setdefault((shape, out.device), []).append(entry)
     keep = set(held)
     produced = {e[4] for e in entries}
+    fresh = itertools.count(len(_slots)).__next__  # slots of the values a queued loop makes inside
     steps = []
     try:
         for (_shape, device), group in groups.items():
@@ -227,7 +305,12 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
             outs = [e[4] for e in group if e[4] in keep]
             if not outs and total is None:
                 continue  # nothing holds any of its values
-            parts = [Instr(None, ins, (out,), app) for app, _impl, _params, ins, out in group]
+            parts = []
+            for app, _impl, _params, ins, out in group:
+                if app.__class__ is QueuedLoop:
+                    parts += app.renamed(ins, out, fresh)
+                else:
+                    parts.append(Instr(None, ins, (out,), app))
             layouts = {s: fusion.layout_of(_slots[s]) for _a, _i, _p, ins, _o in group for s in ins if s not in produced}
             along = {s: k for s, k in layouts.items() if k in (fusion.ROW, fusion.COL)}
             if device == "cuda":  # a broadcast scalar is read at i % 1 there

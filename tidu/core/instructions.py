@@ -4,7 +4,7 @@ A compiled backward step (and the fusion pass that rewrites it) is a list of
 ``Instr``: each reads arrays from ``slots[i]`` for ``i in ins``, runs ``fn`` on
 them, and stores its results in ``slots[o]`` for ``o in outs``. ``app`` is the
 ``Application`` the instruction came from (primitive, params, avals) so passes
-can inspect it; a fused instruction has ``app=None`` and keeps the applications
+can inspect it; a fused instruction has ``app=None`` and keeps the instructions
 it replaced in ``parts``. ``free`` lists the slots whose last reader this is:
 they are dropped right after it runs, so residuals die as soon as the walk is past.
 """

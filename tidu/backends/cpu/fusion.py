@@ -98,7 +98,7 @@ def fuse(program: Sequence[Instr], keep: set[int]) -> list[Instr]:
     >>> program = [impl_instr(Application(ew.mul, (), (f64, f64)), [0, 1], [2]),
     ...            impl_instr(Application(ew.tanh, (), (f64,)), [2], [3])]
     >>> fused = fuse(program, keep={3})
-    >>> [(instr.ins, instr.outs, [app.prim.name for app in instr.parts]) for instr in fused]
+    >>> [(instr.ins, instr.outs, [part.app.prim.name for part in instr.parts]) for instr in fused]
     [((0, 1), (3,), ['mul', 'tanh'])]
     >>> slots = [np.array([0.5, 1.0, 2.0]), np.array([1.0, 2.0, 3.0]), None, None]
     >>> unfused = list(slots)
@@ -330,7 +330,7 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
             into(results, values)
             return results
 
-        return Instr(run_cuda, tuple(body.ins), tuple(outs), None, tuple(p.app for p in parts))
+        return Instr(run_cuda, tuple(body.ins), tuple(outs), None, tuple(parts))
     into, body = fused_loop(parts, outs)
     out_avals = body.out_avals
     ins = tuple(body.ins)
@@ -357,7 +357,7 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
         loop(results, [values[k] for k in order])
         return results
 
-    return Instr(run, ins, tuple(outs), None, tuple(p.app for p in parts))
+    return Instr(run, ins, tuple(outs), None, tuple(parts))
 
 
 SCALAR, ROW, COL = "scalar", "row", "col"  # operands a fused loop reads in place (in_place_layout)
