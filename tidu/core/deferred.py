@@ -223,23 +223,29 @@ def queue_loop(loop: QueuedLoop, values: Sequence[Any]) -> Any | None:
     aval = loop.out_avals[0]
     out = np.empty(aval.shape, aval.dtype.np) if aval.device == "cpu" else \
         module("tidu.backends.cuda.memory").CudaArray.empty(aval.shape, aval.dtype.np)
-    index, slots, structure = _index, _slots, _structure
     with _lock:
-        in_slots = []
-        for a in arrays:
-            slot = index.get(id(a))
-            if slot is None:
-                slot = index[id(a)] = len(slots)
-                slots.append(a)
-                structure.append(fusion.layout_of(a))
-            in_slots.append(slot)
-        slot = index[id(out)] = len(slots)
-        slots.append(out)
+        in_slots = slots_of(arrays)
+        slot = _index[id(out)] = len(_slots)
+        _slots.append(out)
         _pending_ids.add(id(out))
-        in_slots = tuple(in_slots)
-        structure.append((loop._uid, in_slots))
+        _structure.append((loop._uid, in_slots))
         PENDING.append((loop, loop.run, {}, in_slots, slot))
     return out
+
+
+def slots_of(arrays: Sequence[Any]) -> tuple[int, ...]:
+    """The queue's slots of ``arrays``, each array new to the queue added with its layout (part
+    of the plan's key). The caller holds ``_lock``."""
+    index, slots = _index, _slots
+    found = []
+    for a in arrays:
+        slot = index.get(id(a))
+        if slot is None:
+            slot = index[id(a)] = len(slots)
+            slots.append(a)
+            _structure.append(fusion.layout_of(a))
+        found.append(slot)
+    return tuple(found)
 
 
 def _live(entries: Sequence[tuple], held: tuple[int, ...]) -> list[tuple]:

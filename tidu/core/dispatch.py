@@ -526,15 +526,7 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
                 structure.append(layout_of(a))
             in_slots = (sa,)
         else:
-            ins = []
-            for a in arrays:
-                slot = index.get(id(a))
-                if slot is None:
-                    slot = index[id(a)] = len(slots)
-                    slots.append(a)
-                    structure.append(layout_of(a))
-                ins.append(slot)
-            in_slots = tuple(ins)
+            in_slots = deferred.slots_of(arrays)
         slot = index[id(out)] = len(slots)
         slots.append(out)
         deferred._pending_ids.add(id(out))
