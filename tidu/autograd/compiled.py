@@ -529,14 +529,15 @@ def _queued_loop(program: list[Instr], inputs: list[int], results: list[int]) ->
     (loop,) = program
     if loop.app is not None or not loop.parts or loop.outs != (results[0],):
         return None
-    shape = next(part.app.out_avals[0].shape for part in loop.parts if part.outs[0] == results[0])
+    run = loop.fn
+    queued = deferred.QueuedLoop(lambda *arrays: run(*arrays)[0], loop.parts, loop.ins, results[0],
+                                 [inputs.index(slot) for slot in loop.ins])
+    shape = queued.out_avals[0].shape
     for part in loop.parts:
         app = part.app
         if app.out_avals[0].shape != shape or not (deferred.queueable(app) or not app.in_avals):
             return None
-    run = loop.fn
-    return deferred.QueuedLoop(lambda *arrays: run(*arrays)[0], loop.parts, loop.ins, results[0],
-                               [inputs.index(slot) for slot in loop.ins])
+    return queued
 
 
 def _call_backward(b: _Builder, op: Any, in_keys: list, requires_grad: list, active: tuple, out_cts: list,

@@ -188,7 +188,6 @@ class QueuedLoop:
         self.parts, self.ins, self.out = tuple(parts), tuple(ins), out  # in the step's slots
         self.at = tuple(at)  # the step's values the loop reads, in the order of ``ins``
         self.out_avals = next(part.app.out_avals for part in parts if part.outs[0] == out)
-        self.in_avals = ()
         self._uid = ("backward_loop", next(_loop_uids))  # the queue's structure names it
 
     def renamed(self, in_slots: Sequence[int], out_slot: int, fresh: Callable[[], int]) -> list[Instr]:
