@@ -317,6 +317,33 @@ def test_a_one_element_operand_is_read_once_by_either_loop(n: int) -> None:
     np.testing.assert_allclose(dx[2.5], 2.5 * dx[1.0], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "row", "col", "one value", "strided"])
+def test_a_fused_instruction_reads_operands_of_every_layout(layout: str) -> None:
+    """A fused instruction's loop is called on C-contiguous operands as they are, and on others
+    as ``layout_of`` says (in place, or copied first): the results are the unfused program's in
+    every case, and the operands are left unchanged."""
+    b = Builder()
+    x, y = b.input(ShapeDtype((6, 5), float32)), b.input(ShapeDtype((6, 5), float32))
+    s = b.emit(ew.tanh, b.emit(ew.mul, x, y))
+    out = b.emit(ew.add, s, x)
+    fused = fusion.fuse(b.program, {s, out})
+    assert len(fused) == 1 and fused[0].app is None
+    rng = np.random.default_rng(3)
+    dense = rng.standard_normal((6, 5)).astype(np.float32)
+    other = {"contiguous": rng.standard_normal((6, 5)).astype(np.float32),
+             "transposed": rng.standard_normal((5, 6)).astype(np.float32).T,
+             "row": np.broadcast_to(rng.standard_normal(5).astype(np.float32), (6, 5)),
+             "col": np.broadcast_to(rng.standard_normal((6, 1)).astype(np.float32), (6, 5)),
+             "one value": np.broadcast_to(np.float32(0.75), (6, 5)),
+             "strided": rng.standard_normal((6, 10)).astype(np.float32)[:, ::2]}[layout]
+    assert other.flags.c_contiguous == (layout == "contiguous")
+    before = other.copy()
+    run_both(b.program, fused, len(b.avals), {x: dense, y: other}, {s, out})
+    np.testing.assert_array_equal(other, before)
+    results = fused[0].fn(*[{x: dense, y: other}[i] for i in fused[0].ins])
+    np.testing.assert_allclose(results[fused[0].outs.index(out)], np.tanh(dense * other) + dense, rtol=1e-6, atol=1e-6)
+
+
 def test_large_arrays_run_chunked_on_threads() -> None:
     import tidu
     from tidu.backends.cpu import threads
