@@ -389,6 +389,28 @@ def test_a_bias_broadcast_is_recorded_once_a_group():
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+def test_a_recorded_broadcast_saved_by_a_rule_and_read_twice_a_step():
+    """The bias's recorded broadcast is one tensor for every later use (``broadcast_operand``):
+    read twice a step, once as a factor whose rule saves it, the values and gradients are
+    PyTorch's, and the bias itself is left as it was."""
+    xs, ws, bs = _rand(12).reshape(3, 4), _rand(16, 1).reshape(4, 4) / 2, _rand(4, 2)
+    results = {}
+    for lib in (tidu, torch):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in (xs, ws, bs))
+        for _ in range(4):
+            for t in (x, w, b):
+                t.grad = None
+            h = x
+            for _ in range(5):
+                h = lib.tanh((h @ w) * b + b)
+            if lib is tidu:
+                assert _broadcasts(h) == 1
+            h.sum().backward()
+        results[lib] = [h.detach().numpy(), b.detach().numpy()] + [t.grad.numpy() for t in (x, w, b)]
+    for got, want in zip(results[tidu], results[torch]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_a_bias_written_between_uses_is_broadcast_again(monkeypatch):
     """A write to the bias between uses: the values and gradients are PyTorch's (the uses after it
     read the written bias). Under anomaly mode each use records its own broadcast."""

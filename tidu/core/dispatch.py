@@ -263,8 +263,9 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
 def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     """``bind_broadcast(x, shape)`` for an operand its caller consumes at once (``ops``' binary
     ops broadcasting a bias; never handed to the user): a leaf's broadcast to one shape is recorded
-    once in the open group, and later calls get a tensor of that recorded view (the same array,
-    key and place in the group) while the leaf's storage and version are unchanged. W5 adds its
+    once in the open group, and later calls get the tensor of that recorded view again (its
+    callers read it, never write or hand it on) while the leaf's storage and version are
+    unchanged. W5 adds its
     bias at each of 100 steps: one broadcast recorded, its gradient summed once, instead of 100.
 
     >>> import tidu
@@ -281,16 +282,9 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     if memo is not None:
         hit = memo.get((id(x), shape))
         if hit is not None:
-            buf, view, version, key, index, fn = hit
+            buf, version, out = hit
             if buf is x._buf and x._version.value == version:
-                out = _view_tensor(x, view)  # the recorded view's tensor again, linked and placed
-                out._view = ViewInfo(x, fn, version)
-                out._requires_grad = True
-                out._key = key
-                trace = out._trace = _new(GroupTrace)
-                trace.group = group
-                trace.index = index
-                return out
+                return out  # the recorded view's tensor again: its callers only read it
     out = bind_broadcast(x, shape)
     trace = out._trace
     if trace.__class__ is GroupTrace and out._view is not None and out._view.base is x:
@@ -301,7 +295,7 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
             if group.structure is not None:  # closed
                 return out
             group.broadcasts = {}
-        group.broadcasts[(id(x), shape)] = (x._buf, out._buf, out._view.version, out._key, trace.index, out._view.fn)
+        group.broadcasts[(id(x), shape)] = (x._buf, out._view.version, out)
     return out
 
 
