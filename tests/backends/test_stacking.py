@@ -108,3 +108,48 @@ def test_large_products_are_left_alone() -> None:
     k = threads.BLAS_PARALLEL_MIN // 64 + 1  # (k, 8).T @ (k, 8): 64 k multiply-adds
     program, _ = _products(3, (k, 8))
     assert stacking.stack_sums(program, keep={11}) == program
+
+
+def test_an_rnn_stacks_its_inputs_as_a_view_of_them(compiled_steps: None, monkeypatch: Any) -> None:
+    """The rows ``x[0], x[1], ...`` of the input are stacked in the loop's order, as a view of
+    ``x`` (``stacked_rows``); the other stacks are copies, and the gradients are PyTorch's."""
+    rng = np.random.default_rng(2)
+    xs = rng.standard_normal((6, 4, 5))
+    weights = [rng.standard_normal((5, 3)) * 0.5, rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3)]
+    _rnn(tidu, xs, weights)  # builds the step
+    stacks = []
+
+    def spy(*parts: np.ndarray) -> np.ndarray:
+        out = stacking.stacked_rows(*parts)
+        stacks.append(out)
+        return out
+
+    (step,) = compiled._steps.values()
+    for name, fn in list(step.fn.__globals__.items()):
+        if fn is stacking.stacked_rows:
+            monkeypatch.setitem(step.fn.__globals__, name, spy)
+    got = _rnn(tidu, xs, weights)
+    views = [s for s in stacks if not s.flags.owndata]
+    assert len(stacks) == 3 and len(views) == 1 and views[0].shape == (24, 5) and not views[0].flags.writeable
+    np.testing.assert_array_equal(views[0], xs.reshape(24, 5))
+    for g, w in zip(got, _rnn(torch, xs, weights)):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["rows", "reversed", "gap", "two bases", "read-only", "strided", "one row each",
+                                  "owners"])
+def test_stacked_rows_is_a_view_only_of_consecutive_rows(case: str) -> None:
+    """``stacked_rows`` equals ``np.concatenate`` always; it is a view (sharing the parts'
+    memory) only where the parts lie one after the other in one base."""
+    x = np.arange(5 * 3 * 4, dtype=np.float32).reshape(5, 3, 4)
+    y = x.copy()
+    parts = {"rows": list(x), "reversed": list(x[::-1]), "gap": [x[0], x[2], x[3]],
+             "two bases": [x[0], y[1]], "read-only": list(np.broadcast_to(x[0], (3, 3, 4))),
+             "strided": list(x[:, :, ::2]), "one row each": list(x[:, :1, :]),
+             "owners": [x[0].copy(), x[1].copy()]}[case]
+    out = stacking.stacked_rows(*parts)
+    np.testing.assert_array_equal(out, np.concatenate(parts))
+    viewed = case == "rows"
+    assert np.shares_memory(out, x) == viewed
+    if viewed:
+        assert not out.flags.writeable
