@@ -321,7 +321,8 @@ def test_a_one_element_operand_is_read_once_by_either_loop(n: int) -> None:
 def test_a_fused_instruction_reads_operands_of_every_layout(layout: str) -> None:
     """A fused instruction's loop is called on C-contiguous operands as they are, and on others
     as ``layout_of`` says (in place, or copied first): the results are the unfused program's in
-    every case, and the operands are left unchanged."""
+    every case, the operands are left unchanged, and the variant writing a result into given
+    rows writes those rows only."""
     b = Builder()
     x, y = b.input(ShapeDtype((6, 5), float32)), b.input(ShapeDtype((6, 5), float32))
     s = b.emit(ew.tanh, b.emit(ew.mul, x, y))
@@ -340,8 +341,18 @@ def test_a_fused_instruction_reads_operands_of_every_layout(layout: str) -> None
     before = other.copy()
     run_both(b.program, fused, len(b.avals), {x: dense, y: other}, {s, out})
     np.testing.assert_array_equal(other, before)
-    results = fused[0].fn(*[{x: dense, y: other}[i] for i in fused[0].ins])
-    np.testing.assert_allclose(results[fused[0].outs.index(out)], np.tanh(dense * other) + dense, rtol=1e-6, atol=1e-6)
+    values = [{x: dense, y: other}[i] for i in fused[0].ins]
+    j = fused[0].outs.index(out)
+    results = fused[0].fn(*values)
+    np.testing.assert_allclose(results[j], np.tanh(dense * other) + dense, rtol=1e-6, atol=1e-6)
+    # written into rows 6:12 of a given array (``stacking.stacks_in_place``), the rest untouched
+    into = np.full((18, 5), np.nan, np.float32)
+    placed = fused[0].fn.into_block(j, 6, 12)(*values, into)
+    assert np.shares_memory(placed[j], into)
+    for k, result in enumerate(results):
+        np.testing.assert_array_equal(placed[k], result)
+    np.testing.assert_array_equal(into[6:12], results[j])
+    assert np.isnan(into[:6]).all() and np.isnan(into[12:]).all()
 
 
 def test_large_arrays_run_chunked_on_threads() -> None:

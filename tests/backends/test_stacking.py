@@ -110,30 +110,39 @@ def test_large_products_are_left_alone() -> None:
     assert stacking.stack_sums(program, keep={11}) == program
 
 
-def test_an_rnn_stacks_its_inputs_as_a_view_of_them(compiled_steps: None, monkeypatch: Any) -> None:
-    """The rows ``x[0], x[1], ...`` of the input are stacked in the loop's order, as a view of
-    ``x`` (``stacked_rows``); the other stacks are copies, and the gradients are PyTorch's."""
+def test_an_rnn_stacks_its_inputs_and_cotangents_without_copies(compiled_steps: None, monkeypatch: Any) -> None:
+    """Of an RNN's three stacks, the inputs ``x[0], x[1], ...`` are stacked in the loop's order
+    as a view of ``x`` (``stacked_rows``), and the cotangents ``g_t`` are written into their
+    stack by the loops that make them (``stacks_in_place``); the states are copied. The
+    gradients are PyTorch's."""
     rng = np.random.default_rng(2)
     xs = rng.standard_normal((6, 4, 5))
     weights = [rng.standard_normal((5, 3)) * 0.5, rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3)]
+    x = tidu.tensor(xs)
     _rnn(tidu, xs, weights)  # builds the step
+    (step,) = compiled._steps.values()
+    into = [instr for instr in step.program if instr.app is None and not instr.parts]  # the stack's allocation
+    assert len(into) == 1 and sum(into[0].outs[0] in instr.ins for instr in step.program) == 6  # the loops
     stacks = []
 
     def spy(*parts: np.ndarray) -> np.ndarray:
         out = stacking.stacked_rows(*parts)
-        stacks.append(out)
+        stacks.append((out, parts))
         return out
 
-    (step,) = compiled._steps.values()
     for name, fn in list(step.fn.__globals__.items()):
         if fn is stacking.stacked_rows:
             monkeypatch.setitem(step.fn.__globals__, name, spy)
     got = _rnn(tidu, xs, weights)
-    views = [s for s in stacks if not s.flags.owndata]
-    assert len(stacks) == 3 and len(views) == 1 and views[0].shape == (24, 5) and not views[0].flags.writeable
-    np.testing.assert_array_equal(views[0], xs.reshape(24, 5))
+    assert len(stacks) == 3
+    views = [(out, parts) for out, parts in stacks if not out.flags.owndata]
+    assert len(views) == 2 and all(not out.flags.writeable for out, _ in views)
+    for out, parts in stacks:
+        np.testing.assert_array_equal(out, np.concatenate(parts))
+    assert any(np.array_equal(out, xs.reshape(24, 5)) for out, _ in views)
     for g, w in zip(got, _rnn(torch, xs, weights)):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-12)
+    del x
 
 
 @pytest.mark.parametrize("case", ["rows", "reversed", "gap", "two bases", "read-only", "strided", "one row each",

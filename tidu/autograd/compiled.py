@@ -32,6 +32,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ..backends.cpu import fusion
+from ..backends.stacking import stacks_in_place
 from ..core import deferred, grad_mode, programs
 from ..core.device import CUDA
 from ..core.dispatch import bind_eager, bind_one, bind_product, bind_same
@@ -764,12 +765,13 @@ def _fresh_reader(instr: Instr) -> bool:
 def _optimize(program: list[Instr], keep: set[int], device: str) -> list[Instr]:
     """The finished program before slots are freed: transposed products made in their result's
     layout, then its elementwise chains fused into generated kernels (Numba loops on the CPU,
-    numba.cuda kernels on the GPU; ``TIDU_FUSION=0`` turns this off); ``keep`` are the result
-    slots, read after the run."""
+    numba.cuda kernels on the GPU; ``TIDU_FUSION=0`` turns this off), and on the CPU the stacks
+    of the sums of small products written in place by the loops that make their parts
+    (``backends.stacking``); ``keep`` are the result slots, read after the run."""
     program = _transposed_products(program, keep, device)
-    if device == "cpu":
-        program = _shared_transposed_operands(program)
-    return fusion.fuse(program, keep)
+    if device != "cpu":
+        return fusion.fuse(program, keep)
+    return stacks_in_place(fusion.fuse(_shared_transposed_operands(program), keep), keep)
 
 
 def _transposed_products(program: list[Instr], keep: set[int], device: str) -> list[Instr]:

@@ -242,3 +242,68 @@ def stacked_rows(*parts: np.ndarray) -> np.ndarray:
         except (TypeError, ValueError, BufferError):  # read-only, or not C-contiguous: no address here
             pass
     return np.concatenate(parts)
+
+
+def stacks_in_place(program: Sequence[Instr], keep: Collection[int]) -> list[Instr]:
+    """``program`` (fused, on the host) with each stack of rows (``stacked_rows``) whose parts
+    its fused loops make written in place: the stack is allocated before the first of them and
+    each loop writes its part into its rows, so the stack is then a view of them, not a copy.
+    An RNN's cotangents ``g_t``, read by the weights' stacked products, are made so. A part
+    kept as a result, or made by an instruction that cannot write into given rows, leaves its
+    stack as it was.
+
+    >>> import numpy as np, tidu
+    >>> from tidu.backends.cpu import fusion
+    >>> from tidu.core.instructions import impl_instr, run
+    >>> from tidu.core.primitive import Application
+    >>> from tidu.primitives import elementwise as ew
+    >>> switch, fusion.ENABLED = fusion.ENABLED, True  # shown even under TIDU_FUSION=0
+    >>> v = tidu.ShapeDtype((2, 3), tidu.float64)
+    >>> parts = [impl_instr(Application(ew.tanh, (), (v,)), [i], [i + 2]) for i in range(2)]
+    >>> scaled = [impl_instr(Application(ew.mul, (), (v, v)), [i + 2, i], [i + 4]) for i in range(2)]
+    >>> program = fusion.fuse([*parts, *scaled, concat_instr([4, 5], 0, (v, v), [6])], keep={6})
+    >>> placed = stacks_in_place(program, keep={6})
+    >>> [(instr.ins, instr.outs) for instr in placed]
+    [((), (7,)), ((0, 7), (4,)), ((1, 7), (5,)), ((4, 5), (6,))]
+    >>> x = [np.arange(6.0).reshape(2, 3), -np.arange(6.0).reshape(2, 3)]
+    >>> slots = x + [None] * 6
+    >>> run(placed, slots)
+    >>> bool(np.allclose(slots[6], np.concatenate([np.tanh(a) * a for a in x]))), slots[6].flags.owndata
+    (True, False)
+    >>> fusion.ENABLED = switch
+    """
+    program = list(program)
+    stacks = [k for k, instr in enumerate(program) if instr.fn is stacked_rows]
+    if not stacks:
+        return program
+    producer = producers(program)
+    if producer is None:
+        return program
+    fresh = 1 + max(s for instr in program for s in (*instr.ins, *instr.outs))
+    rewritten: dict[int, Instr] = {}
+    allocations: dict[int, list[Instr]] = {}  # a position -> the stacks allocated before it
+    for k in stacks:
+        parts = program[k].ins
+        aval = program[k].app.in_avals[0]
+        ps = [producer.get(s) for s in parts]
+        if len(set(parts)) != len(parts) or keep and set(parts) & set(keep) or None in ps or len(set(ps)) != len(ps):
+            continue
+        if any(p in rewritten or getattr(program[p].fn, "into_block", None) is None for p in ps):
+            continue
+        rows = aval.shape[0]
+        stack_aval = aval.update(shape=_stacked_shape(aval.shape, 0, len(parts)))
+        for i, (slot, p) in enumerate(zip(parts, ps)):
+            instr = program[p]
+            j = instr.outs.index(slot)
+            rewritten[p] = instr._replace(fn=instr.fn.into_block(j, i * rows, (i + 1) * rows), ins=(*instr.ins, fresh))
+        shape, dtype = stack_aval.shape, stack_aval.dtype.np
+        allocations.setdefault(min(ps), []).append(Instr(lambda shape=shape, dtype=dtype: np.empty(shape, dtype),
+                                                         (), (fresh,)))
+        fresh += 1
+    if not rewritten:
+        return program
+    out: list[Instr] = []
+    for k, instr in enumerate(program):
+        out += allocations.get(k, [])
+        out.append(rewritten.get(k, instr))
+    return out

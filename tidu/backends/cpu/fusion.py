@@ -363,25 +363,42 @@ def _fused_instr(parts: list[Instr], outs: list[int]) -> Instr:
     return Instr(run, ins, tuple(outs), None, tuple(parts))
 
 
-def _direct_run(flat: tuple, results_of: list[tuple], n_ins: int, general: Callable[..., Any]) -> Callable[..., Any]:
+def _direct_run(flat: tuple, results_of: list[tuple], n_ins: int, general: Callable[..., Any],
+                block: tuple[int, int, int] | None = None) -> Callable[..., Any]:
     """A fused instruction's ``run`` for a one-thread loop (``fused_loop``'s ``flat``), generated:
     when every operand is C-contiguous, the loop is called on them as they are, else
     ``general`` decides how to read each. W5's backward runs 100 such loops a step; without
-    the lists and the layout of each operand a call costs about 1 µs less."""
+    the lists and the layout of each operand a call costs about 1 µs less.
+
+    ``block = (j, lo, hi)``: ``run`` takes one more argument, an array whose rows ``lo:hi`` the
+    ``j``-th result is written into (and returned as); ``run.into_block(j, lo, hi)`` makes it."""
     results = [f"r{j}" for j in range(len(results_of))]
     values = [f"v{k}" for k in range(n_ins)]
     contiguous = " and ".join(f"{v}.flags.c_contiguous" for v in values) or "True"
-    lines = [f"def run({', '.join(values)}):",
-             f"    if not ({contiguous}):",
-             f"        return general({', '.join(values)})",
-             *(f"    r{j} = empty(shape{j}, dtype{j})" for j in range(len(results_of))),
-             f"    loop({_loop_args(flat, results, values, flat[2])})",
-             f"    return ({', '.join(results)},)"]
+    if block is None:
+        lines = [f"def run({', '.join(values)}):",
+                 f"    if not ({contiguous}):",
+                 f"        return general({', '.join(values)})"]
+    else:
+        j, lo, hi = block
+        lines = [f"def run({', '.join([*values, 'into'])}):",
+                 f"    if not ({contiguous}):",
+                 f"        out = list(general({', '.join(values)}))",
+                 f"        into[{lo}:{hi}] = out[{j}]",
+                 f"        out[{j}] = into[{lo}:{hi}]",
+                 "        return tuple(out)",
+                 f"    r{j} = into[{lo}:{hi}]"]
+    lines += [*(f"    r{k} = empty(shape{k}, dtype{k})" for k in range(len(results_of)) if block is None or k != block[0]),
+              f"    loop({_loop_args(flat, results, values, flat[2])})",
+              f"    return ({', '.join(results)},)"]
     namespace: dict[str, Any] = {"loop": flat[0], "c": flat[4], "empty": np.empty, "general": general}
-    for j, (shape, dtype) in enumerate(results_of):
-        namespace[f"shape{j}"], namespace[f"dtype{j}"] = shape, dtype
+    for k, (shape, dtype) in enumerate(results_of):
+        namespace[f"shape{k}"], namespace[f"dtype{k}"] = shape, dtype
     exec("\n".join(lines), namespace)  # noqa: S102 - generated from counts
-    return namespace["run"]
+    run = namespace["run"]
+    if block is None:
+        run.into_block = lambda j, lo, hi: _direct_run(flat, results_of, n_ins, general, (j, lo, hi))
+    return run
 
 
 SCALAR, ROW, COL = "scalar", "row", "col"  # operands a fused loop reads in place (in_place_layout)
