@@ -162,3 +162,19 @@ def test_stacked_rows_is_a_view_only_of_consecutive_rows(case: str) -> None:
     assert np.shares_memory(out, x) == viewed
     if viewed:
         assert not out.flags.writeable
+
+
+def test_a_stack_of_parts_of_other_sizes_is_left_to_its_concatenation() -> None:
+    """``stacks_in_place`` writes only stacks of like parts (rows of one size): a concatenation
+    of parts of other sizes (``pad_sums``' tiles) is left as it was, and computes the same."""
+    first, second = ShapeDtype((2, 3), float64), ShapeDtype((4, 3), float64)
+    program = [impl_instr(Application(ew.tanh, (), (a,)), [i], [i + 2]) for i, a in enumerate((first, second))]
+    program += [impl_instr(Application(ew.mul, (), (a, a)), [i + 2, i], [i + 4]) for i, a in enumerate((first, second))]
+    program.append(stacking.concat_instr([4, 5], 0, (first, second), [6]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fusion, "ENABLED", True)
+        fused = fusion.fuse(program, keep={6})
+    assert stacking.stacks_in_place(fused, keep={6}) == fused
+    rng = np.random.default_rng(4)
+    x = [rng.standard_normal((2, 3)), rng.standard_normal((4, 3))]
+    np.testing.assert_allclose(_run(fused, x)[6], np.concatenate([np.tanh(a) * a for a in x]), rtol=1e-12)

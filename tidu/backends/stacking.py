@@ -284,7 +284,10 @@ def stacks_in_place(program: Sequence[Instr], keep: Collection[int]) -> list[Ins
     allocations: dict[int, list[Instr]] = {}  # a position -> the stacks allocated before it
     for k in stacks:
         parts = program[k].ins
-        aval = program[k].app.in_avals[0]
+        avals = program[k].app.in_avals
+        aval = avals[0]
+        if any(a != aval for a in avals):  # (a concatenation of pads: parts of other sizes)
+            continue
         ps = [producer.get(s) for s in parts]
         if len(set(parts)) != len(parts) or keep and set(parts) & set(keep) or None in ps or len(set(ps)) != len(ps):
             continue
