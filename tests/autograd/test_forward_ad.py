@@ -264,7 +264,8 @@ def test_entry_points_are_swapped_only_inside_a_level() -> None:
 
     with fwAD.dual_level():
         assert tidu.ops.math.bind_same is fwAD._bind_same
-        assert tidu.ops.linalg.bind_matmul is fwAD._bind_matmul
+        assert tidu.ops.linalg.bind_product is fwAD._bind_product
+        assert tidu.nn.functional.bind_matmul is fwAD._bind_matmul
         assert tidu.ops.indexing.plain_view is fwAD._plain_view
         assert dispatch.bind_eager is fwAD._bind_eager
     assert tidu.ops.math.bind_same is dispatch.bind_same is fwAD._ORIGINALS["bind_same"]

@@ -228,7 +228,7 @@ def test_fuzz_einsum(data: Any, n_ops: int) -> None:
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_the_matrix_product_short_path_matches_the_general_bind(device: str, monkeypatch: Any) -> None:
-    """``a @ b`` of two 2-D tensors takes ``dispatch.bind_matmul``: PyTorch's values, dtypes and
+    """``a @ b`` of two 2-D tensors takes the matrix product short path (``dispatch.bind_product``): PyTorch's values, dtypes and
     gradients (a queued operand, a stale view, integers, no grad), as the general bind gives them,
     and the general path's error for two devices."""
     from tidu.core import deferred, dispatch
@@ -248,12 +248,13 @@ def test_the_matrix_product_short_path_matches_the_general_bind(device: str, mon
     expected = product(torch, tx, tw)
     expected.sum().backward()
     calls = []
-    short = dispatch.bind_matmul
-    monkeypatch.setattr("tidu.ops.linalg.bind_matmul", lambda a, b: calls.append(1) or short(a, b))
+    short = dispatch.bind_product
+    monkeypatch.setattr("tidu.ops.linalg.bind_product", lambda a, b, params, tag=None: calls.append(
+        params["dimension_numbers"] == (((1,), (0,)), ((), ())) and tag is False) or short(a, b, params, tag))
     x, w = (tidu.tensor(a, requires_grad=True, device=device) for a in (xs, ws))
     out = product(tidu, x, w)
     out.sum().backward()
-    assert len(calls) == 3
+    assert calls == [True] * 3
     np.testing.assert_allclose(out.detach().cpu().numpy(), expected.detach().numpy(), rtol=1e-12)
     for got, want in ((x.grad, tx.grad), (w.grad, tw.grad)):
         np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-10, atol=1e-12)

@@ -472,7 +472,11 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None, 
     else:
         out = wrap(impl(abuf, bbuf, **params), entry[1][0].dtype, device)
     if grad_on and (a._requires_grad or b._requires_grad):
-        _record_call(dot_general, args, params, entry, [out])
+        if entry[5] and GROUPED:  # ``_record_call`` written out
+            with deferred._lock:
+                _record_grouped(entry[2] or _application(dot_general, params, entry), args, entry, out)
+        else:
+            _record(dot_general, args, params, entry, [out])
     return out
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..core import autocast, dtypes
-from ..core.dispatch import bind_matmul, bind_product
+from ..core.dispatch import _MM_PARAMS, bind_product
 from ..core.primitive import bind
 from ..primitives.linalg import dot_general
 from ..primitives.reduce import reduce_sum
@@ -66,7 +66,7 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
         sa, sb = input._buf.shape, other._buf.shape
         if input._dtype is other._dtype and input._dtype is not dtypes.bool_:
             if len(sa) == 2 == len(sb) and sa[1] == sb[0]:
-                return bind_matmul(input, other)
+                return bind_product(input, other, _MATRIX_PRODUCT, False)  # ``bind_matmul``'s call
             params = _PRODUCT_PARAMS.get((sa, sb))
             if params is None:
                 if len(_PRODUCT_PARAMS) >= 4096:
@@ -118,6 +118,7 @@ def matmul(input: Any, other: Any) -> Any:  # noqa: A002
 # where the general path decides (broadcast batch dims; sizes that do not agree, whose error it raises):
 # its short path's lookup
 _PRODUCT_PARAMS: dict[tuple, dict | bool] = {}
+_MATRIX_PRODUCT = _MM_PARAMS[False]  # a @ b of two matrices
 
 
 def _product_params(sa: tuple[int, ...], sb: tuple[int, ...]) -> dict | bool:
