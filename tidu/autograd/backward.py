@@ -334,7 +334,7 @@ def _deposit(leaves: Sequence[Tensor], totals: dict[Any, Tensor], hooks: Hooks |
             continue
         if hooks is not None:
             ct = hooks.final.get(leaf._key, ct) if leaf._trace is not None else hooks.run(leaf._key, ct)
-        old = leaf.grad
+        old = leaf._grad  # (the property's read and write, written out: their checks hold by construction)
         if old is not None:
             ct = _accumulate(old, ct, create_graph)
             if ct is old:  # added in place: .grad stays the same tensor, as in PyTorch
@@ -349,7 +349,7 @@ def _deposit(leaves: Sequence[Tensor], totals: dict[Any, Tensor], hooks: Hooks |
                     data = data.copy()
                 given.add(id(data))
                 ct = wrap(data, ct._dtype, ct._device)
-            leaf.grad = ct
+            leaf._grad = ct
         if POST_ACCUMULATE.data and leaf._trace is None:
             for hook in list(POST_ACCUMULATE_HOOKS.get(id(leaf), {}).values()):
                 hook(leaf)
