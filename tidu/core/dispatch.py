@@ -213,6 +213,7 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
 
 
 _grad_state = grad_mode._state  # never rebound
+_NDARRAY = np.ndarray  # a dense host array's layout is read without ``layout_of``'s call
 
 
 _NO_PARAMS: dict[str, Any] = {}
@@ -508,12 +509,12 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
             if sa is None:
                 sa = index[id(a)] = len(slots)
                 slots.append(a)
-                structure.append(layout_of(a))
+                structure.append(None if a.__class__ is _NDARRAY and a.flags.c_contiguous else layout_of(a))
             sb = index.get(id(b))
             if sb is None:
                 sb = index[id(b)] = len(slots)
                 slots.append(b)
-                structure.append(layout_of(b))
+                structure.append(None if b.__class__ is _NDARRAY and b.flags.c_contiguous else layout_of(b))
             in_slots = (sa, sb)
         elif len(arrays) == 1:
             a = arrays[0]
@@ -521,7 +522,7 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
             if sa is None:
                 sa = index[id(a)] = len(slots)
                 slots.append(a)
-                structure.append(layout_of(a))
+                structure.append(None if a.__class__ is _NDARRAY and a.flags.c_contiguous else layout_of(a))
             in_slots = (sa,)
         else:
             in_slots = deferred.slots_of(arrays)
