@@ -902,7 +902,7 @@ def _compile(program: list[Instr], inputs: list[int], results: list[int]) -> tup
     lines = ["def step(s):", f"    {''.join(f'v{i}, ' for i in inputs)}= s", "    s.clear()"]
     for n, instr in enumerate(program):
         names[f"f{n}"] = instr.fn
-        what = instr.app.name if instr.app is not None else "fused"
+        what = instr.app.name if instr.app is not None else "fused" if instr.parts else "allocation"
         lines.append(f"    # {what}")
         call = f"f{n}({', '.join(f'v{i}' for i in instr.ins)})"
         if len(instr.outs) == 1:

@@ -266,8 +266,8 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     ops broadcasting a bias; never handed to the user): a leaf's broadcast to one shape is recorded
     once in the open group, and later calls get the tensor of that recorded view again (its
     callers read it, never write or hand it on) while the leaf's storage and version are
-    unchanged. W5 adds its
-    bias at each of 100 steps: one broadcast recorded, its gradient summed once, instead of 100.
+    unchanged. W5 adds its bias at each of 100 steps: one broadcast recorded, its gradient
+    summed once, instead of 100.
 
     >>> import tidu
     >>> from tidu.core.dispatch import broadcast_operand
