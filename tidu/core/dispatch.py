@@ -213,7 +213,6 @@ def bind_same(prim: Primitive, args: tuple) -> Any:
 
 
 _grad_state = grad_mode._state  # never rebound
-_NDARRAY = np.ndarray  # a dense host array's layout is read without ``layout_of``'s call
 
 
 _NO_PARAMS: dict[str, Any] = {}
@@ -503,18 +502,21 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
     with deferred._lock:  # one hold for queueing and recording (a group is per queue)
         # the queue's entry (deferred.PENDING): each array's slot, and the structure that keys the fused plan
         index, slots, structure = deferred._index, deferred._slots, deferred._structure
+        # (a dense array's layout, ``layout_of``'s None, is read without its call)
         if len(arrays) == 2:  # the commonest case written out
             a, b = arrays
             sa = index.get(id(a))
             if sa is None:
                 sa = index[id(a)] = len(slots)
                 slots.append(a)
-                structure.append(None if a.__class__ is _NDARRAY and a.flags.c_contiguous else layout_of(a))
+                structure.append(None if (a.is_c_contiguous if a.__class__ is CudaArray else a.flags.c_contiguous)
+                                 else layout_of(a))
             sb = index.get(id(b))
             if sb is None:
                 sb = index[id(b)] = len(slots)
                 slots.append(b)
-                structure.append(None if b.__class__ is _NDARRAY and b.flags.c_contiguous else layout_of(b))
+                structure.append(None if (b.is_c_contiguous if b.__class__ is CudaArray else b.flags.c_contiguous)
+                                 else layout_of(b))
             in_slots = (sa, sb)
         elif len(arrays) == 1:
             a = arrays[0]
@@ -522,7 +524,8 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
             if sa is None:
                 sa = index[id(a)] = len(slots)
                 slots.append(a)
-                structure.append(None if a.__class__ is _NDARRAY and a.flags.c_contiguous else layout_of(a))
+                structure.append(None if (a.is_c_contiguous if a.__class__ is CudaArray else a.flags.c_contiguous)
+                                 else layout_of(a))
             in_slots = (sa,)
         else:
             in_slots = deferred.slots_of(arrays)
