@@ -411,6 +411,30 @@ def test_a_recorded_broadcast_saved_by_a_rule_and_read_twice_a_step():
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+def test_a_dropped_recurrent_forward_is_freed_without_the_garbage_collector():
+    """A forward that broadcasts a bias at every step and is dropped before any backward (its
+    group still open) is freed at once by reference counting: nothing the group holds (its
+    memo of the bias's recorded broadcast) refers back to it."""
+    import gc
+    import weakref
+
+    xs, ws, bs = _rand(12).reshape(3, 4), _rand(16, 1).reshape(4, 4) / 2, _rand(4, 2)
+    x, w, b = (tidu.tensor(a, requires_grad=True) for a in (xs, ws, bs))
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        h = x
+        for _ in range(6):
+            h = tidu.tanh(h @ w + b)
+        assert _broadcasts(h) == 1
+        group = weakref.ref(h._trace.group)
+        del h
+        assert group() is None
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def test_a_bias_written_between_uses_is_broadcast_again(monkeypatch):
     """A write to the bias between uses: the values and gradients are PyTorch's (the uses after it
     read the written bias). Under anomaly mode each use records its own broadcast."""

@@ -263,10 +263,9 @@ def bind_broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
 def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     """``bind_broadcast(x, shape)`` for an operand its caller consumes at once (``ops``' binary
     ops broadcasting a bias; never handed to the user): a leaf's broadcast to one shape is recorded
-    once in the open group, and later calls get the tensor of that recorded view again (its
-    callers read it, never write or hand it on) while the leaf's storage and version are
-    unchanged. W5 adds its bias at each of 100 steps: one broadcast recorded, its gradient
-    summed once, instead of 100.
+    once in the open group, and later calls get a tensor of that recorded view (the same array,
+    key and place in the group) while the leaf's storage and version are unchanged. W5 adds its
+    bias at each of 100 steps: one broadcast recorded, its gradient summed once, instead of 100.
 
     >>> import tidu
     >>> from tidu.core.dispatch import broadcast_operand
@@ -282,9 +281,26 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     if memo is not None:
         hit = memo.get((id(x), shape))
         if hit is not None:
-            buf, version, out = hit
+            buf, view, version, key, index, fn = hit
             if buf is x._buf and x._version.value == version:
-                return out  # the recorded view's tensor again: its callers only read it
+                # a tensor of the recorded view (the same array, key and place in the group), made
+                # without calls. The memo holds no tensor: one, tracing to the group, would keep
+                # a dropped open group alive until the garbage collector found the cycle
+                out = _new(Tensor)
+                out._buf = view
+                out._dtype = x._dtype
+                out._requires_grad = True
+                out._retains_grad = False
+                out._grad = out._hooks = None
+                out._device = x._device
+                out._version = x._version
+                out._key = key
+                info = out._view = _new(ViewInfo)
+                info.base, info.fn, info.version = x, fn, version
+                trace = out._trace = _new(GroupTrace)
+                trace.group = group
+                trace.index = index
+                return out
     out = bind_broadcast(x, shape)
     trace = out._trace
     if trace.__class__ is GroupTrace and out._view is not None and out._view.base is x:
@@ -295,7 +311,7 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
             if group.structure is not None:  # closed
                 return out
             group.broadcasts = {}
-        group.broadcasts[(id(x), shape)] = (x._buf, out._view.version, out)
+        group.broadcasts[(id(x), shape)] = (x._buf, out._buf, out._view.version, out._key, trace.index, out._view.fn)
     return out
 
 
