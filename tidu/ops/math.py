@@ -63,22 +63,33 @@ def _no_bool(x: Any, op: str, kernel: str) -> None:
         raise _not_implemented(kernel, x.dtype)
 
 
-def _binary(prim: Any, input: Any, other: Any, op: str, float_only: bool = False) -> Any:  # noqa: A002
-    """``prim`` on two operands with PyTorch's promotion and broadcasting; the common cases
-    (``same_or_scalar``) go straight to ``bind_same``."""
-    if type(input) is Tensor:  # the commonest cases of ``same_or_scalar`` written out (W1: 0.3 µs an op)
-        kind = type(other)
-        if kind is Tensor:
-            if (input._dtype is other._dtype and input._device is other._device
-                    and input._buf.shape == other._buf.shape and (input._dtype.is_floating_point or not float_only)):
-                return bind_same(prim, (input, other))
-        elif kind is float and input._dtype.is_floating_point:
-            return bind_same(prim, (input, constant(other, input._dtype, input, input._buf.shape)))
-    same = same_or_scalar(input, other, float_only)
-    if same is not None:
-        return bind_same(prim, same)
-    a, b = operands(input, other, op=op, float_only=float_only)
-    return bind(prim, a, b)
+def _binary_op(prim: Any, op: str, float_only: bool = False) -> Any:
+    """``fn(input, other)``: ``prim`` on two operands with PyTorch's promotion and broadcasting;
+    the common cases (``same_or_scalar``) go straight to ``bind_same``. The operators
+    (``a + b``, ``a * b``) are such functions themselves: one call less an op."""
+
+    def fn(input: Any, other: Any) -> Any:  # noqa: A002
+        if type(input) is Tensor:  # the commonest cases of ``same_or_scalar`` written out (W1: 0.3 µs an op)
+            kind = type(other)
+            if kind is Tensor:
+                if (input._dtype is other._dtype and input._device is other._device
+                        and input._buf.shape == other._buf.shape and (input._dtype.is_floating_point or not float_only)):
+                    return bind_same(prim, (input, other))
+            elif kind is float and input._dtype.is_floating_point:
+                return bind_same(prim, (input, constant(other, input._dtype, input, input._buf.shape)))
+        same = same_or_scalar(input, other, float_only)
+        if same is not None:
+            return bind_same(prim, same)
+        a, b = operands(input, other, op=op, float_only=float_only)
+        return bind(prim, a, b)
+
+    fn.__name__ = fn.__qualname__ = op
+    return fn
+
+
+_ADD, _SUB, _MUL = _binary_op(ew.add, "add"), _binary_op(ew.sub, "sub"), _binary_op(ew.mul, "mul")
+_DIV = _binary_op(ew.div, "div", float_only=True)
+_ATAN2, _HYPOT = _binary_op(ew.atan2, "atan2", float_only=True), _binary_op(ew.hypot, "hypot")
 
 
 def _no_bool_binary(prim: Any, input: Any, other: Any, op: str, kernel: str) -> Any:  # noqa: A002
@@ -122,7 +133,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     if alpha != 1:
         _check_alpha(input, other, alpha)
         other = _scaled(other, alpha)
-    return _binary(ew.add, input, other, "add")
+    return _ADD(input, other)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
@@ -140,7 +151,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     if alpha != 1:
         _check_alpha(input, other, alpha)
         other = _scaled(other, alpha)
-    return _binary(ew.sub, input, other, "sub")
+    return _SUB(input, other)
 
 
 def _is_bool(x: Any) -> bool:
@@ -155,7 +166,7 @@ def mul(input: Any, other: Any) -> Any:  # noqa: A002
     tensor([[ 1., 10.],
             [ 2., 20.]])
     """
-    return _binary(ew.mul, input, other, "mul")
+    return _MUL(input, other)
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:  # noqa: A002
@@ -172,7 +183,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:  # 
     tensor([ 3, -4])
     """
     if rounding_mode is None:
-        return _binary(ew.div, input, other, "div", float_only=True)
+        return _DIV(input, other)
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode != "trunc":
@@ -553,7 +564,7 @@ def atan2(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.atan2(tidu.tensor([1.0, 1.0]), tidu.tensor([1.0, -1.0]))
     tensor([0.7854, 2.3562])
     """
-    return _binary(ew.atan2, input, other, "atan2", float_only=True)
+    return _ATAN2(input, other)
 
 
 def hypot(input: Any, other: Any) -> Any:  # noqa: A002
@@ -566,7 +577,7 @@ def hypot(input: Any, other: Any) -> Any:  # noqa: A002
     _any_tensor(input, other, "hypot")
     if not dtypes.result_type(input, other).is_floating_point:
         raise _not_implemented("hypot_cpu", dtypes.result_type(input, other))
-    return _binary(ew.hypot, input, other, "hypot")
+    return _HYPOT(input, other)
 
 
 def fmod(input: Any, other: Any) -> Any:  # noqa: A002
@@ -1008,8 +1019,8 @@ def _reflected(fn: Any) -> Any:
 
 # Tensor (and Var) methods and operators of this module; ``tidu.ops.methods`` installs them.
 METHODS = {
-    "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": _reflected(sub),
-    "__mul__": mul, "__rmul__": _reflected(mul), "__truediv__": div, "__rtruediv__": _reflected(div),
+    "__add__": _ADD, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": _reflected(sub),
+    "__mul__": _MUL, "__rmul__": _reflected(mul), "__truediv__": _DIV, "__rtruediv__": _reflected(div),
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
     "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__pow__": pow, "__rpow__": _reflected(pow), "__neg__": neg, "__pos__": lambda self: self,
