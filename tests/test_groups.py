@@ -390,9 +390,9 @@ def test_a_bias_broadcast_is_recorded_once_a_group():
 
 
 def test_a_recorded_broadcast_saved_by_a_rule_and_read_twice_a_step():
-    """The bias's recorded broadcast is one tensor for every later use (``broadcast_operand``):
-    read twice a step, once as a factor whose rule saves it, the values and gradients are
-    PyTorch's, and the bias itself is left as it was."""
+    """The bias's broadcast is recorded once in the group and its later uses read that view
+    (``broadcast_operand``): read twice a step, once as a factor whose rule saves it, the values
+    and gradients are PyTorch's, and the bias itself is left as it was."""
     xs, ws, bs = _rand(12).reshape(3, 4), _rand(16, 1).reshape(4, 4) / 2, _rand(4, 2)
     results = {}
     for lib in (tidu, torch):

@@ -283,20 +283,10 @@ def broadcast_operand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         if hit is not None:
             buf, view, version, key, index, fn = hit
             if buf is x._buf and x._version.value == version:
-                # a tensor of the recorded view (the same array, key and place in the group), made
-                # without calls. The memo holds no tensor: one, tracing to the group, would keep
-                # a dropped open group alive until the garbage collector found the cycle
-                out = _new(Tensor)
-                out._buf = view
-                out._dtype = x._dtype
+                out = _view_tensor(x, view)  # the recorded view's tensor again, linked and placed
+                out._view = ViewInfo(x, fn, version)
                 out._requires_grad = True
-                out._retains_grad = False
-                out._grad = out._hooks = None
-                out._device = x._device
-                out._version = x._version
                 out._key = key
-                info = out._view = _new(ViewInfo)
-                info.base, info.fn, info.version = x, fn, version
                 trace = out._trace = _new(GroupTrace)
                 trace.group = group
                 trace.index = index
@@ -488,11 +478,7 @@ def bind_product(a: Tensor, b: Tensor, params: dict[str, Any], tag: Any = None, 
     else:
         out = wrap(impl(abuf, bbuf, **params), entry[1][0].dtype, device)
     if grad_on and (a._requires_grad or b._requires_grad):
-        if entry[5] and GROUPED:  # ``_record_call`` written out
-            with deferred._lock:
-                _record_grouped(entry[2] or _application(dot_general, params, entry), args, entry, out)
-        else:
-            _record(dot_general, args, params, entry, [out])
+        _record_call(dot_general, args, params, entry, [out])
     return out
 
 
@@ -518,21 +504,18 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
     with deferred._lock:  # one hold for queueing and recording (a group is per queue)
         # the queue's entry (deferred.PENDING): each array's slot, and the structure that keys the fused plan
         index, slots, structure = deferred._index, deferred._slots, deferred._structure
-        # (a dense array's layout, ``layout_of``'s None, is read without its call)
         if len(arrays) == 2:  # the commonest case written out
             a, b = arrays
             sa = index.get(id(a))
             if sa is None:
                 sa = index[id(a)] = len(slots)
                 slots.append(a)
-                structure.append(None if (a.is_c_contiguous if a.__class__ is CudaArray else a.flags.c_contiguous)
-                                 else layout_of(a))
+                structure.append(layout_of(a))
             sb = index.get(id(b))
             if sb is None:
                 sb = index[id(b)] = len(slots)
                 slots.append(b)
-                structure.append(None if (b.is_c_contiguous if b.__class__ is CudaArray else b.flags.c_contiguous)
-                                 else layout_of(b))
+                structure.append(layout_of(b))
             in_slots = (sa, sb)
         elif len(arrays) == 1:
             a = arrays[0]
@@ -540,8 +523,7 @@ def _defer(prim: Primitive, entry: list, defer: tuple, args: Sequence[Any], arra
             if sa is None:
                 sa = index[id(a)] = len(slots)
                 slots.append(a)
-                structure.append(None if (a.is_c_contiguous if a.__class__ is CudaArray else a.flags.c_contiguous)
-                                 else layout_of(a))
+                structure.append(layout_of(a))
             in_slots = (sa,)
         else:
             in_slots = deferred.slots_of(arrays)

@@ -5,8 +5,9 @@ A compiled backward step (and the fusion pass that rewrites it) is a list of
 them, and stores its results in ``slots[o]`` for ``o in outs``. ``app`` is the
 ``Application`` the instruction came from (primitive, params, avals) so passes
 can inspect it; a fused instruction has ``app=None`` and keeps the instructions
-it replaced in ``parts`` (an allocation, ``stacking.stacks_in_place``'s, has neither). ``free`` lists the slots whose last reader this is:
-they are dropped right after it runs, so residuals die as soon as the walk is past.
+it replaced in ``parts`` (an allocation, ``stacking.stacks_in_place``'s, has
+neither). ``free`` lists the slots whose last reader this is: they are dropped
+right after it runs, so residuals die as soon as the walk is past.
 """
 
 from __future__ import annotations

@@ -357,7 +357,7 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
     >>> w.grad
     tensor([2., 1.])
     """
-    key = (index,) if type(index) is int else _basic_key(index)  # ``x[t]``: no loop over the index
+    key = _basic_key(index)
     if key is None:
         return _read(input, _plan(tuple(input.shape), index))
     shape = input._buf.shape if input.__class__ is Tensor else tuple(input.shape)
@@ -373,9 +373,7 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
             _BASIC_PLANS.clear()
         _BASIC_PLANS[(shape, key)] = found
     sliced, basic_shape, window, replay = found
-    view = None if input.__class__ is not Tensor else input._view
-    if (input.__class__ is Tensor and not input._requires_grad and input._device is CPU
-            and (view is None or view.version == input._version.value)):  # not a stale view
+    if input.__class__ is Tensor and not input._requires_grad and input._device is CPU and not input._is_stale_view():
         # nothing to record: numpy's view, and the binds only if a write through it ever needs them
         if deferred.PENDING and deferred.reads_pending((input._buf,)):
             deferred.flush()  # as a bind: a fused loop must not read a view of what it writes
@@ -393,6 +391,8 @@ _BASIC_PLANS: dict[tuple, tuple] = {}
 def _basic_key(index: Any) -> tuple | None:
     """A hashable form of an index made only of ints, int slices, ``None`` and ``...``; ``None``
     for any other index (tensors, lists, bools: planned afresh each time)."""
+    if type(index) is int:  # ``x[t]``: no loop
+        return (index,)
     key = []
     for item in index if type(index) is tuple else (index,):
         kind = type(item)
