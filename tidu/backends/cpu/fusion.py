@@ -24,7 +24,7 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -143,6 +143,29 @@ def _union_find(n: int) -> tuple[list[int], list[list[int]], Callable[[int], int
     return root, members, find
 
 
+def _grouped(kinds: list[str | None]) -> list[bool]:
+    """Which instructions may join a group: the fusable ones, less those copied into each reader."""
+    return [kind is not None and kind not in INLINED for kind in kinds]
+
+
+def _like_producers(instr: Instr, program: list[Instr], grouped: list[bool], producer: dict[int, int]) -> Iterator[int]:
+    """The grouped instructions making operands of ``instr`` of its own shape: the groups it may join."""
+    shape = instr.app.out_avals[0].shape
+    for t in instr.ins:
+        p = producer.get(t)
+        if p is not None and grouped[p] and program[p].app.out_avals[0].shape == shape:
+            yield p
+
+
+def _merge(root: list[int], members: list[list[int]], g: int, own: int) -> int:
+    """The union of the groups of roots ``g`` and ``own`` (the larger's root kept); its root."""
+    if len(members[g]) < len(members[own]):
+        g, own = own, g
+    root[own] = g
+    members[g] += members[own]
+    return g
+
+
 def _group_greedy(program: list[Instr], kinds: list[str | None], producer: dict[int, int]) -> list[list[int]]:
     """Groups of instruction indices, grown in program order; a merge is refused where a path
     leads from one group through an outside instruction into the other. Groups can still wait
@@ -162,24 +185,17 @@ def _group_greedy(program: list[Instr], kinds: list[str | None], producer: dict[
     def reaches(a: int, b: int) -> bool:
         return any(strict.get(t, 0) & mask[a] for m in members[b] for t in program[m].ins)
 
-    grouped = [kind is not None and kind not in INLINED for kind in kinds]
+    grouped = _grouped(kinds)
     for k, instr in enumerate(program):
         if grouped[k]:
-            shape = instr.app.out_avals[0].shape
-            for t in instr.ins:
-                p = producer.get(t)
-                if p is None or not grouped[p] or program[p].app.out_avals[0].shape != shape:
-                    continue
+            for p in _like_producers(instr, program, grouped, producer):
                 g, own = find(p), find(k)
                 if g == own or any(strict.get(u, 0) & mask[g] for u in instr.ins):
                     continue
                 if len(members[own]) > 1 and (reaches(g, own) or reaches(own, g)):
                     continue
-                if len(members[g]) < len(members[own]):
-                    g, own = own, g
-                root[own] = g
-                mask[g] |= mask[own]
-                members[g] += members[own]
+                merged = _merge(root, members, g, own)
+                mask[merged] = mask[g] | mask[own]
         own_mask = mask[find(k)] if grouped[k] else 0
         d = (1 << k) if grouped[k] else 0
         s = 0
@@ -200,21 +216,14 @@ def _group_sealed(program: list[Instr], kinds: list[str | None], producer: dict[
     n = len(program)
     root, members, find = _union_find(n)
     sealed = [False] * n
-    grouped = [kind is not None and kind not in INLINED for kind in kinds]
+    grouped = _grouped(kinds)
     for k, instr in enumerate(program):
         if grouped[k]:
-            shape = instr.app.out_avals[0].shape
-            for t in instr.ins:
-                p = producer.get(t)
-                if p is None or not grouped[p] or program[p].app.out_avals[0].shape != shape:
-                    continue
+            for p in _like_producers(instr, program, grouped, producer):
                 g, own = find(p), find(k)
                 if g == own or sealed[g]:
                     continue
-                if len(members[g]) < len(members[own]):
-                    g, own = own, g
-                root[own] = g
-                members[g] += members[own]
+                _merge(root, members, g, own)
         own = find(k) if grouped[k] else -1
         for t in instr.ins:
             p = producer.get(t)
