@@ -460,6 +460,47 @@ def test_a_gpu_sum_of_queued_work_runs_in_its_loops_launch(keep, monkeypatch):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", ["sum_then_scalar", "scalar_queued_first"])
+def test_work_reading_a_queued_sum_gets_its_value_once_fused(device, case):
+    """A queued sum (the GPU's, ``sum_deferrable``) read only by later queued work of another
+    shape: nothing outside the queue holds it, yet the fused plan must compute it, and compute
+    it before the loop that reads it, also where that loop's group was queued first.
+    ``clip_grad_norm_`` on the GPU gave a wrong norm from its third call on: the plan dropped the
+    sum and the 0-d work read a stale buffer."""
+    rng = np.random.default_rng(3)
+    z = tidu.tensor(3.0, dtype=tidu.float64, device=device)
+    for _ in range(deferred.FUSE_AFTER + 2):
+        ts = rng.standard_normal(144)
+        t = tidu.tensor(ts, device=device)
+        with tidu.no_grad():
+            if case == "sum_then_scalar":
+                got = ((t * t).sum() + 1.0) * 2.0
+                want = ((ts * ts).sum() + 1.0) * 2.0
+            else:
+                c = z * 2.0  # a 0-d loop queued before the sum's
+                got = c + (tidu.abs(t) ** 2.0).sum()
+                want = 6.0 + (ts * ts).sum()
+        assert got.item() == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_clip_grad_norm_is_right_at_every_step(device):
+    """The gradient norms of several parameters, clipped at each of a few steps (PyTorch's values)."""
+    rng = np.random.default_rng(4)
+    shapes = [(4, 2, 1, 1), (4,), (3, 4, 3, 3), (3, 48), (3,)]
+    for _ in range(deferred.FUSE_AFTER + 2):
+        grads = [rng.standard_normal(shape) for shape in shapes]
+        ours = [tidu.zeros(shape, dtype=tidu.float64, device=device, requires_grad=True) for shape in shapes]
+        theirs = [torch.zeros(shape, dtype=torch.float64, requires_grad=True) for shape in shapes]
+        for p, q, g in zip(ours, theirs, grads):
+            p.grad, q.grad = tidu.tensor(g, device=device), torch.tensor(g)
+        norm = tidu.nn.utils.clip_grad_norm_(ours, 0.5)
+        assert norm.item() == pytest.approx(torch.nn.utils.clip_grad_norm_(theirs, 0.5).item(), rel=1e-12)
+        for p, q in zip(ours, theirs):
+            np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_a_one_loop_backward_step_joins_the_queued_work_it_reads(device, monkeypatch):
     """A built backward step that is one fused loop, reading queued work, is queued behind it
     (``queue_loop``) instead of flushing it: the next flush runs forward and backward in one

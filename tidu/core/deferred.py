@@ -297,12 +297,16 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
         shape = app.in_avals[0].shape if app.prim.name == "reduce_sum" else out.shape
         groups.setdefault((shape, out.device), []).append(entry)
     keep = set(held)
+    order = _group_order(groups, entries, held, keep)
+    if order is None:
+        return None
     produced = {e[4] for e in entries}
     fresh = itertools.count(len(_slots)).__next__  # slots of the values a queued loop makes inside
     steps = []
     try:
-        for (_shape, device), group in groups.items():
-            # a queued sum (on the GPU only: ``sum_deferrable``), where held
+        for key in order:
+            group, device = groups[key], key[1]
+            # a queued sum (on the GPU only: ``sum_deferrable``), where held or read by a later group
             total = next((e for e in group if e[0].prim.name == "reduce_sum" and e[4] in keep), None)
             if total is not None and device != "cuda":
                 return None  # never queued (``sum_deferrable``): op by op, where each runs
@@ -342,6 +346,30 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
             step(slots)
 
     return run
+
+
+def _group_order(groups: dict[Any, list[tuple]], entries: Sequence[tuple], held: tuple[int, ...],
+                 keep: set[int]) -> list[Any] | None:
+    """The order to run ``groups`` in: each after the groups whose values it reads. A value one
+    group makes and another reads (a queued sum, read by the 0-d work after it) joins ``keep``:
+    nothing outside the queue holds it, yet its group must make it. ``None`` where two groups
+    read each other (then the queue runs op by op)."""
+    group_of = {e[4]: key for key, members in groups.items() for e in members}
+    after: dict[Any, set] = {key: set() for key in groups}
+    for entry in _live(entries, held):
+        key = group_of[entry[4]]
+        for slot in entry[3]:
+            source = group_of.get(slot, key)
+            if source != key:
+                keep.add(slot)
+                after[key].add(source)
+    order: list[Any] = []
+    while len(order) < len(groups):
+        ready = next((key for key in groups if key not in order and after[key].issubset(order)), None)
+        if ready is None:
+            return None
+        order.append(ready)
+    return order
 
 
 def expose(array: Any) -> None:
