@@ -58,6 +58,9 @@ UNARY: dict[str, Callable[[Any, Any], Any]] = {
     "expand": lambda lib, x: x[2].expand(N, N) * x,
     "max_dim": lambda lib, x: x.max(1, keepdim=True)[0] * x,
     "amax": lambda lib, x: x - x.amax(0, keepdim=True),
+    # a sum of 48 values (above deferred.SUM_MIN): the GPU queues it in its input's loop, and the
+    # 0-d work reading it is queued after it
+    "norm_scale": lambda lib, x: x / ((x.repeat(3, 1) * x.repeat(3, 1)).sum() + 1.0).sqrt(),
     "flip": lambda lib, x: x.flip(0),
     "roll": lambda lib, x: x.roll(1, 1),
     "std": lambda lib, x: x * x.std(1, keepdim=True),
