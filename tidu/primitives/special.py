@@ -24,7 +24,9 @@ erfc = unary("erfc", scalar.erfc, lambda dx, x, out: -(dx * ((1.0 / SQRT_PI_2) *
 erfcx = unary("erfcx", scalar.erfcx, lambda dx, x, out: dx * (2.0 * x * out - 1.0 / SQRT_PI_2))
 # d log ndtr(x) = phi(x) / ndtr(x) = sqrt(2 / pi) / erfcx(-x / sqrt 2): no cancellation in either tail
 log_ndtr = unary("log_ndtr", scalar.log_ndtr, lambda dx, x, out: dx * (SQRT_2_PI / erfcx.bind(x * -SQRT_HALF)))
-erfinv = unary("erfinv", scalar.erfinv, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(out * out)))
+# from the input, as PyTorch's: it saves the input, not the output, so writing the output in place
+# leaves the backward valid
+erfinv = unary("erfinv", scalar.erfinv, lambda dx, x, out: dx * (SQRT_PI_2 * ops.exp(ops.square(erfinv.bind(x)))))
 ndtri = unary("ndtri", scalar.ndtri, lambda dp, p, out: dp * (SQRT_2PI * ops.exp(out * out * 0.5)))
 lgamma = unary("lgamma", scalar.lgamma, lambda dx, x, out: dx * ops.digamma(x))
 digamma = unary("digamma", scalar.digamma, lambda dx, x, out: dx * ops.polygamma(1, x))
