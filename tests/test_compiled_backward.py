@@ -168,6 +168,20 @@ def _raises_after_inplace(run: Callable[[Any, Any], Any]) -> None:
             run(z, x)
 
 
+@pytest.mark.parametrize("name,prim", [("tanh", "tanh"), ("exp", "exp"), ("sigmoid", "logistic")])
+def test_a_written_saved_output_is_named_by_the_call_that_made_it(name: str, prim: str) -> None:
+    """An op's output, saved by its own backward and written in place before the backward: the
+    error names that op, as PyTorch's does ("output 0 of Tanh"), not the first op of its rule."""
+    for lib in (torch, tidu):
+        x = lib.tensor([0.5, -0.25], requires_grad=True)
+        y = getattr(lib, name)(x)
+        y += 1.0
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as raised:
+            (y * y).sum().backward()
+        if lib is tidu:
+            assert f"which is output of {prim}," in str(raised.value)
+
+
 def test_inplace_modified_saved_value_still_raises(monkeypatch: Any) -> None:
     monkeypatch.setattr(programs, "ENABLED", True)
     _raises_after_inplace(lambda z, x: z.backward())

@@ -346,14 +346,16 @@ def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> 
                     value.unpack(name)  # raises: modified by an in-place operation
                 value = tensor if on_tensors else tensor._buf  # (queued work: ``_execute`` runs it)
             elif cls is SavedOutput and not on_tensors:
-                if value.counter.value != value.version:
-                    value.unpack(name)
+                if value.counter.value != value.version:  # raises, naming the call that made it
+                    value.unpack(node.name(index) if comp is None and is_output else name)
                 value = value.data
             elif value is None:
                 raise RuntimeError(
                     f"internal error: the backward of {name} reads a value its node did not save ({key!r})"
                 )
             elif on_tensors:
+                if cls is SavedOutput and value.counter.value != value.version:
+                    value.unpack(node.name(index) if comp is None and is_output else name)
                 value = value.unpack(name)
                 if comp is None and is_output:  # a value made in a group: its place in the graph
                     value._trace = GroupTrace(node, index)
@@ -551,7 +553,7 @@ def _call_backward(b: _Builder, op: Any, in_keys: list, requires_grad: list, act
     active_in = tuple(i for i, e in enumerate(first) if requires_grad[e])
     prog = programs._program(op, active, pattern, active_in, None)
     linear = prog.linear.as_graph()
-    name = linear.operations[0].operation.name if linear.operations else "node"
+    name = str(getattr(op, "short_name", None) or op.name)  # the call's, for its errors
     env: dict[Any, int] = {}
     for p, canon in enumerate(prog.in_keys):
         if canon in prog.reads:

@@ -83,11 +83,11 @@ def evaluate(graph: Any, env: dict[Any, Any], *, primal_only: bool) -> dict[Any,
 class TensorExecutor(BackwardExecutor):
     def execute_forward(self, graph: PrimitiveGraph, initial_data: dict[Any, Any]) -> dict[Any, Any]:
         g = graph.as_graph()
-        name = _Name(g.operations[0].operation) if g.operations else "node"
         if isinstance(g, BoundGraph):  # a cached program: its keys are canonical
-            env = {canon: _read(initial_data, key, name) for canon, key in g.env_map.items()}
+            env = {canon: _read(initial_data, key, g.name) for canon, key in g.env_map.items()}
             return evaluate(g.program.linear.as_graph(), env, primal_only=True)
         reads = [g.values[i].key for i in g.inputs if g.values[i].key in initial_data]
+        name = _Name(g.operations[0].operation) if g.operations else "node"  # (the rule's first op)
         return evaluate(g, {k: _read(initial_data, k, name) for k in reads}, primal_only=True)
 
     def run_transposed_linear(self, linear: LinearizedGraph, cotangent_outputs: Sequence[Any],

@@ -146,7 +146,9 @@ class SavedOutput:
         tensor = module("tidu.tensor").Tensor  # (tensor imports this module)
         if self.counter.value != self.version:
             t = tensor(self.data, self.dtype, _version=self.counter, device=self.device)
-            raise _modified(t, self.version, f"output of {node_name}")
+            maker = self.node() if self.node is not None else None  # the call that made it, once split
+            op = getattr(getattr(maker, "computation", None), "_op", None)
+            raise _modified(t, self.version, f"output of {node_name if op is None else getattr(op, 'short_name', None) or op.name}")
         t = tensor(self.data, self.dtype, _version=self.counter, device=self.device)
         t._requires_grad = True
         t._key = self.key
