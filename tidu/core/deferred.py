@@ -282,9 +282,9 @@ def _copy_into(target: Any, value: Any) -> None:
 
 def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[Any]], None] | None:
     """One fused loop per (shape, device) group of ``entries`` (a queued sum joins its input's),
-    run in the order their values need (``_group_order``); ``None`` if one cannot be built. Work nothing holds or reads is left out: a lazy product
-    and its sum, dead by now, cost the loop nothing (``lazy_product``); a live one runs op by
-    op."""
+    run in the order their values need (``_group_order``); ``None`` if one cannot be built.
+    Work nothing holds or reads is left out: a lazy product and its sum, dead by now, cost the
+    loop nothing (``lazy_product``); a live one runs op by op."""
     if _lazy:
         entries = _live(entries, held)
         for app, *_ in entries:

@@ -148,7 +148,9 @@ class SavedOutput:
             t = tensor(self.data, self.dtype, _version=self.counter, device=self.device)
             maker = self.node() if self.node is not None else None  # the call that made it, once split
             op = getattr(getattr(maker, "computation", None), "_op", None)
-            raise _modified(t, self.version, f"output of {node_name if op is None else getattr(op, 'short_name', None) or op.name}")
+            if op is not None:
+                node_name = getattr(op, "short_name", None) or op.name
+            raise _modified(t, self.version, f"output of {node_name}")
         t = tensor(self.data, self.dtype, _version=self.counter, device=self.device)
         t._requires_grad = True
         t._key = self.key
