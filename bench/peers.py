@@ -214,42 +214,75 @@ def w4_matmul(n: int = 1024) -> tuple[dict, Callable[[], None], str, float]:
     return steps, lambda: close(steps["tidu"](), steps["torch"](), rtol=1e-3, atol=1e-2), "ms", 1e3
 
 
-def w5_rnn(steps_n: int = 100, hidden: int = 128, batch: int = 32) -> tuple[dict, Callable[[], None], str, float]:
+def rnn_data(steps_n: int = 100, hidden: int = 128, batch: int = 32) -> tuple[np.ndarray, ...]:
+    """W5's inputs ``(steps_n, batch, hidden)`` and weights (the bias zero), from one seed."""
     rng = np.random.default_rng(4)
     xs = rng.standard_normal((steps_n, batch, hidden)).astype(np.float32) * 0.5
     wx = rng.standard_normal((hidden, hidden)).astype(np.float32) / math.sqrt(hidden)
     wh = rng.standard_normal((hidden, hidden)).astype(np.float32) / math.sqrt(hidden)
-    bias = np.zeros(hidden, np.float32)
+    return xs, wx, wh, np.zeros(hidden, np.float32)
 
-    def make(lib: Any) -> Callable[[], Any]:
-        x = lib.tensor(xs)
-        Wx, Wh, b = leaf(lib, wx), leaf(lib, wh), leaf(lib, bias)
 
-        def step() -> Any:
-            h = lib.zeros(batch, hidden)
-            for t in range(steps_n):
-                h = lib.tanh(x[t] @ Wx + h @ Wh + b)
-            h.sum().backward()
-            g = Wh.grad
-            Wx.grad = Wh.grad = b.grad = None
-            return g
+def rnn_loop(lib: Any, xs: np.ndarray, wx: np.ndarray, wh: np.ndarray, bias: np.ndarray) -> tuple[Callable[[], Any], tuple]:
+    """W5's recurrence on ``lib``: ``run()``, ``h = tanh(x[t] @ Wx + h @ Wh + b)`` over the steps
+    from ``h = 0``, returning ``h.sum()``; and its leaves ``(Wx, Wh, b)``."""
+    x = lib.tensor(xs)
+    Wx, Wh, b = leaf(lib, wx), leaf(lib, wh), leaf(lib, bias)
+    steps_n, batch, hidden = xs.shape
 
-        return step
+    def run() -> Any:
+        h = lib.zeros(batch, hidden)
+        for t in range(steps_n):
+            h = lib.tanh(x[t] @ Wx + h @ Wh + b)
+        return h.sum()
 
+    return run, (Wx, Wh, b)
+
+
+def rnn_by_hand(xs: np.ndarray, wx: np.ndarray, wh: np.ndarray,
+                bias: np.ndarray) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
+    """numpy's W5, written by hand: ``forward()`` (the states kept) and ``backward()``
+    (backpropagation through time of ``h.sum()``, returning ``Wh``'s gradient)."""
+    steps_n, batch, hidden = xs.shape
     hs = np.empty((steps_n + 1, batch, hidden), np.float32)
+    dpre = np.empty_like(xs)
 
-    def numpy_rnn() -> np.ndarray:  # the states kept, backpropagation through time by hand
+    def forward() -> None:
         hs[0] = 0
         for t in range(steps_n):
             hs[t + 1] = np.tanh(xs[t] @ wx + hs[t] @ wh + bias)
+
+    def backward() -> np.ndarray:
         dh = np.ones((batch, hidden), np.float32)
-        dpre = np.empty_like(xs)
         for t in range(steps_n - 1, -1, -1):
             dpre[t] = dh * (1 - hs[t + 1] * hs[t + 1])
             dh = dpre[t] @ wh.T
         flat = dpre.reshape(-1, hidden)
         xs.reshape(-1, hidden).T @ flat, flat.sum(0)  # the input weights' and the bias's gradients
         return hs[:-1].reshape(-1, hidden).T @ flat
+
+    return forward, backward
+
+
+def w5_rnn(steps_n: int = 100, hidden: int = 128, batch: int = 32) -> tuple[dict, Callable[[], None], str, float]:
+    data = rnn_data(steps_n, hidden, batch)
+
+    def make(lib: Any) -> Callable[[], Any]:
+        run, (Wx, Wh, b) = rnn_loop(lib, *data)
+
+        def step() -> Any:
+            run().backward()
+            g = Wh.grad
+            Wx.grad = Wh.grad = b.grad = None
+            return g
+
+        return step
+
+    forward, backward = rnn_by_hand(*data)
+
+    def numpy_rnn() -> np.ndarray:  # the states kept, backpropagation through time by hand
+        forward()
+        return backward()
 
     steps = {name: make(lib) for name, lib in LIBS.items()}
     steps["numpy (by hand)"] = numpy_rnn

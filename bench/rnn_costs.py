@@ -38,20 +38,11 @@ STEPS = 100
 
 
 def rnn(lib: Any, hidden: int, batch: int) -> dict[str, Callable[[], Any]]:
-    """The pieces of one W5 pass on ``lib``: ``forward`` (grad), ``no_grad`` (the forward,
-    nothing recorded) and ``backward`` (of the last ``forward``), with its leaves' values."""
-    rng = np.random.default_rng(4)
-    xs = rng.standard_normal((STEPS, batch, hidden)).astype(np.float32) * 0.5
-    x = lib.tensor(xs)
-    Wx, Wh = (peers.leaf(lib, rng.standard_normal((hidden, hidden)).astype(np.float32) / hidden**0.5) for _ in range(2))
-    b = peers.leaf(lib, np.zeros(hidden, np.float32))
+    """The pieces of one W5 pass on ``lib`` (``peers.rnn_loop``): ``forward`` (grad),
+    ``no_grad`` (the forward, nothing recorded) and ``backward`` (of the last ``forward``,
+    returning ``Wh``'s gradient)."""
+    run, (Wx, Wh, b) = peers.rnn_loop(lib, *peers.rnn_data(STEPS, hidden, batch))
     loss: list[Any] = []
-
-    def run() -> Any:
-        h = lib.zeros(batch, hidden)
-        for t in range(STEPS):
-            h = lib.tanh(x[t] @ Wx + h @ Wh + b)
-        return h.sum()
 
     def forward() -> None:
         loss[:] = [run()]
@@ -70,28 +61,8 @@ def rnn(lib: Any, hidden: int, batch: int) -> dict[str, Callable[[], Any]]:
 
 
 def by_hand(hidden: int, batch: int) -> dict[str, Callable[[], Any]]:
-    """numpy's forward (the states kept) and backpropagation through time, as ``peers.w5_rnn``."""
-    rng = np.random.default_rng(4)
-    xs = rng.standard_normal((STEPS, batch, hidden)).astype(np.float32) * 0.5
-    wx, wh = (rng.standard_normal((hidden, hidden)).astype(np.float32) / hidden**0.5 for _ in range(2))
-    bias = np.zeros(hidden, np.float32)
-    hs = np.empty((STEPS + 1, batch, hidden), np.float32)
-    dpre = np.empty_like(xs)
-
-    def forward() -> None:
-        hs[0] = 0
-        for t in range(STEPS):
-            hs[t + 1] = np.tanh(xs[t] @ wx + hs[t] @ wh + bias)
-
-    def backward() -> np.ndarray:
-        dh = np.ones((batch, hidden), np.float32)
-        for t in range(STEPS - 1, -1, -1):
-            dpre[t] = dh * (1 - hs[t + 1] * hs[t + 1])
-            dh = dpre[t] @ wh.T
-        flat = dpre.reshape(-1, hidden)
-        xs.reshape(-1, hidden).T @ flat, flat.sum(0)
-        return hs[:-1].reshape(-1, hidden).T @ flat
-
+    """numpy's forward and backpropagation through time (``peers.rnn_by_hand``)."""
+    forward, backward = peers.rnn_by_hand(*peers.rnn_data(STEPS, hidden, batch))
     return {"forward": forward, "backward": backward}
 
 

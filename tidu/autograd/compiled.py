@@ -43,7 +43,7 @@ from ..core.instructions import Instr, impl_instr
 from ..core.primitive import Application, accumulate_add
 from ..core.programs import TensorRecordedGraph
 from ..core.tape import SavedInput, SavedOutput
-from ..eager.trace import FREED_MESSAGE, TraceNode
+from ..eager.trace import FREED_MESSAGE, TraceNode, operation_name
 from ..primitives.creation import full as full_p
 from ..primitives.linalg import dot_general as dot_general_p
 from ..primitives.structural import transpose as transpose_p
@@ -346,8 +346,8 @@ def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> 
                     value.unpack(name)  # raises: modified by an in-place operation
                 value = tensor if on_tensors else tensor._buf  # (queued work: ``_execute`` runs it)
             elif cls is SavedOutput and not on_tensors:
-                if value.counter.value != value.version:  # raises, naming the call that made it
-                    value.unpack(node.name(index) if comp is None and is_output else name)
+                if value.counter.value != value.version:
+                    value.unpack(_maker(node, comp, is_output, index, name))  # raises
                 value = value.data
             elif value is None:
                 raise RuntimeError(
@@ -355,7 +355,7 @@ def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> 
                 )
             elif on_tensors:
                 if cls is SavedOutput and value.counter.value != value.version:
-                    value.unpack(node.name(index) if comp is None and is_output else name)
+                    value.unpack(_maker(node, comp, is_output, index, name))  # raises
                 value = value.unpack(name)
                 if comp is None and is_output:  # a value made in a group: its place in the graph
                     value._trace = GroupTrace(node, index)
@@ -363,6 +363,12 @@ def _gather(step: Step, nodes: list[TraceNode], seed: Any, on_tensors: bool) -> 
                 value = value.unpack(name)._buf
             append(value)
     return values
+
+
+def _maker(node: TraceNode, comp: Any, is_output: bool, index: int, reader: str) -> str:
+    """The name of the call that made a saved output: in a group, the value's own call (the
+    gather is named by the first call that reads it); else the node's ``reader``."""
+    return node.name(index) if comp is None and is_output else reader
 
 
 class _Builder:
@@ -553,7 +559,7 @@ def _call_backward(b: _Builder, op: Any, in_keys: list, requires_grad: list, act
     active_in = tuple(i for i, e in enumerate(first) if requires_grad[e])
     prog = programs._program(op, active, pattern, active_in, None)
     linear = prog.linear.as_graph()
-    name = str(getattr(op, "short_name", None) or op.name)  # the call's, for its errors
+    name = operation_name(op)  # the call's, for its errors
     env: dict[Any, int] = {}
     for p, canon in enumerate(prog.in_keys):
         if canon in prog.reads:

@@ -17,6 +17,7 @@ from ..core.primitive import Application
 from ..core.programs import BoundGraph, BoundProgram, active_seeds
 from ..core.tape import Freed, Packed, SavedInput, SavedOutput
 from ..eager import BackwardExecutor, PrimitiveGraph
+from ..eager.trace import operation_name
 
 
 class ExecutingBuilder:
@@ -65,7 +66,7 @@ class _Name:
         self.operation = operation
 
     def __str__(self) -> str:
-        return self.operation.name
+        return operation_name(self.operation)
 
 
 def evaluate(graph: Any, env: dict[Any, Any], *, primal_only: bool) -> dict[Any, Any]:
@@ -84,7 +85,8 @@ class TensorExecutor(BackwardExecutor):
     def execute_forward(self, graph: PrimitiveGraph, initial_data: dict[Any, Any]) -> dict[Any, Any]:
         g = graph.as_graph()
         if isinstance(g, BoundGraph):  # a cached program: its keys are canonical
-            env = {canon: _read(initial_data, key, g.name) for canon, key in g.env_map.items()}
+            name = _Name(g.op)
+            env = {canon: _read(initial_data, key, name) for canon, key in g.env_map.items()}
             return evaluate(g.program.linear.as_graph(), env, primal_only=True)
         reads = [g.values[i].key for i in g.inputs if g.values[i].key in initial_data]
         name = _Name(g.operations[0].operation) if g.operations else "node"  # (the rule's first op)

@@ -296,10 +296,11 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
         out = app.out_avals[0]
         shape = app.in_avals[0].shape if app.prim.name == "reduce_sum" else out.shape
         groups.setdefault((shape, out.device), []).append(entry)
-    keep = set(held)
-    order = _group_order(groups, entries, held, keep)
-    if order is None:
+    ordered = _group_order(groups, entries if _lazy else _live(entries, held))
+    if ordered is None:
         return None
+    order, crossing = ordered
+    keep = {*held, *crossing}
     produced = {e[4] for e in entries}
     fresh = itertools.count(len(_slots)).__next__  # slots of the values a queued loop makes inside
     steps = []
@@ -348,20 +349,21 @@ def _build(entries: Sequence[tuple], held: tuple[int, ...]) -> Callable[[list[An
     return run
 
 
-def _group_order(groups: dict[Any, list[tuple]], entries: Sequence[tuple], held: tuple[int, ...],
-                 keep: set[int]) -> list[Any] | None:
-    """The order to run ``groups`` in: each after the groups whose values it reads. A value one
-    group makes and another reads (a queued sum, read by the 0-d work after it) joins ``keep``:
-    nothing outside the queue holds it, yet its group must make it. ``None`` where two groups
-    read each other (then the queue runs op by op)."""
+def _group_order(groups: dict[Any, list[tuple]], live: Sequence[tuple]) -> tuple[list[Any], set[int]] | None:
+    """The order to run ``groups`` in (each after the groups whose values it reads), and the
+    values one group makes and another reads (a queued sum, read by the 0-d work after it):
+    nothing outside the queue holds them, yet their group must store them. ``live``: the
+    entries something holds or reads (``_live``). ``None`` where two groups read each other
+    (then the queue runs op by op)."""
     group_of = {e[4]: key for key, members in groups.items() for e in members}
     after: dict[Any, set] = {key: set() for key in groups}
-    for entry in _live(entries, held):
+    crossing: set[int] = set()
+    for entry in live:
         key = group_of[entry[4]]
         for slot in entry[3]:
             source = group_of.get(slot, key)
             if source != key:
-                keep.add(slot)
+                crossing.add(slot)
                 after[key].add(source)
     order: list[Any] = []
     while len(order) < len(groups):
@@ -369,7 +371,7 @@ def _group_order(groups: dict[Any, list[tuple]], entries: Sequence[tuple], held:
         if ready is None:
             return None
         order.append(ready)
-    return order
+    return order, crossing
 
 
 def expose(array: Any) -> None:

@@ -24,6 +24,7 @@ import gc
 import weakref
 
 from ..eager import ReleasedValues, Trace, TraceNode
+from ..eager.trace import operation_name
 from .programs import TensorRecordedGraph
 from .tape import SavedOutput, TapeNode, release_saved
 
@@ -125,8 +126,7 @@ class GroupNode(TraceNode):
         return self if self.split_nodes is None else self.split_nodes[index]
 
     def name(self, index: int) -> str:
-        app = self.records[index][0]
-        return str(getattr(app, "short_name", None) or app.name)
+        return operation_name(self.records[index][0])
 
 
 class GroupTrace(Trace):

@@ -49,12 +49,12 @@ def external_reads(linear: LinearizedGraph) -> frozenset:
 class BoundGraph:
     """A program's linear graph plus the node's keys, handed to ``execute_forward``."""
 
-    __slots__ = ("program", "env_map", "name")
+    __slots__ = ("program", "env_map", "op")
 
-    def __init__(self, program: Program, env_map: dict[Any, Any], name: str) -> None:
+    def __init__(self, program: Program, env_map: dict[Any, Any], op: Any) -> None:
         self.program = program
         self.env_map = env_map  # canonical key -> the node's saved-data key, for the values read
-        self.name = name  # the node's primitive, for errors naming what it saved
+        self.op = op  # the node's call, named by errors about what it saved
 
     @property
     def operations(self) -> list:
@@ -71,10 +71,10 @@ class BoundProgram(LinearizedGraph):
     __slots__ = ("program", "bound", "active_out")
 
     def __init__(self, program: Program, tangent_inputs: list, env_map: dict[Any, Any], active_out: list,
-                 name: str) -> None:
+                 op: Any) -> None:
         super().__init__(program.linear.as_graph(), tangent_inputs, program.linear.tangent_outputs)
         self.program = program
-        self.bound = BoundGraph(program, env_map, name)
+        self.bound = BoundGraph(program, env_map, op)
         self.active_out = active_out  # the node's keys of the outputs given a cotangent
 
     def as_graph(self) -> Any:
@@ -156,8 +156,7 @@ class TensorRecordedGraph(RecordedGraph):
         env_map.update((c, k) for c, k in zip(program.out_keys, self.output_keys()) if c in program.reads)
         raw_to_eager = {canon.key: key.key for canon, key in zip(program.in_keys, distinct)}
         tangent_inputs = [(raw_to_eager[raw], tid) for raw, tid in program.linear.tangent_inputs]
-        return BoundProgram(program, tangent_inputs, env_map, active_out,
-                            str(getattr(self._op, "short_name", None) or self._op.name))
+        return BoundProgram(program, tangent_inputs, env_map, active_out, self._op)
 
 
 class NodeLinearizedGraph(LinearizedGraph):

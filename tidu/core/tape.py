@@ -16,6 +16,7 @@ from typing import Any
 
 from ..ad import ValueKey
 from ..eager import FREED_MESSAGE, CountingKeySource, Recorder, ReleasedValues, Trace, TraceNode
+from ..eager.trace import operation_name
 from .imports import module
 
 
@@ -148,9 +149,7 @@ class SavedOutput:
             t = tensor(self.data, self.dtype, _version=self.counter, device=self.device)
             maker = self.node() if self.node is not None else None  # the call that made it, once split
             op = getattr(getattr(maker, "computation", None), "_op", None)
-            if op is not None:
-                node_name = getattr(op, "short_name", None) or op.name
-            raise _modified(t, self.version, f"output of {node_name}")
+            raise _modified(t, self.version, f"output of {node_name if op is None else operation_name(op)}")
         t = tensor(self.data, self.dtype, _version=self.counter, device=self.device)
         t._requires_grad = True
         t._key = self.key

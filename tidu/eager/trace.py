@@ -22,6 +22,11 @@ class ReleasedValues(dict):
 
     __slots__ = ()
 
+def operation_name(op: Any) -> str:
+    """What messages call an operation: its primitive's name (``short_name``, without params)
+    where it has one."""
+    return str(getattr(op, "short_name", None) or getattr(op, "name", op))
+
 
 class TraceNode:
     """One recorded call: its graph, output keys, saved values and input edges."""
@@ -75,8 +80,7 @@ class Trace:
         """The name of the recorded computation (its primitive for a one-op node)."""
         graph = self.node.computation.as_graph()
         if len(graph.operations) == 1:
-            op = graph.operations[0].operation
-            return str(getattr(op, "short_name", None) or getattr(op, "name", op))
+            return operation_name(graph.operations[0].operation)
         return self.node.computation.describe()
 
     def __repr__(self) -> str:
