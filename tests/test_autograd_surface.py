@@ -128,7 +128,55 @@ def _retain_grad_with_autograd_grad(L: Any) -> list:
     return [gx, *seen, y.grad, x.grad, w.grad]
 
 
-HOOKS = [_hook_once_for_many_outputs, _leaf_hook, _non_leaf_hook, _hook_on_shared_intermediate, _removed_hook, _hook_on_output,
+def _hook_on_a_tensor_gone_before_backward(L: Any) -> list:
+    """A hook lives as long as the graph, not the tensor: ``y`` is gone when the backward runs."""
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+
+    def forward(x: Any) -> Any:
+        y = x.exp()
+        y.register_hook(lambda g: g * 10)
+        z = y * 3.0  # grouped with y's call
+        z.register_hook(lambda g: seen.append(g) or g + 1)
+        return z.sin()
+
+    forward(x).sum().backward()
+    return [x.grad, seen[0]]
+
+
+def _hook_on_a_view_written_through_a_view(L: Any) -> list:
+    """A write through a view reads its base's region directly (PyTorch's CopySlices): a hook on
+    a view between them, or on the written view's old value, sees only the other reads' gradient."""
+    x = L.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    w = L.tensor([1.0, 10.0, 100.0, 1000.0])
+    base = x * 1.0
+    v = base.view(2, 2)
+    v.register_hook(lambda g: g * 2)  # fires for z's gradient only
+    z = v * 3
+    row = v[1]
+    row.register_hook(lambda g: g * 7)  # never reached: the write reads the base
+    row.add_(1.0)
+    v[0] = v[1] * 2  # reads the new v
+    return [((base * w).sum() + z.sum()).backward() or x.grad]
+
+
+def _hook_on_a_base_written_through_a_view(L: Any) -> list:
+    """A hook on a base written through a view sees the gradient of the base's old value, the
+    written region's included; the base dies before the backward."""
+    x = L.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+
+    def forward(x: Any) -> Any:
+        base = x * 1.0
+        base.register_hook(lambda g: g * 2)
+        base[1:3].mul_(5.0)
+        return base * L.tensor([1.0, 10.0, 100.0, 1000.0])
+
+    forward(x).sum().backward()
+    return [x.grad]
+
+
+HOOKS = [_hook_on_a_tensor_gone_before_backward, _hook_on_a_view_written_through_a_view,
+         _hook_on_a_base_written_through_a_view, _hook_once_for_many_outputs, _leaf_hook, _non_leaf_hook, _hook_on_shared_intermediate, _removed_hook, _hook_on_output,
          _hook_with_autograd_grad, _hook_and_retain_grad, _hook_then_in_place, _retain_grad_with_autograd_grad]
 
 

@@ -276,8 +276,11 @@ def make_program(seed: int) -> dict:
             instrs.append(("inplace", str(rng.choice(list(INPLACE))), int(rng.integers(LEAVES, count)), pick()))
             continue
         elif r < 93:
-            instrs.append(("hook", pick()))
-            continue
+            if rng.integers(2):  # on a temporary, gone before the backward: the hook must still run
+                instrs.append(("hook_temp", pick()))
+            else:
+                instrs.append(("hook", pick()))
+                continue
         elif r < 96:
             instrs.append(("leaf", pick()))  # detached, then a leaf of its own
         else:
@@ -405,6 +408,11 @@ class Run:
             if t.requires_grad:
                 t.register_hook(lambda g: g * 2.0)
             return None
+        if kind == "hook_temp":
+            t = regs[instr[1]] * 1.0
+            if t.requires_grad:
+                t.register_hook(lambda g: g * 2.0)
+            return t * 1.5
         if kind == "leaf":
             t = regs[instr[1]].detach().clone().requires_grad_()
             retained.append(t)  # its .grad is compared with the retained gradients
@@ -474,7 +482,7 @@ def check_by_differences(program: dict, got: dict, where: str) -> None:
     where a gradient is not the derivative of the values: a program with hooks, a detached value
     (differences see through it), or differentiated twice."""
     if program["end"] in ("double", "twice", "inputs") or any(
-            instr[0] in ("hook", "detach", "no_grad", "leaf") or instr[1] in DETACHING for instr in program["instrs"]):
+            instr[0] in ("hook", "hook_temp", "detach", "no_grad", "leaf") or instr[1] in DETACHING for instr in program["instrs"]):
         return
     def loss_at(data: np.ndarray) -> float:
         run = Run(torch, {**program, "dtype": "float64", "data": data})

@@ -37,6 +37,10 @@ class VersionCounter:
 
 # Tensors with hooks or ``retain_grad``, by id: backward looks them up by their current key.
 HOOKED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+# The nodes (a group, for a grouped call's output) that made a hooked value: each keeps its
+# tensors' hook dicts (``tensor_hooks``), so a hook lives as long as the node, not the tensor, as
+# PyTorch's lives on grad_fn (``y = x * 2; y.register_hook(h); return y * 3``: ``h`` runs)
+HOOK_NODES: weakref.WeakSet[Any] = weakref.WeakSet()
 RETAINED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
 # Leaves with ``register_post_accumulate_grad_hook`` hooks, by id, and their hooks (by handle id)
 POST_ACCUMULATE: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
@@ -278,7 +282,9 @@ class Tensor:
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
         The hook belongs to the tensor's current value: written in place later, the tensor holds a
-        new value, and the hook still sees the old one's gradient (PyTorch's rule).
+        new value, and the hook still sees the old one's gradient (PyTorch's rule). It lives as
+        long as the call that made the value (PyTorch keeps it on ``grad_fn``), so it runs even
+        when the tensor itself is gone by the backward.
 
         >>> import tidu
         >>> x = tidu.tensor([1.0, 2.0], requires_grad=True)
@@ -298,6 +304,15 @@ class Tensor:
         # keeps seeing the gradient of this value (PyTorch's rule)
         self._hooks[handle.id] = (self._ensure_key(), hook)
         HOOKED[id(self)] = self
+        trace = self._trace
+        if trace is not None:
+            node = trace.group if trace.__class__ is _groups.GroupTrace else trace.node
+            kept = getattr(node, "tensor_hooks", None)
+            if kept is None:
+                kept = node.tensor_hooks = []
+                HOOK_NODES.add(node)
+            if not any(hooks is self._hooks for hooks in kept):
+                kept.append(self._hooks)
         return handle
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:

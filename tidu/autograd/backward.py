@@ -15,7 +15,16 @@ from ..core.groups import raw_node
 from ..core.imports import module
 from ..eager import topological_traces, try_backward
 from ..eager.backward import leading_to
-from ..tensor import HOOKED, POST_ACCUMULATE, POST_ACCUMULATE_HOOKS, RETAINED, Tensor, placed, wrap
+from ..tensor import (
+    HOOK_NODES,
+    HOOKED,
+    POST_ACCUMULATE,
+    POST_ACCUMULATE_HOOKS,
+    RETAINED,
+    Tensor,
+    placed,
+    wrap,
+)
 from . import compiled
 from .executor import EXECUTOR
 from .graph import NODE_HOOKS, NodeHooks
@@ -26,7 +35,8 @@ class Hooks:
 
     A hook is kept under the key its tensor had when it was registered: written in place since,
     the tensor holds a new value, and the hook still sees the gradient of the old one (PyTorch's
-    rule; ``retain_grad`` follows the tensor instead). A non-leaf's hooks run when its node is
+    rule; ``retain_grad`` follows the tensor instead). The hooks of tensors gone since are found
+    through the nodes that made their values (``HOOK_NODES``). A non-leaf's hooks run when its node is
     reached (its gradient is then complete); ``final`` keeps each hooked gradient for
     ``retain_grad``.
     """
@@ -34,11 +44,21 @@ class Hooks:
     def __init__(self) -> None:
         self.by_key: dict[Any, list] = {}
         self.non_leaf = False  # a hook waits on a non-leaf's gradient
-        if HOOKED.data:  # its dict, as ``_any_hooked`` reads it
+        if HOOKED.data or HOOK_NODES.data:  # their dicts, as ``_any_hooked`` reads them
+            seen = set()
             for t in list(HOOKED.values()):
-                for key, hook in (t._hooks or {}).values():
-                    self.by_key.setdefault(key, []).append(hook)
-                    self.non_leaf = self.non_leaf or key is not t._key or t._trace is not None
+                if t._hooks is not None:
+                    seen.add(id(t._hooks))
+                    for key, hook in t._hooks.values():
+                        self.by_key.setdefault(key, []).append(hook)
+                        self.non_leaf = self.non_leaf or key is not t._key or t._trace is not None
+            for node in list(HOOK_NODES):  # of tensors gone since: their nodes hold them
+                for hooks in node.tensor_hooks:
+                    if id(hooks) not in seen:
+                        seen.add(id(hooks))
+                        for key, hook in hooks.values():
+                            self.by_key.setdefault(key, []).append(hook)
+                            self.non_leaf = True
         self.final: dict[Any, Tensor] = {}
         self.node_hooks = None  # hooks on nodes, anomaly mode: the general walk calls them
         anomaly = _settings["anomaly"]
@@ -202,7 +222,7 @@ def _any_hooked() -> bool:
     """Whether a tensor has hooks or ``retain_grad``, or a node has hooks. The weak mappings'
     dicts are read: a weak mapping's own truth test is a Python-level ``__len__`` (three a
     backward). A dead entry not yet removed only sends a pass down the general path."""
-    return bool(HOOKED.data or RETAINED.data or NODE_HOOKS.data)
+    return bool(HOOKED.data or HOOK_NODES.data or RETAINED.data or NODE_HOOKS.data)
 
 
 def _walked_leaves(walked: compiled.Walk) -> list[Tensor]:

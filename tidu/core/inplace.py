@@ -48,6 +48,30 @@ def check_writable(target: Any, op: str) -> None:
         )
 
 
+def read_from_base(target: Any) -> None:
+    """Before a write to ``target`` computes its new value: a view of a base in autograd takes a
+    fresh place in the graph, replayed from the base, so that the write reads the base's region
+    directly, as PyTorch's CopySlices does. Hooks on the view's old value, and on views between
+    it and the base, then see none of the write's gradient, as in PyTorch.
+
+    >>> import tidu
+    >>> x = tidu.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> v = (x * 1.0)[1:]
+    >>> h = v.register_hook(lambda g: g * 10)  # on the view's value before the write
+    >>> v.mul_(3.0).sum().backward()
+    >>> x.grad
+    tensor([0., 3., 3.])
+    """
+    info = target._view
+    if info is None or not info.base._requires_grad or not grad_mode.is_grad_enabled():
+        return
+    fresh = info.fn(info.base)
+    info.version = target._version.value
+    target._requires_grad = fresh._requires_grad
+    target._key = fresh._key
+    target._trace = fresh._trace
+
+
 def mark() -> int:
     """A point on the tape: nodes recorded after it belong to the in-place op being computed."""
     return module("tidu.core.tape").fresh_key().key

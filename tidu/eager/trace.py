@@ -31,7 +31,9 @@ def operation_name(op: Any) -> str:
 class TraceNode:
     """One recorded call: its graph, output keys, saved values and input edges."""
 
-    __slots__ = ("computation", "primal_out_keys", "saved_data", "input_edges", "__weakref__")
+    # ``tensor_hooks``: the hook dicts of tensors this node made (set by the tensor layer when it
+    # registers one, unset before: a hook outlives its tensor, as it lives as long as the node)
+    __slots__ = ("computation", "primal_out_keys", "saved_data", "input_edges", "tensor_hooks", "__weakref__")
 
     def __init__(self, computation: Any, primal_out_keys: list, saved_data: dict, input_edges: list) -> None:
         self.computation = computation

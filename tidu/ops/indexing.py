@@ -27,7 +27,7 @@ import numpy as np
 from ..core import deferred, dtypes, grad_mode
 from ..core.device import CPU
 from ..core.dispatch import bind_one, plain_view
-from ..core.inplace import assign_, check_writable
+from ..core.inplace import assign_, check_writable, read_from_base
 from ..core.primitive import Var, bind
 from ..primitives import gather as gather_prims
 from ..primitives.slicing import pad, slice_p
@@ -513,6 +513,7 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
         input.requires_grad or (is_value(value) and value.requires_grad)
     )
     if tracked or input.device.type != "cpu":  # on the GPU: computed out of place, then copied in
+        read_from_base(input)
         assign_(input, _put(input, plan, value, accumulate=False), op="__setitem__")
         return
     # Nothing to record: write into the storage through a numpy view of the region.

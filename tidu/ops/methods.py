@@ -25,7 +25,7 @@ import numpy as np
 from ..core import dtypes, formats, grad_mode
 from ..core.device import as_device
 from ..core.imports import module
-from ..core.inplace import VIEW_OF_LEAF_ERROR, assign_, check_writable, mark
+from ..core.inplace import VIEW_OF_LEAF_ERROR, assign_, check_writable, mark, read_from_base
 from ..core.primitive import Var
 from ..legacy import LegacyType, tensor_new
 from ..primitives import transfer
@@ -194,6 +194,7 @@ def _inplace(compute: Any, name: str, *, cast: bool = False, overwrites: bool = 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if not checked:
             check_writable(self, name)
+        read_from_base(self)
         since = mark()
         value = _fit(self, compute(self, *args, **kwargs), name, cast=cast)
         return assign_(self, value, op=name, since=since, overwrites=overwrites)
