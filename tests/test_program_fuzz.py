@@ -14,6 +14,7 @@ every register; where PyTorch raises, tidu must raise the same class at the same
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -200,6 +201,7 @@ INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "mul_": lambda x, y: x.mul_(y),
     "add_": lambda x, y: x.add_(y),
     "row_add_": lambda x, y: x[1].add_(y[0]),  # through a view: the base's graph is rewritten
+    "view_view_add_": lambda x, y: x.view(2, 8)[1, ::2].add_(y[0]),  # through a view of a view
     "t_mul_": lambda x, y: x.t().mul_(y),
     "sub_scaled_": lambda x, y: x.sub_(y, alpha=0.5),
     "div_": lambda x, y: x.div_(y * y + 1.0),
@@ -258,7 +260,9 @@ def make_program(seed: int) -> dict:
 
     for _ in range(int(rng.integers(6, 16))):
         r = int(rng.integers(100))
-        if r < 30:
+        if r < 2:  # a value read on the host mid-program (a flush), scaling the next register
+            instrs.append(("item", pick(), pick()))
+        elif r < 30:
             instrs.append(("unary", str(rng.choice(list(UNARY))), pick()))
         elif r < 60:
             instrs.append(("binary", str(rng.choice(list(BINARY))), pick(), pick()))
@@ -277,7 +281,7 @@ def make_program(seed: int) -> dict:
             continue
         elif r < 93:
             if rng.integers(2):  # on a temporary, gone before the backward: the hook must still run
-                instrs.append(("hook_temp", pick()))
+                instrs.append(("hook_temp", pick(), bool(rng.integers(2))))
             else:
                 instrs.append(("hook", pick()))
                 continue
@@ -408,11 +412,13 @@ class Run:
             if t.requires_grad:
                 t.register_hook(lambda g: g * 2.0)
             return None
-        if kind == "hook_temp":
-            t = regs[instr[1]] * 1.0
+        if kind == "hook_temp":  # on a product, or on a view of the register
+            t = regs[instr[1]].reshape(2, 2 * N) if instr[2] else regs[instr[1]] * 1.0
             if t.requires_grad:
                 t.register_hook(lambda g: g * 2.0)
-            return t * 1.5
+            return t.reshape(N, N) * 1.5
+        if kind == "item":
+            return regs[instr[2]] * math.tanh(regs[instr[1]].sum().item())
         if kind == "leaf":
             t = regs[instr[1]].detach().clone().requires_grad_()
             retained.append(t)  # its .grad is compared with the retained gradients
