@@ -177,6 +177,10 @@ def draw(seed: int) -> dict[str, Any]:
         "set_to_none": chance(0.5),
         "eval_every": chance(0.5),
         "seed": int(rng.integers(1 << 30)),
+        # drawn last: the draws above stay those of earlier versions of this test
+        "hook": pick(["none", "none", "param", "forward", "backward"]),  # on the first parameter, or first layer
+        "freeze": chance(0.2),  # the first parameter frozen (requires_grad_(False)) from the third step
+        "resume": chance(0.2),  # the optimizer's state_dict loaded back before the third step
     }
 
 
@@ -328,6 +332,19 @@ def _host(t: Any) -> np.ndarray:
     return t.detach().cpu().numpy().copy()
 
 
+def _hook(kind: str, model: Any) -> None:
+    """A user's hook: the first parameter's gradient halved (``param``), or on the first layer, its
+    output scaled (``forward``) or the gradient of its inputs halved (``backward``)."""
+    first = model[0]
+    if kind == "param":
+        next(model.parameters()).register_hook(lambda g: g * 0.5)
+    elif kind == "forward":
+        first.register_forward_hook(lambda m, args, out: out * 0.75 if not isinstance(out, tuple) else None)
+    elif kind == "backward":
+        first.register_full_backward_hook(
+            lambda m, grad_in, grad_out: tuple(None if g is None else g * 0.5 for g in grad_in))
+
+
 def run(lib: Any, spec: dict[str, Any], state: dict[str, np.ndarray], device: str = "cpu") -> dict[str, Any]:
     """``STEPS`` training steps of ``spec`` in ``lib`` on ``device`` from ``state``: what the test compares."""
     model = build(lib, spec).to(device)
@@ -338,7 +355,12 @@ def run(lib: Any, spec: dict[str, Any], state: dict[str, np.ndarray], device: st
     labels = lib.tensor(spec["labels"], device=device)
     targets = lib.tensor(spec["targets"], dtype=lib.float64, device=device)
     record: dict[str, Any] = {"loss": [], "lr": [], "eval": []}
-    for _ in range(STEPS):
+    _hook(spec.get("hook", "none"), model)
+    for step in range(STEPS):
+        if step == 2 and spec.get("freeze"):
+            next(model.parameters()).requires_grad_(False)
+        if step == 2 and spec.get("resume"):
+            optimizer.load_state_dict(optimizer.state_dict())
         optimizer.zero_grad(set_to_none=spec["set_to_none"])
         loss = _loss(lib, spec, model(x), labels, targets)
         if spec["accumulate"]:  # two micro-batches, each half the loss
@@ -384,7 +406,8 @@ def compare(seed: int, device: str = "cpu") -> None:
     expected = run(torch, spec, state)
     got = run(tidu, spec, state, device)
     where = f"seed {seed} on {device}: {spec['kind']} {spec['layers']} {spec['loss']} {spec['optimizer']} {spec['options']} " \
-            f"{spec['scheduler']} clip={spec['clip']} groups={spec['groups']} accumulate={spec['accumulate']}"
+            f"{spec['scheduler']} clip={spec['clip']} groups={spec['groups']} accumulate={spec['accumulate']} " \
+            f"hook={spec['hook']} freeze={spec['freeze']} resume={spec['resume']}"
     np.testing.assert_allclose(got["loss"], expected["loss"], **TOL, err_msg=f"loss, {where}")
     np.testing.assert_allclose(got["lr"], expected["lr"], rtol=1e-12, err_msg=f"lr, {where}")
     np.testing.assert_allclose(got.get("norm", []), expected.get("norm", []), **TOL, err_msg=f"norm, {where}")
