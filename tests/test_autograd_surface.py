@@ -185,6 +185,33 @@ def test_hooks_match_torch(fn: Callable) -> None:
     both(fn)
 
 
+def _named_hook(g: Any) -> Any:
+    return g[:1]
+
+
+class _CallableHook:
+    def __call__(self, g: Any) -> Any:
+        return g.sum()
+
+
+@pytest.mark.parametrize(("hook", "error", "message"), [
+    (lambda g: 3.0, TypeError, "expected Variable, but hook returned 'float'"),
+    (lambda g: g.sum(), RuntimeError, "hook '<lambda>' has changed the size of value"),
+    (_named_hook, RuntimeError, "hook '_named_hook' has changed the size of value"),
+    (_CallableHook(), RuntimeError, "hook '<unknown>' has changed the size of value"),
+    (lambda g: g.double(), RuntimeError,
+     r"hook '<lambda>' has changed the type of value \(was torch.FloatTensor got torch.DoubleTensor\)"),
+])
+@pytest.mark.parametrize("leaf", [True, False])
+def test_a_hook_returning_another_gradient_raises_pytorchs_error(hook: Any, error: type, message: str, leaf: bool) -> None:
+    for L in (torch, tidu):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = x if leaf else x * 3.0
+        y.register_hook(hook)
+        with pytest.raises(error, match=message):
+            y.sum().backward()
+
+
 def test_hook_on_tensor_not_requiring_grad_raises() -> None:
     for L in (torch, tidu):
         with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):

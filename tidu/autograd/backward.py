@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,7 @@ class Hooks:
         for hook in hooks:
             result = hook(grad)
             if result is not None:
+                _check_hook_result(hook, grad, result)
                 grad = result
         self.final[key] = grad
         return grad
@@ -83,6 +84,18 @@ class Hooks:
     def on_non_leaves(self) -> bool:
         """Whether a hook waits on a non-leaf (it runs inside the walk; leaves' run after it)."""
         return self.non_leaf
+
+
+def _check_hook_result(hook: Callable, grad: Tensor, result: Any) -> None:
+    """PyTorch's errors for a tensor hook that returned something other than a gradient of
+    ``grad``'s dtype, device and shape."""
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    name = getattr(hook, "__name__", "<unknown>")
+    if result.dtype is not grad.dtype or result.device != grad.device:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {grad.type()} got {result.type()})")
+    if result.shape != grad.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
 def _as_list(x: Any) -> list[Any]:
