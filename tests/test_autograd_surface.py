@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -287,6 +288,33 @@ def test_surface_matches_torch(fn: Callable) -> None:
     both(fn)
 
 
+@pytest.mark.parametrize(("value", "error", "message"), [
+    (lambda L: L.zeros(3), RuntimeError, r"attempting to assign a gradient of size '\[3\]' to a tensor of size '\[2\]'"),
+    (lambda L: L.zeros(2, dtype=L.float64), RuntimeError,
+     r"attempting to assign a gradient with dtype 'double' to a tensor with grad_dtype 'Float'\. The gradient must"),
+    (lambda L: L.zeros(2, dtype=L.int64), RuntimeError, "with dtype 'long int' to a tensor with grad_dtype 'Float'"),
+    (lambda L: 3, TypeError, "assigned grad expected to be a Tensor or None but got grad of type int"),
+])
+def test_assigning_a_gradient_of_another_size_or_dtype_raises_pytorchs_error(value: Any, error: type, message: str) -> None:
+    for L in (torch, tidu):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        with pytest.raises(error, match=message):
+            x.grad = value(L)
+
+
+def test_reading_a_non_leafs_grad_warns_as_pytorch_does() -> None:
+    for L in (torch, tidu):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y, kept = x * 2, x * 3
+        kept.retain_grad()
+        ((y * kept).sum()).backward()
+        with pytest.warns(UserWarning, match="The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"):
+            assert y.grad is None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert x.grad is not None and kept.grad is not None  # a leaf's, a retained one's: no warning
+
+
 # --- backward and grad options ------------------------------------------------------------------------
 def _backward_gradient(L: Any) -> list:
     x = L.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -383,6 +411,14 @@ def test_errors_match_torch(name: str) -> None:
         assert str(ours.value) == str(ref.value)
     else:
         assert str(ours.value).split()[:2] == str(ref.value).split()[:2]
+
+
+def test_a_seed_of_another_shape_raises_pytorchs_error() -> None:
+    for L in (torch, tidu):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match=rf"Mismatch in shape: grad_output\[0\] has a shape of {L.__name__}\.Size\("
+                                               rf"\[3\]\) and output\[0\] has a shape of {L.__name__}\.Size\(\[2\]\)\."):
+            (x * 2).backward(L.ones(3))
 
 
 # --- grad mode ---------------------------------------------------------------------------------------

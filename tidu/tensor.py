@@ -8,6 +8,7 @@ that produced it. Operators and methods are attached by ``tidu.ops``.
 from __future__ import annotations
 
 import itertools
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +35,18 @@ class VersionCounter:
     def __init__(self) -> None:
         self.value = 0
 
+
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf Tensor, "
+    "use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
+    "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+# a dtype as PyTorch's messages about an assigned gradient name it (its C++ type)
+_C_TYPE_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                 "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                 "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+                 "complex128": "c10::complex<double>"}
 
 # Tensors with hooks or ``retain_grad``, by id: backward looks them up by their current key.
 HOOKED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
@@ -212,21 +225,29 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        """The accumulated gradient of a leaf (``None`` until a backward reaches it)."""
-        return self._grad
+        """The accumulated gradient of a leaf (``None`` until a backward reaches it). Read on a
+        non-leaf that does not ``retain_grad()``, it is ``None`` with PyTorch's warning."""
+        grad = self._grad
+        if grad is None and self._trace is not None and not self._retains_grad and not self.is_leaf:
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of {type(value).__name__}")
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
             if value._buf.shape != self._buf.shape:
                 raise RuntimeError(
-                    f"assigned grad has data of a different size: {tuple(value.shape)} vs {tuple(self.shape)}"
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                    f"'{list(self.shape)}'. Please ensure that the gradient and the tensor are the same size"
                 )
             if value._dtype is not self._dtype:
+                name = value.dtype.name
                 raise RuntimeError(
-                    f"assigned grad has data of a different type: {value.dtype.name} vs {self.dtype.name}"
+                    f"attempting to assign a gradient with dtype '{_C_TYPE_NAMES.get(name, name)}' to a tensor with "
+                    f"grad_dtype '{dtypes.TORCH_NAMES.get(self.dtype.name, self.dtype.name)}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype)."
                 )
         self._grad = value
 

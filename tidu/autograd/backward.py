@@ -106,7 +106,7 @@ def _as_list(x: Any) -> list[Any]:
     return list(x)
 
 
-def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
+def _seed(output: Tensor, grad: Any, shared: bool = False, index: int = 0) -> Tensor:
     """The output's gradient: ``grad``, or ones for a one-element output. ``shared``: the ones may
     be one cached array that owns no writable memory (no allocation, no launch), for a caller
     that copies any gradient it hands out that does not own its memory, as ``backward`` does."""
@@ -122,8 +122,8 @@ def _seed(output: Tensor, grad: Any, shared: bool = False) -> Tensor:
         raise TypeError(f"gradient must be a Tensor or None, got {type(grad).__name__}")
     if tuple(grad.shape) != tuple(output.shape):
         raise RuntimeError(
-            f"Mismatch in shape: grad_output[0] has a shape of {tuple(grad.shape)} and output[0] has a "
-            f"shape of {tuple(output.shape)}."
+            f"Mismatch in shape: grad_output[{index}] has a shape of {grad.shape!r} and output[{index}] has a "
+            f"shape of {output.shape!r}."
         )
     return grad if grad.dtype is output.dtype else grad.to(output.dtype)
 
@@ -186,7 +186,7 @@ def _pass(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], inputs: Sequen
         raise RuntimeError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} outputs")
     wanted = None if inputs is None else {t._ensure_key() for t in inputs}
     with grad_mode.set_grad_enabled(create_graph):
-        seeds = [_seed(out, g, shared_seed and not create_graph) for out, g in zip(outputs, grad_outputs)]
+        seeds = [_seed(out, g, shared_seed and not create_graph, i) for i, (out, g) in enumerate(zip(outputs, grad_outputs))]
         out, seed = outputs[0], seeds[0]
         if len(outputs) > 1:
             if create_graph and any(s._requires_grad for s in seeds):
