@@ -172,6 +172,23 @@ def test_loss_errors_like_torch():
             F.binary_cross_entropy_with_logits(lib.zeros(2, 1), lib.zeros(2))
 
 
+@pytest.mark.parametrize(("scores", "target"), [
+    ((3,), (2,)), ((3,), (1, 1)), ((2, 3), ()), ((2, 3), (3,)), ((2, 3), (2, 2)), ((2, 3, 4), (2,)),
+    ((2, 3, 4), (2, 5)), ((2, 3, 4, 5), (2,)), ((2, 3, 4, 5), (2, 4, 6)), ((2, 3, 4, 5, 6), (2, 4)),
+])
+@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
+def test_a_target_of_the_wrong_shape_raises_pytorchs_error(fn, scores, target):
+    theirs, ours = errors_of(lambda L: getattr(L.nn.functional, fn)(L.zeros(scores), L.zeros(target, dtype=L.int64)))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
+def test_one_samples_scores_take_a_one_element_target(fn):
+    got, want = (getattr(L.nn.functional, fn)(L.tensor([0.1, 0.5, -0.3]), L.tensor([2])) for L in (tidu, torch))
+    assert tuple(got.shape) == tuple(want.shape) == ()
+    close(got, want, "float32")
+
+
 def test_mse_broadcast_warns_like_torch():
     with pytest.warns(UserWarning, match="different to the input size"):
         tidu.nn.functional.mse_loss(tidu.zeros(2, 3), tidu.zeros(3))

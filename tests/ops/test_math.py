@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tidu
-from tests.test_torch_oracle import TOL, Arg, T, assert_same, assert_same_error, run_both
+from tests.test_torch_oracle import TOL, Arg, T, assert_same, assert_same_error, errors_of, run_both
 
 FLOATS = ["float32", "float64"]
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
@@ -764,3 +764,10 @@ def test_where_of_condition_alone_is_nonzero_as_tuple(shape: tuple) -> None:
         np.testing.assert_array_equal(g.numpy(), w.numpy())
     with pytest.raises(TypeError):
         tidu.where(tidu.tensor(values), tidu.tensor(1.0))
+
+
+@pytest.mark.parametrize(("a", "b"), [((2, 3), (3, 2)), ((4, 2, 3), (5, 3)), ((2, 3), (2, 4))])
+def test_a_broadcast_mismatch_names_the_last_mismatched_dimension_as_pytorch_does(a: tuple, b: tuple) -> None:
+    theirs, ours = errors_of(lambda L: L.ones(a) + L.ones(b))
+    assert ours[0] is theirs[0]
+    assert ours[1].startswith(theirs[1])  # tidu's adds the op and both shapes

@@ -1733,15 +1733,9 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     class_dim = 1 if logp.ndim >= 2 else 0
     if logp.ndim == 0:
         raise ValueError(f"{name}: expected input of 1 or more dimensions (got 0)")
-    expected = (logp.shape[0], *logp.shape[2:]) if logp.ndim >= 2 else ()
-    if tuple(target.shape) != expected:
-        if logp.ndim >= 2 and (target.ndim == 0 or target.shape[0] != logp.shape[0]):
-            raise ValueError(
-                f"Expected input batch_size ({logp.shape[0]}) to match target batch_size "
-                f"({target.shape[0] if target.ndim else 0})."
-            )
-        raise RuntimeError(f"{name}: expected target of shape {expected} for input of shape "
-                           f"{tuple(logp.shape)}, got {tuple(target.shape)}")
+    if logp.ndim == 1 and tuple(target.shape) == (1,):
+        target = target.reshape(())  # PyTorch takes a one-element target for one sample's scores
+    _check_target_shape(tuple(logp.shape), tuple(target.shape))
     num = logp.shape[class_dim]
     if weight is not None and tuple(weight.shape) != (num,):
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {num} classes or no classes "
@@ -1767,6 +1761,28 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     if reduction == "mean":
         return loss.sum() / w.sum()
     return _reduce(loss, reduction)
+
+
+def _check_target_shape(input: tuple[int, ...], target: tuple[int, ...]) -> None:  # noqa: A002
+    """PyTorch's errors for a class-index target that does not fit scores of shape ``input``:
+    ``(C,)`` takes ``()``, ``(N, C, *rest)`` takes ``(N, *rest)``."""
+    expected = (input[0], *input[2:]) if len(input) >= 2 else ()
+    if target == expected:
+        return
+    if len(input) <= 2 and len(target) >= 2:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if len(input) == 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target[0]}")
+    if not target or target[0] != input[0] and len(input) == 2:
+        raise ValueError(f"Expected input batch_size ({input[0]}) to match target batch_size ({target[0] if target else 0}).")
+    if len(input) == 4:  # PyTorch's two-dimensional kernel's own checks
+        if len(target) != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                               f"{len(target)}")
+        raise RuntimeError(f"size mismatch (got input: {list(input)} , target: {list(target)}")
+    if target[0] != input[0]:
+        raise ValueError(f"Expected input batch_size ({input[0]}) to match target batch_size ({target[0]}).")
+    raise RuntimeError(f"Expected target size {list(expected)}, got {list(target)}")
 
 
 def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002

@@ -129,7 +129,8 @@ def _broadcast_shapes(shapes: tuple, op: str) -> tuple[int, ...]:
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for shape in shapes:
-        for i, size in enumerate(shape):
+        for i in range(len(shape) - 1, -1, -1):  # from the last dim, as PyTorch's: it names the last mismatch
+            size = shape[i]
             j = ndim - len(shape) + i
             if size == out[j] or size == 1:
                 continue
