@@ -262,6 +262,11 @@ def make_program(seed: int) -> dict:
         r = int(rng.integers(100))
         if r < 2:  # a value read on the host mid-program (a flush), scaling the next register
             instrs.append(("item", pick(), pick()))
+        elif r < 4:  # an op whose saved values pass through saved-tensor hooks
+            instrs.append(("saved_hooks", str(rng.choice(list(BINARY))), pick(), pick()))
+        elif r < 5:  # a leaf scaled in place under no_grad mid-program, as an optimizer would
+            instrs.append(("leaf_update", int(rng.integers(LEAVES))))
+            continue
         elif r < 30:
             instrs.append(("unary", str(rng.choice(list(UNARY))), pick()))
         elif r < 60:
@@ -417,6 +422,13 @@ class Run:
             if t.requires_grad:
                 t.register_hook(lambda g: g * 2.0)
             return t.reshape(N, N) * 1.5
+        if kind == "saved_hooks":
+            with lib.autograd.graph.saved_tensors_hooks(lambda t: (t,), lambda packed: packed[0]):
+                return BINARY[instr[1]](lib, regs[instr[2]], regs[instr[3]])
+        if kind == "leaf_update":  # a value saved from the leaf now fails the backward, in both
+            with lib.no_grad():
+                self.leaves[instr[1]].mul_(0.75)
+            return None
         if kind == "item":
             return regs[instr[2]] * math.tanh(regs[instr[1]].sum().item())
         if kind == "leaf":
@@ -488,7 +500,7 @@ def check_by_differences(program: dict, got: dict, where: str) -> None:
     where a gradient is not the derivative of the values: a program with hooks, a detached value
     (differences see through it), or differentiated twice."""
     if program["end"] in ("double", "twice", "inputs") or any(
-            instr[0] in ("hook", "hook_temp", "detach", "no_grad", "leaf") or instr[1] in DETACHING for instr in program["instrs"]):
+            instr[0] in ("hook", "hook_temp", "detach", "no_grad", "leaf", "leaf_update") or instr[1] in DETACHING for instr in program["instrs"]):
         return
     def loss_at(data: np.ndarray) -> float:
         run = Run(torch, {**program, "dtype": "float64", "data": data})

@@ -164,6 +164,22 @@ def test_double_backward_through_unpacked_values() -> None:
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6)
 
 
+@pytest.mark.parametrize("op", ["pow", "exp", "tanh", "sqrt"])
+def test_double_backward_through_an_unpacked_saved_output(op: str) -> None:
+    """A saved output (``x ** w``'s, read by its gradient in ``w``) unpacks in its node's place in
+    the graph: the gradient's own gradient reaches the exponent."""
+    results = []
+    for lib, hooks in ((tidu, graph.saved_tensors_hooks), (torch, tgraph.saved_tensors_hooks)):
+        x = lib.tensor([0.3, 0.7], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([0.5, -0.2], dtype=lib.float64, requires_grad=True)
+        with hooks(lambda t: (t,), lambda packed: packed[0]):
+            y = x ** w if op == "pow" else getattr(lib, op)(x * w)
+        (g,) = lib.autograd.grad(y.sum(), w, create_graph=True)
+        (g * g).sum().backward()
+        results.append((g.tolist(), x.grad.tolist(), w.grad.tolist()))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
 def test_unpack_hook_must_return_a_tensor() -> None:
     for lib, hooks in ((tidu, graph.saved_tensors_hooks), (torch, tgraph.saved_tensors_hooks)):
         x = lib.tensor([1.0, 2.0], requires_grad=True)

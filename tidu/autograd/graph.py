@@ -256,6 +256,7 @@ def _record_packed(prim: Any, args: Sequence[Any], params: dict[str, Any], entry
     graph = PackedRecordedGraph.of_call(app, in_keys, keys)
     saved: dict = {}
     node = TapeNode(graph, keys, saved, edges)
+    join_graph(outs, float_slots, keys, node)  # first: an output is packed as requiring grad
     pack, unpack = _HOOKS[-1]
     bundle: list = []
     out_keys = graph.output_keys() if save_out else None
@@ -277,7 +278,6 @@ def _record_packed(prim: Any, args: Sequence[Any], params: dict[str, Any], entry
     for i in save_in:  # the leaves that receive .grad, unread (tape.Note [release])
         if in_keys[i] not in saved:
             saved[in_keys[i]] = SavedInput(args[i])
-    join_graph(outs, float_slots, keys, node)
 
 
 def _push(pair: Any) -> None:
