@@ -167,3 +167,16 @@ def test_fuzz_vmap_and_vmap_of_jacrev_over_any_dim_match_torch(shape: list[int],
     x, tx = tidu.tensor(x_np), torch.tensor(x_np)
     close(vmap(f, in_dims=in_dim, out_dims=out_dim)(x), torch.func.vmap(f, in_dims=in_dim, out_dims=out_dim)(tx))
     close(vmap(jacrev(f), in_dims=in_dim)(x), torch.func.vmap(torch.func.jacrev(f), in_dims=in_dim)(tx))
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (lambda r: r.sum().item(), r"vmap: It looks like you're calling \.item\(\) on a Tensor"),
+    (lambda r: float(r.sum()), r"vmap: It looks like you're calling \.item\(\) on a Tensor"),
+    (lambda r: r * int(r.sum()), r"vmap: It looks like you're calling \.item\(\) on a Tensor"),
+    (lambda r: r if r.sum() > 0 else -r, "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+                                          "control flow"),
+])
+def test_reading_a_value_inside_vmap_raises_pytorchs_error(body: Any, message: str) -> None:
+    for L in (torch, tidu):
+        with pytest.raises(RuntimeError, match=message):
+            L.func.vmap(body)(L.ones(2, 3))

@@ -406,7 +406,35 @@ class Var:
         return f"Var({kind}, {self.value!r}, shape={self.shape}, dtype={self.dtype})"
 
     def __bool__(self) -> bool:
+        if _in_vmap():
+            raise RuntimeError(_VMAP_CONTROL_FLOW)
         raise TypeError("the truth value of a symbolic value inside an AD rule is unknown; use tidu.where")
+
+    def item(self) -> Any:
+        """A value has no number inside ``vmap`` (PyTorch's error) or an AD rule."""
+        if _in_vmap():
+            raise RuntimeError(_VMAP_ITEM.format(".item()"))
+        raise TypeError("the value of a symbolic value inside an AD rule is unknown")
+
+    def tolist(self) -> Any:
+        if _in_vmap():
+            raise RuntimeError(_VMAP_ITEM.format(".tolist()"))
+        raise TypeError("the value of a symbolic value inside an AD rule is unknown")
+
+    __float__ = __int__ = __index__ = __complex__ = item
+
+
+_VMAP_ITEM = ("vmap: It looks like you're calling {0} on a Tensor. We don't support vmap over calling {0} on a Tensor, "
+              "please try to rewrite what you're doing with other operations. If error is occurring somewhere inside "
+              "tidu's internals, please file a bug report.")
+_VMAP_CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We "
+                      "don't support that yet; tidu.where computes both branches.")
+
+
+def _in_vmap() -> bool:
+    """Whether a ``vmap`` is tracing (``func.batching``): its values are ``Var`` s the user's function sees."""
+    batching = sys.modules.get("tidu.func.batching")
+    return bool(batching is not None and batching.LEVELS)
 
 
 class RuleTracer:
