@@ -142,6 +142,50 @@ def test_in_place_ops_carry_tangents() -> None:
     np.testing.assert_allclose(results[0], results[1])
 
 
+def _through_a_view(L: Any, d: Any) -> list:
+    c = d.clone()
+    c[1:].mul_(2.0)
+    return [c]
+
+
+def _a_view_made_before(L: Any, d: Any) -> list:
+    c = d.clone()
+    v = c[1:]
+    c.mul_(3.0)
+    return [v, c]
+
+
+def _into_a_plain_tensor(L: Any, d: Any) -> list:
+    z = L.zeros(3, dtype=L.float64)
+    v = z[0:2]  # made before z had a tangent
+    z[1:].copy_(d[1:])
+    return [v, z]
+
+
+def _a_number_written(L: Any, d: Any) -> list:
+    c = d.clone()
+    c[0] = 5.0
+    return [c]
+
+
+def _through_a_view_of_a_view(L: Any, d: Any) -> list:
+    c = d.clone()
+    c.view(3, 1)[2].add_(d[0:1])
+    return [c, c[1:]]
+
+
+@pytest.mark.parametrize("write", [_through_a_view, _a_view_made_before, _into_a_plain_tensor, _a_number_written,
+                                   _through_a_view_of_a_view], ids=lambda f: f.__name__)
+def test_writes_through_views_give_pytorchs_tangents(write: Callable) -> None:
+    results = []
+    for lib, fw in ((tidu, fwAD), (torch, tfw)):
+        with fw.dual_level():
+            tangent = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)
+            d = fw.make_dual(lib.tensor([0.3, -0.7, 1.1], dtype=lib.float64), tangent.clone())
+            results.append([fw.unpack_dual(t).tangent.tolist() for t in write(lib, d)])
+    assert results[0] == results[1]
+
+
 def test_unpack_dual() -> None:
     x, t = tidu.tensor([1.0, 2.0]), tidu.tensor([3.0, 4.0])
     with fwAD.dual_level():

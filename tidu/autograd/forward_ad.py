@@ -31,14 +31,17 @@ from typing import Any
 from ..core import dispatch, inplace
 from ..core.primitive import Application, freeze
 from ..core.swaps import restore_globals, swap_globals
+from ..ops import indexing
 from ..tensor import Tensor
 from .executor import ExecutingBuilder
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
 
 _level: int | None = None  # the one active level (PyTorch supports one)
-# id(tensor) -> (weak reference to the tensor, its tangent); an entry leaves with its tensor
-_TANGENTS: dict[int, tuple[weakref.ref, Tensor]] = {}
+# id(tensor) -> (weak reference to the tensor, its tangent, the tensor's version then, whether the
+# tangent is its own: ``make_dual``'s views of their primal, PyTorch's too); an entry leaves with
+# its tensor
+_TANGENTS: dict[int, tuple[weakref.ref, Tensor, int, bool]] = {}
 _suspended = False  # while a rule or a primal call runs: binds take the original paths
 
 
@@ -49,22 +52,54 @@ def _drop(key: int, ref: weakref.ref) -> None:
 
 
 def _tangent(t: Any) -> Tensor | None:
+    """``t``'s tangent. A view's follows its base's (Note [tangents of views])."""
     entry = _TANGENTS.get(id(t))
-    return None if entry is None or entry[0]() is not t else entry[1]
+    if entry is not None and entry[0]() is not t:
+        entry = None
+    view = getattr(t, "_view", None)
+    if view is None or entry is not None and (entry[3] or entry[2] == t._version.value):
+        return None if entry is None else entry[1]
+    base = _tangent(view.base)  # written since (or made before its base had a tangent): the base's, viewed
+    if base is None:
+        return None if entry is None or id(view.base) in _TANGENTS else entry[1]
+    with _originals():
+        tangent = view.fn(base)
+    _set_tangent(t, tangent)
+    return tangent
 
 
-def _set_tangent(t: Tensor, tangent: Tensor) -> None:
+def _set_tangent(t: Tensor, tangent: Tensor, own: bool = False) -> None:
     key = id(t)
-    _TANGENTS[key] = (weakref.ref(t, lambda ref: _drop(key, ref)), tangent)
+    _TANGENTS[key] = (weakref.ref(t, lambda ref: _drop(key, ref)), tangent, t._version.value, own)
 
 
 def _any_dual(args: Any) -> bool:
     if _suspended:
         return False
     for a in args:
-        if id(a) in _TANGENTS:
+        if id(a) in _TANGENTS or a.__class__ is Tensor and a._view is not None and id(a._view.base) in _TANGENTS:
             return True
     return False
+
+
+class _originals:
+    """Binds inside take the original paths (no tangents)."""
+
+    def __enter__(self) -> None:
+        global _suspended
+        self.was, _suspended = _suspended, True
+
+    def __exit__(self, *exc: Any) -> None:
+        global _suspended
+        _suspended = self.was
+
+
+# Note [tangents of views]
+# As in PyTorch, a view's tangent is the view of its base's: written in place through a view, the
+# base's tangent takes the written value's in the view's region (``_assign``), and a view whose
+# version moved since its tangent was set (its base was written), or one made before its base had
+# a tangent, reads its base's tangent through its own view function. ``make_dual``'s result is a
+# view of its primal with a tangent of its own, as PyTorch's.
 
 
 def _bind_dual(prim: Any, args: Any, params: dict[str, Any]) -> Any:
@@ -147,10 +182,31 @@ def _plain_view(x: Tensor, array: Any, replay: Any) -> Tensor:
 
 
 def _assign(target: Any, value: Any, **kwargs: Any) -> Any:
-    """An in-place write: the target takes the value's tangent (none if it has none)."""
+    """An in-place write: the target takes the value's tangent (none if it has none); through a
+    view, its base's tangent takes it in the view's region (Note [tangents of views])."""
     if _suspended:
         return _ORIGINALS["assign_"](target, value, **kwargs)
     tangent = _tangent(value)
+    view = target._view
+    entry = _TANGENTS.get(id(target))
+    if view is not None and not (entry is not None and entry[3] and entry[0]() is target):
+        base = view.base
+        base_tangent = _tangent(base)
+        out = _ORIGINALS["assign_"](target, value, **kwargs)
+        _TANGENTS.pop(id(target), None)
+        if tangent is not None or base_tangent is not None:
+            from ..core import grad_mode
+            from ..ops.creation import zeros_like
+
+            with _originals(), grad_mode.no_grad():
+                written = zeros_like(base) if base_tangent is None else base_tangent.clone()
+                region = view.fn(written)
+                if tangent is None:
+                    region.zero_()
+                else:
+                    region.copy_(tangent)
+            _set_tangent(base, written)
+        return out
     out = _ORIGINALS["assign_"](target, value, **kwargs)
     if tangent is not None:
         _set_tangent(target, tangent)
@@ -159,16 +215,20 @@ def _assign(target: Any, value: Any, **kwargs: Any) -> Any:
     return out
 
 
+def _no_tangents(input: Any, value: Any) -> bool:  # noqa: A002
+    return not _any_dual((input, value) if isinstance(value, Tensor) else (input,))
+
+
 _ORIGINALS: dict[str, Any] = {
     "bind_eager": dispatch.bind_eager, "bind_same": dispatch.bind_same, "bind_one": dispatch.bind_one,
     "bind_broadcast": dispatch.bind_broadcast, "bind_matmul": dispatch.bind_matmul,
     "bind_product": dispatch.bind_product, "plain_view": dispatch.plain_view, "assign_": inplace.assign_,
-    "broadcast_operand": dispatch.broadcast_operand,
+    "broadcast_operand": dispatch.broadcast_operand, "no_tangents": indexing.no_tangents,
 }
 _WRAPPERS: dict[str, Any] = {
     "bind_eager": _bind_eager, "bind_same": _bind_same, "bind_one": _bind_one, "bind_broadcast": _bind_broadcast,
     "bind_matmul": _bind_matmul, "bind_product": _bind_product, "plain_view": _plain_view, "assign_": _assign,
-    "broadcast_operand": _broadcast_operand,
+    "broadcast_operand": _broadcast_operand, "no_tangents": _no_tangents,
 }
 _swapped: list[tuple[dict, str, Any, Any]] = []
 
@@ -263,7 +323,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if tangent.device is not tensor.device:
         raise RuntimeError(f"Expected tangent on {tensor.device}, the primal's device, but got {tangent.device}")
     out = _alias(tensor)
-    _set_tangent(out, tangent if tangent.dtype is tensor.dtype else tangent.to(tensor.dtype))
+    _set_tangent(out, tangent if tangent.dtype is tensor.dtype else tangent.to(tensor.dtype), own=True)
     return out
 
 

@@ -451,8 +451,9 @@ def _put(x: Any, plan: _Plan, value: Any, accumulate: bool) -> Any:
     shape = plan.out_shape()
     v = _value_operand(value, shape, x.dtype, x)
     if isinstance(x, Tensor) and not x.requires_grad:
-        # A constant: its current data, so that writing into x later does not touch the node's input.
-        x = Tensor(x._data.copy(), x.dtype, device=x.device)
+        # A constant: its current data, so that writing into x later does not touch the node's input
+        # (a copy through a bind: a dual tensor's keeps its tangent)
+        x = x.clone()
     if accumulate:
         return x + _write_back(v, plan)
     keep = _last_writes(plan)
@@ -485,6 +486,12 @@ def _no_byte_mask_fill(index: Any) -> None:
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
 
 
+def no_tangents(input: Any, value: Any) -> bool:  # noqa: A002
+    """Whether a write into ``input`` may skip the binds: inside a forward-AD dual level, a
+    write of or into a dual tensor goes through them (``autograd/forward_ad.py`` swaps this)."""
+    return True
+
+
 def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
     """``input[index] = value``: ``value`` (a tensor or number) is cast to ``input``'s dtype and
     broadcast to the indexed shape; repeated indices keep the last write.
@@ -512,7 +519,7 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
     tracked = grad_mode.is_grad_enabled() and (
         input.requires_grad or (is_value(value) and value.requires_grad)
     )
-    if tracked or input.device.type != "cpu":  # on the GPU: computed out of place, then copied in
+    if tracked or input.device.type != "cpu" or not no_tangents(input, value):  # on the GPU: computed out of place
         read_from_base(input)
         assign_(input, _put(input, plan, value, accumulate=False), op="__setitem__")
         return
