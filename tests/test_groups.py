@@ -479,3 +479,23 @@ def test_a_dual_bias_keeps_its_tangent():
         ty = torch.tanh(torch.tensor(xs) + tb) + tb
         want = torch.autograd.forward_ad.unpack_dual(ty).tangent.numpy()
     np.testing.assert_allclose(tangent, want, rtol=1e-12)
+
+
+def test_a_value_written_under_no_grad_is_saved_again_by_the_calls_after():
+    """A leaf saved by one call of the open group, then scaled in place under ``no_grad`` (an
+    update by hand), then read by another call: that call saves the new version (a group keeps
+    one saved value per key, so the write closes the open group). It raised "modified by an
+    inplace operation", where PyTorch's backward runs. (The leaf's storage is exposed to numpy,
+    so the first call is not queued and the write does not flush: the group stays open.)"""
+    results = []
+    for lib in (tidu, torch):
+        x0 = lib.tensor(np.ones((4, 4)), requires_grad=True)
+        x1 = lib.tensor(np.full((4, 4), 2.0), requires_grad=True)
+        x0.detach().numpy()
+        kept = x0 * 1.0
+        with lib.no_grad():
+            x0.mul_(0.75)
+        (x0 * x1).sum().backward()
+        results.append((x0.grad.numpy(), x1.grad.numpy(), kept.detach().numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)

@@ -496,7 +496,7 @@ class Tensor:
         data = self._data
         for index in np.ndindex(data.shape):
             data[index] = fn(data[index].item(), *[o[index].item() for o in others])
-        self._version.value += 1
+        _module("tidu.core.inplace").written(self)
         return self
 
     def detach(self) -> Tensor:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes, grad_mode
+from . import dtypes, grad_mode, groups
 from .imports import module
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -31,6 +31,24 @@ def forbid_inplace(tensor: Any, message: str) -> None:
     """Make in-place writes to ``tensor`` with grad mode on raise ``RuntimeError(message)``."""
     key = id(tensor)
     NO_INPLACE[key] = (weakref.ref(tensor, lambda _, key=key: NO_INPLACE.pop(key, None)), message)
+
+
+def written(target: Any) -> None:
+    """``target``'s storage was written in place, its key kept (a write under ``no_grad``, or of
+    a value no graph made): its version moves on, and the open group closes. A call of the
+    group may have saved the old value, and one group keeps one saved value per key: a later
+    call saving the new value must start another group.
+
+    >>> import tidu
+    >>> from tidu.core.inplace import written
+    >>> x = tidu.zeros(2)
+    >>> written(x)
+    >>> x._version.value
+    1
+    """
+    target._version.value += 1
+    if groups._open is not None:
+        groups.close()
 
 
 def check_writable(target: Any, op: str) -> None:
@@ -143,7 +161,10 @@ def assign_(target: Any, value: Any, *, op: str, since: int | None = None, overw
         target._data[...] = value._data
     else:
         module("tidu.backends.cuda.copy").copy_into(target._data, value._data)
-    target._version.value += 1
+    if recorded:
+        target._version.value += 1
+    else:
+        written(target)
     if recorded:
         target._requires_grad = True
         target._key = value._key

@@ -27,7 +27,7 @@ import numpy as np
 from ..core import deferred, dtypes, grad_mode
 from ..core.device import CPU
 from ..core.dispatch import bind_one, plain_view
-from ..core.inplace import assign_, check_writable, read_from_base
+from ..core.inplace import assign_, check_writable, read_from_base, written
 from ..core.primitive import Var, bind
 from ..primitives import gather as gather_prims
 from ..primitives.slicing import pad, slice_p
@@ -533,7 +533,7 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
         view[(slice(None),) * at + tuple(np.broadcast_arrays(*plan.arrays))] = v
     else:
         view[...] = v
-    input._version.value += 1
+    written(input)
 
 
 def _basic_view(data: np.ndarray, plan: _Plan) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 from ..core import dtypes, formats, grad_mode
 from ..core.device import as_device
 from ..core.imports import module
-from ..core.inplace import VIEW_OF_LEAF_ERROR, assign_, check_writable, mark, read_from_base
+from ..core.inplace import VIEW_OF_LEAF_ERROR, assign_, check_writable, mark, read_from_base, written
 from ..core.primitive import Var
 from ..legacy import LegacyType, tensor_new
 from ..primitives import transfer
@@ -310,7 +310,7 @@ def _resize_(self: Tensor, *sizes: Any) -> Tensor:
                                                            device=self.device)]), size)
     self._buf = new._data
     self._view = None
-    self._version.value += 1
+    written(self)
     return self
 
 
@@ -375,9 +375,11 @@ def _restride_(name: str, view: Any) -> Any:
             np.empty(1, data.dtype), data.shape, data.strides)
         moved = _NUMPY_VIEWS[name](probe, tuple(self.shape), tuple(value.shape), *args, **kwargs)
         self._buf = moved if type(data) is np.ndarray else data.view(moved.shape, moved.strides)
-        self._version.value += 1
         if recorded:
+            self._version.value += 1
             self._key, self._trace = value._key, value._trace
+        else:
+            written(self)
         if self._view is not None:
             inner = self._view.fn
             self._view = ViewInfo(self._view.base, lambda base: view(inner(base), *args, **kwargs),

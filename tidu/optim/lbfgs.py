@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..core.grad_mode import enable_grad, no_grad
+from ..core.inplace import written
 from ..tensor import Tensor, of_array
 from .optimizer import Optimizer, add_scaled_, assign_, buffer, check_lr
 
@@ -174,7 +175,7 @@ class LBFGS(Optimizer):
             chunk = d[offset:offset + n].reshape(tuple(p.shape))
             target = buffer(p)
             add_scaled_(target, float(t), chunk if isinstance(target, np.ndarray) else of_array(chunk).to(p.device))
-            p._version.value += 1
+            written(p)
             offset += n
 
     def _evaluate(self, closure: Callable[[], Any]) -> float:
@@ -187,7 +188,7 @@ class LBFGS(Optimizer):
         loss, grad = self._evaluate(closure), self._flat_grad()
         for p, saved in zip(self._params, x):
             assign_(buffer(p), buffer(saved))
-            p._version.value += 1
+            written(p)
         return loss, grad
 
     @no_grad()

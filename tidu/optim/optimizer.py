@@ -21,6 +21,7 @@ from ..core import dtypes
 from ..core.device import CPU
 from ..core.grad_mode import enable_grad, no_grad
 from ..core.imports import module
+from ..core.inplace import written
 from ..ops.creation import full_like, zeros_like
 from ..tensor import RemovableHandle, Tensor, of_array
 
@@ -251,7 +252,7 @@ class Optimizer:
                 self._update(param, grad, state, group)
                 if state and p not in self.state:
                     self.state[p] = state
-                p._version.value += 1
+                written(p)
         return loss
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:

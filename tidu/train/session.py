@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import optim
 from ..core import dtypes
+from ..core.inplace import written
 from ..serialization import load, save
 from ..tensor import Tensor, of_array
 
@@ -135,7 +136,7 @@ class Session:
                 f"set_parameter: size mismatch for {name}: got {tuple(array.shape)}, the parameter is {tuple(p.shape)}"
             )
         p._data[...] = array
-        p._version.value += 1
+        written(p)
 
     # --- optimizer -----------------------------------------------------------------------------
     def set_learning_rate(self, lr: float) -> None:
@@ -189,7 +190,7 @@ class Session:
             raise RuntimeError(f"Error(s) in loading checkpoint {os.fspath(path)}:\n\t" + "\n\t".join(errors))
         for name, p in self._params.items():
             p._data[...] = saved[name]._data
-            p._version.value += 1
+            written(p)
         kind = ckpt["optimizer"]["kind"]
         params = list(self._params.values())
         self.optimizer = optim.Adam(params) if kind == "Adam" else optim.SGD(params, lr=0.01)
