@@ -137,14 +137,47 @@ def test_checkpoint_gives_the_module_s_values_and_gradients(reentrant: bool) -> 
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
-def test_checkpoint_replays_dropout_with_the_same_mask() -> None:
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_checkpoint_replays_dropout_with_the_same_mask(reentrant: bool) -> None:
     tidu.manual_seed(3)
     x = tidu.ones(1000, requires_grad=True)
-    y = tidu.utils.checkpoint.checkpoint(lambda t: tidu.nn.functional.dropout(t, 0.5) * t, x)
+    y = tidu.utils.checkpoint.checkpoint(lambda t: tidu.nn.functional.dropout(t, 0.5) * t, x, use_reentrant=reentrant)
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy() != 0, y.detach().numpy() != 0)
     with tidu.no_grad():
-        assert not tidu.utils.checkpoint.checkpoint(lambda t: t * 2, x).requires_grad
+        assert not tidu.utils.checkpoint.checkpoint(lambda t: t * 2, x, use_reentrant=reentrant).requires_grad
+
+
+def _checkpointed(L: Any) -> tuple:  # noqa: N803 - the library
+    ck = importlib.import_module(f"{L.__name__}.utils.checkpoint")
+    w = L.tensor(np.linspace(-1, 1, 12).reshape(3, 4), requires_grad=True)
+    x = L.tensor(np.linspace(-0.5, 0.7, 6).reshape(2, 3), requires_grad=True)
+    return w, x, ck.checkpoint(lambda a: (a @ w).tanh() * 2, x * 1.0, use_reentrant=False)
+
+
+def test_checkpoint_without_reentry_keeps_the_functions_graph() -> None:
+    """``use_reentrant=False``: ``autograd.grad`` of a parameter, a backward of some inputs only
+    (the parameter's ``.grad`` untouched) and a double backward, as PyTorch's (the reentrant
+    variant refuses the first and writes every ``.grad``)."""
+    out = []
+    for L in (tidu, torch):  # noqa: N806 - the library
+        w, x, y = _checkpointed(L)
+        (gw,) = L.autograd.grad(y.sum(), w)
+        w2, x2, y2 = _checkpointed(L)
+        y2.sum().backward(inputs=[x2])
+        w3, x3, y3 = _checkpointed(L)
+        (g3,) = L.autograd.grad(y3.sum(), w3, create_graph=True)
+        (g3 * g3).sum().backward()
+        out.append([gw.numpy(), x2.grad.numpy(), w2.grad is None, w3.grad.numpy(), x3.grad.numpy()])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_checkpoint_without_use_reentrant_warns_as_pytorch_does() -> None:
+    for L in (tidu, torch):  # noqa: N806 - the library
+        ck = importlib.import_module(f"{L.__name__}.utils.checkpoint")
+        with pytest.warns(UserWarning, match="the use_reentrant parameter should be passed explicitly"):
+            ck.checkpoint(lambda t: t.sin(), L.ones(2, requires_grad=True))
 
 
 def test_weighted_and_subset_samplers() -> None:
