@@ -267,6 +267,8 @@ def make_program(seed: int) -> dict:
         elif r < 5:  # a leaf scaled in place under no_grad mid-program, as an optimizer would
             instrs.append(("leaf_update", int(rng.integers(LEAVES))))
             continue
+        elif r < 7:  # an op checkpointed (use_reentrant=False): its saved values recomputed in the backward
+            instrs.append(("checkpoint", str(rng.choice(list(UNARY))), pick()))
         elif r < 30:
             instrs.append(("unary", str(rng.choice(list(UNARY))), pick()))
         elif r < 60:
@@ -429,6 +431,9 @@ class Run:
             with lib.no_grad():
                 self.leaves[instr[1]].mul_(0.75)
             return None
+        if kind == "checkpoint":
+            op = UNARY[instr[1]]
+            return lib.utils.checkpoint.checkpoint(lambda t: op(lib, t), regs[instr[2]], use_reentrant=False)
         if kind == "item":
             return regs[instr[2]] * math.tanh(regs[instr[1]].sum().item())
         if kind == "leaf":
