@@ -175,6 +175,7 @@ def test_loss_errors_like_torch():
 @pytest.mark.parametrize(("scores", "target"), [
     ((3,), (2,)), ((3,), (1, 1)), ((2, 3), ()), ((2, 3), (3,)), ((2, 3), (2, 2)), ((2, 3, 4), (2,)),
     ((2, 3, 4), (2, 5)), ((2, 3, 4, 5), (2,)), ((2, 3, 4, 5), (2, 4, 6)), ((2, 3, 4, 5, 6), (2, 4)),
+    ((2, 3, 4), ()), ((2, 3, 4, 5), (3, 4, 5)), ((2, 3, 4, 5, 6), (3, 4, 5, 6)),
 ])
 @pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
 def test_a_target_of_the_wrong_shape_raises_pytorchs_error(fn, scores, target):

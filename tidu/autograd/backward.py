@@ -45,20 +45,17 @@ class Hooks:
         self.by_key: dict[Any, list] = {}
         self.non_leaf = False  # a hook waits on a non-leaf's gradient
         if HOOKED.data or HOOK_NODES.data:  # their dicts, as ``_any_hooked`` reads them
+            # each tensor's hook dict once: a live tensor's, then those of tensors gone since (their nodes hold them)
+            owners = [(t._hooks, t) for t in list(HOOKED.values()) if t._hooks is not None]
+            owners += [(hooks, None) for node in list(HOOK_NODES) for hooks in node.tensor_hooks]
             seen = set()
-            for t in list(HOOKED.values()):
-                if t._hooks is not None:
-                    seen.add(id(t._hooks))
-                    for key, hook in t._hooks.values():
-                        self.by_key.setdefault(key, []).append(hook)
-                        self.non_leaf = self.non_leaf or key is not t._key or t._trace is not None
-            for node in list(HOOK_NODES):  # of tensors gone since: their nodes hold them
-                for hooks in node.tensor_hooks:
-                    if id(hooks) not in seen:
-                        seen.add(id(hooks))
-                        for key, hook in hooks.values():
-                            self.by_key.setdefault(key, []).append(hook)
-                            self.non_leaf = True
+            for hooks, t in owners:
+                if id(hooks) in seen:
+                    continue
+                seen.add(id(hooks))
+                for key, hook in hooks.values():
+                    self.by_key.setdefault(key, []).append(hook)
+                    self.non_leaf = self.non_leaf or t is None or key is not t._key or t._trace is not None
         self.final: dict[Any, Tensor] = {}
         self.node_hooks = None  # hooks on nodes, anomaly mode: the general walk calls them
         anomaly = _settings["anomaly"]

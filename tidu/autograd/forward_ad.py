@@ -28,10 +28,11 @@ import weakref
 from collections import namedtuple
 from typing import Any
 
-from ..core import dispatch, inplace
+from ..core import dispatch, grad_mode, inplace
 from ..core.primitive import Application, freeze
 from ..core.swaps import restore_globals, swap_globals
 from ..ops import indexing
+from ..ops.creation import zeros_like
 from ..tensor import Tensor
 from .executor import ExecutingBuilder
 
@@ -195,9 +196,6 @@ def _assign(target: Any, value: Any, **kwargs: Any) -> Any:
         out = _ORIGINALS["assign_"](target, value, **kwargs)
         _TANGENTS.pop(id(target), None)
         if tangent is not None or base_tangent is not None:
-            from ..core import grad_mode
-            from ..ops.creation import zeros_like
-
             with _originals(), grad_mode.no_grad():
                 written = zeros_like(base) if base_tangent is None else base_tangent.clone()
                 region = view.fn(written)

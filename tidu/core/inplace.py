@@ -161,11 +161,10 @@ def assign_(target: Any, value: Any, *, op: str, since: int | None = None, overw
         target._data[...] = value._data
     else:
         module("tidu.backends.cuda.copy").copy_into(target._data, value._data)
-    if recorded:
-        target._version.value += 1
-    else:
+    if not recorded:
         written(target)
-    if recorded:
+    else:
+        target._version.value += 1
         target._requires_grad = True
         target._key = value._key
         target._trace = value._trace

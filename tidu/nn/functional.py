@@ -1764,24 +1764,24 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
 
 
 def _check_target_shape(input: tuple[int, ...], target: tuple[int, ...]) -> None:  # noqa: A002
-    """PyTorch's errors for a class-index target that does not fit scores of shape ``input``:
-    ``(C,)`` takes ``()``, ``(N, C, *rest)`` takes ``(N, *rest)``."""
+    """PyTorch's errors, in its order, for a class-index target that does not fit scores of
+    shape ``input``: ``(C,)`` takes ``()``, ``(N, C, *rest)`` takes ``(N, *rest)``."""
     expected = (input[0], *input[2:]) if len(input) >= 2 else ()
     if target == expected:
         return
-    if len(input) <= 2 and len(target) >= 2:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if len(input) == 1:
+        if len(target) >= 2:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target[0]}")
-    if not target or target[0] != input[0] and len(input) == 2:
+    if not target or target[0] != input[0]:
         raise ValueError(f"Expected input batch_size ({input[0]}) to match target batch_size ({target[0] if target else 0}).")
+    if len(input) == 2:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if len(input) == 4:  # PyTorch's two-dimensional kernel's own checks
         if len(target) != 3:
             raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
                                f"{len(target)}")
         raise RuntimeError(f"size mismatch (got input: {list(input)} , target: {list(target)}")
-    if target[0] != input[0]:
-        raise ValueError(f"Expected input batch_size ({input[0]}) to match target batch_size ({target[0]}).")
     raise RuntimeError(f"Expected target size {list(expected)}, got {list(target)}")
 
 
