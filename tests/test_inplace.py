@@ -528,3 +528,30 @@ def test_writing_a_normalized_output_keeps_its_backward() -> None:
         return out + y
 
     check_like_torch(fn, (2, 3))
+
+
+@pytest.mark.parametrize("write", ["add", "setitem", "view_of_view"])
+@pytest.mark.parametrize(("base_grad", "value_grad"), [(True, True), (True, False), (False, True), (False, False)])
+def test_a_view_made_under_no_grad_refuses_a_write_with_grad_as_pytorch_does(write, base_grad, value_grad):
+    """PyTorch forbids the write when it involves autograd (the base or the value requires grad);
+    without either it goes through. (A view of such a view gets the same message here; PyTorch's
+    names the outer view's op.)"""
+    outcomes = []
+    for lib in (torch, tidu):
+        y = lib.ones(4, requires_grad=base_grad) * 2
+        with lib.no_grad():
+            v = y[0:2]
+        value = lib.ones(1, requires_grad=value_grad)
+        try:
+            if write == "add":
+                v.add_(value)
+            elif write == "setitem":
+                v[0] = value[0]
+            else:
+                v[0:1].mul_(value)
+            outcomes.append(("ok", v.detach().tolist()))
+        except RuntimeError as e:
+            assert "created in no_grad mode and is being modified inplace with grad mode enabled" in str(e)
+            outcomes.append(("raised", None))
+    assert outcomes[0] == outcomes[1]
+    assert (outcomes[0][0] == "raised") == (base_grad or value_grad)

@@ -23,6 +23,7 @@ from .core.deferred import expose as _expose
 from .core.deferred import flush as _flush
 from .core.device import CPU
 from .core.device import device as Device
+from .core.grad_mode import _state as _grad_state
 from .core.imports import module as _module
 from .core.tape import fresh_key as _fresh_key
 
@@ -84,15 +85,18 @@ class ViewInfo:
     """How a view was made from its root base: ``fn(base)`` replays it with recorded ops.
 
     ``version`` is the storage version at which the view's place in the graph was last
-    derived from the base; a write to the base after that makes it stale.
+    derived from the base; a write to the base after that makes it stale. ``no_grad``: the view
+    (or a view it was made from, ``inherited``) was made with grad mode off, and refuses an
+    in-place write with grad mode on that involves autograd (PyTorch's rule, ``inplace.assign_``).
     """
 
-    __slots__ = ("base", "fn", "version")
+    __slots__ = ("base", "fn", "version", "no_grad")
 
-    def __init__(self, base: Tensor, fn: Any, version: int) -> None:
+    def __init__(self, base: Tensor, fn: Any, version: int, inherited: bool = False) -> None:
         self.base = base
         self.fn = fn
         self.version = version
+        self.no_grad = inherited or not _grad_state.enabled
 
 
 _NO_DATA: Any = object()  # ``Tensor()``: PyTorch's legacy empty tensor

@@ -795,7 +795,7 @@ def _view_of(x: Tensor, replay: Any) -> ViewInfo:
     if info is None:
         return ViewInfo(x, replay, x._version.value)
     inner = info.fn
-    return ViewInfo(info.base, lambda base: replay(inner(base)), x._version.value)
+    return ViewInfo(info.base, lambda base: replay(inner(base)), x._version.value, info.no_grad)
 
 
 def plain_view(x: Tensor, array: Any, replay: Any) -> Tensor:

@@ -19,6 +19,12 @@ from . import dtypes, grad_mode, groups
 from .imports import module
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+NO_GRAD_VIEW_ERROR = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked)."
+)
 VIEW_OF_LEAF_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
@@ -81,8 +87,8 @@ def read_from_base(target: Any) -> None:
     tensor([0., 3., 3.])
     """
     info = target._view
-    if info is None or not info.base._requires_grad or not grad_mode.is_grad_enabled():
-        return
+    if info is None or info.no_grad or not info.base._requires_grad or not grad_mode.is_grad_enabled():
+        return  # (a view made under no_grad: the write is refused, ``assign_``)
     fresh = info.fn(info.base)
     info.version = target._version.value
     target._requires_grad = fresh._requires_grad
@@ -138,6 +144,10 @@ def assign_(target: Any, value: Any, *, op: str, since: int | None = None, overw
     tensor([2., 4.])
     """
     check_writable(target, op)
+    view = target._view
+    if (view is not None and view.no_grad and grad_mode.is_grad_enabled()
+            and (value._requires_grad or view.base._requires_grad or target._requires_grad)):
+        raise RuntimeError(NO_GRAD_VIEW_ERROR)
     if tuple(value.shape) != tuple(target.shape) or value.dtype is not target.dtype:
         raise RuntimeError(
             f"{op}: internal error: in-place value {tuple(value.shape)} {value.dtype.name} does not fit the "
@@ -151,7 +161,6 @@ def assign_(target: Any, value: Any, *, op: str, since: int | None = None, overw
             value = _overwrite_in_graph(value, target)
     elif grad_mode.is_grad_enabled() and target._trace is not None:
         value = _overwrite_in_graph(value, target)
-    view = target._view
     if view is not None and grad_mode.is_grad_enabled() and (
         value._trace is not None or view.base._requires_grad or target._requires_grad
     ):

@@ -516,8 +516,10 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
     if isinstance(value, int | float):
         dtypes.check_fits(value, input.dtype)  # PyTorch fills with the number: 300 is an error in uint8
     plan = _plan(tuple(input.shape), index)
+    view = input._view
     tracked = grad_mode.is_grad_enabled() and (
         input.requires_grad or (is_value(value) and value.requires_grad)
+        or view is not None and view.no_grad and view.base._requires_grad  # refused by ``assign_``
     )
     if tracked or input.device.type != "cpu" or not no_tangents(input, value):  # on the GPU: computed out of place
         read_from_base(input)

@@ -383,7 +383,7 @@ def _restride_(name: str, view: Any) -> Any:
         if self._view is not None:
             inner = self._view.fn
             self._view = ViewInfo(self._view.base, lambda base: view(inner(base), *args, **kwargs),
-                                  self._version.value)
+                                  self._version.value, self._view.no_grad)
         return self
 
     method.__name__ = name
