@@ -29,9 +29,6 @@ _SIGNATURES = """ * (*, torch.device device = None)
  * (tuple of ints size, *, torch.device device = None)
  * (object data, *, torch.device device = None)
 """
-_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
-            "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-            "float64": "double"}
 
 
 def _invalid(args: tuple, kwargs: dict) -> TypeError:
@@ -46,7 +43,7 @@ def _type_name(value: Any) -> str:
 
 
 def _options(dt: dtypes.dtype, device: Any) -> str:
-    return (f"TensorOptions(dtype={_C_NAMES[dt.name]}, device={device}, layout=Strided, requires_grad=false "
+    return (f"TensorOptions(dtype={dtypes.C_TYPES[dt.name]}, device={device}, layout=Strided, requires_grad=false "
             "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 

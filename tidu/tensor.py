@@ -43,11 +43,6 @@ _NON_LEAF_GRAD = (
     "use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
     "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
 )
-# a dtype as PyTorch's messages about an assigned gradient name it (its C++ type)
-_C_TYPE_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-                 "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-                 "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-                 "complex128": "c10::complex<double>"}
 
 # Tensors with hooks or ``retain_grad``, by id: backward looks them up by their current key.
 HOOKED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
@@ -249,7 +244,7 @@ class Tensor:
             if value._dtype is not self._dtype:
                 name = value.dtype.name
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_C_TYPE_NAMES.get(name, name)}' to a tensor with "
+                    f"attempting to assign a gradient with dtype '{dtypes.C_TYPES.get(name, name)}' to a tensor with "
                     f"grad_dtype '{dtypes.TORCH_NAMES.get(self.dtype.name, self.dtype.name)}'. The gradient must "
                     "match the tensor's grad_dtype (defaults to the tensor's dtype)."
                 )

@@ -91,7 +91,8 @@ LEGACY_TYPES = {"float16": "HalfTensor", "bfloat16": "BFloat16Tensor", "float32"
                 "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 # the C type names other PyTorch messages use ("... got mask with dtype unsigned char")
 C_TYPES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
-           "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+           "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+           "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def fits(value: Any, dt: dtype) -> bool:

@@ -89,11 +89,7 @@ def read_from_base(target: Any) -> None:
     info = target._view
     if info is None or info.no_grad or not info.base._requires_grad or not grad_mode.is_grad_enabled():
         return  # (a view made under no_grad: the write is refused, ``assign_``)
-    fresh = info.fn(info.base)
-    info.version = target._version.value
-    target._requires_grad = fresh._requires_grad
-    target._key = fresh._key
-    target._trace = fresh._trace
+    module("tidu.core.dispatch").refresh_view(target)  # replayed whether or not the base was written
 
 
 def mark() -> int:

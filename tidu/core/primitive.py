@@ -412,14 +412,10 @@ class Var:
 
     def item(self) -> Any:
         """A value has no number inside ``vmap`` (PyTorch's error) or an AD rule."""
-        if _in_vmap():
-            raise RuntimeError(_VMAP_ITEM.format(".item()"))
-        raise TypeError("the value of a symbolic value inside an AD rule is unknown")
+        _no_value(".item()")
 
     def tolist(self) -> Any:
-        if _in_vmap():
-            raise RuntimeError(_VMAP_ITEM.format(".tolist()"))
-        raise TypeError("the value of a symbolic value inside an AD rule is unknown")
+        _no_value(".tolist()")
 
     __float__ = __int__ = __index__ = __complex__ = item
 
@@ -429,6 +425,12 @@ _VMAP_ITEM = ("vmap: It looks like you're calling {0} on a Tensor. We don't supp
               "tidu's internals, please file a bug report.")
 _VMAP_CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We "
                       "don't support that yet; tidu.where computes both branches.")
+
+
+def _no_value(call: str) -> None:
+    if _in_vmap():
+        raise RuntimeError(_VMAP_ITEM.format(call))
+    raise TypeError("the value of a symbolic value inside an AD rule is unknown")
 
 
 def _in_vmap() -> bool:

@@ -22,6 +22,7 @@ class ReleasedValues(dict):
 
     __slots__ = ()
 
+
 def operation_name(op: Any) -> str:
     """What messages call an operation: its primitive's name (``short_name``, without params)
     where it has one."""

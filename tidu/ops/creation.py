@@ -808,7 +808,7 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
     dt = _dtype(dtype, dtypes.int64)
     if dt in dtypes.INTEGERS:
         info = np.iinfo(dt.np)
-        c_type = _RANDOM_C_TYPES[dt.name]
+        c_type = dtypes.C_TYPES[dt.name]
         if low < info.min:
             raise RuntimeError(f"from is out of bounds for {c_type}")
         if high - 1 > info.max:
@@ -817,9 +817,6 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Any = No
     draws = _stream(generator).integers(low, high, size=shape)
     return _make(dtypes.cast(draws, dt), dt, device, requires_grad)
 
-
-_RANDOM_C_TYPES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
-                   "int64": "long int"}  # the type names of PyTorch's bounds errors
 
 
 def randint_like(input: Any, low: int = 0, high: Any = None, *, dtype: Any = None, device: Any = None,  # noqa: A002
