@@ -138,7 +138,7 @@ class GradScaler:
                     if p.grad is None:
                         continue
                     p.grad.mul_(inverse)
-                    found = found or not bool(np.isfinite(p.grad.cpu().numpy()).all())
+                    found = found or not bool(np.isfinite(p.grad._values()).all())
         self._found_inf[key] = found
         self._unscaled.add(key)
 

@@ -574,7 +574,7 @@ def matrix_exp(A: Any) -> Any:  # noqa: N803
     n = A.shape[-1]
     if A.numel() == 0:
         return A.clone()
-    norm1 = float(np.abs(A.detach()._host()).sum(axis=-2).max())
+    norm1 = float(np.abs(A.detach()._values()).sum(axis=-2).max())
     s = max(0, math.ceil(math.log2(norm1 / _THETA13))) if norm1 > 0 else 0
     X = A * (0.5 ** s) if s else A  # noqa: N806
     eye = shape.expand(creation.eye(n, dtype=A.dtype, device=A.device), tuple(A.shape))

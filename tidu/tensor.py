@@ -484,7 +484,7 @@ class Tensor:
         >>> tidu.tensor([1.0, 2.0]).map_(tidu.tensor([10.0]), lambda a, b: a + b)
         tensor([11., 12.])
         """
-        return self._map_elements("map_", callable, (tensor.expand(tuple(self.shape)).detach()._host(),))
+        return self._map_elements("map_", callable, (tensor.expand(tuple(self.shape)).detach()._values(),))
 
     def _map_elements(self, name: str, fn: Any, others: tuple) -> Tensor:
         if self._requires_grad:
@@ -493,8 +493,9 @@ class Tensor:
         if self._device is not CPU:
             raise TypeError(f"{name} is only implemented on CPU tensors")
         data = self._data
+        values = self._values()  # a bfloat16 tensor's widened: its storage holds bits
         for index in np.ndindex(data.shape):
-            data[index] = fn(data[index].item(), *[o[index].item() for o in others])
+            data[index] = dtypes.cast(fn(values[index].item(), *[o[index].item() for o in others]), self._dtype)
         _module("tidu.core.inplace").written(self)
         return self
 

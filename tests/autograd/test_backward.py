@@ -300,3 +300,29 @@ def test_a_warm_step_runs_no_import_and_no_weak_mapping_method(monkeypatch: Any,
         step()
     hidden = _hidden_calls(step)
     assert not hidden, sorted(hidden)
+
+
+def test_grad_with_batched_seeds_matches_torch() -> None:
+    """``is_grads_batched``: each seed's gradient, stacked (a Jacobian from the identity's rows)."""
+    results = []
+    for L in (tidu, torch):
+        x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        u = L.tensor(1.0, requires_grad=True)
+        y = x.sin() * x
+        (jac, none) = L.autograd.grad(y, [x, u], grad_outputs=L.eye(3), is_grads_batched=True, allow_unused=True,
+                                      retain_graph=True)
+        (rows,) = L.autograd.grad([y, y.sum()], x, grad_outputs=[L.ones(2, 3), L.tensor([1.0, -1.0])],
+                                  is_grads_batched=True, create_graph=True)
+        (second,) = L.autograd.grad(rows.sum(), x)  # the batched gradients are in the graph
+        results.append((jac.detach().numpy(), none, rows.detach().numpy(), second.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6)
+    assert results[0][1] is None and results[1][1] is None
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-6)
+    np.testing.assert_allclose(results[0][3], results[1][3], rtol=1e-6)
+
+
+def test_grad_with_batched_seeds_of_different_sizes_raises_like_torch() -> None:
+    from tests.test_torch_oracle import assert_same_error
+
+    assert_same_error("L.autograd.grad([y, y.sum()], x, grad_outputs=[L.eye(3), L.ones(2)], is_grads_batched=True)",
+                      lambda L: {"x": (x := L.ones(3, requires_grad=True)), "y": x * x})

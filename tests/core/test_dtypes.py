@@ -354,3 +354,32 @@ def test_wrap_is_twos_complement() -> None:
         for v in (-(2**20) - 3, -300, -1, 0, 5, 255, 300, 2**20 + 7):
             assert dtypes.wrap(v, getattr(dtypes, dt)) == np.array(v).astype(dt).item()
         assert dtypes.wrap(info.max, getattr(dtypes, dt)) == info.max
+
+
+@pytest.mark.parametrize("call", [
+    "L.zeros(2, dtype=L.float16).fill_(65520.0)", "L.full((2,), -1e6, dtype=L.float16)",
+    "L.full((2,), 1e39, dtype=L.float32)", "L.full_like(L.zeros(2, dtype=L.bfloat16), 1e39)",
+    "L.zeros(2, dtype=L.float16).masked_fill(L.tensor([True, False]), 70000.0)",
+    "L.zeros(2).masked_fill(L.tensor([True, False]), 1e39)",
+    "L.zeros(2, dtype=L.uint8).masked_fill(L.tensor([True, False]), L.tensor(300.0))",
+    "L.zeros(2, dtype=L.int8).masked_fill(L.tensor([True, False]), L.tensor(float('nan')))",
+    "L.clamp(L.zeros(2, dtype=L.float16), max=1e6)", "L.clamp(L.zeros(2), min=-1e39)",
+])
+def test_a_number_beyond_a_float_dtypes_range_is_an_overflow_error(call: str) -> None:
+    """A finite number beyond the dtype's largest is PyTorch's overflow error where it fills with
+    the number (``fill_``, ``full``, ``masked_fill``, ``clamp``'s bounds); inf and NaN fit."""
+    assert_same_error(call)
+
+
+@pytest.mark.parametrize("call", [
+    "L.zeros(2, dtype=L.float16).fill_(float('inf'))", "L.full((2,), float('nan'), dtype=L.bfloat16)",
+    "L.tensor([1e6], dtype=L.float16)", "L.zeros(2, dtype=L.float16) + 1e6",
+    "L.zeros(2, dtype=L.uint8).masked_fill(L.tensor([True, False]), L.tensor(2.5))",
+    "L.zeros(2, dtype=L.float16).masked_fill(L.tensor([True, False]), L.tensor(3.0))",
+])
+def test_where_pytorch_rounds_to_inf_or_takes_the_value_tidu_does_too(call: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy overflow warning either
+        ours, ref = eval(call, {"L": tidu}), eval(call, {"L": torch})  # noqa: S307
+    assert _name(ours.dtype) == _name(ref.dtype)
+    np.testing.assert_array_equal(ours.double().numpy(), ref.double().numpy())

@@ -166,13 +166,15 @@ def _fn(L: Any, name: str) -> Callable:
         "cumsum": lambda v: v["x"].cumsum(1),
         "abs-clamp": lambda v: v["x"].abs().clamp(0.3, 1.5) + v["y"].clamp(min=0),
         "max-min": lambda v: L.maximum(v["x"], v["y"]) - L.minimum(v["x"], v["y"]),
+        "logcumsumexp": lambda v: L.logcumsumexp(v["x"], 1),
+        "max-pool": lambda v: F.max_pool1d(v["x"].unsqueeze(0), 2),
     }[name]
 
 
 CASES = ["neg-exp-tanh", "sin-cos-sigmoid", "log-sqrt-rsqrt", "div-pow", "relu-gelu-silu", "scalar-ops",
          "broadcast-add", "sum", "sum-dim", "mean", "amax", "matmul", "linear", "softmax", "log-softmax",
          "layer-norm", "conv2d", "indexing", "cat-stack", "where", "reshape-transpose", "mse", "cross-entropy",
-         "cumsum", "abs-clamp", "max-min"]
+         "cumsum", "abs-clamp", "max-min", "logcumsumexp", "max-pool"]
 
 
 def _close(out: Any, ref: Any, h: str, what: str, scale: float = 1.0) -> None:
@@ -212,6 +214,46 @@ def test_comparisons_and_integer_results(h: str) -> None:
             ours = got
         else:
             assert ours == got
+
+
+# ops whose results are found on the host from the values (a bfloat16 tensor's storage holds bits:
+# each must read its values, ``Tensor._values``), and results made there in the input's dtype
+HOST_READS = [
+    "L.signbit(x)", "L.frexp(x).mantissa", "L.frexp(x).exponent", "x.nonzero()", "L.isin(x, x[3:4])",
+    "L.unique(x)", "L.unique(x, return_inverse=True, return_counts=True)[1]", "L.searchsorted(x.sort().values, x)",
+    "L.bucketize(x, x.sort().values)", "x.mode().values", "x.mode().indices", "L.histc(x, 4)",
+    "L.histogram(x.float(), 3).hist", "L.copysign(L.ones(6), x)",
+    "L.nn.functional.max_pool1d(x.reshape(1, 1, 6), 2)", "L.tensor(x, dtype=L.float32)",
+    "L.normal(x + 1, L.zeros(6, dtype=x.dtype))", "L.bernoulli(L.tensor([0.0, 1.0], dtype=x.dtype))",
+    "x.reshape(2, 3).scatter_reduce(0, L.tensor([[1, 0, 1]]), x[:3].reshape(1, 3) - 9, 'amax')",
+    "L.nn.functional.binary_cross_entropy(x.abs() / 4, L.ones(6, dtype=x.dtype))",
+    "x.clone().apply_(lambda a: 2 * a - 1)", "x.clone().map_(x.flip(0), lambda a, b: a - b)",
+]
+
+
+@pytest.mark.parametrize("h", HALF)
+@pytest.mark.parametrize("call", HOST_READS)
+def test_ops_found_on_the_host_read_half_values(call: str, h: str) -> None:
+    results = []
+    for L in (tidu, torch):
+        x = L.tensor([-1.5, 0.0, -0.0, 2.0, -3.25, 0.5], dtype=getattr(L, h))
+        out = eval(call, {"L": L, "x": x})  # noqa: S307 - the table above
+        results.append((_name(out.dtype), out.float().numpy() if out.dtype.is_floating_point else out.numpy()))
+    assert results[0][0] == results[1][0], call
+    np.testing.assert_array_equal(results[0][1], results[1][1], err_msg=call)
+    assert np.array_equal(np.signbit(results[0][1]), np.signbit(results[1][1])), call  # -0.0 kept
+
+
+@pytest.mark.parametrize("h", HALF)
+def test_embedding_max_norm_renormalizes_half_weights(h: str) -> None:
+    rows = []
+    for L in (tidu, torch):
+        emb = L.nn.Embedding(3, 2, max_norm=1.0).to(getattr(L, h))
+        with L.no_grad():
+            emb.weight.copy_(L.tensor([[3.0, 4.0], [-3.0, -4.0], [0.1, 0.1]]))
+        emb(L.tensor([0, 1]))
+        rows.append(emb.weight.detach().float().numpy())
+    np.testing.assert_array_equal(*rows)
 
 
 @pytest.mark.parametrize("h", HALF)

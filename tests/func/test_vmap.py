@@ -180,3 +180,52 @@ def test_reading_a_value_inside_vmap_raises_pytorchs_error(body: Any, message: s
     for L in (torch, tidu):
         with pytest.raises(RuntimeError, match=message):
             L.func.vmap(body)(L.ones(2, 3))
+
+
+@pytest.mark.parametrize("call", [
+    "L.func.vmap(lambda x: x + L.rand(3))(L.ones(4, 3))",  # randomness='error', the default
+    "L.func.vmap(lambda x: L.nn.functional.dropout(x, 0.5))(L.ones(4, 3))",
+    "L.func.vmap(L.func.vmap(lambda x: x * L.randn(())), randomness='same')(L.ones(4, 3))",  # the inner level's error
+    "L.func.jacfwd(lambda x: x * L.rand(3))(L.ones(3))",  # PyTorch runs jacfwd's function batched
+    "L.func.hessian(lambda x: (x * L.rand(3)).sum())(L.ones(3))",
+])
+def test_a_random_op_inside_vmap_raises_in_randomness_error_mode(call: str) -> None:
+    from tests.test_torch_oracle import assert_same_error
+
+    assert_same_error(call)
+
+
+def test_randomness_same_shares_one_draw_and_different_is_refused() -> None:
+    out = tidu.func.vmap(lambda x: x + tidu.rand(3), randomness="same")(tidu.zeros(4, 3))
+    assert (out == out[0]).all()  # one draw for every example, as PyTorch's 'same'
+    masks = tidu.func.vmap(lambda x: tidu.nn.functional.dropout(x, 0.5), randomness="same")(tidu.ones(4, 8))
+    assert (masks == masks[0]).all()
+    jac = tidu.func.jacfwd(lambda x: x * tidu.ones(3), randomness="same")(tidu.ones(3))
+    assert (jac == tidu.eye(3)).all()
+    with pytest.raises(NotImplementedError, match="randomness='different'"):  # a draw per example: not silently shared
+        tidu.func.vmap(lambda x: x + tidu.rand(3), randomness="different")(tidu.zeros(4, 3))
+
+
+@pytest.mark.parametrize("body", [lambda x, i: x[i], lambda x, i: x[:, i], lambda x, i: x[..., i],
+                                  lambda x, i: x[i[0]], lambda x, i: x[i, ...], lambda x, i: x[i.int()]])
+def test_indexing_with_a_mapped_integer_tensor_matches_torch(body: Any) -> None:
+    """``vmap(lambda x, i: x[i])``: per-example indices (negative ones too), values and gradients."""
+    rng = np.random.default_rng(0)
+    data, index = rng.standard_normal((4, 3, 5)), np.array([[0, 2], [-1, 1], [1, 1], [0, -3]])
+    results = []
+    for L in (tidu, torch):
+        x = L.tensor(data, requires_grad=True)
+        out = L.func.vmap(body)(x, L.tensor(index))
+        (out * out).sum().backward()
+        results.append((tuple(out.shape), out.detach().numpy(), x.grad.numpy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_allclose(results[0][1], results[1][1])
+    np.testing.assert_allclose(results[0][2], results[1][2])
+
+
+def test_indexing_with_a_mapped_index_out_of_bounds_or_unsupported_raises() -> None:
+    x, i = tidu.zeros(4, 3), tidu.tensor([0, 5, 1, 0])
+    with pytest.raises(RuntimeError, match="out of bounds"):  # the gather checks the values
+        tidu.func.vmap(lambda x, i: x[i])(x, i)
+    with pytest.raises(TypeError, match="one int32 or int64 tensor index"):
+        tidu.func.vmap(lambda x, i: x[i > 0])(x, i)

@@ -594,3 +594,19 @@ def test_gumbel_softmax_gradients_are_the_soft_samples_like_torch(tau: float) ->
     z = torch.tensor(tau * np.log(soft), requires_grad=True)
     (torch.softmax(z / tau, dim=1) * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(soft_grad, z.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    "F.leaky_relu(L.tensor([1, 2]))", "F.leaky_relu(L.tensor([True]))", "F.hardtanh(L.tensor([True, False]))",
+    "F.binary_cross_entropy(L.tensor([0.5, 0.2]), L.tensor([2.0, 0.0]))",
+    "F.binary_cross_entropy(L.tensor([1.5]), L.tensor([2.0]))",  # the input is checked first
+])
+def test_integer_activations_and_bce_targets_raise_like_pytorch(call: str) -> None:
+    assert_same_error(call, lambda L: {"F": L.nn.functional})
+
+
+@pytest.mark.parametrize("call", ["F.hardtanh(L.tensor([-3, 0, 3]), -0.5, 2.5)", "F.relu6(L.tensor([-3, 0, 7]))",
+                                  "F.hardtanh(L.tensor([-3, 0, 3], dtype=L.int8))"])
+def test_hardtanh_of_integers_clamps_in_their_dtype(call: str) -> None:
+    ours, ref = (eval(call, {"L": L, "F": L.nn.functional}) for L in (tidu, torch))  # noqa: S307
+    assert (str(ours.dtype).split(".")[-1], ours.tolist()) == (str(ref.dtype).split(".")[-1], ref.tolist())

@@ -172,3 +172,19 @@ def test_histogramdd_errors_match_torch(call: str) -> None:
 
 def test_histogramdd_of_integers_raises_as_torch() -> None:
     assert_same_error("L.histogramdd(L.ones(3, 2, dtype=L.int64), bins=2)", same_message=False)
+
+
+@pytest.mark.parametrize("shape,dim", [((0, 3), 0), ((0, 3), 1), ((2, 0), 0), ((2, 0), 1)])
+def test_unique_along_a_dim_of_an_empty_tensor_is_pytorchs(shape: tuple, dim: int) -> None:
+    """The empty slices along ``dim`` give empty results; an empty other dim is PyTorch's error."""
+    def run(L):  # noqa: ANN001, ANN202
+        return L.unique(L.zeros(shape, dtype=L.int32), dim=dim, return_inverse=True, return_counts=True)
+
+    try:
+        ref = run(torch)
+    except RuntimeError:
+        assert_same_error(run)
+        return
+    ours = run(tidu)
+    assert [tuple(t.shape) for t in ours] == [tuple(t.shape) for t in ref]
+    assert [str(t.dtype).split(".")[-1] for t in ours] == [str(t.dtype).split(".")[-1] for t in ref]

@@ -501,3 +501,25 @@ def test_pinverse_matches_torch(shape, rcond) -> None:  # noqa: ANN001
         out.append((p.detach().numpy(), x.grad.numpy(), x.pinverse(rcond).detach().numpy()))
     for ours, ref in zip(*out):
         np.testing.assert_allclose(ours, ref, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("equation", ["ij->j", "ij->ij", "ii->i", "ij->ji", "ij->", "ii->", "ij,k->k", "ij,jk->ik"])
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "bool"])
+def test_einsum_of_integers_sums_out_to_int64_as_pytorch(equation: str, dtype: str) -> None:
+    """A label summed out of one operand goes through ``sum``: integers and bools give int64."""
+    def run(L):  # noqa: ANN001, ANN202
+        x = L.tensor([[1, 2], [3, 0]]).to(getattr(L, dtype))
+        return L.einsum(equation, *((x,) if "," not in equation else (x, x[0]) if equation == "ij,k->k" else (x, x)))
+
+    try:
+        ref = run(torch)
+    except (RuntimeError, NotImplementedError):
+        assert_same_error(run)
+        return
+    ours = run(tidu)
+    assert str(ours.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1]
+    np.testing.assert_array_equal(ours.numpy(), ref.numpy())
+
+
+def test_trace_of_bools_raises_like_pytorch() -> None:
+    assert_same_error("L.trace(L.tensor([[True, False], [False, True]]))")

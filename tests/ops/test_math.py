@@ -771,3 +771,25 @@ def test_a_broadcast_mismatch_names_the_last_mismatched_dimension_as_pytorch_doe
     theirs, ours = errors_of(lambda L: L.ones(a) + L.ones(b))
     assert ours[0] is theirs[0]
     assert ours[1].startswith(theirs[1])  # tidu's adds the op and both shapes
+
+
+@pytest.mark.parametrize("alpha", [2, 0, True])
+@pytest.mark.parametrize("dtypes", [("bool", "bool"), ("int8", "bool"), ("uint8", "int8"), ("float16", "int64"),
+                                    ("bool", "float64"), ("int32", "number"), ("bool", "number"), ("int8", "bool number")])
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_alpha_scales_other_in_the_result_dtype(alpha: Any, dtypes: tuple, op: str) -> None:
+    """``add``/``sub`` scale ``other`` by ``alpha`` in the result's dtype (``int8 + 2 * bool`` is
+    int8; bool + alpha * bool is bool arithmetic, ``alpha`` read as True or False)."""
+    def run(L):  # noqa: ANN001, ANN202
+        x = L.tensor([1, 0, 1]).to(getattr(L, dtypes[0]))
+        other = {"number": 3, "bool number": True}.get(dtypes[1])
+        y = L.tensor([1, 1, 0]).to(getattr(L, dtypes[1])) if other is None else other
+        return getattr(L, op)(x, y, alpha=alpha)
+
+    try:
+        ref = run(torch)
+    except (RuntimeError, TypeError):
+        assert_same_error(run, same_message=False)
+        return
+    ours = run(tidu)
+    assert (str(ours.dtype).split(".")[-1], ours.tolist()) == (str(ref.dtype).split(".")[-1], ref.tolist())

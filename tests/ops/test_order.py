@@ -239,3 +239,7 @@ def test_full_median_shares_gradient_among_equal_infinities_and_nans(data: list,
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(grads[1], grads[0])
 
+
+
+def test_kthvalue_over_an_empty_dim_raises_pytorchs_index_error() -> None:
+    assert_same_error("L.zeros(0, 3).kthvalue(1, 0)")

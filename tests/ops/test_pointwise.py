@@ -241,3 +241,30 @@ def test_more_in_place_forms(name: str, args: tuple) -> None:
 ])
 def test_more_errors_match_torch(call: str) -> None:
     assert_same_error(call)
+
+
+@pytest.mark.parametrize("a,b", [("float32", "float64"), ("int32", "float16"), ("bfloat16", "float16"), ("int32", "int64"),
+                                 ("bool", "float16"), ("float16", "int64"), ("float64", "int8"), ("int8", "bool"),
+                                 ("bool", "bool")])
+def test_ldexp_promotes_like_pytorchs_product(a: str, b: str) -> None:
+    """PyTorch computes ``input * 2.0 ** other``: the power in ``other``'s float dtype (the
+    default one for integers), promoted with ``input``; gradients in both."""
+    results = []
+    for L in (tidu, torch):
+        x = L.tensor([1.5, -2.0, 3.0]).to(getattr(L, a))
+        e = L.tensor([1, -2, 3]).to(getattr(L, b))
+        out = L.ldexp(x, e)
+        results.append((_name_of(out.dtype), out.double().numpy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-3)
+    run_both(lambda x, e: tidu.ldexp(x, e) if isinstance(x, tidu.Tensor) else torch.ldexp(x, e),
+             None, [Arg((3,)), Arg((3,), low=-2, high=2)], "float64")
+
+
+def _name_of(dt: Any) -> str:
+    return str(dt).split(".")[-1]
+
+
+def test_ldexp_and_addcmul_refuse_what_pytorch_refuses() -> None:
+    assert_same_error("L.ldexp(L.ones(2), L.tensor([True, False]))")
+    assert_same_error("L.addcmul(L.tensor([True]), L.tensor([True]), L.tensor([False]))")

@@ -547,3 +547,7 @@ def test_cov_of_integers_and_too_few_observations_match_torch() -> None:
 ])
 def test_statistics_errors_match_torch(call: str) -> None:
     assert_same_error(call)
+
+
+def test_topk_of_bools_raises_like_pytorch() -> None:
+    assert_same_error("L.tensor([True, False]).topk(1)")

@@ -442,9 +442,32 @@ def _retained_on_path(inputs: Sequence[Tensor]) -> list[Tensor]:
     return found
 
 
+def _batched_grad(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bool | None, create_graph: bool,
+                  allow_unused: bool | None, materialize_grads: bool) -> tuple:
+    """``grad`` with ``is_grads_batched``: one pass per row of the seeds, the results stacked."""
+    from ..ops.shape import stack
+
+    seeds = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(_as_list(outputs))
+    sizes = [int(g.shape[0]) for g in seeds if g is not None]
+    if not sizes:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    keep = create_graph if retain_graph is None else retain_graph
+    rows = [grad(outputs, inputs, [None if g is None else g[b] for g in seeds], retain_graph=keep or b + 1 < sizes[0],
+                 create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+            for b in range(sizes[0])]
+    columns = zip(*rows) if rows else [[] for _ in _as_list(inputs)]
+    return tuple(None if not column or column[0] is None else stack(column) for column in map(list, columns))
+
+
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
+    ``is_grads_batched``: the first dim of each of ``grad_outputs`` is a batch of seeds, and each
+    gradient gets that dim too (PyTorch vmaps the backward; tidu runs it once per seed).
 
     >>> import tidu
     >>> x = tidu.tensor(3.0, requires_grad=True)
@@ -461,6 +484,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise TypeError(f"inputs must be Tensors, got {type(t).__name__}")
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     totals = hooks = walked = None
     if (grad_outputs is None and not (create_graph or retain_graph or _any_hooked())
             and not _settings["anomaly"]):

@@ -85,7 +85,11 @@ def not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
     return NotImplementedError(f'"{kernel}" not implemented for \'{TORCH_NAMES[dt.name]}\'')
 
 
-C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "long"}
+C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "long",
+           "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+# the largest finite value of each floating dtype (``fits``)
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
+             "float64": 1.7976931348623157e308}
 # PyTorch's legacy tensor type names ('torch.ByteTensor'), which ``Tensor.type()`` returns and messages use
 LEGACY_TYPES = {"float16": "HalfTensor", "bfloat16": "BFloat16Tensor", "float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor", "int32": "IntTensor",
                 "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
@@ -103,9 +107,19 @@ def fits(value: Any, dt: dtype) -> bool:
     >>> from tidu.core import dtypes
     >>> dtypes.fits(-1, dtypes.uint8), dtypes.fits(-1.0, dtypes.uint8), dtypes.fits(128, dtypes.int8)
     (True, False, False)
+    >>> dtypes.fits(65520.0, dtypes.float16), dtypes.fits(float("inf"), dtypes.float16)  # float16's largest is 65504
+    (False, True)
     """
-    if dt.is_floating_point or dt is bool_ or isinstance(value, bool | np.bool_):
+    if dt is bool_ or isinstance(value, bool | np.bool_):
         return True
+    if dt.is_floating_point:  # inf and NaN fit; a finite number beyond the largest finite value does not
+        try:
+            v = float(value)
+        except OverflowError:  # an int beyond every float
+            return False
+        except TypeError:  # not a real number: the conversion's own error says so
+            return True
+        return v != v or abs(v) == float("inf") or abs(v) <= FLOAT_MAX[dt.name]
     if dt is int64 and isinstance(value, int | np.integer):
         return True  # beyond int64 numpy's OverflowError says it, as PyTorch's own error does
     info = np.iinfo(dt.np)
@@ -288,6 +302,11 @@ def cast(values: Any, dt: dtype) -> np.ndarray:
     >>> [hex(b) for b in dtypes.cast(np.array([1.0, 1.00390625, 1.01171875, np.nan]), dtypes.bfloat16)]
     ['0x3f80', '0x3f80', '0x3f82', '0x7fc0']
     """
+    with np.errstate(over="ignore"):  # beyond the dtype's range is inf, as PyTorch converts
+        return _cast(values, dt)
+
+
+def _cast(values: Any, dt: dtype) -> np.ndarray:
     if dt is bfloat16:
         f = np.asarray(values).astype(np.float32)
         bits = f.view(np.uint32)

@@ -190,7 +190,7 @@ class _PositiveDefinite(Constraint):
     event_dim = 2
 
     def check(self, value: Any) -> Any:
-        matrices = value.detach().cpu().numpy()
+        matrices = value._values()
         symmetric = np.isclose(matrices, np.swapaxes(matrices, -1, -2), atol=1e-6).all((-2, -1))
         positive = np.linalg.eigvalsh(matrices).min(-1) > 0 if matrices.size else np.ones(matrices.shape[:-2], bool)
         return tidu.tensor(symmetric & positive, device=value.device)

@@ -72,7 +72,7 @@ def from_host(draws: np.ndarray, like: Any) -> Any:
 
 def host(value: Any) -> np.ndarray:
     """``value``'s numbers on the host, detached, in float64."""
-    return value.detach().cpu().numpy().astype(np.float64)
+    return value._values().astype(np.float64)
 
 
 def stream() -> np.random.Generator:

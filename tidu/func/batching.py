@@ -31,6 +31,9 @@ from ..primitives.slicing import pad
 from ..primitives.structural import broadcast_in_dim, reshape, transpose
 
 LEVELS: list[BatchTrace] = []
+# the ``randomness`` of each transform running its function batched (``vmap``'s, ``jacfwd``'s):
+# what a random op inside does (ops/creation.py: ``_check_vmap_randomness``)
+RANDOMNESS: list[str] = []
 _warned: set[str] = set()
 
 

@@ -405,9 +405,11 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
     return wrapper
 
 
-def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False) -> Callable:
+def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
+           randomness: str = "error") -> Callable:
     """The Jacobian by forward mode: ``func`` is linearized once and the linear map is
-    ``vmap``-ed over the one-hot tangents of each input (``torch.func.jacfwd``).
+    ``vmap``-ed over the one-hot tangents of each input (``torch.func.jacfwd``). A random op
+    in ``func`` follows ``randomness`` as inside ``vmap`` (PyTorch runs ``func`` batched).
 
     >>> import tidu
     >>> tidu.func.jacfwd(lambda x: x.sum() * x)(tidu.tensor([1.0, 2.0]))
@@ -436,7 +438,11 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
             return tuple(batching.lower(o) for o in leaves)
 
         low_in = [batching.lower(p) for p in p_leaves]
-        _, jvp_fn = linearize(flat, *low_in)
+        batching.RANDOMNESS.append(randomness)
+        try:
+            _, jvp_fn = linearize(flat, *low_in)
+        finally:
+            batching.RANDOMNESS.pop()
         batch = tuple(t.size for t in batching.LEVELS)
         per_input = []
         for j, p in enumerate(p_leaves):

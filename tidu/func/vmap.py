@@ -29,9 +29,10 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
     ``in_dims`` is an int (every argument), ``None`` (not mapped), or a tuple with one
     entry per positional argument, each an int, ``None`` or a pytree prefix of it.
     Nests (``vmap(vmap(f))``) and composes with the other transforms
-    (``vmap(grad(f))`` gives per-example gradients). ``randomness`` and ``chunk_size``
-    are accepted for torch.func's signature: the batch always runs as one chunk, and
-    tidu's random ops are not batched (a random tensor is shared by every example).
+    (``vmap(grad(f))`` gives per-example gradients). ``chunk_size`` is accepted for
+    torch.func's signature: the batch always runs as one chunk. A random op inside raises
+    under ``randomness='error'`` (the default, as in PyTorch); under ``'same'`` its draw is
+    shared by every example; ``'different'`` (a draw per example) is not supported and raises.
 
     >>> import tidu
     >>> x = tidu.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -82,10 +83,12 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
             for leaves, spec, dims in mapped
         ]
         batching.LEVELS.append(trace)
+        batching.RANDOMNESS.append(randomness)
         try:
             output = func(*call_args, **kwargs)
         finally:
             batching.LEVELS.pop()
+            batching.RANDOMNESS.pop()
         return _unbatch(output, trace, out_dims)
 
     del chunk_size

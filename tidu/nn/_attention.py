@@ -25,7 +25,7 @@ def _safe_softmax(scores: Any) -> Any:
     """Softmax over the last dim that gives 0 (and gradient 0) on rows masked entirely to
     ``-inf``, where a plain softmax gives NaN (PyTorch's ``_safe_softmax`` of attention)."""
     if scores.device.type == "cpu":
-        data = scores.detach().numpy()
+        data = scores._values()
         dead = data.max(axis=-1, keepdims=True) == -np.inf if data.size else np.zeros(data.shape[:-1] + (1,), bool)
         if not dead.any():
             return softmax(scores, dim=-1)

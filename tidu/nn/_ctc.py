@@ -120,7 +120,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
                           ops.gather(alpha, 1, (last - 1).clamp(min=0)), _UNREACHABLE))
     loss = -ops.logsumexp(ops.cat(ends, dim=1), dim=1)
     if zero_infinity:  # the targets that cannot fit, and the losses made infinite by -inf log-probabilities
-        feasible &= np.isfinite(loss.detach().cpu().numpy())
+        feasible &= np.isfinite(loss._values())
     if not feasible.all():
         loss = ops.where(ops.tensor(feasible, device=device), loss, 0.0 if zero_infinity else float("inf"))
 

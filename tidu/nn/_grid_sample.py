@@ -78,7 +78,7 @@ def _reflect(coord: Tensor, low: float, high: float) -> Tensor:
     if span <= 0:
         return ops.zeros_like(coord)
     distance = ops.abs(coord - low)
-    flips = np.floor(distance.detach().cpu().numpy() / span)
+    flips = np.floor(distance._values() / span)
     extra = distance - ops.tensor(flips * span, dtype=coord.dtype, device=coord.device)
     even = ops.tensor(flips % 2 == 0, device=coord.device)
     return ops.where(even, extra + low, span - extra + low)
@@ -151,7 +151,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     # grid coordinate i (x, y, z) runs along the input's spatial dim k - 1 - i (W, H, D)
     coords = [_source_coord(points[..., i], spatial[k - 1 - i], padding_mode, align) for i in range(k)]
     flat = input.reshape(n, c, prod(spatial))
-    host = [coord.detach().cpu().numpy() for coord in coords]
+    host = [coord._values() for coord in coords]
     if mode == "nearest":
         values, inside = _tap(flat, [np.rint(h).astype(np.int64) for h in host], spatial)
         out = values * ops.tensor(inside, dtype=input.dtype, device=input.device).unsqueeze(1)

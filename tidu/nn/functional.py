@@ -208,6 +208,8 @@ def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) 
     >>> tidu.nn.functional.leaky_relu(tidu.tensor([-2.0, 3.0]), 0.1)
     tensor([-0.2000,  3.0000])
     """
+    if not input.dtype.is_floating_point:
+        raise dtypes.not_implemented("leaky_relu_cpu", input.dtype)
     out = ops.where(input > 0, input, input * negative_slope)
     return _in_place(input, out, inplace)
 
@@ -274,6 +276,10 @@ def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: b
     """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if not input.dtype.is_floating_point:  # clamped in its own dtype (not differentiable)
+        return _in_place(input, ops.clamp(input, min_val, max_val).to(input.dtype), inplace)
     inside = (input > min_val) & (input < max_val)
     out = ops.where(inside, input, ops.clamp(input, min_val, max_val).detach())
     return _in_place(input, out, inplace)
@@ -1504,12 +1510,13 @@ def _size(t: Any) -> str:
 def _renorm_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
     """Scale the ``rows`` of ``weight`` whose norm exceeds ``max_norm`` down to it, in place (PyTorch's
     ``embedding_renorm_``: not recorded)."""
-    w = weight.detach()._host()
+    w = weight.detach()._values()
     norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
     scale = np.ones(w.shape[0], w.dtype)
     scale[rows] = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
     with no_grad():
-        assign_(weight, weight * placed(scale.reshape(-1, 1), None, weight.device), op="embedding_renorm_")
+        factor = placed(dtypes.cast(scale.reshape(-1, 1), weight.dtype), weight.dtype, weight.device)
+        assign_(weight, weight * factor, op="embedding_renorm_")
 
 
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:  # noqa: A002
@@ -1867,9 +1874,13 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_avera
             "deprecated. Please ensure they have the same size."
         )
     if isinstance(input, Tensor):
-        data = input.detach()._host()
+        data = input.detach()._values()
         if data.size and not ((data >= 0) & (data <= 1)).all():
             raise RuntimeError("all elements of input should be between 0 and 1")
+    if isinstance(target, Tensor):
+        data = target.detach()._values()
+        if data.size and not ((data >= 0) & (data <= 1)).all():
+            raise RuntimeError("all elements of target should be between 0 and 1")
     log_x = ops.clamp(ops.log(input), min=-100.0)
     log_1mx = ops.clamp(ops.log(1 - input), min=-100.0)
     loss = -(target * log_x + (1 - target) * log_1mx)

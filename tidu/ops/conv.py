@@ -360,7 +360,9 @@ def _max_pool(op: str, nd: int, input: Any, kernel_size: Any, stride: Any, paddi
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: the window maxima are found on concrete data; it cannot run inside an AD rule")
     lead, sizes = tuple(input.shape[:-nd]), tuple(input.shape[-nd:])
-    data = input.detach()._host().reshape(-1, *sizes)  # window maxima found on the host (also for CUDA)
+    data = input.detach()._values().reshape(-1, *sizes)  # window maxima found on the host (also for CUDA)
+    if data.dtype == np.float16:  # the search is compiled: Numba has no float16 (float32 holds it exactly)
+        data = data.astype(np.float32)
     idx = window_argmax(data, kernel, stride, padding, dilation, out_sizes).reshape(lead + (prod(out_sizes),))
     flat = reshape(input, lead + (prod(sizes),))
     out = reshape(bind(gather, flat, placed(idx, None, input.device), axis=flat.ndim - 1), lead + out_sizes)

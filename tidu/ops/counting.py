@@ -28,16 +28,20 @@ HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])
 
 
 def _on(array: np.ndarray, like: Any, dtype: dtypes.dtype = dtypes.int64) -> Tensor:
-    return creation.tensor(np.array(array, dtype=dtype.np, order="C"), dtype=dtype, device=like.device)
+    return creation.tensor(np.array(array, order="C"), dtype=dtype, device=like.device)  # values: tensor() casts them
 
 
 def _runs(input: Any, dim: Any, ordered: bool, return_inverse: bool, return_counts: bool) -> Any:  # noqa: A002
     """The runs of equal elements (or slices along ``dim``) of ``input``, sorted first when
     ``ordered``: the first of each run, and on request each element's run and each run's length.
     NaNs are never equal."""
-    data = input._host()
+    data = input._values()
     d = None if dim is None else wrap_dim(dim, input.ndim)
-    keys = data.reshape(-1, 1) if d is None else np.moveaxis(data, d, 0).reshape(data.shape[d], -1)
+    if d is not None and any(s == 0 for i, s in enumerate(data.shape) if i != d):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    # each slice along ``d`` one row (its size given: ``-1`` cannot be inferred with no slices)
+    keys = data.reshape(-1, 1) if d is None else np.moveaxis(data, d, 0).reshape(
+        data.shape[d], int(np.prod(data.shape[:d] + data.shape[d + 1:])))
     n = keys.shape[0]
     order = np.lexsort(keys.T[::-1]) if ordered and keys.shape[1] else np.arange(n)
     keys = keys[order]
@@ -109,10 +113,10 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False, r
             [1]])
     """
     after = _side(right, side)
-    sequence = sorted_sequence._host()
+    sequence = sorted_sequence._values()
     if sorter is not None:
         sequence = np.take_along_axis(sequence, sorter._host().astype(np.int64), -1)
-    values = np.asarray(input._host() if is_value(input) else input)
+    values = np.asarray(input._values() if is_value(input) else input)
     if sequence.ndim > 1 and sequence.shape[:-1] != values.shape[:-1]:
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
@@ -183,7 +187,7 @@ def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:  
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
-    data = input._host().reshape(-1)
+    data = input._values().reshape(-1)
     low, high = data.dtype.type(min), data.dtype.type(max)
     if low == high and data.size:
         low, high = data.min(), data.max()
@@ -209,9 +213,9 @@ def histogram(input: Any, bins: Any, *, range: Any = None, weight: Any = None, d
     """
     if not input.dtype.is_floating_point:
         raise dtypes.not_implemented("histogramdd", input.dtype)
-    data = input._host().reshape(-1)
-    edges = bins._host().astype(np.float64) if is_value(bins) else int(bins)
-    weights = None if weight is None else weight._host().reshape(-1)
+    data = input._values().reshape(-1)
+    edges = bins._values().astype(np.float64) if is_value(bins) else int(bins)
+    weights = None if weight is None else weight._values().reshape(-1)
     hist, bin_edges = np.histogram(data, bins=edges, range=range, weights=weights, density=density)
     return HistogramResult(_on(hist, input, input.dtype), _on(bin_edges, input, input.dtype))
 
@@ -236,11 +240,11 @@ def histogramdd(input: Any, bins: Any, *, range: Any = None, weight: Any = None,
     if not input.dtype.is_floating_point:
         raise dtypes.not_implemented("histogramdd", input.dtype)
     d = input.shape[-1]
-    points = input._host().reshape(-1, d)
+    points = input._values().reshape(-1, d)
     if isinstance(bins, (int, np.integer)):
         edges: Any = [int(bins)] * d
     else:
-        edges = [b._host().astype(np.float64) if is_value(b) else int(b) for b in bins]
+        edges = [b._values().astype(np.float64) if is_value(b) else int(b) for b in bins]
         if len(edges) != d:
             raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
     if range is not None:
@@ -248,7 +252,7 @@ def histogramdd(input: Any, bins: Any, *, range: Any = None, weight: Any = None,
             raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} "
                                f"elements, but got {len(range)}")
         range = [(range[2 * i], range[2 * i + 1]) for i in builtins_range(d)]  # noqa: A001
-    weights = None if weight is None else weight._host().reshape(-1)
+    weights = None if weight is None else weight._values().reshape(-1)
     hist, bin_edges = np.histogramdd(points, bins=edges, range=range, weights=weights, density=density)
     return HistogramddResult(_on(hist, input, input.dtype), tuple(_on(e, input, input.dtype) for e in bin_edges))
 

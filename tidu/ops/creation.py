@@ -108,14 +108,15 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     _check_grad_dtype(dt, requires_grad)
     if isinstance(data, np.ndarray | np.generic | Tensor):
         array = dtypes.cast(data._values() if isinstance(data, Tensor) else data, dt) if dt.is_half else np.array(
-            data._host() if isinstance(data, Tensor) else data, dtype=dt.np, copy=True)
+            data._values() if isinstance(data, Tensor) else data, dtype=dt.np, copy=True)
     elif dt in dtypes.INTEGERS and inferred is not dt:
         _check_numbers(data, dt)  # then cast, wrapping: uint8 takes -1 as 255, as PyTorch's does
         exact = np.float64 if inferred.is_floating_point else inferred.np
         array = dtypes.cast(np.array(_plain(data), dtype=exact).reshape(_shape_of(data)), dt)
     else:
         shape = _shape_of(data)
-        array = np.array(_plain(data), dtype=np.float64 if dt.is_half else dt.np).reshape(shape)
+        with np.errstate(over="ignore"):  # 1e39 in float32 is inf, as in PyTorch
+            array = np.array(_plain(data), dtype=np.float64 if dt.is_half else dt.np).reshape(shape)
         if dt.is_half:
             array = dtypes.cast(array, dt)
     return _make(array, dt, device, requires_grad)
@@ -553,6 +554,19 @@ class Generator:
 default_generator = Generator().manual_seed(0)
 
 
+def _check_vmap_randomness(modes: list[str]) -> None:
+    """A random op inside ``vmap``: PyTorch's error under ``randomness='error'`` (the default);
+    under ``'same'`` the draw is one for every example, which is what tidu's random ops make
+    (they are not batched), so ``'different'``, which would need a draw per example, is refused."""
+    if "error" in modes:
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation "
+                           "out of vmap")
+    if "different" in modes:
+        raise NotImplementedError("vmap(randomness='different'): tidu's random ops draw one value shared by every "
+                                  "example; use randomness='same', or draw the batch's values outside vmap")
+
+
 def generator() -> np.random.Generator:
     """The numpy stream of tidu's default generator (seeded by ``manual_seed``)."""
     return default_generator.rng
@@ -560,7 +574,11 @@ def generator() -> np.random.Generator:
 
 def _stream(generator: Any) -> np.random.Generator:
     """The numpy stream to draw from: the default generator's (``None``), a ``Generator``'s, or a
-    numpy ``Generator`` itself."""
+    numpy ``Generator`` itself. Inside ``vmap`` a draw follows its ``randomness``
+    (``_check_vmap_randomness``)."""
+    modes = module("tidu.func.batching").RANDOMNESS
+    if modes:
+        _check_vmap_randomness(modes)
     if generator is None:
         return default_generator.rng
     if isinstance(generator, Generator):
@@ -607,7 +625,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
     """
     if not input.dtype.is_floating_point:
         raise dtypes.not_implemented("bernoulli_tensor_cpu_p_", input.dtype)
-    probs = np.full(tuple(input.shape), float(p)) if p is not None else input.detach().cpu().numpy()
+    probs = np.full(tuple(input.shape), float(p)) if p is not None else input._values()
     if not ((probs >= 0) & (probs <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     draws = _stream(generator).random(probs.shape) < probs
@@ -624,7 +642,7 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
     """
     if not input.dtype.is_floating_point:
         raise dtypes.not_implemented("poisson_cpu", input.dtype)
-    rates = input.detach().cpu().numpy()
+    rates = input._values()
     if not (rates >= 0).all():  # NaN too
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     try:
@@ -650,7 +668,7 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
     if prob.dtype is not count.dtype:
         raise RuntimeError(f"Found dtype {dtypes.TORCH_NAMES[prob.dtype.name]} but expected "
                            f"{dtypes.TORCH_NAMES[count.dtype.name]}")
-    n, p = np.broadcast_arrays(count.detach().cpu().numpy(), prob.detach().cpu().numpy())
+    n, p = np.broadcast_arrays(count._values(), prob._values())
     draws = _stream(generator).binomial(np.maximum(np.nan_to_num(n), 0).astype(np.int64), np.clip(p, 0.0, 1.0))
     return _make(dtypes.cast(draws, count.dtype), count.dtype, count.device, False)
 
@@ -703,7 +721,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
-    weights = input.detach().cpu().numpy().astype(np.float64).reshape(-1, input.shape[-1])
+    weights = input._values().astype(np.float64).reshape(-1, input.shape[-1])
     if not replacement and num_samples > weights.shape[1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     if not np.isfinite(weights).all() or (weights < 0).any():
@@ -863,10 +881,10 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
     like = tensors[0]
     if not all(t.dtype.is_floating_point for t in tensors):
         raise dtypes.not_implemented("normal_kernel_cpu", next(t.dtype for t in tensors if not t.dtype.is_floating_point))
-    sd = std._host() if isinstance(std, Tensor) else np.asarray(std)
+    sd = std._values() if isinstance(std, Tensor) else np.asarray(std)
     if (sd < 0).any():
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    mu = mean._host() if isinstance(mean, Tensor) else np.asarray(mean)
+    mu = mean._values() if isinstance(mean, Tensor) else np.asarray(mean)
     shape = tuple(broadcast_shapes(mu.shape, sd.shape, op="normal"))
     dt = dtypes.result_type(*tensors)
     draws = _stream(generator).standard_normal(shape) * sd + mu

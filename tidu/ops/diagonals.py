@@ -123,6 +123,8 @@ def trace(input: Any) -> Any:  # noqa: A002
     """
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    if input.dtype is dtypes.bool_:
+        raise dtypes.not_implemented("trace", input.dtype)
     return reduce.sum(diagonal(input))
 
 

@@ -359,6 +359,8 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
     """
     key = _basic_key(index)
     if key is None:
+        if isinstance(index, Var) or type(index) is tuple and any(isinstance(i, Var) for i in index):
+            return _take_symbolic(input, index)
         return _read(input, _plan(tuple(input.shape), index))
     shape = input._buf.shape if input.__class__ is Tensor else tuple(input.shape)
     found = _BASIC_PLANS.get((shape, key))
@@ -380,6 +382,32 @@ def getitem(input: Any, index: Any) -> Any:  # noqa: A002
         array = input._buf if window is None else input._buf[window]
         return plain_view(input, array if array.shape == basic_shape else array.reshape(basic_shape), replay)
     return _read_basic(input, sliced, basic_shape)
+
+
+def _take_symbolic(input: Any, index: Any) -> Any:  # noqa: A002
+    """``input[i]``, ``input[:, i]``, ``input[..., i]``... where ``i`` is a symbolic integer index
+    (a ``vmap``-ed one: ``vmap(lambda x, i: x[i])``): a ``gather`` along its dim, whose kernel
+    checks the bounds on the values. Other symbolic indices (masks, two of them, mixed with
+    ints or slices) raise."""
+    from .math import add, lt, where
+
+    items = list(index) if type(index) is tuple else [index]
+    at = [k for k, item in enumerate(items) if isinstance(item, Var)]
+    ellipses = [k for k, item in enumerate(items) if item is Ellipsis]  # (``==`` on a Var is an op)
+    i = items[at[0]]
+    if len(at) != 1 or len(ellipses) > 1 or i.dtype not in (dtypes.int32, dtypes.int64) or not all(
+            k in at or k in ellipses or isinstance(item, slice) and item == slice(None) for k, item in enumerate(items)):
+        raise TypeError("indexing with a symbolic value (inside vmap or an AD rule) takes one int32 or int64 tensor "
+                        "index, the other indices full slices ':' or '...'")
+    e = ellipses[0] if ellipses else len(items)
+    d = at[0] if at[0] < e else input.ndim - (len(items) - at[0])
+    if not 0 <= d < input.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
+    shape = tuple(input.shape)
+    n, lead, trail = shape[d], shape[:d], shape[d + 1:]
+    flat = where(lt(i, 0), add(i, n), i).reshape(-1)
+    picks = flat.reshape((1,) * d + (-1,) + (1,) * len(trail)).expand(*lead, flat.shape[0], *trail)
+    return gather(input, d, picks).reshape(*lead, *i.shape, *trail)
 
 
 # (input shape, basic index) -> (slice params or None, result shape, the numpy index of the slice, the
@@ -513,8 +541,8 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
     check_writable(input, "__setitem__")
     if not is_value(value) or value.ndim == 0:
         _no_byte_mask_fill(index)
-    if isinstance(value, int | float):
-        dtypes.check_fits(value, input.dtype)  # PyTorch fills with the number: 300 is an error in uint8
+    if isinstance(value, int | float) and not input.dtype.is_floating_point:
+        dtypes.check_fits(value, input.dtype)  # PyTorch fills with the number: 300 is an error in uint8 (1e6 is inf in float16)
     plan = _plan(tuple(input.shape), index)
     view = input._view
     tracked = grad_mode.is_grad_enabled() and (
@@ -689,6 +717,8 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Any:  # noqa: A002
                 f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} "
                 "dimension(s)."
             )
+        if isinstance(value, Tensor) and value.dtype is not input.dtype and value.dtype is not dtypes.bool_ and input.dtype is not dtypes.float64:
+            dtypes.check_fits(value.item(), input.dtype)  # PyTorch fills with the number: as for a number
         value = convert(value, input.dtype)
     elif isinstance(input, Tensor) and isinstance(value, bool | int | float):
         dtypes.check_fits(value, input.dtype)

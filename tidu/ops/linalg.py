@@ -15,7 +15,7 @@ from ..primitives.linalg import dot_general
 from ..primitives.reduce import reduce_sum
 from ..primitives.structural import transpose as transpose_p
 from ..tensor import SHORT_PATH_TYPES
-from ._operands import broadcast_shapes, broadcast_to, is_value, wrap_dim
+from ._operands import broadcast_shapes, broadcast_to, convert, is_value, wrap_dim
 from .shape import reshape, squeeze, unsqueeze
 
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "cdist", "dot", "einsum", "inner", "kron", "matmul", "mm",
@@ -255,9 +255,9 @@ def _expand_ellipsis(labels: list[Any], ndim: int, k: int) -> list[Any]:
 
 
 def _diagonal(x: Any, labels: list[Any]) -> tuple[Any, list[Any]]:
-    """Take the diagonal over every repeated label of one operand (``'ii->i'``)."""
-    from .creation import arange
-    from .math import where
+    """Take the diagonal over every repeated label of one operand (``'ii->i'``): a view, in the
+    operand's dtype."""
+    from .diagonals import diagonal
 
     while len(set(labels)) != len(labels):
         p = next(i for i, c in enumerate(labels) if labels.index(c) != i)
@@ -267,10 +267,8 @@ def _diagonal(x: Any, labels: list[Any]) -> tuple[Any, list[Any]]:
             raise RuntimeError(
                 f"einsum(): subscript {labels[p]} is repeated for operand with sizes {x.shape[q]} and {n}"
             )
-        rows = reshape(arange(n), tuple(n if d == q else 1 for d in range(x.ndim)))
-        cols = reshape(arange(n), tuple(n if d == p else 1 for d in range(x.ndim)))
-        x = bind(reduce_sum, where(rows == cols, x, 0), axes=(p,))
-        labels = labels[:p] + labels[p + 1:]
+        x = diagonal(x, 0, q, p)  # the two dims become one, last
+        labels = [c for i, c in enumerate(labels) if i not in (p, q)] + [labels[q]]
     return x, labels
 
 
@@ -278,10 +276,15 @@ def _sum_out(x: Any, labels: list[Any], keep: set) -> tuple[Any, list[Any]]:
     axes = tuple(i for i, c in enumerate(labels) if c not in keep)
     if not axes:
         return x, labels
+    if not x.dtype.is_floating_point:  # PyTorch sums these out with ``sum``: integers and bools give int64
+        x = convert(x, dtypes.int64)
     return bind(reduce_sum, x, axes=axes), [c for c in labels if c in keep]
 
 
 def _contract(a: Any, la: list[Any], b: Any, lb: list[Any], keep: set) -> tuple[Any, list[Any]]:
+    if a.dtype is not b.dtype:  # integers, one of them summed out to int64 already (``_sum_out``)
+        dt = dtypes.promote_types(a.dtype, b.dtype)
+        a, b = convert(a, dt), convert(b, dt)
     shared = [c for c in la if c in lb]
     sizes = {c: max(a.shape[la.index(c)], b.shape[lb.index(c)]) for c in shared}
     a = broadcast_to(a, tuple(sizes.get(c, s) for c, s in zip(la, a.shape)))
@@ -292,8 +295,24 @@ def _contract(a: Any, la: list[Any], b: Any, lb: list[Any], keep: set) -> tuple[
         (tuple(la.index(c) for c in contract), tuple(lb.index(c) for c in contract)),
         (tuple(la.index(c) for c in batch), tuple(lb.index(c) for c in batch)),
     )
-    out = bind(dot_general, a, b, dimension_numbers=dims)
-    return out, batch + [c for c in la if c not in shared] + [c for c in lb if c not in shared]
+    labels = batch + [c for c in la if c not in shared] + [c for c in lb if c not in shared]
+    if a.dtype is dtypes.bool_:  # PyTorch multiplies where nothing is contracted; its bmm has no bool
+        if contract:
+            raise dtypes.not_implemented("bmm", dtypes.bool_)
+        from .math import mul
+
+        return mul(_laid_out(a, la, labels), _laid_out(b, lb, labels)), labels
+    return bind(dot_general, a, b, dimension_numbers=dims), labels
+
+
+def _laid_out(x: Any, labels: list[Any], out: list[Any]) -> Any:
+    """``x`` (labelled ``labels``, each in ``out``) permuted into ``out``'s order, with size-1
+    dims for the labels it lacks: a broadcasting operand of ``out``'s shape."""
+    mine = [c for c in out if c in labels]
+    perm = tuple(labels.index(c) for c in mine)
+    if perm != tuple(range(len(perm))):
+        x = bind(transpose_p, x, permutation=perm)
+    return reshape(x, tuple(x.shape[mine.index(c)] if c in mine else 1 for c in out))
 
 
 def einsum(equation: str, *operands: Any) -> Any:
@@ -354,8 +373,6 @@ def einsum(equation: str, *operands: Any) -> Any:
                     f"previously seen size {seen}"
                 )
             sizes[c] = seen if s == 1 else s
-    if len(operands) > 1 and operands[0].dtype is dtypes.bool_:  # PyTorch contracts in batched products
-        raise dtypes.not_implemented("bmm", dtypes.bool_)
     ell = sorted(c for c in sizes if isinstance(c, int))
     if arrow:
         out = _parse_term(rhs, 0)

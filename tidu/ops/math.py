@@ -26,6 +26,7 @@ from ._operands import (
     operands,
     same_or_scalar,
 )
+from .metadata import finfo
 
 __all__ = [
     "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
@@ -107,8 +108,20 @@ _ONE_ARGUMENT = object()  # where's missing input and other (None is not a defau
 
 
 def _check_alpha(input: Any, other: Any, alpha: Any) -> None:  # noqa: A002
-    if isinstance(alpha, float) and not dtypes.result_type(input, other).is_floating_point:
+    dt = dtypes.result_type(input, other)
+    if isinstance(alpha, float) and not dt.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if isinstance(alpha, bool) and dt is not dtypes.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+
+
+def _in_result_dtype(input: Any, other: Any) -> Any:  # noqa: A002
+    """``add``'s and ``sub``'s ``other`` in the dtype of their result: PyTorch scales it by
+    ``alpha`` there (``int8 + 2 * bool`` stays int8)."""
+    if not is_value(other):
+        return other
+    dt = dtypes.result_type(input, other)
+    return other if other.dtype is dt else convert(other, dt)
 
 
 def _scaled(other: Any, alpha: Any) -> Any:
@@ -130,9 +143,12 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     >>> tidu.add(tidu.tensor([1.0, 2.0]), 1, alpha=2)
     tensor([3., 4.])
     """
-    if alpha != 1:
+    if alpha != 1 or alpha is True:  # (True == 1: PyTorch checks a bool alpha all the same)
         _check_alpha(input, other, alpha)
-        other = _scaled(other, alpha)
+        if _is_bool(input) and _is_bool(other):  # bool arithmetic: ``alpha`` is True or False
+            other = other if alpha else other & False if is_value(other) else False
+        else:
+            other = _scaled(_in_result_dtype(input, other), alpha)
     return _ADD(input, other)
 
 
@@ -148,9 +164,9 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
             "Subtraction, the `-` operator, with a bool tensor is not supported. "
             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
-    if alpha != 1:
+    if alpha != 1 or alpha is True:  # (True == 1: PyTorch checks a bool alpha all the same)
         _check_alpha(input, other, alpha)
-        other = _scaled(other, alpha)
+        other = _scaled(_in_result_dtype(input, other), alpha)
     return _SUB(input, other)
 
 
@@ -629,7 +645,7 @@ def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None, neginf
     _tensor(input, "nan_to_num")
     if not input.dtype.is_floating_point:
         return input.clone()
-    info = np.finfo(input.dtype.np)
+    info = finfo(input.dtype)
     high = float(info.max) if posinf is None else posinf
     low = float(info.min) if neginf is None else neginf
     out = where(isnan(input), nan, input)

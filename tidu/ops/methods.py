@@ -321,7 +321,7 @@ def _resize_as_(self: Tensor, other: Tensor) -> Tensor:
 
 def _probability(p: Any, like: Tensor) -> Any:
     """``bernoulli_``'s ``p``: a number, or a tensor broadcast to ``like``'s shape, on the host."""
-    return np.broadcast_to(p._host(), like._buf.shape) if isinstance(p, Tensor) else p
+    return np.broadcast_to(p._values(), like._buf.shape) if isinstance(p, Tensor) else p
 
 
 # in-place forms of elementwise ops: ``x.exp_()`` is ``x.copy_(x.exp())``, recorded as such

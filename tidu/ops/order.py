@@ -168,6 +168,8 @@ def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:  
     _no_bool(input, "kthvalue_cpu")
     d = wrap_dim(dim, input.ndim)
     x = shape.reshape(input, (1,)) if input.ndim == 0 else input
+    if x.shape[d] == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not isinstance(k, int) or not 1 <= k <= x.shape[d]:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _selected(KthvalueResult, input, x, d, _at_rank(x, d, _rank_tensor(x, d, k - 1)), keepdim)
@@ -200,7 +202,7 @@ def mode(input: Any, dim: int = -1, keepdim: bool = False) -> Any:  # noqa: A002
     """
     _check(input, "mode")
     x, d = _line(input, dim, "mode")
-    host = np.moveaxis(x._host(), d, -1)
+    host = np.moveaxis(x._values(), d, -1)
     lead = host.shape[:-1]
     index = _mode_index(host.reshape(-1, host.shape[-1])).reshape(lead) if host.size else np.zeros(lead, np.int64)
     kept = creation.tensor(np.expand_dims(index.astype(np.int64), d), dtype=dtypes.int64, device=x.device)
@@ -250,7 +252,7 @@ def _q_tensor(q: Any, like: Any) -> tuple[Any, bool]:
             raise RuntimeError("quantile() q must be a scalar or 1D tensor")
         if q.dtype is not like.dtype:
             raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
-        values = q._host().reshape(-1)
+        values = q._values().reshape(-1)
         if ((values < 0) | (values > 1)).any():
             raise RuntimeError("quantile() q values must be in the range [0, 1]")
         return shape.reshape(q, (-1,)), q.ndim == 0

@@ -201,6 +201,8 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:  
     >>> tidu.addcmul(tidu.tensor([1.0]), tidu.tensor([2.0]), tidu.tensor([3.0]), value=0.5)
     tensor([4.])
     """
+    if dtypes.result_type(input, tensor1, tensor2) is dtypes.bool_:
+        raise dtypes.not_implemented("addcmul_cpu_out", dtypes.bool_)
     product = math.mul(tensor1, tensor2)
     return math.add(input, product if value == 1 else math.mul(product, value))
 
@@ -333,14 +335,14 @@ def _host_binary(name: str, fn: Any, input: Any, other: Any, kinds: str, dtype: 
     if not ok:
         raise dtypes.not_implemented(f"{name}_cpu", dt)
     like = input if is_value(input) else other
-    a, b = (x._host() if is_value(x) else x for x in (input, other))
+    a, b = (x._values() if is_value(x) else x for x in (input, other))
     out = fn(np.asarray(a, dt.np), np.asarray(b, dt.np))
     return _placed(out, dtype or dt, like)
 
 
 def _placed(array: Any, dt: dtypes.dtype, like: Any) -> Any:
     """A host result (an array or a numpy scalar) as a tensor of ``dt`` on ``like``'s device."""
-    return placed(np.array(array, dtype=dt.np, order="C"), dt, like.device)
+    return placed(np.array(dtypes.cast(array, dt), order="C"), dt, like.device)
 
 
 def gcd(input: Any, other: Any) -> Any:  # noqa: A002
@@ -399,8 +401,14 @@ def ldexp(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.ldexp(tidu.tensor([1.0, 3.0]), tidu.tensor([2, -1]))
     tensor([4.0000, 1.5000])
     """
-    x = _floating(input)
-    return math.mul(x, math.pow(2.0, convert(other, x.dtype) if is_value(other) else float(other)))
+    if not is_value(other):
+        return math.mul(_floating(input), 2.0 ** float(other))
+    if other.dtype is dtypes.bool_ and is_value(input) and input.dtype.is_floating_point:  # (PyTorch's kernel)
+        raise dtypes.not_implemented("ldexp_cpu_exp", other.dtype)
+    dt = dtypes.result_type(input, other)  # PyTorch's: in the operands' dtype, a floating one
+    if not dt.is_floating_point:
+        dt = dtypes.get_default_dtype()
+    return math.mul(convert(input, dt), math.pow(2.0, convert(other, dt)))
 
 
 def logaddexp2(input: Any, other: Any) -> Any:  # noqa: A002
@@ -424,7 +432,7 @@ def signbit(input: Any) -> Any:  # noqa: A002
     >>> tidu.signbit(tidu.tensor([-0.0, 1.0, -2.0]))
     tensor([ True, False,  True])
     """
-    return _placed(np.signbit(input._host()), dtypes.bool_, input)
+    return _placed(np.signbit(input._values()), dtypes.bool_, input)
 
 
 FrexpResult = namedtuple("frexp", ["mantissa", "exponent"])
@@ -440,7 +448,7 @@ def frexp(input: Any) -> Any:  # noqa: A002
     """
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    mantissa, exponent = np.frexp(input._host())
+    mantissa, exponent = np.frexp(input._values())
     return FrexpResult(_placed(mantissa, input.dtype, input), _placed(exponent, dtypes.int32, input))
 
 
@@ -465,8 +473,8 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
     if not (is_value(elements) or is_value(test_elements)):
         raise TypeError("isin() received an invalid combination of arguments")
     like = elements if is_value(elements) else test_elements
-    a = elements._host() if is_value(elements) else np.asarray(elements)
-    b = test_elements._host() if is_value(test_elements) else np.asarray(test_elements)
+    a = elements._values() if is_value(elements) else np.asarray(elements)
+    b = test_elements._values() if is_value(test_elements) else np.asarray(test_elements)
     out = np.isin(a, b, assume_unique=assume_unique, invert=invert)
     return _placed(out, dtypes.bool_, like)
 

@@ -556,6 +556,8 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool =
     topk(values=tensor([3., 2.]), indices=tensor([0, 2]))
     """
     _check(input, "topk")
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if not isinstance(k, int) or not 0 <= k <= size:

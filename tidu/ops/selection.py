@@ -43,7 +43,7 @@ def nonzero(input: Any, *, as_tuple: bool = False) -> Any:  # noqa: A002
     tensor([[0, 1],
             [1, 0]])
     """
-    values = input._host()
+    values = input._values()
     if as_tuple:
         return tuple(_positions(p, input) for p in np.nonzero(np.atleast_1d(values)))
     return _positions(np.argwhere(values), input)
@@ -63,7 +63,7 @@ def nonzero_static(input: Any, *, size: int, fill_value: int = -1) -> Any:  # no
         raise TypeError(f"nonzero_static(): argument 'size' must be int, not {type(size).__name__}")
     if size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
-    found = np.argwhere(input._host())[:size]
+    found = np.argwhere(input._values())[:size]
     rows = np.full((int(size), input.ndim), fill_value, dtype=np.int64)
     rows[:len(found)] = found
     return _positions(rows, input)
@@ -388,7 +388,7 @@ def _scatter_on_host(input: Any, d: int, index: Any, src: Any, reduce: str, incl
     gradient is needed, ``result + (core - core.detach())`` where ``core`` is the linear map whose
     derivatives are the reduction's (weights found on the host)."""
     ufunc = _REDUCTIONS[reduce]
-    x, s, idx = input._host(), src._host(), index._host().astype(np.int64)
+    x, s, idx = input._values(), src._values(), index._host().astype(np.int64)
     grid = np.indices(idx.shape)
     grid[d] = idx
     target = tuple(grid)

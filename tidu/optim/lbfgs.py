@@ -160,6 +160,8 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
+        if any(p.dtype.name == "bfloat16" for p in self._params):  # numpy, which it computes in, has no bfloat16
+            raise NotImplementedError("tidu's LBFGS does not support bfloat16 parameters (PyTorch's does)")
 
     # --- the parameters as one flat vector (numpy, in the parameters' dtype) ---------------
     def _flat_grad(self) -> np.ndarray:

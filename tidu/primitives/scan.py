@@ -15,15 +15,12 @@ from typing import Any
 from ..backends.cpu import scan
 from ..backends.cuda.host import on_host
 from ..core.aval import ShapeDtype
-from ..core.dtypes import NUMERIC, float32, float64, int64
+from ..core.dtypes import FLOATS, NUMERIC, int64
 from ..core.primitive import Primitive
 from ._batching import at_front, batch_size
 from ._batching import unary as batch_unary
 from ._util import check_axes, check_dtype, ops, same_shape_dtype
 from .slicing import pad, slice_p
-
-FLOATS = (float32, float64)
-
 
 
 def shift_in_zero(x: Any, axis: int, reverse: bool) -> Any:

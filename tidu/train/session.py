@@ -130,12 +130,12 @@ class Session:
     def set_parameter(self, name: str, value: Any) -> None:
         """Overwrite a parameter's values in place (same shape)."""
         p = self._param(name)
-        array = np.asarray(value.detach().numpy() if isinstance(value, Tensor) else value)
+        array = np.asarray(value._values() if isinstance(value, Tensor) else value)
         if array.shape != p._buf.shape:
             raise RuntimeError(
                 f"set_parameter: size mismatch for {name}: got {tuple(array.shape)}, the parameter is {tuple(p.shape)}"
             )
-        p._data[...] = array
+        p._data[...] = dtypes.cast(array, p.dtype)  # a bfloat16 parameter's storage holds bits
         written(p)
 
     # --- optimizer -----------------------------------------------------------------------------
