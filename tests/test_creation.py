@@ -462,3 +462,17 @@ def test_randint_like_keeps_shape_and_dtype() -> None:
     x = tidu.randint_like(tidu.zeros(3, 4, dtype=tidu.int32), 3, 5)
     assert x.dtype is tidu.int32 and tuple(x.shape) == (3, 4) and set(x.numpy().ravel()) <= {3, 4}
     assert set(tidu.randint_like(tidu.zeros(1000), 2).numpy().ravel()) == {0.0, 1.0}
+
+
+@pytest.mark.parametrize("call", ["L.tensor(range(4))", "L.tensor(range(2, 8, 2), dtype=L.float32)",
+                                  "L.tensor([range(2), range(2)])"])
+def test_tensor_of_ranges_matches_torch(call: str) -> None:
+    ours, ref = (eval(call, {"L": L}) for L in (tidu, torch))  # noqa: S307
+    assert (str(ours.dtype).split(".")[-1], ours.tolist()) == (str(ref.dtype).split(".")[-1], ref.tolist())
+
+
+@pytest.mark.parametrize("call", ["L.tensor(2**63)", "L.tensor([1, 2**64])", "L.tensor(-2**63 - 1)"])
+def test_an_int_beyond_int64_raises_like_torch(call: str) -> None:
+    from tests.test_torch_oracle import assert_same_error
+
+    assert_same_error(call)

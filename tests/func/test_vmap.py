@@ -229,3 +229,41 @@ def test_indexing_with_a_mapped_index_out_of_bounds_or_unsupported_raises() -> N
         tidu.func.vmap(lambda x, i: x[i])(x, i)
     with pytest.raises(TypeError, match="one int32 or int64 tensor index"):
         tidu.func.vmap(lambda x, i: x[i > 0])(x, i)
+
+
+def test_per_example_gradients_of_a_classifier_match_torch() -> None:
+    """torch.func's per-sample-gradient recipe: ``vmap(grad(loss))`` with ``functional_call`` and a
+    mapped class-index target (cross entropy's, an embedding's indices)."""
+    torch.manual_seed(0)
+    ref = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 3))
+    state = {k: v.detach().numpy() for k, v in ref.state_dict().items()}
+    rng = np.random.default_rng(0)
+    xs, ys, ids = rng.standard_normal((5, 3)).astype(np.float32), np.array([0, 2, 1, 0, 2]), np.array([[1, 0], [2, 2], [0, 1], [1, 1], [2, 0]])
+    results = []
+    for L in (tidu, torch):
+        model = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.Tanh(), L.nn.Linear(4, 3))
+        model.load_state_dict({k: L.tensor(v) for k, v in state.items()})
+        table = L.tensor(rng.standard_normal((3, 3)).astype(np.float32) if L is tidu else results[0][2])
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss(p, x, y, i, model=model, table=table, L=L):  # noqa: ANN001, ANN202
+            out = L.func.functional_call(model, p, (x.unsqueeze(0) + L.nn.functional.embedding(i, table).sum(0),))
+            return L.nn.functional.cross_entropy(out, y.unsqueeze(0), label_smoothing=0.1)
+
+        grads = L.func.vmap(L.func.grad(loss), in_dims=(None, 0, 0, 0))(params, L.tensor(xs), L.tensor(ys), L.tensor(ids))
+        results.append(({k: g.numpy() for k, g in grads.items()}, None, table.numpy()))
+    for k in results[1][0]:
+        np.testing.assert_allclose(results[0][0][k], results[1][0][k], rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+@pytest.mark.parametrize("body,error", [
+    (lambda x: x.clone().add_(1), NotImplementedError),  # in place on a mapped value: a clear refusal
+    (lambda x: x.clone().__setitem__(0, 5.0), NotImplementedError),
+    (lambda x: tidu.zeros(3).add_(x), RuntimeError),  # a mapped value into a tensor: PyTorch's error
+    (lambda x: tidu.zeros(3).__setitem__(1, x[0]), RuntimeError),
+    (lambda x: x.nonzero(), RuntimeError),  # a size that depends on the values
+    (lambda x: tidu.unique(x), RuntimeError),
+])
+def test_what_vmap_cannot_batch_raises_a_clear_error(body: Any, error: type) -> None:
+    with pytest.raises(error, match="vmap"):
+        tidu.func.vmap(body)(tidu.ones(4, 3))

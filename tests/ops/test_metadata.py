@@ -87,3 +87,10 @@ def test_queries_match_torch(lib_fn: Any) -> None:
 ])
 def test_query_errors_match_torch(call: str) -> None:
     assert_same_error(call)
+
+
+def test_layout_and_backend_flags_are_false_as_for_a_dense_cpu_tensor() -> None:
+    names = ["is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_nested", "is_mkldnn", "is_mps", "is_xla",
+             "is_xpu", "is_vulkan", "is_ipu", "is_maia", "is_mtia"]
+    ours, ref = tidu.ones(2), torch.ones(2)
+    assert [getattr(ours, n) for n in names] == [getattr(ref, n) for n in names] == [False] * len(names)

@@ -551,3 +551,9 @@ def test_statistics_errors_match_torch(call: str) -> None:
 
 def test_topk_of_bools_raises_like_pytorch() -> None:
     assert_same_error("L.tensor([True, False]).topk(1)")
+
+
+@pytest.mark.parametrize("call", ["L.ones(2, 3).sum(dim=(0, 0))", "L.ones(2, 3).sum(dim=(1, -1))",
+                                  "L.ones(2, 3).mean((0, 1, -2))"])
+def test_a_repeated_reduction_dim_is_named_like_torch(call: str) -> None:
+    assert_same_error(call)

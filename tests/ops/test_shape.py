@@ -320,3 +320,32 @@ def test_views_take_the_short_path_as_the_general_bind(device: str, monkeypatch:
             x.permute(0, 1)
         with pytest.raises(RuntimeError, match="invalid for input of size 60"):
             x.reshape(7, -1)
+
+
+@pytest.mark.parametrize("call", [
+    "x.view(L.int32)", "x.view(L.float32)", "(x * 2).view(L.int32)", "x.detach().view(L.int16)", "x.detach().view(L.float64)",
+    "L.ones(2, 3).t().view(L.int32)", "L.arange(6.).view(L.float64)[1:].view(L.int32)",
+    "L.tensor([1.5, -2.0]).bfloat16().view(L.int16)", "L.tensor([16320, -16384], dtype=L.int16).view(L.bfloat16)",
+    "L.arange(6.).reshape(2, 3)[:, 1:].view(L.int32)", "L.tensor([True, False]).view(L.uint8)",
+])
+def test_view_as_another_dtype_reads_the_bits_like_torch(call: str) -> None:
+    """``view(dtype)``: the storage as another dtype, not differentiable (PyTorch's)."""
+    results = []
+    for L in (tidu, torch):
+        x = L.ones(2, requires_grad=True)  # noqa: F841 - read by the calls
+        r = eval(call)  # noqa: S307
+        results.append((str(r.dtype).split(".")[-1], tuple(r.shape), r.requires_grad, r.float().tolist()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("call", ["L.ones(2, 3).t().view(L.int16)", "L.ones(()).view(L.int16)", "L.ones(3).view(L.float64)",
+                                  "L.ones(4)[1:].view(L.float64)"])
+def test_view_as_a_dtype_of_another_size_raises_like_torch(call: str) -> None:
+    assert_same_error(call)
+
+
+def test_a_write_through_a_dtype_view_reaches_the_tensor() -> None:
+    y = tidu.zeros(2)
+    version = y._version.value
+    y.view(tidu.int32)[0] = 1065353216  # the bits of 1.0
+    assert y.tolist() == [1.0, 0.0] and y._version.value > version

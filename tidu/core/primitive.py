@@ -419,10 +419,22 @@ class Var:
 
     __float__ = __int__ = __index__ = __complex__ = item
 
+    def _values(self) -> Any:
+        """An op computed on the host from the values (``nonzero``, ``unique``...): none here."""
+        if _in_vmap():
+            raise RuntimeError(_VMAP_DYNAMIC)
+        raise TypeError("this operation reads the values of its input, which a symbolic value inside an AD rule "
+                        "does not have")
+
+    _host = _values
+
 
 _VMAP_ITEM = ("vmap: It looks like you're calling {0} on a Tensor. We don't support vmap over calling {0} on a Tensor, "
               "please try to rewrite what you're doing with other operations. If error is occurring somewhere inside "
               "tidu's internals, please file a bug report.")
+_VMAP_DYNAMIC = ("vmap: We do not support batching operators that can output dynamic shape, or that tidu computes "
+                 "on the host from the values (nonzero, unique, masked_select, ...). Please rewrite what you're doing "
+                 "with other operations.")
 _VMAP_CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We "
                       "don't support that yet; tidu.where computes both branches.")
 

@@ -24,7 +24,7 @@ from ..core.device import CPU
 from ..core.dispatch import bind_matmul
 from ..core.grad_mode import no_grad
 from ..core.inplace import assign_
-from ..core.primitive import bind
+from ..core.primitive import Var, bind
 from ..ops._operands import kept
 from ..ops.activation import _softmax_dim, log_softmax, softmax
 from ..ops.conv import (
@@ -1376,8 +1376,8 @@ def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 
 # --- sparse --------------------------------------------------------------------------------
 def _check_index(input: Any, name: str) -> None:  # noqa: A002
-    if not isinstance(input, Tensor) or input.dtype not in (dtypes.int64, dtypes.int32):
-        got = f"torch.{dtypes.LEGACY_TYPES[input.dtype.name]}" if isinstance(input, Tensor) else type(input).__name__
+    if not isinstance(input, Tensor | Var) or input.dtype not in (dtypes.int64, dtypes.int32):
+        got = f"torch.{dtypes.LEGACY_TYPES[input.dtype.name]}" if isinstance(input, Tensor | Var) else type(input).__name__
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {got} instead (while checking arguments for {name})")
 
@@ -1402,17 +1402,24 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
     if weight.ndim != 2:
         raise RuntimeError(f"embedding: 'weight' must be 2-D, got shape {tuple(weight.shape)}")
     num = weight.shape[0]
-    data = input._host()  # validated on the host, also for CUDA (PyTorch asserts on the device)
-    if data.size and (data.min() < 0 or data.max() >= num):
-        raise IndexError(f"index out of range in self (embedding indices must lie in [0, {num}), got "
-                         f"min {data.min()}, max {data.max()})")
-    if max_norm is not None:
-        _renorm_rows(weight, np.unique(data), max_norm, norm_type)
+    symbolic = isinstance(input, Var)  # ``vmap``-ed indices: no values here; the gather checks the bounds
+    if symbolic and max_norm is not None:
+        raise NotImplementedError("embedding: max_norm renormalizes the rows looked up in place, which tidu cannot "
+                                  "do for indices mapped by vmap")
+    if not symbolic:
+        data = input._host()  # validated on the host, also for CUDA (PyTorch asserts on the device)
+        if data.size and (data.min() < 0 or data.max() >= num):
+            raise IndexError(f"index out of range in self (embedding indices must lie in [0, {num}), got "
+                             f"min {data.min()}, max {data.max()})")
+        if max_norm is not None:
+            _renorm_rows(weight, np.unique(data), max_norm, norm_type)
     if padding_idx is not None:
         if not -num <= padding_idx < num:
             raise AssertionError("Padding_idx must be within num_embeddings")
         rows = (ops.arange(num, device=weight.device) == padding_idx % num).reshape(num, 1)
         weight = ops.where(rows, weight.detach(), weight)
+    if symbolic:
+        return weight[input]
     return ops.index_select(weight, 0, input.reshape(-1)).reshape(*input.shape, weight.shape[1])
 
 
@@ -1730,10 +1737,10 @@ def _check_targets(target: Tensor, num: int, ignore_index: int) -> bool:
 
 def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str, name: str) -> Any:
     """Negative log likelihood of integer ``target`` under ``logp`` of shape ``(N, C, *)`` or ``(C,)``."""
-    if not isinstance(target, Tensor):
+    if not isinstance(target, Tensor | Var):
         raise TypeError(f"{name}(): argument 'target' must be Tensor, not {type(target).__name__}")
     if target.dtype is dtypes.uint8:
-        target = target.long()  # PyTorch takes byte class indices too
+        target = target.to(dtypes.int64)  # PyTorch takes byte class indices too
     if target.dtype is not dtypes.int64:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {dtypes.TORCH_NAMES[target.dtype.name]} "
                            f"({name} takes int64 class indices)")
@@ -1747,7 +1754,10 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     if weight is not None and tuple(weight.shape) != (num,):
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {num} classes or no classes "
                            f"but got weight tensor of shape: {list(weight.shape)}")
-    if not _check_targets(target, num, ignore_index) and weight is None and target.numel():
+    # a symbolic target (``vmap``-ed: per-example gradients) has no values to check here: it takes the
+    # masked path, where ``ignore_index`` needs none, and the gather checks the bounds on the values
+    if isinstance(target, Tensor) and not _check_targets(target, num, ignore_index) and weight is None \
+            and target.numel():
         # every target counts with weight 1: the same sums as below, in one primitive (two dimensions,
         # a reduction) or four, not thirteen
         if logp.ndim == 2 and reduction != "none" and logp.dtype.is_floating_point:
@@ -1832,7 +1842,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     class_dim = 1 if input.ndim >= 2 else 0
     num = input.shape[class_dim]
     logp = log_softmax(input, class_dim)
-    if isinstance(target, Tensor) and target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):
+    if isinstance(target, Tensor | Var) and target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / num
         terms = logp * target

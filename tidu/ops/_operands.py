@@ -273,5 +273,6 @@ def wrap_dims(dim: Any, ndim: int) -> tuple[int, ...]:
         dim = (dim,)
     dims = tuple(wrap_dim(d, ndim) for d in dim)
     if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
+        repeated = next(d for k, d in enumerate(dims) if d in dims[:k])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     return dims if ndim else ()

@@ -358,7 +358,7 @@ def _max_pool(op: str, nd: int, input: Any, kernel_size: Any, stride: Any, paddi
     kernel, stride, padding, dilation, out_sizes = _pool_args(
         op, input, kernel_size, stride, padding, dilation, ceil_mode, nd)
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: the window maxima are found on concrete data; it cannot run inside an AD rule")
+        raise TypeError(f"{op}: the window maxima are found on concrete data; it cannot run inside vmap or an AD rule")
     lead, sizes = tuple(input.shape[:-nd]), tuple(input.shape[-nd:])
     data = input.detach()._values().reshape(-1, *sizes)  # window maxima found on the host (also for CUDA)
     if data.dtype == np.float16:  # the search is compiled: Numba has no float16 (float32 holds it exactly)

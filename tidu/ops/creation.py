@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import math
 import warnings
+from builtins import range as _range  # (``range`` is PyTorch's here)
 from typing import Any
 
 import numpy as np
@@ -103,23 +104,30 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     (tidu.int64, tidu.float32, tidu.int64)
     """
     factory_device(device)
+    if isinstance(data, _range) or isinstance(data, list | tuple) and data and isinstance(data[0], _range):
+        data = list(data) if isinstance(data, _range) else [list(r) if isinstance(r, _range) else r for r in data]
     inferred = _infer_dtype(data)
     dt = dtypes.as_dtype(dtype) if dtype is not None else inferred
     _check_grad_dtype(dt, requires_grad)
+    try:
+        return _make(_tensor_array(data, dt, inferred), dt, device, requires_grad)
+    except OverflowError:  # an int beyond int64
+        raise ValueError("Overflow when unpacking long long") from None
+
+
+def _tensor_array(data: Any, dt: dtypes.dtype, inferred: dtypes.dtype) -> np.ndarray:
+    """``tensor(data)``'s array, storing ``dt``."""
     if isinstance(data, np.ndarray | np.generic | Tensor):
-        array = dtypes.cast(data._values() if isinstance(data, Tensor) else data, dt) if dt.is_half else np.array(
+        return dtypes.cast(data._values() if isinstance(data, Tensor) else data, dt) if dt.is_half else np.array(
             data._values() if isinstance(data, Tensor) else data, dtype=dt.np, copy=True)
-    elif dt in dtypes.INTEGERS and inferred is not dt:
+    if dt in dtypes.INTEGERS and inferred is not dt:
         _check_numbers(data, dt)  # then cast, wrapping: uint8 takes -1 as 255, as PyTorch's does
         exact = np.float64 if inferred.is_floating_point else inferred.np
-        array = dtypes.cast(np.array(_plain(data), dtype=exact).reshape(_shape_of(data)), dt)
-    else:
-        shape = _shape_of(data)
-        with np.errstate(over="ignore"):  # 1e39 in float32 is inf, as in PyTorch
-            array = np.array(_plain(data), dtype=np.float64 if dt.is_half else dt.np).reshape(shape)
-        if dt.is_half:
-            array = dtypes.cast(array, dt)
-    return _make(array, dt, device, requires_grad)
+        return dtypes.cast(np.array(_plain(data), dtype=exact).reshape(_shape_of(data)), dt)
+    shape = _shape_of(data)
+    with np.errstate(over="ignore"):  # 1e39 in float32 is inf, as in PyTorch
+        array = np.array(_plain(data), dtype=np.float64 if dt.is_half else dt.np).reshape(shape)
+    return dtypes.cast(array, dt) if dt.is_half else array
 
 
 def _check_numbers(data: Any, dt: dtypes.dtype) -> None:

@@ -537,7 +537,14 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
             [1., 0., 2.]])
     """
     if isinstance(input, Var):
-        raise TypeError("item assignment on a symbolic value inside an AD rule is not supported")
+        raise NotImplementedError("__setitem__: tidu's vmap and function transforms do not support in-place writes "
+                                  "into the values they map or differentiate; use the out-of-place torch.where, "
+                                  "index_put or scatter instead")
+    if isinstance(value, Var):  # a tensor cannot hold a transformed (vmapped, differentiated) value
+        raise RuntimeError("vmap: index_put_(self, *extra_args) is not possible because there exists a Tensor "
+                           "`other` in extra_args that has more elements than `self`. This happened due to `other` "
+                           "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+                           "out-of-place operators instead of index_put_.")
     check_writable(input, "__setitem__")
     if not is_value(value) or value.ndim == 0:
         _no_byte_mask_fill(index)

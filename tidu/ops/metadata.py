@@ -286,4 +286,9 @@ TENSOR_METHODS = {
     "is_nonzero": is_nonzero,
     "is_same_size": is_same_size,
     "is_inference": is_inference,
+    # the layouts and backends tidu has none of (strided dense tensors on 'cpu' or 'cuda' only): read by
+    # library code that branches on them (``if x.is_sparse: ...``)
+    **{name: property(lambda self: False) for name in (
+        "is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_nested", "is_mkldnn", "is_mps", "is_xla",
+        "is_xpu", "is_vulkan", "is_ipu", "is_maia", "is_mtia")},
 }

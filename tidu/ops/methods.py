@@ -196,11 +196,33 @@ def _inplace(compute: Any, name: str, *, cast: bool = False, overwrites: bool = 
             check_writable(self, name)
         read_from_base(self)
         since = mark()
-        value = _fit(self, compute(self, *args, **kwargs), name, cast=cast)
+        value = compute(self, *args, **kwargs)
+        if isinstance(value, Var):  # a tensor cannot hold a transformed (vmapped, differentiated) value
+            raise RuntimeError(_INTO_TENSOR.format(name))
+        value = _fit(self, value, name, cast=cast)
         return assign_(self, value, op=name, since=since, overwrites=overwrites)
 
     method.__name__ = name
     method.__doc__ = f"In-place ``{name}``: the tensor takes the new value in its own storage."
+    return method
+
+
+_INTO_TENSOR = ("vmap: {0}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
+                "that has more elements than `self`. This happened due to `other` being vmapped over but `self` not "
+                "being vmapped over in a vmap. Please try to use out-of-place operators instead of {0}.")
+_ON_VAR = ("{0}: tidu's vmap and function transforms do not support in-place operations on the values they map or "
+           "differentiate; use the out-of-place form (x = x.{1}(...)), or torch.where / index_put for a write "
+           "into part of a value")
+
+
+def _var_inplace(name: str) -> Any:
+    """The in-place method ``name`` on a ``Var``: a clear error (PyTorch runs it; tidu's values
+    inside the transforms are immutable, and an alias of one would not see the write)."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(_ON_VAR.format(name, name.rstrip("_")))
+
+    method.__name__ = name
     return method
 
 
@@ -650,6 +672,7 @@ VAR_ONLY = {
     "contiguous": lambda self, memory_format=formats.contiguous_format: self,
     "numel": lambda self: math_prod(self.aval.shape),
     "is_cuda": property(lambda self: self.aval.device == "cuda"),
+    **{name: _var_inplace(name) for name in INPLACE},
 }
 BOTH = {"clone": shape.clone, **creation.TENSOR_METHODS}
 

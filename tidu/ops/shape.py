@@ -10,6 +10,8 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
+import numpy as np
+
 from ..backends.layout import storage
 from ..core import dtypes, formats
 from ..core.dispatch import bind_one
@@ -106,7 +108,15 @@ def view(input: Any, *shape: Any) -> Any:  # noqa: A002
     Traceback (most recent call last):
     ...
     RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.
+
+    ``view(dtype)`` reads the same storage as another dtype (its bits), as PyTorch's: not
+    differentiable, and writes through it reach ``input``.
+
+    >>> tidu.tensor([1.0]).view(tidu.int32)
+    tensor([1065353216], dtype=tidu.int32)
     """
+    if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+        return view_as_dtype(input, shape[0])
     out = reshape(input, *shape)
     if out is not input and isinstance(input, Tensor) and input._buf.size and storage(out._buf) is not storage(input._buf):
         raise RuntimeError(
@@ -114,6 +124,43 @@ def view(input: Any, *shape: Any) -> Any:  # noqa: A002
             "across two contiguous subspaces). Use .reshape(...) instead."
         )
     return out
+
+
+def view_as_dtype(input: Tensor, dt: dtypes.dtype) -> Tensor:  # noqa: A002
+    """``input.view(dt)``: its storage read as ``dt`` (a smaller or larger itemsize splits or joins
+    the elements of the last dim, which must be dense), sharing the version counter."""
+    if not isinstance(input, Tensor):
+        raise TypeError("view(dtype) reads a tensor's storage: a symbolic value inside a transform has none")
+    have, want = input.dtype.itemsize, dt.itemsize
+    names = f"{dtypes.TORCH_NAMES[input.dtype.name]} as {dtypes.TORCH_NAMES[dt.name]} (different element sizes)"
+    buf = input._data
+    shape, strides = tuple(buf.shape), tuple(buf.strides)
+    if have != want:
+        if not shape:
+            raise RuntimeError(f"self.dim() cannot be 0 to view {names}")
+        if strides[-1] != have and shape[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {names}, but got {strides[-1] // have}")
+        if want > have:
+            ratio = want // have
+            if shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view {names}, but got {shape[-1]}")
+            if input.storage_offset() % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to view {names}, but got "
+                                   f"{input.storage_offset()}")
+        shape, strides = (*shape[:-1], shape[-1] * have // want), (*strides[:-1], want)
+    if input.device.type == "cpu":
+        array = _numpy_view(buf, dt, shape, strides)
+    else:
+        host = None if buf.host is None else _numpy_view(buf.host, dt, shape, strides)
+        array = type(buf)(shape, dt.np, strides, buf.ptr, buf, host)
+    return Tensor(array, dt, device=input.device, _version=input._version)
+
+
+def _numpy_view(array: np.ndarray, dt: dtypes.dtype, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """``array``'s memory as ``dt`` in ``shape`` and byte ``strides``: a view of its storage."""
+    root = storage(array)
+    offset = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return np.ndarray(shape, dt.np, root, offset, strides)
 
 
 def permute(input: Any, *dims: Any, **kwargs: Any) -> Any:  # noqa: A002
