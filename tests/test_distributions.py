@@ -336,3 +336,11 @@ def test_enumerate_support_matches_torch():
         ours, theirs = _build(name, tidu, False)[0], _build(name, torch, False)[0]
         for expand in (True, False):
             _close(ours.enumerate_support(expand), theirs.enumerate_support(expand))
+
+
+def test_the_mode_with_every_concentration_below_one_is_torchs_vertex():
+    """No interior mode: PyTorch's Beta and Dirichlet pick the first vertex (the argmax of their
+    NaN quotients), not the largest concentration's."""
+    for make in (lambda m, t: m.Beta(t.tensor([2.0, 0.5, 0.9]), t.tensor([3.0, 0.7, 0.2])),
+                 lambda m, t: m.Dirichlet(t.tensor([[0.5, 0.2, 0.9], [2.0, 0.5, 3.0]]))):
+        _close(make(tdist, tidu).mode, make(pdist, torch).mode)

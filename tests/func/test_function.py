@@ -194,3 +194,84 @@ def test_vmap_of_a_function_raises() -> None:
     fn = make(tidu, False)
     with pytest.raises(RuntimeError, match="does not support vmap"):
         tidu.func.vmap(lambda a: fn.apply(a, a, 1.0)[0])(tidu.ones(2, 3))
+
+
+def _dirty(lib: Any) -> type:
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 2
+
+    return Double
+
+
+def test_mark_dirty_keeps_the_tensor_and_takes_its_place_in_the_graph() -> None:
+    """An input written in place by ``forward`` and returned: the same tensor, its history now the
+    function's (PyTorch's ``ctx.mark_dirty``), also through a view into its base."""
+    results = []
+    for lib in (tidu, torch):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = a * 1
+        out = _dirty(lib).apply(b)
+        view_base = a * 1
+        _dirty(lib).apply(view_base[1:])
+        ((out * out).sum() + (view_base * view_base).sum()).backward()
+        results.append((out is b, out.tolist(), view_base.tolist(), a.grad.tolist()))
+    assert results[0] == results[1]
+    assert results[0][0]
+
+
+def test_mark_dirty_on_a_leaf_that_requires_grad_raises_like_torch() -> None:
+    from tests.test_torch_oracle import assert_same_error
+
+    assert_same_error(lambda lib: _dirty(lib).apply(lib.ones(2, requires_grad=True)))
+
+
+def test_once_differentiable_backward_refuses_a_second_differentiation_like_torch() -> None:
+    results = []
+    for lib in (tidu, torch):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            @lib.autograd.function.once_differentiable
+            def backward(ctx: Any, g: Any) -> Any:
+                (x,) = ctx.saved_tensors
+                return 2 * x * g
+
+        x = lib.tensor([3.0], requires_grad=True)
+        (plain,) = lib.autograd.grad((Square.apply(x) * x).sum(), x)
+        # under create_graph the cotangent reaching Square's backward (x) requires grad
+        (g,) = lib.autograd.grad((Square.apply(x) * x).sum(), x, create_graph=True)
+        with pytest.raises(RuntimeError, match="differentiate twice a function that was marked with @once_differentiable"):
+            g.sum().backward()
+        (seeded,) = lib.autograd.grad(Square.apply(x).sum(), x, create_graph=True)  # a constant cotangent
+        results.append((plain.tolist(), g.tolist(), g.requires_grad, seeded.requires_grad))
+    assert results[0] == results[1]
+
+
+def test_a_gradient_of_the_wrong_shape_is_named_like_torch() -> None:
+    from tests.test_torch_oracle import assert_same_error
+
+    def call(lib: Any) -> Any:
+        class Sum(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                return x.sum()
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                return lib.ones(3)
+
+        return Sum.apply(lib.ones(2, requires_grad=True)).backward()
+
+    assert_same_error(call)

@@ -25,6 +25,7 @@ program cache). ``vmap`` of a Function is not supported (a clear error).
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 from ..ad import OperationRole, PrimitiveValue
 from ..ad import Primitive as EnginePrimitive
 from ..core import grad_mode
+from ..core.inplace import assign_
 from ..core.primitive import Var, accumulate_add
 from ..core.programs import TensorRecordedGraph
 from ..core.tape import RECORDER, SavedInput, SavedOutput
@@ -46,6 +48,7 @@ class FunctionCtx:
         self.needs_input_grad = needs_input_grad
         self.to_save: tuple[Any, ...] = ()
         self.non_differentiable: set[int] = set()
+        self.dirty: set[int] = set()
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors: Any) -> None:
@@ -67,6 +70,11 @@ class FunctionCtx:
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Outputs that get no gradient (their ``requires_grad`` stays False)."""
         self.non_differentiable.update(id(t) for t in tensors)
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        """Inputs ``forward`` wrote in place (and returns): each output that is one stays that
+        tensor, which now holds this call's result in the graph."""
+        self.dirty.update(id(t) for t in tensors)
 
     def set_materialize_grads(self, value: bool) -> None:
         """With ``False``, ``backward`` receives ``None`` for outputs that got no gradient."""
@@ -133,6 +141,7 @@ class Function:
         outs = [output] if single else list(output)
         if not (grad_mode.is_grad_enabled() and any(needs)):
             return output
+        dirty = {}
         for i, o in enumerate(outs):
             if not isinstance(o, Tensor):
                 raise TypeError(f"{cls.__name__}.forward must return Tensors (or a tuple of them), output {i} "
@@ -141,7 +150,13 @@ class Function:
                 outs[i] = Tensor(o._data, o.dtype, device=o.device)  # an input returned as is: a new value on the tape
                 if id(o) in ctx.non_differentiable:  # marked non-differentiable, it stays so
                     ctx.non_differentiable.add(id(outs[i]))
+                if id(o) in ctx.dirty and any(o is a for a in args):
+                    if o._trace is None and o.requires_grad:
+                        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+                    dirty[i] = o
         _record(cls, ctx, args, outs)
+        for i, o in dirty.items():  # written in place: the input takes the result's place in the graph
+            outs[i] = assign_(o, outs[i], op=cls.__name__)
         return outs[0] if single else tuple(outs)
 
 
@@ -270,7 +285,7 @@ class FunctionBackward(_Op):
         wanted = [result[p] for p, m in zip(fn.positions, self.linear.mask) if m]
         avals = [a for a, m in zip(fn.in_avals, self.linear.mask) if m]
         filled = [zeros(a.shape, dtype=a.dtype) if g is None else g for g, a in zip(wanted, avals)]
-        return _checked(filled, avals, f"{fn.name}.backward", "gradient", "input")
+        return _checked(filled, avals, f"Function {fn.name}Backward", "gradient", "input")
 
 
 def _checked(values: list[Any], avals: Sequence[Any], where: str, what: str, of: str) -> list[Any]:
@@ -285,3 +300,55 @@ def _checked(values: list[Any], avals: Sequence[Any], where: str, what: str, of:
                                f"expected shape compatible with {list(a.shape)}")
         out.append(v if v.dtype is a.dtype else v.to(a.dtype))
     return out
+
+
+_TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class _DelayedError(Function):
+    """A gradient made by a ``once_differentiable`` backward under ``create_graph``: it requires
+    grad (through ``anchor``, a cotangent that does), and differentiating it raises."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, value: Tensor, anchor: Tensor) -> Tensor:
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        raise RuntimeError(_TWICE)
+
+
+def once_differentiable(backward: Any) -> Any:
+    """Decorate a ``Function``'s ``backward`` that is not itself differentiable (PyTorch's): it
+    runs under ``no_grad``; under ``create_graph`` its gradients still require grad, and a second
+    backward through them raises.
+
+    >>> import tidu
+    >>> class Square(tidu.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     @tidu.autograd.function.once_differentiable
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * g
+    >>> x = tidu.tensor(3.0, requires_grad=True)
+    >>> tidu.autograd.grad(Square.apply(x), x)
+    (tensor(6.),)
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        with grad_mode.no_grad():
+            outputs = backward(ctx, *grad_outputs)
+        anchor = next((g for g in grad_outputs if isinstance(g, Tensor) and g.requires_grad), None)
+        if anchor is None or not grad_mode.is_grad_enabled():
+            return outputs
+        single = not isinstance(outputs, tuple)
+        wrapped = tuple(_DelayedError.apply(o, anchor) if isinstance(o, Tensor) and o.dtype.is_floating_point else o
+                        for o in ((outputs,) if single else outputs))
+        return wrapped[0] if single else wrapped
+
+    return wrapper

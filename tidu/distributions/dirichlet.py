@@ -47,7 +47,9 @@ class Dirichlet(Distribution):
     def mode(self) -> Any:
         above_one = (self.concentration - 1).clamp(min=0)
         mode = above_one / above_one.sum(-1, keepdim=True)
-        peak = one_hot(self.concentration.argmax(-1), self.concentration.shape[-1], mode)
+        # every concentration below 1: no interior mode. PyTorch's vertex is the argmax of the NaN
+        # quotients above (0/0), the first one
+        peak = one_hot(mode.argmax(-1), self.concentration.shape[-1], mode)
         return tidu.where((self.concentration < 1).all(-1, keepdim=True), peak, mode)
 
     @property
