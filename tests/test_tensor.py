@@ -397,3 +397,11 @@ def test_apply_bumps_the_version() -> None:
 def test_vmap_is_func_vmap() -> None:
     assert tidu.vmap is tidu.func.vmap
     assert tidu.vmap(lambda r: r.sum())(tidu.ones(3, 2)).tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("call", ["float(L.ones(2))", "int(L.ones(0))", "complex(L.ones(3))", "L.ones(2).item()",
+                                  "L.ones(2).__index__()", "bool(L.ones(0))", "bool(L.ones(2))"])
+def test_python_conversions_of_more_than_one_element_raise_like_torch(call: str) -> None:
+    from tests.test_torch_oracle import assert_same_error
+
+    assert_same_error(call)

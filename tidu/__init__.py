@@ -138,6 +138,21 @@ newaxis = None  # numpy's name, as torch.newaxis: x[:, tidu.newaxis] adds a dim
 
 __version__ = "0.1.0"
 
+
+def _take_out() -> None:
+    """The namespace functions PyTorch gives ``out=`` take it (tidu/ops/outputs.py); an alias of
+    one (``absolute`` of ``abs``) is the same wrapped function."""
+    from .ops.outputs import OUT_NAMES, with_out
+
+    names = globals()
+    wrapped = {id(names[n]): with_out(names[n], n) for n in sorted(OUT_NAMES) if callable(names.get(n))}
+    for name, value in list(names.items()):
+        if id(value) in wrapped and callable(value):
+            names[name] = wrapped[id(value)]
+
+
+_take_out()
+
 # PyTorch's submodules that scripts reach for now and then, imported at their first use so that
 # ``import tidu`` does not pay for them
 _LAZY_MODULES = frozenset({"accelerator", "compiler", "cpu", "distributed", "multiprocessing", "profiler",

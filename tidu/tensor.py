@@ -504,14 +504,24 @@ class Tensor:
         return Tensor(self._buf, self._dtype, device=self._device, _version=self._version)
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar())
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar())
+
+    def _scalar(self) -> Any:
+        """``item()`` for Python's conversions, which raise PyTorch's ``ValueError`` on a size other than 1."""
+        if self._buf.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __bool__(self) -> bool:
         if self._buf.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self._buf.size} values is ambiguous")
+            many = "no values" if not self._buf.size else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {many} is ambiguous")
         return bool(self._values().reshape(()).item())
 
     def __index__(self) -> int:

@@ -242,3 +242,84 @@ def test_parameter_containers_match_torch_names():
         assert all(p.requires_grad for p in holder.parameters())
         assert len(params) == 3 and params[-1].shape == (1,) and "b" in holder.table
         assert list(holder.table.keys()) == ["a", "b"]
+
+
+def _container_ops(L: Any) -> list:
+    nn = L.nn
+    a, b, c = nn.ReLU(), nn.Tanh(), nn.Sigmoid()
+    seq = nn.Sequential(a, b)
+    out = [[type(m).__name__ for m in seq + nn.Sequential(c)], [type(m).__name__ for m in seq * 2],
+           [type(m).__name__ for m in 2 * seq], (seq * 2)[0] is (seq * 2)[2]]
+    seq2 = nn.Sequential(a)
+    seq2 += nn.Sequential(b)
+    seq2 *= 2
+    seq2.insert(1, c)
+    seq2.insert(-1, nn.Identity())
+    popped = seq2.pop(0)
+    seq2.extend([nn.ELU()])
+    out += [[type(m).__name__ for m in seq2], type(popped).__name__, list(seq2._modules)]
+    ml = nn.ModuleList([a]) + nn.ModuleList([b, c])
+    out += [[type(m).__name__ for m in ml], type(ml.pop(1)).__name__, len(ml)]
+    pl = nn.ParameterList([nn.Parameter(L.zeros(1))])
+    pl += [nn.Parameter(L.ones(2))]
+    pd = nn.ParameterDict({"x": nn.Parameter(L.zeros(1)), "y": nn.Parameter(L.ones(2))})
+    pd |= {"z": nn.Parameter(L.ones(3))}
+    out += [len(pl), list(reversed(pd)), pd.get("q", 5), tuple(pd.setdefault("w", nn.Parameter(L.zeros(4))).shape),
+            pd.popitem()[0], list(pd.copy().keys()), list(pd.fromkeys(["a", "b"]).keys()), repr(pl).replace("torch", "tidu")]
+    for bad in (lambda: seq + nn.ModuleList([a]), lambda: seq * 0, lambda: seq * 1.5, lambda: seq.insert(9, a)):
+        try:
+            bad()
+            out.append("ok")
+        except Exception as e:  # noqa: BLE001 - the class is compared with PyTorch's
+            out.append(type(e).__name__)
+    return out
+
+
+def test_container_operators_and_methods_match_torch() -> None:
+    assert _container_ops(tidu) == _container_ops(torch)
+
+
+def test_forward_pre_hook_with_kwargs_and_prepend_match_torch() -> None:
+    def run(L: Any) -> list:
+        calls = []
+        layer = L.nn.Linear(2, 2)
+
+        def scale(module: Any, args: Any, kwargs: Any) -> Any:
+            calls.append(("kwargs", sorted(kwargs)))
+            return (args[0] * 2,), kwargs
+
+        layer.register_forward_pre_hook(scale, with_kwargs=True)
+        layer.register_forward_pre_hook(lambda m, args: calls.append("first"), prepend=True)
+        layer.register_forward_pre_hook(lambda m, args, kwargs: 3, with_kwargs=True)
+        try:
+            layer(L.ones(1, 2))
+        except RuntimeError as e:
+            calls.append(str(e))
+        return calls
+
+    assert run(tidu) == run(torch)
+
+
+def test_extra_state_is_saved_and_loaded_like_torch() -> None:
+    def run(L: Any) -> list:
+        class Counter(L.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.lin = L.nn.Linear(1, 1)
+                self.count = 3
+
+            def get_extra_state(self) -> Any:
+                return {"count": self.count}
+
+            def set_extra_state(self, state: Any) -> None:
+                self.count = state["count"]
+
+        net = L.nn.Sequential(Counter())
+        state = net.state_dict()
+        fresh = L.nn.Sequential(Counter())
+        fresh[0].count = 0
+        fresh.load_state_dict(state)
+        keys = fresh.load_state_dict({k: v for k, v in state.items() if "extra" not in k}, strict=False)
+        return [list(state), state["0._extra_state"], fresh[0].count, list(keys.missing_keys)]
+
+    assert run(tidu) == run(torch)

@@ -268,3 +268,18 @@ def _name_of(dt: Any) -> str:
 def test_ldexp_and_addcmul_refuse_what_pytorch_refuses() -> None:
     assert_same_error("L.ldexp(L.ones(2), L.tensor([True, False]))")
     assert_same_error("L.addcmul(L.tensor([True]), L.tensor([True]), L.tensor([False]))")
+
+
+def test_angle_of_real_tensors_matches_torch() -> None:
+    """pi where negative (-inf too), 0 elsewhere (-0.0 too), NaN kept; integers give floats; zero gradient."""
+    values = [-1.0, 0.0, 2.0, float("nan"), -0.0, -float("inf"), float("inf")]
+    results = []
+    for L in (tidu, torch):
+        x = L.tensor(values, requires_grad=True)
+        y = L.angle(x)
+        y.sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), str(L.angle(L.tensor([-1, 2])).dtype).split(".")[-1],
+                        str(x.half().angle().dtype).split(".")[-1]))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    assert results[0][2:] == results[1][2:]

@@ -20,7 +20,14 @@ PyTorch's). Draws of ``Cauchy``, ``VonMises``, ``NegativeBinomial`` and the othe
 families come from NumPy's generators on tidu's stream, so they differ from PyTorch's draws.
 """
 
-from . import constraint_registry, constraints, structured_transforms, transforms
+from . import (
+    constraint_registry,
+    constraints,
+    exp_family,
+    generalized_pareto,
+    structured_transforms,
+    transforms,
+)
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -30,10 +37,12 @@ from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
 from .folded import HalfCauchy, HalfNormal
 from .gamma import Chi2, Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .independent import Independent
@@ -94,5 +103,6 @@ __all__ = [
     "kl_divergence", "register_kl", "transforms", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
     "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
     "ReshapeTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform", "identity_transform", "biject_to",
-    "transform_to", "constraint_registry", "InverseGamma", "OneHotCategoricalStraightThrough",
+    "transform_to", "constraint_registry", "InverseGamma", "OneHotCategoricalStraightThrough", "ExponentialFamily",
+    "GeneralizedPareto",
 ]

@@ -8,12 +8,12 @@ import tidu
 from tidu.nn import functional as F
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .parameterization import ProbsOrLogits
 from .utils import broadcast_all
 
 
-class Bernoulli(ProbsOrLogits, Distribution):
+class Bernoulli(ProbsOrLogits, ExponentialFamily):
     """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0.
 
     >>> import tidu
@@ -25,6 +25,7 @@ class Bernoulli(ProbsOrLogits, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _mean_carrier_measure = 0
 
     def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
         param = self._set_probs_or_logits(probs, logits)
@@ -57,6 +58,13 @@ class Bernoulli(ProbsOrLogits, Distribution):
 
     def entropy(self) -> Any:
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (tidu.logit(self.probs),)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return x.exp().log1p()
 
     def enumerate_support(self, expand: bool = True) -> Any:
         values = tidu.arange(2, dtype=self._param.dtype, device=self._param.device)

@@ -8,7 +8,7 @@ import tidu
 
 from . import constraints
 from .dirichlet import Dirichlet
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import _standard_gamma, keep_above
 from .utils import broadcast_all, tiny
 
@@ -18,7 +18,7 @@ def log_beta(a: Any, b: Any) -> Any:
     return tidu.lgamma(a) + tidu.lgamma(b) - tidu.lgamma(a + b)
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """The beta distribution on [0, 1] with ``concentration1`` (alpha) and ``concentration0`` (beta).
 
     ``rsample`` is ``x / (x + y)`` of two gamma draws, its gradient theirs (``Gamma``); PyTorch's
@@ -72,3 +72,10 @@ class Beta(Distribution):
         total = a + b
         return (log_beta(a, b) - (a - 1) * tidu.digamma(a) - (b - 1) * tidu.digamma(b)
                 + (total - 2) * tidu.digamma(total))
+
+    @property
+    def _natural_params(self) -> tuple:
+        return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        return log_beta(x, y)

@@ -17,16 +17,22 @@ from collections.abc import Callable
 from typing import Any
 
 from . import constraints
-from .structured_transforms import (
+from .transforms import (
+    AffineTransform,
+    CatTransform,
     ComposeTransform,
     CorrCholeskyTransform,
+    ExpTransform,
     IndependentTransform,
     LowerCholeskyTransform,
     PositiveDefiniteTransform,
+    SigmoidTransform,
     SoftmaxTransform,
+    StackTransform,
+    StickBreakingTransform,
+    Transform,
     identity_transform,
 )
-from .transforms import AffineTransform, ExpTransform, SigmoidTransform, StickBreakingTransform, Transform
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 
@@ -86,6 +92,14 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, int | float)
 
 
+def _cat(constraint: Any, registry: ConstraintRegistry) -> Transform:
+    return CatTransform([registry(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
+
+
+def _stack(constraint: Any, registry: ConstraintRegistry) -> Transform:
+    return StackTransform([registry(c) for c in constraint.cseq], constraint.dim)
+
+
 for _registry in (biject_to, transform_to):
     _registry.register(constraints._Real, _real)
     _registry.register(constraints._IndependentConstraint, lambda c, r=_registry: _independent(c, r))
@@ -93,8 +107,11 @@ for _registry in (biject_to, transform_to):
     _registry.register(constraints._LessThan, _less_than)
     _registry.register(constraints._Interval, _interval)
     _registry.register(constraints._CorrCholesky, lambda c: CorrCholeskyTransform())
+    _registry.register(constraints._Cat, lambda c, r=_registry: _cat(c, r))
+    _registry.register(constraints._Stack, lambda c, r=_registry: _stack(c, r))
 # not bijections onto their sets, so only ``transform_to`` has them (as PyTorch's)
 transform_to.register(constraints._LowerCholesky, lambda c: LowerCholeskyTransform())
 transform_to.register(constraints._PositiveDefinite, lambda c: PositiveDefiniteTransform())
+transform_to.register(constraints._PositiveSemidefinite, lambda c: PositiveDefiniteTransform())
 biject_to.register(constraints._Simplex, lambda c: StickBreakingTransform())
 transform_to.register(constraints._Simplex, lambda c: SoftmaxTransform())

@@ -11,17 +11,17 @@ Interval(lower_bound=0.0, upper_bound=1.0)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 import tidu
 
 __all__ = [
-    "Constraint", "MixtureSameFamilyConstraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
-    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "multinomial", "nonnegative",
-    "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector",
-    "simplex", "unit_interval",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+    "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
+    "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative",
+    "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "positive_semidefinite",
+    "real", "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
 ]
 
 
@@ -166,12 +166,18 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        return (value.tril() == value).flatten(-2).all(-1)
+
+
 class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value: Any) -> Any:
-        lower = (value.tril() == value).flatten(-2).all(-1)
-        return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+        return _LowerTriangular().check(value) & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
 
 
 class _CorrCholesky(Constraint):
@@ -186,14 +192,102 @@ class _CorrCholesky(Constraint):
         return _LowerCholesky().check(value) & unit_rows
 
 
-class _PositiveDefinite(Constraint):
+class _Square(Constraint):
+    """Square matrices: the answer is the same for the whole batch."""
+
     event_dim = 2
 
     def check(self, value: Any) -> Any:
-        matrices = value._values()
-        symmetric = np.isclose(matrices, np.swapaxes(matrices, -1, -2), atol=1e-6).all((-2, -1))
-        positive = np.linalg.eigvalsh(matrices).min(-1) > 0 if matrices.size else np.ones(matrices.shape[:-2], bool)
-        return tidu.tensor(symmetric & positive, device=value.device)
+        return tidu.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=tidu.bool,
+                         device=value.device)
+
+
+class _Symmetric(_Square):
+    """Square matrices equal to their transpose (to ``atol=1e-6``)."""
+
+    def check(self, value: Any) -> Any:
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
+        return tidu.isclose(value, value.mT, atol=1e-6).flatten(-2).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    """Symmetric matrices without negative eigenvalues. Each matrix of a batch is judged on its
+    own (PyTorch answers only the symmetry when some matrix of the batch is not symmetric)."""
+
+    def check(self, value: Any) -> Any:
+        symmetric = super().check(value)
+        if not bool(symmetric.any()):
+            return symmetric
+        return symmetric & tidu.linalg.eigvalsh(value).ge(0).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    """Symmetric matrices with a Cholesky factor, judged one by one as ``positive_semidefinite``."""
+
+    def check(self, value: Any) -> Any:
+        symmetric = super().check(value)
+        if not bool(symmetric.any()):
+            return symmetric
+        return symmetric & tidu.linalg.cholesky_ex(value).info.eq(0)
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` checked on the ``i``-th piece of a value along ``dim`` (pieces of ``lengths``,
+    one element each by default), the answers concatenated as ``tidu.cat`` does."""
+
+    def __init__(self, cseq: Sequence[Constraint], dim: int = 0, lengths: Sequence[int] | None = None) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Any) -> Any:
+        _check_dim(value, self.dim)
+        pieces = value.split(self.lengths, self.dim)
+        return tidu.cat([c.check(piece) for c, piece in zip(self.cseq, pieces)], self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` checked on the ``i``-th slice of a value along ``dim``, the answers stacked as
+    ``tidu.stack`` does."""
+
+    def __init__(self, cseq: Sequence[Constraint], dim: int = 0) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        event_dim = max(c.event_dim for c in self.cseq)
+        # a negative dim reaching past the slices' event dims makes the stacked dim an event dim too
+        return event_dim + 1 if self.dim + event_dim < 0 else event_dim
+
+    def check(self, value: Any) -> Any:
+        _check_dim(value, self.dim)
+        return tidu.stack([c.check(piece) for c, piece in zip(self.cseq, value.unbind(self.dim))], self.dim)
+
+
+def _check_dim(value: Any, dim: int) -> None:
+    if not -value.ndim <= dim < value.ndim:
+        raise AssertionError(f"dim {dim} out of range for value with {value.ndim} dimensions")
 
 
 class _IndependentConstraint(Constraint):
@@ -264,8 +358,12 @@ nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
 unit_interval = _Interval(0.0, 1.0)
 simplex = _Simplex()
+lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
@@ -276,3 +374,5 @@ integer_interval = _IntegerInterval
 independent = _IndependentConstraint
 multinomial = _Multinomial
 real_vector = _IndependentConstraint(real, 1)
+cat = _Cat
+stack = _Stack

@@ -10,12 +10,12 @@ import tidu
 from tidu.nn import functional as F
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .parameterization import ProbsOrLogits
 from .utils import _clamp_probs, broadcast_all, logits_to_probs
 
 
-class ContinuousBernoulli(ProbsOrLogits, Distribution):
+class ContinuousBernoulli(ProbsOrLogits, ExponentialFamily):
     """The density ``C(p) p^x (1 - p)^(1 - x)`` on [0, 1], parameterized by ``probs`` (clamped
     into the open unit interval) or ``logits``. Near ``p = 1/2`` (inside ``lims``) the normalizer
     and moments use PyTorch's Taylor expansions.
@@ -30,6 +30,7 @@ class ContinuousBernoulli(ProbsOrLogits, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, probs: Any = None, logits: Any = None, lims: tuple[float, float] = (0.499, 0.501),
                  validate_args: bool | None = None) -> None:
@@ -111,3 +112,15 @@ class ContinuousBernoulli(ProbsOrLogits, Distribution):
     def entropy(self) -> Any:
         log_probs0, log_probs1 = (-self.probs).log1p(), self.probs.log()
         return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.logits,)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        """``log((e^x - 1) / x)``; a Taylor expansion for ``sigmoid(x)`` inside ``lims``."""
+        outside = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
+        cut = tidu.where(outside, x, self._lims[0] - 0.5)
+        log_norm = cut.expm1().abs().log() - cut.abs().log()
+        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        return tidu.where(outside, log_norm, taylor)

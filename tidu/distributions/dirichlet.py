@@ -7,12 +7,12 @@ from typing import Any
 import tidu
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import _standard_gamma, keep_above
 from .utils import as_tensor, one_hot, tiny
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution on the simplex, with ``concentration`` over the last dimension.
 
     ``rsample`` normalizes gamma draws, so its gradient is theirs (``Gamma``) through the
@@ -72,3 +72,10 @@ class Dirichlet(Distribution):
         k, total = c.shape[-1], c.sum(-1)
         return (tidu.lgamma(c).sum(-1) - tidu.lgamma(total) - (k - total) * tidu.digamma(total)
                 - ((c - 1) * tidu.digamma(c)).sum(-1))
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return tidu.lgamma(x).sum(-1) - tidu.lgamma(x.sum(-1))

@@ -7,11 +7,11 @@ from typing import Any
 import tidu
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, from_host, stream
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """The exponential distribution with rate ``rate`` (mean ``1 / rate``).
 
     >>> import tidu
@@ -23,6 +23,7 @@ class Exponential(Distribution):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         (self.rate,) = broadcast_all(rate)
@@ -64,3 +65,10 @@ class Exponential(Distribution):
 
     def entropy(self) -> Any:
         return 1.0 - self.rate.log()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return -(-x).log()

@@ -10,7 +10,7 @@ import tidu
 
 from . import constraints
 from ._gamma_grad import standard_gamma_grad_host
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, from_host, host, stream, tiny
 
 
@@ -60,7 +60,7 @@ def _standard_gamma(self: Any) -> Any:  # noqa: A002 - PyTorch's name
     return draws + (self - self.detach()) * _standard_gamma_grad(self.detach(), draws)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The gamma distribution with shape ``concentration`` and rate ``rate``.
 
     ``rsample`` is reparameterized: its gradient in ``concentration`` is the implicit one of the
@@ -75,6 +75,7 @@ class Gamma(Distribution):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -120,6 +121,13 @@ class Gamma(Distribution):
     def entropy(self) -> Any:
         c = self.concentration
         return c - self.rate.log() + tidu.lgamma(c) + (1 - c) * tidu.digamma(c)
+
+    @property
+    def _natural_params(self) -> tuple:
+        return self.concentration - 1, -self.rate
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        return tidu.lgamma(x + 1) + (x + 1) * (-y.reciprocal()).log()
 
 
 class Chi2(Gamma):

@@ -14,6 +14,7 @@ from .categorical import Categorical, OneHotCategorical
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily, bregman_kl
 from .exponential import Exponential
 from .folded import HalfNormal
 from .gamma import Gamma
@@ -148,6 +149,9 @@ def _kl_beta_beta(p: Beta, q: Beta) -> Any:
                 - tidu.lgamma(pa) - tidu.lgamma(pb) - tidu.lgamma(q_total))
     return (log_norm + (pa - qa) * tidu.digamma(pa) + (pb - qb) * tidu.digamma(pb)
             + (q_total - p_total) * tidu.digamma(p_total))
+
+
+register_kl(ExponentialFamily, ExponentialFamily)(bregman_kl)
 
 
 @register_kl(Gamma, Gamma)

@@ -8,11 +8,12 @@ from typing import Any
 import tidu
 
 from .distribution import LocScale
+from .exp_family import ExponentialFamily
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(LocScale):
+class Normal(LocScale, ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     >>> import tidu
@@ -20,6 +21,8 @@ class Normal(LocScale):
     >>> Normal(0.0, 1.0).log_prob(tidu.tensor(0.0))
     tensor(-0.9189)
     """
+
+    _mean_carrier_measure = 0
 
     @property
     def stddev(self) -> Any:
@@ -46,3 +49,11 @@ class Normal(LocScale):
 
     def entropy(self) -> Any:
         return 0.5 + _LOG_SQRT_2PI + self.scale.log()
+
+    @property
+    def _natural_params(self) -> tuple:
+        precision = self.scale.pow(-2)
+        return self.loc * precision, -0.5 * precision
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()

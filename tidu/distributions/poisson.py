@@ -9,11 +9,11 @@ import numpy as np
 import tidu
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, from_host, host, stream
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Counts with mean ``rate``.
 
     >>> import tidu
@@ -52,3 +52,10 @@ class Poisson(Distribution):
         self._validate(value)
         rate, value = broadcast_all(self.rate, value)
         return tidu.xlogy(value, rate) - rate - tidu.lgamma(value + 1)
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return x.exp()

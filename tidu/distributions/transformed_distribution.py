@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import tidu
+
 from . import constraints
 from .distribution import Distribution
 from .normal import Normal
-from .transforms import ExpTransform, Transform
+from .transforms import ComposeTransform, ExpTransform, Transform
 from .utils import sum_rightmost
 
 
@@ -29,12 +31,19 @@ class TransformedDistribution(Distribution):
     def __init__(self, base_distribution: Distribution, transforms: Transform | list[Transform],
                  validate_args: bool | None = None) -> None:
         self.transforms = [transforms] if isinstance(transforms, Transform) else list(transforms)
+        chain = ComposeTransform(self.transforms)
+        base_shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        base_event_dim = len(base_distribution.event_shape)
+        if len(base_shape) < chain.domain.event_dim:
+            raise ValueError(f"base_distribution needs to have shape with size at least {chain.domain.event_dim}, "
+                             f"but got {tidu.Size(base_shape)}.")
+        shape = tuple(chain.forward_shape(base_shape))
+        # parameters of the transforms may broadcast the base's batch
+        expanded_base_shape = tuple(chain.inverse_shape(shape))
+        if expanded_base_shape != base_shape:
+            base_distribution = base_distribution.expand(expanded_base_shape[:len(expanded_base_shape) - base_event_dim])
         self.base_dist = base_distribution
-        event_dim = len(base_distribution.event_shape)
-        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
-        for transform in self.transforms:
-            event_dim = max(event_dim, transform.event_dim)
-            shape = tuple(transform.forward_shape(shape))
+        event_dim = max(chain.codomain.event_dim, base_event_dim + chain.codomain.event_dim - chain.domain.event_dim)
         split = len(shape) - event_dim
         super().__init__(shape[:split], shape[split:], validate_args=validate_args)
 
@@ -77,7 +86,9 @@ class TransformedDistribution(Distribution):
         log_prob, y = 0.0, value
         for transform in reversed(self.transforms):
             x = transform.inv(y)
-            log_prob = log_prob - sum_rightmost(transform.log_abs_det_jacobian(x, y), event_dim - transform.event_dim)
+            event_dim += transform.domain.event_dim - transform.codomain.event_dim
+            log_prob = log_prob - sum_rightmost(transform.log_abs_det_jacobian(x, y),
+                                                event_dim - transform.domain.event_dim)
             y = x
         return log_prob + sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
 

@@ -1,5 +1,7 @@
-"""Bijective transforms with the log-absolute-determinant of their Jacobian, for
-``TransformedDistribution``.
+"""Invertible transforms with the log-absolute-determinant of their Jacobian, for
+``TransformedDistribution`` and the constraint registries: the elementwise ones are defined here;
+the base class (``_transform_base``) and the transforms built from others or acting on whole events
+(``structured_transforms``) are re-exported, as PyTorch keeps all of them in one module.
 
 >>> import tidu
 >>> from tidu.distributions.transforms import ExpTransform
@@ -17,103 +19,36 @@ import tidu
 from tidu.nn import functional as F
 
 from . import constraints
+from ._transform_base import Transform, _InverseTransform, _need_dims  # noqa: F401 - PyTorch's module has _InverseTransform
+from .structured_transforms import (
+    CatTransform,
+    ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    ReshapeTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    identity_transform,
+)
 
-__all__ = ["AbsTransform", "AffineTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
-           "StickBreakingTransform", "TanhTransform", "Transform"]
-
-
-class Transform:
-    """An invertible map ``y = f(x)`` from ``domain`` to ``codomain`` of sign ``sign``
-    (+1 increasing, -1 decreasing; only elementwise monotone maps have one)."""
-
-    domain: constraints.Constraint = constraints.real
-    codomain: constraints.Constraint = constraints.real
-    bijective = True
-
-    @property
-    def sign(self) -> Any:
-        raise NotImplementedError
-
-    @property
-    def event_dim(self) -> int:
-        return self.domain.event_dim
-
-    @property
-    def inv(self) -> Transform:
-        """The inverse map, itself a ``Transform`` (``t.inv(y)`` inverts, ``t.inv.inv`` is ``t``)."""
-        if "_inverse_transform" not in self.__dict__:
-            self._inverse_transform = _InverseTransform(self)
-        return self._inverse_transform
-
-    def __call__(self, x: Any) -> Any:
-        return self._call(x)
-
-    def _call(self, x: Any) -> Any:
-        raise NotImplementedError
-
-    def _inverse(self, y: Any) -> Any:
-        raise NotImplementedError
-
-    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
-        raise NotImplementedError
-
-    def forward_shape(self, shape: Any) -> Any:
-        """The shape of ``self(x)`` for ``x`` of ``shape``."""
-        return shape
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and type(self) in _PARAMETERLESS
-
-    __hash__ = object.__hash__
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
-
-
-class _InverseTransform(Transform):
-    """``transform`` run backwards: domain and codomain swapped, the log-det negated."""
-
-    def __init__(self, transform: Transform) -> None:
-        self._inv = transform
-        self.domain, self.codomain = transform.codomain, transform.domain
-        self.bijective = transform.bijective
-
-    @property
-    def event_dim(self) -> int:
-        return self._inv.event_dim
-
-    @property
-    def sign(self) -> Any:
-        return self._inv.sign
-
-    @property
-    def inv(self) -> Transform:
-        return self._inv
-
-    def _call(self, x: Any) -> Any:
-        return self._inv._inverse(x)
-
-    def _inverse(self, y: Any) -> Any:
-        return self._inv._call(y)
-
-    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
-        return -self._inv.log_abs_det_jacobian(y, x)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _InverseTransform) and self._inv == other._inv
-
-    __hash__ = Transform.__hash__
-
-    def __repr__(self) -> str:
-        return f"{self._inv!r}.inv"
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
+           "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+           "Transform", "identity_transform"]
 
 
 class ExpTransform(Transform):
     """``y = exp(x)``."""
 
-    sign = 1
-
     codomain = constraints.positive
+    bijective = True
+    sign = 1
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         return x.exp()
@@ -128,7 +63,10 @@ class ExpTransform(Transform):
 class AffineTransform(Transform):
     """``y = loc + scale * x`` (elementwise; ``event_dim`` rightmost dimensions form one event)."""
 
-    def __init__(self, loc: Any, scale: Any, event_dim: int = 0) -> None:
+    bijective = True
+
+    def __init__(self, loc: Any, scale: Any, event_dim: int = 0, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
         self.loc = loc
         self.scale = scale
         self._event_dim = event_dim
@@ -141,6 +79,11 @@ class AffineTransform(Transform):
     @property
     def sign(self) -> Any:
         return self.scale.sign() if isinstance(self.scale, tidu.Tensor) else math.copysign(1, self.scale)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
 
     def _call(self, x: Any) -> Any:
         return self.loc + self.scale * x
@@ -157,6 +100,11 @@ class AffineTransform(Transform):
         for _ in range(self._event_dim):
             result = result.sum(-1)
         return result
+
+    def forward_shape(self, shape: Any) -> Any:
+        return tidu.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
+
+    inverse_shape = forward_shape
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, AffineTransform) and _same(self.loc, other.loc)
@@ -178,9 +126,10 @@ def _same(a: Any, b: Any) -> bool:
 class SigmoidTransform(Transform):
     """``y = sigmoid(x)``; the inverse clamps ``y`` into the open unit interval."""
 
-    sign = 1
-
     codomain = constraints.unit_interval
+    bijective = True
+    sign = 1
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         return _clipped_sigmoid(x)
@@ -197,9 +146,10 @@ class SigmoidTransform(Transform):
 class TanhTransform(Transform):
     """``y = tanh(x)``."""
 
-    sign = 1
-
     codomain = constraints.interval(-1.0, 1.0)
+    bijective = True
+    sign = 1
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         return x.tanh()
@@ -223,13 +173,20 @@ class PowerTransform(Transform):
 
     domain = constraints.positive
     codomain = constraints.positive
+    bijective = True
 
-    def __init__(self, exponent: Any) -> None:
+    def __init__(self, exponent: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
         self.exponent = exponent if isinstance(exponent, tidu.Tensor) else tidu.tensor(float(exponent))
 
     @property
     def sign(self) -> Any:
         return self.exponent.sign()
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
 
     def _call(self, x: Any) -> Any:
         return x.pow(self.exponent)
@@ -239,6 +196,11 @@ class PowerTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
         return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape: Any) -> Any:
+        return tidu.broadcast_shapes(shape, self.exponent.shape)
+
+    inverse_shape = forward_shape
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PowerTransform) and bool((self.exponent == other.exponent).all())
@@ -256,7 +218,7 @@ class AbsTransform(Transform):
     """
 
     codomain = constraints.positive
-    bijective = False
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         return x.abs()
@@ -279,6 +241,8 @@ class StickBreakingTransform(Transform):
 
     domain = constraints.real_vector
     codomain = constraints.simplex
+    bijective = True
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         offset = x.shape[-1] + 1 - tidu.ones_like(x).cumsum(-1)
@@ -295,7 +259,12 @@ class StickBreakingTransform(Transform):
         return y_crop.log() - sf.log() + offset.log()
 
     def forward_shape(self, shape: Any) -> Any:
+        _need_dims(shape, 1)
         return (*shape[:-1], shape[-1] + 1)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        _need_dims(shape, 1)
+        return (*shape[:-1], shape[-1] - 1)
 
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
         offset = x.shape[-1] + 1 - tidu.ones_like(x).cumsum(-1)
@@ -307,5 +276,3 @@ def _clipped_sigmoid(x: Any) -> Any:
     finfo = tidu.finfo(x.dtype)
     return x.sigmoid().clamp(min=float(finfo.tiny), max=1 - float(finfo.eps))
 
-
-_PARAMETERLESS = (ExpTransform, SigmoidTransform, TanhTransform, AbsTransform, StickBreakingTransform)

@@ -9,7 +9,7 @@ from typing import Any
 import tidu
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import Chi2
 from .multivariate_normal import ScaleTrilParameterized, given_matrix, half_log_det
 
@@ -22,7 +22,7 @@ def mvdigamma(x: Any, p: int) -> Any:
     return tidu.digamma(x.unsqueeze(-1) - tidu.arange(p, dtype=x.dtype, device=x.device) / 2).sum(-1)
 
 
-class Wishart(ScaleTrilParameterized, Distribution):
+class Wishart(ScaleTrilParameterized, ExponentialFamily):
     """The Wishart distribution over ``p x p`` positive-definite matrices with ``df`` degrees of
     freedom (``df > p - 1``) and exactly one of ``covariance_matrix``, ``precision_matrix`` and
     ``scale_tril`` (the covariance's Cholesky factor): the law of ``X.mT @ X`` for ``df`` rows ``X``
@@ -42,6 +42,7 @@ class Wishart(ScaleTrilParameterized, Distribution):
 
     support = constraints.positive_definite
     has_rsample = True
+    _mean_carrier_measure = 0
 
     @property
     def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
@@ -127,3 +128,13 @@ class Wishart(ScaleTrilParameterized, Distribution):
         nu, p = self.df, self._event_shape[-1]
         return ((p + 1) * (p * math.log(2) / 2 + half_log_det(self._unbroadcasted_scale_tril))
                 + tidu.mvlgamma(nu / 2, p) - (nu - p - 1) / 2 * mvdigamma(nu / 2, p) + nu * p / 2)
+
+    @property
+    def _natural_params(self) -> tuple:
+        p = self._event_shape[-1]
+        return -self.precision_matrix / 2, (self.df - p - 1) / 2
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        p = self._event_shape[-1]
+        half_df = y + (p + 1) / 2
+        return half_df * (p * math.log(2) - tidu.linalg.slogdet(-2 * x).logabsdet) + tidu.mvlgamma(half_df, p)

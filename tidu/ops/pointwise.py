@@ -28,6 +28,7 @@ __all__ = [
     "arccosh", "arcsinh", "arctanh", "divide", "fix", "greater", "greater_equal", "less", "less_equal",
     "multiply", "not_equal", "rsub", "sgn", "subtract",
     "copysign", "frexp", "gcd", "heaviside", "isin", "isreal", "lcm", "ldexp", "logaddexp2", "nextafter", "signbit",
+    "angle",
 ]
 
 # PyTorch's (and numpy's) other names for ops of ``tidu.ops.math``: the same functions
@@ -425,6 +426,23 @@ def logaddexp2(input: Any, other: Any) -> Any:  # noqa: A002
     return math.where(both_infinite, a, out)
 
 
+def angle(input: Any) -> Any:  # noqa: A002
+    """The argument of each element as a complex number (tidu's are real): pi where negative
+    (``-inf`` too), 0 elsewhere (``-0.0`` too), NaN where NaN; integers give the default float
+    dtype. Its gradient is zero, as PyTorch's for real inputs.
+
+    >>> import tidu
+    >>> tidu.angle(tidu.tensor([-2.0, 0.0, 3.0]))
+    tensor([3.1416, 0.0000, 0.0000])
+    """
+    x = _floating(input)
+    shape = tuple(x.shape)
+    values = math.where(math.lt(x, 0), constant(pymath.pi, x.dtype, x, shape), constant(0.0, x.dtype, x, shape))
+    values = math.where(math.isnan(x), x, values).detach()
+    never = constant(False, dtypes.bool_, x, shape)  # in the graph with a zero gradient, as PyTorch's
+    return math.where(never, x, values)
+
+
 def signbit(input: Any) -> Any:  # noqa: A002
     """Where the sign bit is set (``-0.0`` and negative NaNs too): a bool tensor.
 
@@ -488,5 +506,5 @@ METHODS = {
     "less": less, "less_equal": less_equal, "not_equal": not_equal, "arcsinh": arcsinh, "arccosh": arccosh,
     "arctanh": arctanh, "fix": fix, "sgn": sgn,
     "copysign": copysign, "gcd": gcd, "lcm": lcm, "nextafter": nextafter, "heaviside": heaviside, "ldexp": ldexp,
-    "logaddexp2": logaddexp2, "signbit": signbit, "frexp": frexp, "isreal": isreal,
+    "logaddexp2": logaddexp2, "signbit": signbit, "frexp": frexp, "isreal": isreal, "angle": lambda self: angle(self),
 }

@@ -70,6 +70,55 @@ class Sequential(Module):
         self.add_module(str(len(self)), module)
         return self
 
+    def extend(self, sequential: Iterable[Module]) -> Sequential:
+        for module in sequential:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        items = list(self._modules.values())
+        items.insert(index + n if index < 0 else index, module)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
+        return self
+
+    def pop(self, key: int | slice) -> Module:
+        value = self[key]
+        del self[key]
+        return value
+
+    def __add__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return self.extend(list(other))
+
+    def __mul__(self, other: int) -> Sequential:
+        return Sequential(*self._repeated(other))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, other: int) -> Sequential:
+        return self.extend(self._repeated(other)[len(self):])
+
+    def _repeated(self, times: int) -> list[Module]:
+        """The modules ``times`` over (the same modules, as PyTorch's ``*``)."""
+        if not isinstance(times, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(times)}")
+        if times <= 0:
+            raise ValueError(f"Non-positive multiplication factor {times} for {type(self)}")
+        return list(self) * times
+
     def forward(self, input: Any) -> Any:  # noqa: A002
         for module in self:
             input = module(input)
@@ -130,6 +179,14 @@ class ModuleList(Module):
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        return ModuleList([*self, *other])
+
+    def pop(self, key: int | slice) -> Module:
+        value = self[key]
+        del self[key]
+        return value
 
     def append(self, module: Module) -> ModuleList:
         self.add_module(str(len(self)), module)
@@ -221,8 +278,12 @@ def _as_parameter(value: Any) -> Any:
     return value
 
 
-def _param_line(key: str, p: Any) -> str:
-    return f"({key}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
+def _param_line(key: str, p: Any, kind: str) -> str:
+    """PyTorch's line for a parameter in a list's or dict's repr (``kind``: its dtype or type name),
+    indented two spaces inside the container's own."""
+    if p is None:
+        return f"  ({key}): Object of type: NoneType"
+    return f"  ({key}): Parameter containing: [{kind} of size {'x'.join(map(str, p.shape))}]"
 
 
 class ParameterList(Module):
@@ -260,8 +321,11 @@ class ParameterList(Module):
             self.append(value)
         return self
 
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+        return self.extend(values)
+
     def extra_repr(self) -> str:
-        return "\n".join(_param_line(k, p) for k, p in self._parameters.items())
+        return "\n".join(_param_line(k, p, p is not None and str(p.dtype)) for k, p in self._parameters.items())
 
 
 class ParameterDict(_KeyedContainer):
@@ -276,7 +340,35 @@ class ParameterDict(_KeyedContainer):
     _store = "_parameters"
 
     def __setitem__(self, key: str, value: Any) -> None:
-        setattr(self, key, _as_parameter(value))
+        if value is None:  # a key without a parameter, as PyTorch keeps it
+            self.register_parameter(key, None)
+        else:
+            setattr(self, key, _as_parameter(value))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._parameters.get(key, default)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self._parameters:
+            self[key] = default
+        return self[key]
+
+    def popitem(self) -> tuple[str, Any]:
+        key = next(reversed(self._parameters))
+        return key, self.pop(key)
+
+    def copy(self) -> ParameterDict:
+        return ParameterDict(OrderedDict(self._parameters))
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        return ParameterDict((key, default) for key in keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._parameters))
+
+    def __ior__(self, other: Any) -> ParameterDict:
+        self.update(other)
+        return self
 
     def extra_repr(self) -> str:
-        return "\n".join(_param_line(k, p) for k, p in self._parameters.items())
+        return "\n".join(_param_line(k, p, p is not None and p.type()) for k, p in self._parameters.items())

@@ -91,6 +91,15 @@ def _add_hook(module: Module, attr: str, entry: Any, prepend: bool = False) -> R
         hooks.move_to_end(handle.id, last=False)
     return handle
 
+class _KwargsPreHook:
+    """A forward pre-hook registered ``with_kwargs``: called with the keyword arguments too."""
+
+    __slots__ = ("hook",)
+
+    def __init__(self, hook: Callable[..., Any]) -> None:
+        self.hook = hook
+
+
 class Module:
     """Base class for neural-network modules: assign Parameters, buffers and submodules as attributes.
 
@@ -145,6 +154,14 @@ class Module:
         hooks = d.get("_forward_pre_hooks")
         if hooks:
             for hook in tuple(hooks.values()):
+                if hook.__class__ is _KwargsPreHook:
+                    result = hook.hook(self, args, kwargs)
+                    if result is not None:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {result}.")
+                        args, kwargs = result
+                    continue
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
@@ -222,9 +239,12 @@ class Module:
         object.__setattr__(self, "_is_full_backward_hook", False)
         return _add_hook(self, "_backward_hooks", hook)
 
-    def register_forward_pre_hook(self, hook: Callable[[Module, tuple], Any]) -> RemovableHandle:
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
         """Call ``hook(module, args)`` before every ``forward``; a result other than ``None``
-        replaces the positional arguments (a non-tuple becomes the only one).
+        replaces the positional arguments (a non-tuple becomes the only one). With
+        ``with_kwargs``, ``hook(module, args, kwargs)`` returns ``None`` or ``(args, kwargs)``;
+        ``prepend`` puts this hook first.
 
         >>> import tidu
         >>> layer = tidu.nn.Identity()
@@ -235,7 +255,7 @@ class Module:
         >>> layer(tidu.tensor(1.0))
         tensor(1.)
         """
-        return _add_hook(self, "_forward_pre_hooks", hook)
+        return _add_hook(self, "_forward_pre_hooks", _KwargsPreHook(hook) if with_kwargs else hook, prepend)
 
     def register_forward_hook(
         self,
@@ -678,6 +698,8 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
         for name, m in self._modules.items():
             if m is not None:
                 m._collect(destination, prefix + name + ".", keep_vars, hooks)
@@ -686,6 +708,15 @@ class Module:
                 if hook(self, destination, prefix, {"version": 1}) is not None:
                     raise RuntimeError("state_dict post-hook must return None")
         return destination
+
+    def get_extra_state(self) -> Any:
+        """Override (with ``set_extra_state``) to keep more in ``state_dict``: what this returns is
+        saved under the key ``<prefix>_extra_state``, and given back to ``set_extra_state``."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Override (with ``get_extra_state``): takes the ``_extra_state`` entry ``load_state_dict`` finds."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
 
     def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Call ``hook(module, prefix, keep_vars)`` before ``state_dict`` collects this module's tensors."""
@@ -750,11 +781,18 @@ class Module:
                     hook(m, state_dict, name + "." if name else "", {"version": 1}, strict, missing, unexpected,
                          errors)
         own = self._collect(OrderedDict(), "", True, False)
+        extra = {name + "._extra_state" if name else "_extra_state": m for name, m in self.named_modules()
+                 if type(m).set_extra_state is not Module.set_extra_state}
+        for key in extra:
+            own.setdefault(key, None)
         for key, target in own.items():
             if key not in state_dict:
                 missing.append(key)
                 continue
             value = state_dict[key]
+            if key in extra:
+                extra[key].set_extra_state(value)
+                continue
             if not isinstance(value, Tensor):
                 if not isinstance(value, np.ndarray | np.generic | int | float):
                     errors.append(
