@@ -332,3 +332,20 @@ def test_solve_triangular_takes_the_dtype_of_a_as_torch() -> None:
                                             torch.ones(2, 1, dtype=getattr(torch, b)), upper=True)
         assert str(ours.dtype)[5:] == str(ref.dtype)[6:]
 
+
+
+def test_pinv_hermitian_is_differentiated_like_the_general_pinv_as_in_torch() -> None:
+    """PyTorch's gradient of ``pinv(A, hermitian=True)`` is pinv's general formula (not symmetric),
+    not the one through ``eigh``; in reverse mode and under ``jacrev``."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 3))
+    spd, weight = a @ a.transpose(0, 2, 1) + 3 * np.eye(3), rng.standard_normal((2, 3, 3))
+    results = []
+    for L in (tidu, torch):
+        s = L.tensor(spd, requires_grad=True)
+        out = L.linalg.pinv(s, hermitian=True)
+        (grad,) = L.autograd.grad((out * L.tensor(weight)).sum(), s)
+        jac = L.func.jacrev(lambda m, L=L: L.linalg.pinv(m, hermitian=True))(L.tensor(spd[0]))
+        results.append((out.detach().numpy(), grad.numpy(), jac.numpy()))
+    for ours, ref in zip(*results):
+        np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-12)

@@ -20,12 +20,13 @@ import numpy as np
 
 from ._lu import lu, lu_factor, lu_factor_ex, lu_solve
 from .backends.cpu.decompositions import LinAlgError
-from .core import dtypes
+from .core import dtypes, grad_mode
 from .core.aval import wrap_dim
 from .ops import creation, diagonals, indexing, linalg, reduce, shape
 from .ops import math as ops_math
 from .ops._operands import broadcast_shapes, convert
 from .primitives import decompositions as dec
+from .tensor import Tensor
 
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "matmul",
@@ -398,7 +399,8 @@ def _tolerance(S: Any, A: Any, atol: Any, rtol: Any) -> Any:  # noqa: N803
 def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:  # noqa: N803
     """The Moore-Penrose pseudo-inverse, ``V diag(1/S) Uᵀ`` over the singular values above the
     tolerance (``max(atol, rtol * S.max())``); with ``hermitian``, from ``eigh`` (the eigenvalues'
-    absolute values). Gradient: through ``svd`` (or ``eigh``), at a fixed rank.
+    absolute values). Gradient: through ``svd``, at a fixed rank (with ``hermitian`` too, as
+    PyTorch's: not ``eigh``'s symmetric one).
 
     >>> import tidu
     >>> tidu.linalg.pinv(tidu.tensor([[1.0, 1.0]]))
@@ -407,10 +409,17 @@ def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False)
     """
     A = _matrix_input(A, "pinv")  # noqa: N806
     if hermitian:
-        w, V = eigh(A)  # noqa: N806
+        differentiated = not isinstance(A, Tensor) or A.requires_grad and grad_mode.is_grad_enabled()
+        w, V = eigh(A.detach() if differentiated else A)  # noqa: N806
         kept = ops_math.abs(w) > _tolerance(ops_math.abs(w), A, atol, rtol)
         inverse = ops_math.where(kept, 1.0 / ops_math.where(kept, w, 1.0), 0.0)
-        return (V * shape.unsqueeze(inverse, -2)) @ V.mT
+        out = (V * shape.unsqueeze(inverse, -2)) @ V.mT
+        if not differentiated:
+            return out
+        # PyTorch differentiates pinv by its general formula, not through eigh (whose gradient is
+        # symmetric): the values from eigh, the gradient from the SVD form
+        general = pinv(A, atol=atol, rtol=rtol)
+        return out + (general - general.detach())
     U, S, Vh = svd(A, full_matrices=False)  # noqa: N806
     kept = S > _tolerance(S, A, atol, rtol)
     inverse = ops_math.where(kept, 1.0 / ops_math.where(kept, S, 1.0), 0.0)
