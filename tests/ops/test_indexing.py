@@ -535,3 +535,22 @@ def test_view_of_a_pending_result_is_read_after_it_is_computed() -> None:
         x = a * 2
         y = x[None][0] * 3 + 1
         np.testing.assert_array_equal(y.numpy(), np.arange(6).reshape(2, 3) * 6 + 1)
+
+
+@pytest.mark.parametrize("index", ["[0, 2]", "L.tensor([True, False, True])", "L.tensor([[True, False, True, False]] * 3)",
+                                   "(slice(None), L.tensor([0, 0, 3]))", "(0, [1, 3])", "L.tensor(1)", "0",
+                                   "(L.tensor([1, 2]), ...)", "L.tensor([], dtype=L.int64)"])
+@pytest.mark.parametrize("value", ["L.tensor(5)", "L.tensor(5.0, dtype=L.float64)", "L.tensor([1, 2, 3, 4])", "7",
+                                   "L.tensor(True)", "L.tensor([1.5, 2.5, 3.5, 4.5])"])
+def test_setitem_value_dtypes_match_torch(index: str, value: str) -> None:
+    """An advanced index writes with ``index_put_``, which takes only a value tensor of the
+    tensor's dtype (PyTorch's error); a basic index, one mask with a 0-d value, or a number cast."""
+    results = []
+    for L in (tidu, torch):
+        x = L.arange(12.0).reshape(3, 4)
+        try:
+            x[eval(index, {"L": L})] = eval(value, {"L": L})  # noqa: S307 - the parameters above
+            results.append(("ok", x.tolist()))
+        except (RuntimeError, IndexError) as e:
+            results.append((type(e).__name__, str(e).replace("torch", "tidu")))
+    assert results[0] == results[1]

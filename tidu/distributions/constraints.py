@@ -220,7 +220,7 @@ class _PositiveSemidefinite(_Symmetric):
         symmetric = super().check(value)
         if not bool(symmetric.any()):
             return symmetric
-        return symmetric & tidu.linalg.eigvalsh(value).gt(0).all(-1)
+        return symmetric & tidu.linalg.eigvalsh(value).ge(0).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):

@@ -520,6 +520,18 @@ def no_tangents(input: Any, value: Any) -> bool:  # noqa: A002
     return True
 
 
+def _puts(index: Any, value: Tensor) -> bool:
+    """Whether PyTorch writes ``value`` at ``index`` with ``index_put_`` (which takes only a value
+    of the tensor's dtype): an advanced index (a list, an array, a tensor that is not a 0-d
+    integer), but for one boolean mask and a 0-d value (``masked_fill``, which casts)."""
+    items = index if type(index) is tuple else (index,)
+    advanced = [i for i in items if isinstance(i, list | np.ndarray) or isinstance(i, Tensor) and (
+        i.ndim or i.dtype in (dtypes.bool_, dtypes.uint8))]
+    if not advanced:
+        return False
+    return not (len(items) == 1 and isinstance(items[0], Tensor) and items[0].dtype is dtypes.bool_ and value.ndim == 0)
+
+
 def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
     """``input[index] = value``: ``value`` (a tensor or number) is cast to ``input``'s dtype and
     broadcast to the indexed shape; repeated indices keep the last write.
@@ -546,6 +558,10 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
                            "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
                            "out-of-place operators instead of index_put_.")
     check_writable(input, "__setitem__")
+    if isinstance(value, Tensor) and value.dtype is not input.dtype and _puts(index, value):
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{dtypes.TORCH_NAMES[input.dtype.name]} for the destination and "
+                           f"{dtypes.TORCH_NAMES[value.dtype.name]} for the source.")
     if not is_value(value) or value.ndim == 0:
         _no_byte_mask_fill(index)
     if isinstance(value, int | float) and not input.dtype.is_floating_point:
