@@ -337,7 +337,7 @@ def test_registries_for_the_new_constraints_match_torch() -> None:
 
 GP_PARAMS = {"loc": [0.3, -1.0, 0.0, 2.0, 0.5, -0.2],
              "scale": [1.5, 0.7, 2.0, 1.0, 0.4, 1.2],
-             "concentration": [0.4, -0.3, 0.0, -1.0, 0.7, 1.2]}
+             "concentration": [0.4, -0.3, 0.0, -1.0, 0.55, 1.2]}
 GP_Z = [[0.2, 0.9, 1.3, 0.5, 2.0, 3.0], [1.5, 3.0, 0.05, 0.99, 0.1, 0.6]]  # (value - loc) / scale
 
 

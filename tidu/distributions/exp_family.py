@@ -46,7 +46,7 @@ class ExponentialFamily(Distribution):
         thetas, log_normalizer, grads, differentiable = _log_normalizer_and_grad(self)
         result = log_normalizer - self._mean_carrier_measure
         for theta, grad in zip(thetas, grads):
-            result = result + 0 * (theta * grad).reshape(*self._batch_shape, -1).sum(-1)
+            result = result - (theta * grad).reshape(*self._batch_shape, -1).sum(-1)
         return result if differentiable else result.detach()
 
 

@@ -434,6 +434,22 @@ def _basic_key(index: Any) -> tuple | None:
 
 
 # --- writing -----------------------------------------------------------------------------------
+def _fitting(value: Any, shape: tuple[int, ...], trimmed: tuple[int, ...] | None = None) -> None:
+    """PyTorch's error where ``value`` (its shape without leading 1s: ``trimmed``) does not
+    broadcast to the indexed ``shape``."""
+    if trimmed is None:
+        extra = value.ndim - len(shape)
+        trimmed = tuple(value.shape[extra:]) if extra > 0 and all(s == 1 for s in value.shape[:extra]) \
+            else tuple(value.shape)
+    try:
+        if broadcast_shapes(trimmed, shape) == shape:
+            return
+    except RuntimeError:
+        pass
+    raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing "
+                       f"result of shape {list(shape)}")
+
+
 def _value_operand(value: Any, shape: tuple[int, ...], dtype: dtypes.dtype, like: Any) -> Any:
     """``value`` cast to ``dtype`` and broadcast to the indexed shape (leading 1s dropped)."""
     if not is_value(value):
@@ -446,14 +462,7 @@ def _value_operand(value: Any, shape: tuple[int, ...], dtype: dtypes.dtype, like
     extra = v.ndim - len(shape)
     if extra > 0 and all(s == 1 for s in v.shape[:extra]):
         v = bind(reshape_p, v, new_sizes=tuple(v.shape[extra:]))
-    try:
-        if broadcast_shapes(tuple(v.shape), shape) != shape:
-            raise RuntimeError
-    except RuntimeError:
-        raise RuntimeError(
-            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to indexing result "
-            f"of shape {list(shape)}"
-        ) from None
+    _fitting(value, shape, tuple(v.shape))
     if tuple(v.shape) == shape:
         return v
     lead = len(shape) - v.ndim
@@ -558,15 +567,16 @@ def setitem(input: Any, index: Any, value: Any) -> None:  # noqa: A002
                            "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
                            "out-of-place operators instead of index_put_.")
     check_writable(input, "__setitem__")
-    if isinstance(value, Tensor) and value.dtype is not input.dtype and _puts(index, value):
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{dtypes.TORCH_NAMES[input.dtype.name]} for the destination and "
-                           f"{dtypes.TORCH_NAMES[value.dtype.name]} for the source.")
     if not is_value(value) or value.ndim == 0:
         _no_byte_mask_fill(index)
     if isinstance(value, int | float) and not input.dtype.is_floating_point:
         dtypes.check_fits(value, input.dtype)  # PyTorch fills with the number: 300 is an error in uint8 (1e6 is inf in float16)
     plan = _plan(tuple(input.shape), index)
+    if isinstance(value, Tensor) and value.dtype is not input.dtype and _puts(index, value):
+        _fitting(value, plan.out_shape())  # PyTorch's shape error comes first
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{dtypes.TORCH_NAMES[input.dtype.name]} for the destination and "
+                           f"{dtypes.TORCH_NAMES[value.dtype.name]} for the source.")
     view = input._view
     tracked = grad_mode.is_grad_enabled() and (
         input.requires_grad or (is_value(value) and value.requires_grad)
