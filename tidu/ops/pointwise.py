@@ -406,10 +406,13 @@ def ldexp(input: Any, other: Any) -> Any:  # noqa: A002
         return math.mul(_floating(input), 2.0 ** float(other))
     if other.dtype is dtypes.bool_ and is_value(input) and input.dtype.is_floating_point:  # (PyTorch's kernel)
         raise dtypes.not_implemented("ldexp_cpu_exp", other.dtype)
-    dt = dtypes.result_type(input, other)  # PyTorch's: in the operands' dtype, a floating one
+    # PyTorch's: ``2 ** other`` in ``other``'s float dtype (the default one for integers), then the
+    # product in the operands' promoted dtype, a floating one
+    dt = dtypes.result_type(input, other)
     if not dt.is_floating_point:
         dt = dtypes.get_default_dtype()
-    return math.mul(convert(input, dt), math.pow(2.0, convert(other, dt)))
+    power = math.pow(2.0, other if other.dtype.is_floating_point else convert(other, dtypes.get_default_dtype()))
+    return math.mul(convert(input, dt), convert(power, dt))
 
 
 def logaddexp2(input: Any, other: Any) -> Any:  # noqa: A002
