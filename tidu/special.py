@@ -18,14 +18,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from numba.extending import register_jitable
+
 from .core import dtypes
+from .core.grad_mode import no_grad
 from .core.primitive import Var, bind
 from .ops import activation, pointwise, reduce
 from .ops import math as ops_math
 from .ops import special as ops_special
 from .ops._operands import float_operand, operands
 from .ops.math import _unary
+from .ops.outputs import with_out
 from .primitives import special as sp
+from .primitives.elementwise import binary
 from .tensor import Tensor
 
 __all__ = [
@@ -285,3 +290,371 @@ def xlog1py(input: Any, other: Any) -> Any:  # noqa: A002
     """
     return pointwise.x_times_log(input, other, ops_math.log1p, 0.0,
                                  lambda y: ops_math.logical_or(ops_math.le(y, -1), ops_math.eq(y, math.inf)))
+
+
+# --- the orthogonal polynomials ------------------------------------------------------------------
+# PyTorch's kernels, step for step: computed in the operands' dtype (``type(x)`` gives it, so float32
+# stays float32), its shortcuts for |x| = 1 and for large n (a closed form in acos), and its
+# recurrences, which stop once a value turns NaN.
+
+_TWO_63 = 9223372036854775808.0
+
+
+@register_jitable
+def _degree(n):  # noqa: ANN001, ANN202
+    """``n`` truncated to an integer as PyTorch's kernels cast it: NaN, the infinities and values
+    beyond int64 read as int64's minimum (x86's conversion), so as a negative degree."""
+    if n != n or not -_TWO_63 <= n < _TWO_63:
+        return -1
+    return int(n)
+
+
+@register_jitable
+def _three_term(x, n, p, q):  # noqa: ANN001, ANN202
+    """``q_n`` from ``q_0 = p``, ``q_1 = q`` and ``q_{k+1} = 2x q_k - q_{k-1}`` (the Chebyshev
+    recurrence), stopping at a NaN."""
+    r = q
+    k = 2
+    while k <= n and q == q:
+        r = (x + x) * q - p
+        p = q
+        q = r
+        k += 1
+    return r
+
+
+@register_jitable
+def _chebyshev_t(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    if n < 0:
+        return f(0)
+    if abs(x) == 1:
+        return f(1) if x > 0 or n % 2 == 0 else f(-1)
+    if n > 6 and abs(x) < 1:
+        return math.cos(f(n) * math.acos(x))
+    if n == 0:
+        return f(1)
+    return x if n == 1 else _three_term(x, n, f(1), x)
+
+
+@register_jitable
+def _chebyshev_u(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    if n < 0:
+        return f(0)
+    if abs(x) == 1:
+        return f(n + 1) if x > 0 or n % 2 == 0 else f(-(n + 1))
+    if n > 8 and abs(x) < 1:
+        theta = math.acos(x)
+        if math.sin(theta) != 0:
+            return math.sin(f(n + 1) * theta) / math.sin(theta)
+        return f(n + 1) * math.cos(f(n + 1) * theta) / x
+    if n == 0:
+        return f(1)
+    return x + x if n == 1 else _three_term(x, n, f(1), x + x)
+
+
+@register_jitable
+def _chebyshev_v(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    if n < 0:
+        return f(0)
+    alternating = f(n + n + 1) if n % 2 == 0 else f(-(n + n + 1))
+    if abs(x) == 1:
+        return f(1) if x > 0 else alternating
+    if n > 8 and abs(x) < 1:
+        theta = math.acos(x)
+        if math.sin(theta / f(2)) != 1:
+            return math.cos((f(n) + f(0.5)) * theta) / math.cos(theta / f(2))
+        return alternating
+    if n == 0:
+        return f(1)
+    return x + x - f(1) if n == 1 else _three_term(x, n, f(1), x + x - f(1))
+
+
+@register_jitable
+def _chebyshev_w(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    if n < 0:
+        return f(0)
+    sign = f(1) if n % 2 == 0 else f(-1)
+    if abs(x) == 1:
+        return f(n + n + 1) if x > 0 else sign
+    if n > 8 and abs(x) < 1:
+        theta = math.acos(x)
+        if math.cos(theta / f(2)) != 1:
+            return math.sin((f(n) + f(0.5)) * theta) / math.sin(theta / f(2))
+        return f(n + n + 1) if x > 0 else sign
+    if n == 0:
+        return f(1)
+    return x + x + f(1) if n == 1 else _three_term(x, n, f(1), x + x + f(1))
+
+
+# The shifted ones: the Chebyshev polynomials of y = 2x - 1, with PyTorch's own edges at x = 0 and 1
+# and its own thresholds for the closed forms.
+@register_jitable
+def _shifted_chebyshev_t(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    y = x + x - f(1)
+    if n < 0:
+        return f(0)
+    if x == 1:
+        return f(1)
+    if x == 0:
+        return f(1) if n % 2 == 0 else f(-1)
+    if n > 6 and abs(y) < 1:
+        return math.cos(f(n) * math.acos(y))
+    if n == 0:
+        return f(1)
+    return y if n == 1 else _three_term(y, n, f(1), y)
+
+
+@register_jitable
+def _shifted_chebyshev_u(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    y = x + x - f(1)
+    if n < 0:
+        return f(0)
+    if x == 1:
+        return f(n + 1)
+    if x == 0:
+        return f(n + 1) if n % 2 == 0 else f(-(n + 1))
+    if n > 6 and abs(y) < 1:
+        theta = math.acos(y)
+        if math.sin(theta) != 0:
+            return math.sin(f(n + 1) * theta) / math.sin(theta)
+        return f(n + 1) * math.cos(f(n + 1) * theta) / y
+    if n == 0:
+        return f(1)
+    return y + y if n == 1 else _three_term(y, n, f(1), y + y)
+
+
+@register_jitable
+def _shifted_chebyshev_v(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    y = x + x - f(1)
+    if n < 0:
+        return f(0)
+    alternating = f(n + n + 1) if n % 2 == 0 else f(-(n + n + 1))
+    if x == 1:
+        return f(1)
+    if x == 0:
+        return alternating
+    if n > 6 and abs(y) < 1:
+        theta = math.acos(y)
+        if math.sin(theta / f(2)) != 1:
+            return math.cos((f(n) + f(0.5)) * theta) / math.cos(theta / f(2))
+        return alternating
+    if n == 0:
+        return f(1)
+    return y + y - f(1) if n == 1 else _three_term(y, n, f(1), y + y - f(1))
+
+
+@register_jitable
+def _shifted_chebyshev_w(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    y = x + x - f(1)
+    if n < 0:
+        return f(0)
+    sign = f(1) if n % 2 == 0 else f(-1)
+    if x == 1:
+        return f(n + n + 1)
+    if x == 0:
+        return sign
+    if n > 4 and abs(y) < 1:
+        theta = math.acos(y)
+        if math.cos(theta / f(2)) != 1:
+            return math.sin((f(n) + f(0.5)) * theta) / math.sin(theta / f(2))
+        return sign
+    if n == 0:
+        return f(1)
+    return y + y + f(1) if n == 1 else _three_term(y, n, f(1), y + y + f(1))
+
+
+@register_jitable
+def _hermite_limit(x):  # noqa: ANN001, ANN202
+    """PyTorch's largest degree of the Hermite polynomials: 128 in float32, 512 in float64."""
+    single = type(x)(16777217) == 16777216  # 2**24 + 1 rounds to 2**24 in float32 only
+    return 128 if single else 512
+
+
+@register_jitable
+def _hermite_h(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    if n < 0:
+        return f(0)
+    if n == 0:
+        return f(1)
+    if n == 1:
+        return x + x
+    if n > _hermite_limit(x):
+        return f(math.nan)
+    p, q, r = f(1), x + x, f(0)
+    for k in range(2, n + n, 2):
+        r = (x + x) * q - f(k) * p
+        p = q
+        q = r
+    return r
+
+
+@register_jitable
+def _hermite_he(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    if n < 0:
+        return f(0)
+    if n == 0:
+        return f(1)
+    if n == 1:
+        return x
+    if n > _hermite_limit(x):
+        return f(math.nan)
+    p, q, r = f(1), x, x
+    for k in range(1, n):
+        r = x * q - f(k) * p
+        p = q
+        q = r
+    return r
+
+
+@register_jitable
+def _laguerre_l(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    if n < 0:
+        return f(0)
+    if abs(x) == 0 or n == 0:
+        return f(1)
+    p, q = f(1), f(1) - x
+    r = q
+    k = 1
+    while k < n and q == q:
+        r = ((f(k + k) + (f(1) - x)) * q - f(k) * p) / f(k + 1)
+        p = q
+        q = r
+        k += 1
+    return r
+
+
+@register_jitable
+def _legendre_p(x, n):  # noqa: ANN001, ANN202
+    f = type(x)
+    n = _degree(n)
+    if n < 0:
+        return f(0)
+    if abs(x) == 1:
+        return f(1) if x > 0 or n % 2 == 0 else f(-1)
+    if n == 0:
+        return f(1)
+    p, q = f(1), x
+    r = q
+    k = 1
+    while k < n and q == q:
+        r = (f(k + k + 1) * x * q - f(k) * p) / f(k + 1)
+        p = q
+        q = r
+        k += 1
+    return r
+
+
+def _polynomial(name: str, scalar_fn: Any, doc: str) -> Any:
+    """``tidu.special.<name>(x, n, *, out=None)`` on the primitive of ``scalar_fn``: no gradient,
+    as PyTorch's (the result never requires grad)."""
+    prim = binary(name, scalar_fn, nondiff=True)
+    op = f"special_{name}"
+    write_out = with_out(lambda result: result, op)
+
+    def polynomial(x: Any, n: Any, *, out: Tensor | None = None) -> Tensor:
+        if not isinstance(x, Tensor | Var) and not isinstance(n, Tensor | Var):
+            raise TypeError(f"{op}() received an invalid combination of arguments - got "
+                            f"({type(x).__name__}, {type(n).__name__})")
+        x, n = operands(x, n, op=op, float_only=True)
+        if x.dtype.is_half:
+            raise dtypes.not_implemented(f"{name}_cpu", x.dtype)  # PyTorch has no half kernel for them
+        result = bind(prim, x, n)
+        if out is None:
+            return result
+        with no_grad():  # a result without gradient goes even into an ``out`` that requires grad
+            return write_out(result, out=out)
+
+    polynomial.__name__ = polynomial.__qualname__ = name
+    polynomial.__doc__ = doc
+    return polynomial
+
+
+_POLY_DOC = """{what}, by PyTorch's {how}.
+
+    ``x`` and ``n`` broadcast together (either may be a number; integers compute in the default
+    dtype); ``n`` is truncated to an integer, and a negative one (NaN, infinite) gives 0. {edges}
+    No gradient, as in PyTorch (the result never requires grad).
+
+    >>> import tidu
+    >>> tidu.special.{name}(tidu.tensor({example}), {n})
+    {result}
+    """
+_CHEBYSHEV = "recurrence ``P_(k+1) = 2x P_k - P_(k-1)`` (stopping at a NaN)"
+
+
+def _doc(name: str, what: str, how: str, edges: str, example: str, n: str, result: str) -> str:
+    return _POLY_DOC.format(what=what, how=how, edges=edges, name=name, example=example, n=n, result=result)
+
+
+chebyshev_polynomial_t = _polynomial("chebyshev_polynomial_t", _chebyshev_t, _doc(
+    "chebyshev_polynomial_t", "The Chebyshev polynomial of the first kind ``T_n(x)``", _CHEBYSHEV,
+    "Exact at ``x = +-1``; ``cos(n acos(x))`` for ``n > 6`` and ``|x| < 1``.",
+    "[-1.0, 0.3, 0.5, 2.0]", "3", "tensor([-1.0000, -0.7920, -1.0000, 26.0000])"))
+chebyshev_polynomial_u = _polynomial("chebyshev_polynomial_u", _chebyshev_u, _doc(
+    "chebyshev_polynomial_u", "The Chebyshev polynomial of the second kind ``U_n(x)``", _CHEBYSHEV,
+    "Exact at ``x = +-1``; ``sin((n + 1) t) / sin(t)``, ``t = acos(x)``, for ``n > 8`` and ``|x| < 1``.",
+    "[-1.0, 0.3, 0.5, 2.0]", "3", "tensor([-4.0000, -0.9840, -1.0000, 56.0000])"))
+chebyshev_polynomial_v = _polynomial("chebyshev_polynomial_v", _chebyshev_v, _doc(
+    "chebyshev_polynomial_v", "The Chebyshev polynomial of the third kind ``V_n(x)``", _CHEBYSHEV,
+    "Exact at ``x = +-1``; ``cos((n + 1/2) t) / cos(t / 2)``, ``t = acos(x)``, for ``n > 8`` and ``|x| < 1``.",
+    "[-1.0, 0.3, 0.5, 2.0]", "3", "tensor([-7.0000, -0.3440, -1.0000, 41.0000])"))
+chebyshev_polynomial_w = _polynomial("chebyshev_polynomial_w", _chebyshev_w, _doc(
+    "chebyshev_polynomial_w", "The Chebyshev polynomial of the fourth kind ``W_n(x)``", _CHEBYSHEV,
+    "Exact at ``x = +-1``; ``sin((n + 1/2) t) / sin(t / 2)``, ``t = acos(x)``, for ``n > 8`` and ``|x| < 1``.",
+    "[-1.0, 0.3, 0.5, 2.0]", "3", "tensor([-1.0000, -1.6240, -1.0000, 71.0000])"))
+shifted_chebyshev_polynomial_t = _polynomial("shifted_chebyshev_polynomial_t", _shifted_chebyshev_t, _doc(
+    "shifted_chebyshev_polynomial_t", "The shifted Chebyshev polynomial of the first kind ``T_n(2x - 1)``",
+    _CHEBYSHEV + " in ``2x - 1``", "Exact at ``x = 0`` and ``1``; the closed form for ``n > 6`` and ``0 < x < 1``.",
+    "[0.0, 0.3, 0.5, 2.0]", "3", "tensor([-1.0000,  0.9440, -0.0000, 99.0000])"))
+shifted_chebyshev_polynomial_u = _polynomial("shifted_chebyshev_polynomial_u", _shifted_chebyshev_u, _doc(
+    "shifted_chebyshev_polynomial_u", "The shifted Chebyshev polynomial of the second kind ``U_n(2x - 1)``",
+    _CHEBYSHEV + " in ``2x - 1``", "Exact at ``x = 0`` and ``1``; the closed form for ``n > 6`` and ``0 < x < 1``.",
+    "[0.0, 0.3, 0.5, 2.0]", "3", "tensor([ -4.0000,   1.0880,  -0.0000, 204.0000])"))
+shifted_chebyshev_polynomial_v = _polynomial("shifted_chebyshev_polynomial_v", _shifted_chebyshev_v, _doc(
+    "shifted_chebyshev_polynomial_v", "The shifted Chebyshev polynomial of the third kind ``V_n(2x - 1)``",
+    _CHEBYSHEV + " in ``2x - 1``", "Exact at ``x = 0`` and ``1``; the closed form for ``n > 6`` and ``0 < x < 1``.",
+    "[0.0, 0.3, 0.5, 2.0]", "3", "tensor([ -7.0000,   1.4480,   1.0000, 169.0000])"))
+shifted_chebyshev_polynomial_w = _polynomial("shifted_chebyshev_polynomial_w", _shifted_chebyshev_w, _doc(
+    "shifted_chebyshev_polynomial_w", "The shifted Chebyshev polynomial of the fourth kind ``W_n(2x - 1)``",
+    _CHEBYSHEV + " in ``2x - 1``", "Exact at ``x = 0`` and ``1``; the closed form for ``n > 4`` and ``0 < x < 1``.",
+    "[0.0, 0.3, 0.5, 2.0]", "3", "tensor([ -1.0000,   0.7280,  -1.0000, 239.0000])"))
+hermite_polynomial_h = _polynomial("hermite_polynomial_h", _hermite_h, _doc(
+    "hermite_polynomial_h", "The physicists' Hermite polynomial ``H_n(x)``",
+    "recurrence ``H_(k+1) = 2x H_k - 2k H_(k-1)``",
+    "NaN past degree 128 in float32 (512 in float64), as PyTorch's.",
+    "[-1.0, 0.3, 0.5, 2.0]", "3", "tensor([ 4.0000, -3.3840, -5.0000, 40.0000])"))
+hermite_polynomial_he = _polynomial("hermite_polynomial_he", _hermite_he, _doc(
+    "hermite_polynomial_he", "The probabilists' Hermite polynomial ``He_n(x)``",
+    "recurrence ``He_(k+1) = x He_k - k He_(k-1)``",
+    "NaN past degree 128 in float32 (512 in float64), as PyTorch's.",
+    "[-1.0, 0.3, 0.5, 2.0]", "3", "tensor([ 2.0000, -0.8730, -1.3750,  2.0000])"))
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", _laguerre_l, _doc(
+    "laguerre_polynomial_l", "The Laguerre polynomial ``L_n(x)``",
+    "recurrence ``(k + 1) L_(k+1) = (2k + 1 - x) L_k - k L_(k-1)`` (stopping at a NaN)", "1 at ``x = 0``.",
+    "[-1.0, 0.3, 0.5, 2.0]", "3", "tensor([ 5.6667,  0.2305, -0.1458, -1.3333])"))
+legendre_polynomial_p = _polynomial("legendre_polynomial_p", _legendre_p, _doc(
+    "legendre_polynomial_p", "The Legendre polynomial ``P_n(x)``",
+    "recurrence ``(k + 1) P_(k+1) = (2k + 1) x P_k - k P_(k-1)`` (stopping at a NaN)", "Exact at ``x = +-1``.",
+    "[-1.0, 0.3, 0.5, 2.0]", "3", "tensor([-1.0000, -0.3825, -0.4375, 17.0000])"))

@@ -441,3 +441,15 @@ def test_dtype_tables_cover_the_half_dtypes() -> None:
     assert dtypes.as_dtype("half") is tidu.float16
     with pytest.raises(TypeError, match="uint16"):
         tidu.from_numpy(np.ones(2, np.uint16))  # uint16 is bfloat16's storage, not a tidu dtype
+
+
+@pytest.mark.parametrize("h", HALF)
+def test_exp2_and_log2_round_once_like_pytorch(h: str) -> None:
+    """Computed in float32 and rounded once: a rounded ``x ln 2`` would put its error in the exponent."""
+    results = []
+    for L in (tidu, torch):
+        x = L.tensor([-25.3, -12.3, 2.7, 13.9, 15.3] if h == "float16" else [-25.3, 2.7, 27.9, 15.3, 100.2],
+                     dtype=getattr(L, h))
+        results.append((L.exp2(x).float().numpy(), L.log2(x.abs()).float().numpy()))
+    for ours, ref in zip(*results):
+        np.testing.assert_array_equal(ours, ref)

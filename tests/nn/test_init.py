@@ -206,3 +206,66 @@ def test_sparse_zeros_per_column_and_std() -> None:
     tidu.manual_seed(0)
     again = tidu.nn.init.sparse_(tidu.empty(400, 50), sparsity=0.3, std=0.02)
     np.testing.assert_array_equal(w.numpy(), again.numpy())  # tidu's generator, seeded
+
+
+DEPRECATED_INIT = [
+    ("uniform", (3, 4), dict(a=-2.0, b=2.0)),
+    ("normal", (3, 4), dict(mean=1.0, std=0.5)),
+    ("constant", (3, 4), dict(val=0.25)),
+    ("eye", (3, 4), {}),
+    ("dirac", (4, 2, 3), dict(groups=2)),
+    ("xavier_uniform", (3, 4), dict(gain=2.0)),
+    ("xavier_normal", (3, 4), {}),
+    ("kaiming_uniform", (3, 4), dict(a=0.1, mode="fan_out")),
+    ("kaiming_normal", (3, 4), dict(nonlinearity="relu")),
+    ("orthogonal", (3, 4), dict(gain=0.5)),
+    ("sparse", (6, 4), dict(sparsity=0.5)),
+]
+
+
+def _call_recording(fn, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn(*args, **kwargs)
+    return out, [(w.category, str(w.message), w.filename) for w in caught]
+
+
+@pytest.mark.parametrize("name,shape,kwargs", DEPRECATED_INIT, ids=[d[0] for d in DEPRECATED_INIT])
+def test_deprecated_init_names_warn_as_torch_and_fill_as_the_new_ones(name, shape, kwargs):
+    """The same warning as PyTorch's (class, text, pointing at the caller), then the new function's
+    fill: the same draws as ``name_`` from the same seed, and PyTorch's exact values where they
+    are deterministic."""
+    tidu.manual_seed(0)
+    ours, warned = _call_recording(getattr(init, name), tidu.empty(*shape), **kwargs)
+    _, warned_ref = _call_recording(getattr(torch.nn.init, name), torch.empty(*shape), **kwargs)
+    assert [w[:2] for w in warned] == [w[:2] for w in warned_ref]
+    assert warned[0][0] is FutureWarning and warned[0][2] == __file__
+    tidu.manual_seed(0)
+    np.testing.assert_array_equal(ours.numpy(), getattr(init, name + "_")(tidu.empty(*shape), **kwargs).numpy())
+    if name in ("constant", "eye", "dirac"):
+        ref = getattr(torch.nn.init, name + "_")(torch.empty(*shape), **kwargs)
+        np.testing.assert_array_equal(ours.numpy(), ref.numpy())
+    assert getattr(init, name).__name__ == getattr(torch.nn.init, name).__name__ == name
+    assert name in init.__all__ and name in torch.nn.init.__all__
+
+
+def test_deprecated_init_errors_as_torch():
+    from ..test_torch_oracle import assert_same_error
+
+    assert_same_error("L.nn.init.eye(L.empty(2, 2, 2))")
+
+
+def test_clip_grad_norm_warns_as_torch_and_clips_as_clip_grad_norm_():
+    rng = np.random.default_rng(1)
+    grads = [rng.normal(size=(3, 4)), rng.normal(size=(5,))]
+    ours, ref = _with_grads(tidu, grads), _with_grads(torch, grads)
+    total, warned = _call_recording(tidu.nn.utils.clip_grad_norm, ours, 0.5, norm_type=3.0)
+    total_ref, warned_ref = _call_recording(torch.nn.utils.clip_grad_norm, ref, 0.5, norm_type=3.0)
+    assert [(c, m.replace("tidu", "torch")) for c, m, _ in warned] == [w[:2] for w in warned_ref]
+    assert warned[0][0] is FutureWarning and warned[0][2] == __file__
+    np.testing.assert_allclose(total.item(), total_ref.item(), rtol=1e-12)
+    for a, b in zip(ours, ref):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12)
+    assert "clip_grad_norm" in tidu.nn.utils.__all__

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,10 @@ from ..tensor import Tensor
 
 __all__ = [
     "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "orthogonal_",
-    "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
+    "sparse_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
+    # PyTorch's deprecated names without the trailing underscore
+    "constant", "dirac", "eye", "kaiming_normal", "kaiming_uniform", "normal", "orthogonal", "sparse", "uniform",
+    "xavier_normal", "xavier_uniform",
 ]
 
 
@@ -325,3 +329,39 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     if rows < cols:
         q = q.T
     return _fill(tensor, ops.tensor(q.reshape(tuple(tensor.shape)) * gain, dtype=tensor.dtype), "orthogonal_")
+
+
+def _deprecated(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``fn`` under its old name without the trailing underscore, warning as PyTorch's does.
+
+    >>> import warnings, tidu
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     tidu.nn.init.constant(tidu.empty(2), 0.5)
+    tensor([0.5000, 0.5000])
+    >>> caught[0].category.__name__, str(caught[0].message)
+    ('FutureWarning', '`nn.init.constant` is now deprecated in favor of `nn.init.constant_`.')
+    """
+    new = fn.__name__
+    old = new[:-1]
+
+    def alias(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.", FutureWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = f"Deprecated: ``{new}`` (this name warns with a ``FutureWarning``)."
+    return alias
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

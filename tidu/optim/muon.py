@@ -53,8 +53,8 @@ class Muon(Optimizer):
     >>> (w * w).sum().backward()
     >>> opt.step()
     >>> w
-    tensor([[0.9451, 1.9173],
-            [2.9173, 3.9451]], requires_grad=True)
+    tensor([[1.0684, 1.9184],
+            [2.9266, 3.9753]], requires_grad=True)
     """
 
     def __init__(
@@ -96,13 +96,13 @@ class Muon(Optimizer):
             state["momentum_buffer"] = state_like(grad)
         if grad.ndim != 2:
             raise ValueError("Param gradient must be a 2D matrix")
-        lr, momentum = float(group["lr"]), group["momentum"]
+        lr, momentum = group["lr"], group["momentum"]  # a tensor lr stays one: float32 products, as PyTorch's
         buf = state["momentum_buffer"].detach()
         buf.lerp_(grad, 1 - momentum)
         update = grad.lerp(buf, momentum) if group["nesterov"] else buf
         ortho = orthogonalized(update, group["ns_coefficients"], group["ns_steps"], group["eps"])
-        param.mul_(1 - lr * group["weight_decay"])
-        param.add_(ortho, alpha=-adjusted_lr(lr, group["adjust_lr_fn"], tuple(param.shape)))
+        param.mul_(float(1 - lr * group["weight_decay"]))
+        param.add_(ortho, alpha=-float(adjusted_lr(lr, group["adjust_lr_fn"], tuple(param.shape))))
 
 
 def _tensor(x: Any) -> Tensor:
@@ -120,10 +120,9 @@ def orthogonalized(update: Tensor, coefficients: tuple[float, float, float], ste
     ``U S V^T`` (singular values between 0.5 and 1.5), bfloat16 values in a float32 tensor.
 
     >>> import tidu
-    >>> o = orthogonalized(tidu.tensor([[3.0, 0.0], [0.0, 1.0]]), NS_COEFFICIENTS, NS_STEPS, EPS)
-    >>> o
-    tensor([[0.8086, 0.0000],
-            [0.0000, 0.8320]])
+    >>> orthogonalized(tidu.tensor([[3.0, 0.0], [0.0, 1.0]]), NS_COEFFICIENTS, NS_STEPS, EPS)
+    tensor([[0.7500, 0.0000],
+            [0.0000, 1.1328]])
     """
     if steps >= 100:
         raise ValueError("Number of steps must be less than 100 for computational efficiency")
@@ -144,7 +143,7 @@ def orthogonalized(update: Tensor, coefficients: tuple[float, float, float], ste
     return x.T if tall else x
 
 
-def adjusted_lr(lr: float, adjust_lr_fn: str | None, shape: tuple[int, ...]) -> float:
+def adjusted_lr(lr: Any, adjust_lr_fn: str | None, shape: tuple[int, ...]) -> Any:
     """The learning rate for an ``A x B`` parameter that gives updates of comparable RMS.
 
     >>> adjusted_lr(0.1, None, (8, 2)), adjusted_lr(0.1, "match_rms_adamw", (8, 2))

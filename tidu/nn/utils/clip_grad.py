@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -11,7 +12,7 @@ from ...core.grad_mode import no_grad
 from ...core.inplace import assign_
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 
 def _tensors(tensors: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -94,6 +95,25 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
     total = get_total_norm(_grads(params), norm_type, error_if_nonfinite)
     clip_grads_with_norm_(params, max_norm, total)
     return total
+
+
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:
+    """Deprecated: ``clip_grad_norm_`` (this name warns with a ``FutureWarning``, as PyTorch's).
+
+    >>> import warnings, tidu
+    >>> w = tidu.zeros(2, requires_grad=True)
+    >>> (w * tidu.tensor([3.0, 4.0])).sum().backward()
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     tidu.nn.utils.clip_grad_norm([w], max_norm=1.0)
+    tensor(5.)
+    >>> caught[0].category.__name__
+    'FutureWarning'
+    """
+    warnings.warn("`tidu.nn.utils.clip_grad_norm` is now deprecated in favor of `tidu.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: Any = None) -> None:
