@@ -196,3 +196,24 @@ def test_upsample_names_warn_and_match_interpolate() -> None:
             warnings.simplefilter("ignore")
             theirs = getattr(TF, name)(torch.tensor(a), **kwargs)
         np.testing.assert_allclose(_np(ours), theirs.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call", ["x.geometric_(0)", "x.geometric_(1.0)", "x.log_normal_(0, 0)", "x.exponential_(0)",
+                                  "x.exponential_(-1)", "x.cauchy_(0, 0)", "x.normal_(0, -1)", "x.uniform_(2, 1)",
+                                  "x.bernoulli_(1.5)", "x.random_(3, 3)"])
+def test_random_fills_check_their_parameters_like_torch(call: str) -> None:
+    from tests.test_torch_oracle import assert_same_error
+
+    assert_same_error(call, lambda L: {"x": L.zeros(3)})
+
+
+def test_scatter_with_reduce_multiply_and_dim_order_match_torch() -> None:
+    results = []
+    for L in (tidu, torch):
+        index = L.tensor([[0, 0], [2, 2]])
+        with pytest.warns(UserWarning, match="reduce argument of torch.scatter with Tensor src is deprecated"):
+            by_tensor = L.ones(2, 3).scatter(1, index, L.tensor([[2.0, 3.0], [4.0, 5.0]]), reduce="multiply")
+        by_number = L.ones(2, 3).scatter_(1, index, 2.0, reduce="multiply")
+        orders = [L.ones(2, 3, 4).permute(2, 0, 1).dim_order(), L.ones(2, 1, 3).dim_order(), L.ones(3, 4).t().dim_order()]
+        results.append((by_tensor.tolist(), by_number.tolist(), orders))
+    assert results[0] == results[1]

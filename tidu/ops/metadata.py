@@ -273,8 +273,15 @@ class iinfo:  # noqa: N801 - PyTorch's name
 
 METHODS: dict = {}
 # methods that read a tensor's array (not a ``Var``'s, inside ``vmap``)
+def _dim_order(self: Any) -> tuple[int, ...]:
+    """The dims from the largest stride to the smallest (ties in order): PyTorch's ``dim_order()``."""
+    strides = self.stride()
+    return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+
+
 TENSOR_METHODS = {
     "stride": _stride,
+    "dim_order": _dim_order,
     "storage_offset": _storage_offset,
     "data_ptr": _data_ptr,
     "get_device": _get_device,

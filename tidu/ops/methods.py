@@ -256,6 +256,49 @@ def _fill(self: Tensor, value: Any) -> Any:
     return creation.full(tuple(self.shape), value, dtype=self.dtype, device=self._device)
 
 
+def _require(ok: bool, message: str) -> None:
+    """PyTorch's check of a random fill's parameter (before numpy's own, which says less)."""
+    if not ok:
+        raise RuntimeError(message)
+
+
+def _normal_draw(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
+    _require(std >= 0, f"normal expects std >= 0.0, but found std {std:g}")
+    return _random(self, lambda g, n: g.normal(mean, std, n), "normal_kernel_cpu", generator)
+
+
+def _uniform_draw(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None, **kw: Any) -> Any:
+    low, high = kw.get("from", a), kw.get("to", b)
+    _require(low <= high, f"uniform_ expects to return a [from, to) range, but found from={low:g} > to={high:g}")
+    return _random(self, lambda g, n: g.uniform(low, high, n), "uniform_kernel_cpu", generator)
+
+
+def _bernoulli_draw(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Any:
+    if not isinstance(p, Tensor):
+        _require(0 <= p <= 1, f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    return _random(self, lambda g, n: (g.random(n) < _probability(p, self)), "bernoulli_", generator)
+
+
+def _exponential_draw(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Any:
+    _require(lambd > 0, f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    return _random(self, lambda g, n: g.exponential(1.0 / lambd, n), "exponential_", generator)
+
+
+def _log_normal_draw(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Any:
+    _require(std > 0, f"log_normal_ expects std > 0.0, but found std={std:g}")
+    return _random(self, lambda g, n: g.lognormal(mean, std, n), "log_normal_", generator)
+
+
+def _cauchy_draw(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Any:
+    _require(sigma > 0, f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    return _random(self, lambda g, n: median + sigma * g.standard_cauchy(n), "cauchy_", generator)
+
+
+def _geometric_draw(self: Tensor, p: float, *, generator: Any = None) -> Any:
+    _require(0 < p < 1, f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    return _random(self, lambda g, n: g.geometric(p, n), "geometric_", generator)
+
+
 def _random(self: Tensor, draw: Any, name: str, generator: Any = None) -> Any:
     if not self.dtype.is_floating_point:
         raise dtypes.not_implemented(name, self.dtype)
@@ -463,10 +506,8 @@ INPLACE = {
     "zero_": _inplace(lambda s: _fill(s, 0), "zero_"),
     "fill_": _inplace(_fill, "fill_", cast=True, overwrites=True),
     "copy_": _inplace(_copy, "copy_", cast=True, overwrites=True),
-    "normal_": _inplace(lambda s, mean=0.0, std=1.0, *, generator=None: _random(
-        s, lambda g, n: g.normal(mean, std, n), "normal_kernel_cpu", generator), "normal_"),
-    "uniform_": _inplace(lambda s, a=0.0, b=1.0, *, generator=None, **kw: _random(
-        s, lambda g, n: g.uniform(kw.get("from", a), kw.get("to", b), n), "uniform_kernel_cpu", generator), "uniform_"),
+    "normal_": _inplace(_normal_draw, "normal_"),
+    "uniform_": _inplace(_uniform_draw, "uniform_"),
     "__iadd__": _inplace(math.add, "__iadd__"),
     "__isub__": _inplace(math.sub, "__isub__"),
     "__imul__": _inplace(math.mul, "__imul__"),
@@ -478,16 +519,11 @@ INPLACE = {
     "clamp_": _inplace(math.clamp, "clamp_"),
     "clip_": _inplace(math.clamp, "clip_"),
     "masked_fill_": _inplace(indexing.masked_fill, "masked_fill_"),
-    "bernoulli_": _inplace(lambda s, p=0.5, *, generator=None: _random(
-        s, lambda g, n: (g.random(n) < _probability(p, s)), "bernoulli_", generator), "bernoulli_"),
-    "exponential_": _inplace(lambda s, lambd=1.0, *, generator=None: _random(
-        s, lambda g, n: g.exponential(1.0 / lambd, n), "exponential_", generator), "exponential_"),
-    "log_normal_": _inplace(lambda s, mean=1.0, std=2.0, *, generator=None: _random(
-        s, lambda g, n: g.lognormal(mean, std, n), "log_normal_", generator), "log_normal_"),
-    "cauchy_": _inplace(lambda s, median=0.0, sigma=1.0, *, generator=None: _random(
-        s, lambda g, n: median + sigma * g.standard_cauchy(n), "cauchy_", generator), "cauchy_"),
-    "geometric_": _inplace(lambda s, p, *, generator=None: _random(
-        s, lambda g, n: g.geometric(p, n), "geometric_", generator), "geometric_"),
+    "bernoulli_": _inplace(_bernoulli_draw, "bernoulli_"),
+    "exponential_": _inplace(_exponential_draw, "exponential_"),
+    "log_normal_": _inplace(_log_normal_draw, "log_normal_"),
+    "cauchy_": _inplace(_cauchy_draw, "cauchy_"),
+    "geometric_": _inplace(_geometric_draw, "geometric_"),
     "random_": _inplace(_random_draw, "random_", cast=True, overwrites=True),
     "scatter_": _inplace(selection.scatter, "scatter_"),
     "scatter_add_": _inplace(indexing.scatter_add, "scatter_add_"),

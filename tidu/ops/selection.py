@@ -12,6 +12,7 @@ order), which is what PyTorch's CPU kernels do; PyTorch leaves that case unspeci
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -217,12 +218,16 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
         raise RuntimeError("reduce argument must be either add or multiply.")
     if src is not None and src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    if reduce == "multiply":
-        raise NotImplementedError("scatter(reduce='multiply') is not supported by tidu; scatter_reduce is not either")
+    if reduce is not None and src is not None:
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                      "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                      UserWarning, stacklevel=2)
     if src is None:
         src = creation.full(tuple(index.shape), value, dtype=input.dtype, device=input.device)
     if reduce == "add":
         return indexing.scatter_add(input, d, index, src)
+    if reduce == "multiply":
+        return scatter_reduce(input, d, index, src, "prod")
     written = _written(input, d, index)  # raises PyTorch's errors for out-of-range indices and sizes
     for i, n in enumerate(index.shape):  # only the part of ``src`` that ``index`` covers is read
         src = shape._narrow(src, i, 0, n)
