@@ -233,22 +233,29 @@ class _PositiveDefinite(_Symmetric):
         return symmetric & tidu.linalg.cholesky_ex(value).info.eq(0)
 
 
-class _Cat(Constraint):
-    """``cseq[i]`` checked on the ``i``-th piece of a value along ``dim`` (pieces of ``lengths``,
-    one element each by default), the answers concatenated as ``tidu.cat`` does."""
+class _Pieces(Constraint):
+    """Constraints ``cseq`` on pieces of a value along ``dim`` (``_Cat``, ``_Stack``)."""
 
-    def __init__(self, cseq: Sequence[Constraint], dim: int = 0, lengths: Sequence[int] | None = None) -> None:
+    def __init__(self, cseq: Sequence[Constraint], dim: int = 0) -> None:
         if not all(isinstance(c, Constraint) for c in cseq):
             raise AssertionError("All elements of cseq must be Constraint instances")
         self.cseq = list(cseq)
-        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
-        if len(self.lengths) != len(self.cseq):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
         self.dim = dim
 
     @property
     def is_discrete(self) -> bool:  # type: ignore[override]
         return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_Pieces):
+    """``cseq[i]`` checked on the ``i``-th piece of a value along ``dim`` (pieces of ``lengths``,
+    one element each by default), the answers concatenated as ``tidu.cat`` does."""
+
+    def __init__(self, cseq: Sequence[Constraint], dim: int = 0, lengths: Sequence[int] | None = None) -> None:
+        super().__init__(cseq, dim)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
 
     @property
     def event_dim(self) -> int:  # type: ignore[override]
@@ -260,19 +267,9 @@ class _Cat(Constraint):
         return tidu.cat([c.check(piece) for c, piece in zip(self.cseq, pieces)], self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_Pieces):
     """``cseq[i]`` checked on the ``i``-th slice of a value along ``dim``, the answers stacked as
     ``tidu.stack`` does."""
-
-    def __init__(self, cseq: Sequence[Constraint], dim: int = 0) -> None:
-        if not all(isinstance(c, Constraint) for c in cseq):
-            raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq = list(cseq)
-        self.dim = dim
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self) -> int:  # type: ignore[override]
