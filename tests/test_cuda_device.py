@@ -377,3 +377,16 @@ for f in (c.get_device_properties, c.get_device_capability, c.mem_get_info, c.cu
     assert lines[0] == "0 0 0 {} False"
     has_gpu = "ok" in lines[1:]
     assert lines[1:] == (["ok"] * 5 if has_gpu else ["RuntimeError"] * 5)
+
+
+def test_view_as_a_dtype_and_out_on_the_device() -> None:
+    """``view(dtype)`` shares the device memory; ``out=`` writes a device result into a device tensor."""
+    x = tidu.tensor([1.0, -2.0, 3.0], device="cuda")
+    bits = x.view(tidu.int32)
+    assert bits.device == x.device and bits.tolist() == np.array([1.0, -2.0, 3.0], np.float32).view(np.int32).tolist()
+    bits[0] = int(np.array(2.0, np.float32).view(np.int32))
+    assert x.tolist() == [2.0, -2.0, 3.0]
+    out = tidu.empty(3, device="cuda")
+    assert tidu.add(x, 1, out=out) is out and out.tolist() == [3.0, -1.0, 4.0]
+    with pytest.raises(RuntimeError, match="Expected out tensor to have device"):
+        tidu.add(x, 1, out=tidu.empty(3))

@@ -2,6 +2,7 @@
 Newton-Schulz iteration itself, state_dict layout and loading, and the errors on bad input."""
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -157,8 +158,8 @@ def test_tensor_lr_of_several_elements_raises_torchs_error():
 @pytest.mark.parametrize("shape", [(3,), (2, 3, 4), ()], ids=str)
 def test_parameters_not_2d_raise_torchs_error(shape):
     assert_same_error(lambda L: L.optim.Muon([L.zeros(shape, requires_grad=True)]), same_message=False)
-    with pytest.raises(ValueError, match=rf"Muon only supports 2D parameters whereas we found a parameter with "
-                                         rf"size: tidu\.Size\({list(shape)}\)".replace("[", r"\[").replace("]", r"\]")):
+    message = f"Muon only supports 2D parameters whereas we found a parameter with size: tidu.Size({list(shape)})"
+    with pytest.raises(ValueError, match=re.escape(message)):
         tidu.optim.Muon([tidu.zeros(shape, requires_grad=True)])
 
 

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..core import dtypes
-from ..ops.math import clamp
 from ..tensor import Tensor, of_array
 from .optimizer import Optimizer, state_like
 
@@ -43,9 +42,10 @@ class Muon(Optimizer):
         ns_steps: iterations, fewer than 100 (default 5).
         adjust_lr_fn: ``None``, ``"original"`` or ``"match_rms_adamw"``.
 
-    State: ``momentum_buffer``. As PyTorch, each bfloat16 step of ``NS`` is a float32
-    computation rounded once to bfloat16 (its sums in another order, so a value near a rounding
-    boundary may round the other way).
+    State: ``momentum_buffer``. Each bfloat16 result of ``NS`` is computed in float32 and rounded
+    once, as PyTorch's CPU kernels do; their matrix products sum in another order, so a value
+    within float32 rounding of a bfloat16 tie may round the other way (seen on matrices of a
+    dozen rows and more), and the iteration carries that on as a few bfloat16 ulps.
 
     >>> import tidu
     >>> w = tidu.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -135,7 +135,7 @@ def orthogonalized(update: Tensor, coefficients: tuple[float, float, float], ste
     tall = x.shape[0] > x.shape[1]
     if tall:
         x = x.T
-    x = _bfloat16(x / _bfloat16(clamp(_bfloat16(x.norm()), min=eps)))
+    x = _bfloat16(x / _bfloat16(_bfloat16(x.norm()).clamp(min=eps)))
     for _ in range(steps):
         gram = _bfloat16(x @ x.T)
         poly = _bfloat16(b * gram + c * (gram @ gram))
