@@ -18,11 +18,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic, register_jitable
+from numba.extending import register_jitable
 
+from .backends.cpu.fastmath import fma_exact
 from .core import dtypes
 from .core.grad_mode import no_grad
 from .core.primitive import Var, bind
@@ -303,24 +301,9 @@ def xlog1py(input: Any, other: Any) -> Any:  # noqa: A002
 # PyTorch's kernels, step for step: computed in the operands' dtype (``type(x)`` gives it, so float32
 # stays float32), its shortcuts for |x| = 1 and for large n (a closed form in acos), and its
 # recurrences, which stop once a value turns NaN. Its x86 kernels for AVX2 and AVX512 are compiled
-# with FMA, which contracts each recurrence step ``a * b - c`` into one rounding: so is ours (``_fma``).
+# with FMA, which contracts each recurrence step ``a * b - c`` into one rounding: so is ours (``fma_exact``).
 
 _TWO_63 = 9223372036854775808.0
-
-
-@intrinsic
-def _fma(typingctx, a, b, c):  # noqa: ANN001, ANN202, ARG001
-    """``a * b + c`` rounded once (LLVM's ``llvm.fma``), in ``a``'s float type."""
-    if not isinstance(a, types.Float):
-        return None
-    sig = a(a, a, a)
-
-    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
-        t = context.get_value_type(a)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(t, [t, t, t]), f"llvm.fma.f{a.bitwidth}")
-        return builder.call(fn, list(args))
-
-    return sig, codegen
 
 
 @register_jitable
@@ -340,11 +323,63 @@ def _three_term(x, n, p, q):  # noqa: ANN001, ANN202
     r = q
     k = 2
     while k <= n and q == q:
-        r = _fma(x + x, q, -p)
+        r = fma_exact(x + x, q, -p)
         p = q
         q = r
         k += 1
     return r
+
+
+# Each Chebyshev kind past its edges (``_cheb_*``): its closed form in ``theta = acos(y)`` above
+# PyTorch's degree threshold ``above``, else its three-term recurrence. The plain and the shifted
+# polynomials (of ``y = 2x - 1``) differ only in their edges and thresholds, PyTorch's own.
+@register_jitable
+def _cheb_t(y, n, above):  # noqa: ANN001, ANN202
+    f = type(y)
+    if n > above and abs(y) < 1:
+        return math.cos(f(n) * math.acos(y))
+    if n == 0:
+        return f(1)
+    return y if n == 1 else _three_term(y, n, f(1), y)
+
+
+@register_jitable
+def _cheb_u(y, n, above):  # noqa: ANN001, ANN202
+    f = type(y)
+    if n > above and abs(y) < 1:
+        theta = math.acos(y)
+        if math.sin(theta) != 0:
+            return math.sin(f(n + 1) * theta) / math.sin(theta)
+        return f(n + 1) * math.cos(f(n + 1) * theta) / y
+    if n == 0:
+        return f(1)
+    return y + y if n == 1 else _three_term(y, n, f(1), y + y)
+
+
+@register_jitable
+def _cheb_v(y, n, above, vertex):  # noqa: ANN001, ANN202
+    f = type(y)
+    if n > above and abs(y) < 1:
+        theta = math.acos(y)
+        if math.sin(theta / f(2)) != 1:
+            return math.cos((f(n) + f(0.5)) * theta) / math.cos(theta / f(2))
+        return vertex
+    if n == 0:
+        return f(1)
+    return y + y - f(1) if n == 1 else _three_term(y, n, f(1), y + y - f(1))
+
+
+@register_jitable
+def _cheb_w(y, n, above, vertex):  # noqa: ANN001, ANN202
+    f = type(y)
+    if n > above and abs(y) < 1:
+        theta = math.acos(y)
+        if math.cos(theta / f(2)) != 1:
+            return math.sin((f(n) + f(0.5)) * theta) / math.sin(theta / f(2))
+        return vertex
+    if n == 0:
+        return f(1)
+    return y + y + f(1) if n == 1 else _three_term(y, n, f(1), y + y + f(1))
 
 
 @register_jitable
@@ -355,11 +390,7 @@ def _chebyshev_t(x, n):  # noqa: ANN001, ANN202
         return f(0)
     if abs(x) == 1:
         return f(1) if x > 0 or n % 2 == 0 else f(-1)
-    if n > 6 and abs(x) < 1:
-        return math.cos(f(n) * math.acos(x))
-    if n == 0:
-        return f(1)
-    return x if n == 1 else _three_term(x, n, f(1), x)
+    return _cheb_t(x, n, 6)
 
 
 @register_jitable
@@ -370,14 +401,7 @@ def _chebyshev_u(x, n):  # noqa: ANN001, ANN202
         return f(0)
     if abs(x) == 1:
         return f(n + 1) if x > 0 or n % 2 == 0 else f(-(n + 1))
-    if n > 8 and abs(x) < 1:
-        theta = math.acos(x)
-        if math.sin(theta) != 0:
-            return math.sin(f(n + 1) * theta) / math.sin(theta)
-        return f(n + 1) * math.cos(f(n + 1) * theta) / x
-    if n == 0:
-        return f(1)
-    return x + x if n == 1 else _three_term(x, n, f(1), x + x)
+    return _cheb_u(x, n, 8)
 
 
 @register_jitable
@@ -389,14 +413,7 @@ def _chebyshev_v(x, n):  # noqa: ANN001, ANN202
     alternating = f(n + n + 1) if n % 2 == 0 else f(-(n + n + 1))
     if abs(x) == 1:
         return f(1) if x > 0 else alternating
-    if n > 8 and abs(x) < 1:
-        theta = math.acos(x)
-        if math.sin(theta / f(2)) != 1:
-            return math.cos((f(n) + f(0.5)) * theta) / math.cos(theta / f(2))
-        return alternating
-    if n == 0:
-        return f(1)
-    return x + x - f(1) if n == 1 else _three_term(x, n, f(1), x + x - f(1))
+    return _cheb_v(x, n, 8, alternating)
 
 
 @register_jitable
@@ -408,62 +425,39 @@ def _chebyshev_w(x, n):  # noqa: ANN001, ANN202
     sign = f(1) if n % 2 == 0 else f(-1)
     if abs(x) == 1:
         return f(n + n + 1) if x > 0 else sign
-    if n > 8 and abs(x) < 1:
-        theta = math.acos(x)
-        if math.cos(theta / f(2)) != 1:
-            return math.sin((f(n) + f(0.5)) * theta) / math.sin(theta / f(2))
-        return f(n + n + 1) if x > 0 else sign
-    if n == 0:
-        return f(1)
-    return x + x + f(1) if n == 1 else _three_term(x, n, f(1), x + x + f(1))
+    return _cheb_w(x, n, 8, f(n + n + 1) if x > 0 else sign)
 
 
-# The shifted ones: the Chebyshev polynomials of y = 2x - 1, with PyTorch's own edges at x = 0 and 1
-# and its own thresholds for the closed forms.
 @register_jitable
 def _shifted_chebyshev_t(x, n):  # noqa: ANN001, ANN202
     f = type(x)
     n = _degree(n)
-    y = x + x - f(1)
     if n < 0:
         return f(0)
     if x == 1:
         return f(1)
     if x == 0:
         return f(1) if n % 2 == 0 else f(-1)
-    if n > 6 and abs(y) < 1:
-        return math.cos(f(n) * math.acos(y))
-    if n == 0:
-        return f(1)
-    return y if n == 1 else _three_term(y, n, f(1), y)
+    return _cheb_t(x + x - f(1), n, 6)
 
 
 @register_jitable
 def _shifted_chebyshev_u(x, n):  # noqa: ANN001, ANN202
     f = type(x)
     n = _degree(n)
-    y = x + x - f(1)
     if n < 0:
         return f(0)
     if x == 1:
         return f(n + 1)
     if x == 0:
         return f(n + 1) if n % 2 == 0 else f(-(n + 1))
-    if n > 6 and abs(y) < 1:
-        theta = math.acos(y)
-        if math.sin(theta) != 0:
-            return math.sin(f(n + 1) * theta) / math.sin(theta)
-        return f(n + 1) * math.cos(f(n + 1) * theta) / y
-    if n == 0:
-        return f(1)
-    return y + y if n == 1 else _three_term(y, n, f(1), y + y)
+    return _cheb_u(x + x - f(1), n, 6)
 
 
 @register_jitable
 def _shifted_chebyshev_v(x, n):  # noqa: ANN001, ANN202
     f = type(x)
     n = _degree(n)
-    y = x + x - f(1)
     if n < 0:
         return f(0)
     alternating = f(n + n + 1) if n % 2 == 0 else f(-(n + n + 1))
@@ -471,21 +465,13 @@ def _shifted_chebyshev_v(x, n):  # noqa: ANN001, ANN202
         return f(1)
     if x == 0:
         return alternating
-    if n > 6 and abs(y) < 1:
-        theta = math.acos(y)
-        if math.sin(theta / f(2)) != 1:
-            return math.cos((f(n) + f(0.5)) * theta) / math.cos(theta / f(2))
-        return alternating
-    if n == 0:
-        return f(1)
-    return y + y - f(1) if n == 1 else _three_term(y, n, f(1), y + y - f(1))
+    return _cheb_v(x + x - f(1), n, 6, alternating)
 
 
 @register_jitable
 def _shifted_chebyshev_w(x, n):  # noqa: ANN001, ANN202
     f = type(x)
     n = _degree(n)
-    y = x + x - f(1)
     if n < 0:
         return f(0)
     sign = f(1) if n % 2 == 0 else f(-1)
@@ -493,14 +479,7 @@ def _shifted_chebyshev_w(x, n):  # noqa: ANN001, ANN202
         return f(n + n + 1)
     if x == 0:
         return sign
-    if n > 4 and abs(y) < 1:
-        theta = math.acos(y)
-        if math.cos(theta / f(2)) != 1:
-            return math.sin((f(n) + f(0.5)) * theta) / math.sin(theta / f(2))
-        return sign
-    if n == 0:
-        return f(1)
-    return y + y + f(1) if n == 1 else _three_term(y, n, f(1), y + y + f(1))
+    return _cheb_w(x + x - f(1), n, 4, sign)
 
 
 @register_jitable
@@ -524,7 +503,7 @@ def _hermite_h(x, n):  # noqa: ANN001, ANN202
         return f(math.nan)
     p, q, r = f(1), x + x, f(0)
     for k in range(2, n + n, 2):
-        r = _fma(x + x, q, -(f(k) * p))
+        r = fma_exact(x + x, q, -(f(k) * p))
         p = q
         q = r
     return r
@@ -544,7 +523,7 @@ def _hermite_he(x, n):  # noqa: ANN001, ANN202
         return f(math.nan)
     p, q, r = f(1), x, x
     for k in range(1, n):
-        r = _fma(x, q, -(f(k) * p))
+        r = fma_exact(x, q, -(f(k) * p))
         p = q
         q = r
     return r
@@ -562,7 +541,7 @@ def _laguerre_l(x, n):  # noqa: ANN001, ANN202
     r = q
     k = 1
     while k < n and q == q:
-        r = _fma(f(k + k) + (f(1) - x), q, -(f(k) * p)) / f(k + 1)
+        r = fma_exact(f(k + k) + (f(1) - x), q, -(f(k) * p)) / f(k + 1)
         p = q
         q = r
         k += 1
@@ -583,7 +562,7 @@ def _legendre_p(x, n):  # noqa: ANN001, ANN202
     r = q
     k = 1
     while k < n and q == q:
-        r = _fma(f(k + k + 1) * x, q, -(f(k) * p)) / f(k + 1)
+        r = fma_exact(f(k + k + 1) * x, q, -(f(k) * p)) / f(k + 1)
         p = q
         q = r
         k += 1

@@ -82,6 +82,32 @@ def _fma_overload(a, b, c):  # noqa: ANN001, ANN202
     return lambda a, b, c: _fmuladd(a, b, c)
 
 
+def fma_exact(a, b, c):  # noqa: ANN001, ANN201
+    """``a * b + c`` rounded once, in the operands' float type (LLVM's ``llvm.fma``: fused on every
+    CPU, emulated where there is no FMA) when compiled; as plain Python (the CUDA simulator's
+    kernels) two roundings."""
+    return a * b + c
+
+
+@intrinsic
+def _fma_in_type(typingctx, a, b, c):  # noqa: ANN001, ANN202, ARG001
+    if not isinstance(a, types.Float):
+        return None
+    sig = a(a, a, a)
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
+        t = context.get_value_type(a)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(t, [t, t, t]), f"llvm.fma.f{a.bitwidth}")
+        return builder.call(fn, list(args))
+
+    return sig, codegen
+
+
+@overload(fma_exact, inline="always")
+def _fma_exact_overload(a, b, c):  # noqa: ANN001, ANN202
+    return lambda a, b, c: _fma_in_type(a, b, c)
+
+
 @register_jitable
 def round_log2(y):  # noqa: ANN001, ANN201
     """``(k, n, r)`` with ``y = n ln2 + r``, ``n = round(y / ln 2)`` an integer-valued float64,
