@@ -188,7 +188,28 @@ ROWS: list[OpCase] = [
            ref=lambda x: np.sinc(x / np.pi)),
     OpCase("i1", lambda x: tidu.special.i1(x * 30.0), ((4,),), low=0.5, high=2.0, ref=lambda x: _bessel_i(1)(x * 30.0),
            name="asymptotic", rtol=1e-6),
+    # the orthogonal polynomials at degree 9 (nondiff, as PyTorch's): numpy's series, or the
+    # Chebyshev kinds' trigonometric forms; the shifted ones in 2x - 1
+    *[OpCase(name, lambda x, name=name: getattr(tidu.special, name)(x, 9), ((5,), (2, 3)),
+             low=0.05 if name.startswith("shifted") else -0.9, high=0.95 if name.startswith("shifted") else 0.9,
+             ref=lambda x, kind=name[-1], shift=name.startswith("shifted"): _chebyshev(kind, 9)(2 * x - 1 if shift else x))
+      for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                   "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                   "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w")],
+    *[OpCase(name, lambda x, name=name: getattr(tidu.special, name)(x, 9), ((5,), (2, 3)), low=-2.0, high=2.0,
+             ref=lambda x, series=series: series(x, [0] * 9 + [1]))
+      for name, series in (("hermite_polynomial_h", np.polynomial.hermite.hermval),
+                           ("hermite_polynomial_he", np.polynomial.hermite_e.hermeval),
+                           ("laguerre_polynomial_l", np.polynomial.laguerre.lagval),
+                           ("legendre_polynomial_p", np.polynomial.legendre.legval))],
 ]
+
+
+def _chebyshev(kind: str, n: int) -> object:
+    """The Chebyshev polynomial of ``kind`` (t, u, v, w) of degree ``n`` on (-1, 1), in ``t = acos(x)``."""
+    forms = {"t": lambda t: np.cos(n * t), "u": lambda t: np.sin((n + 1) * t) / np.sin(t),
+             "v": lambda t: np.cos((n + 0.5) * t) / np.cos(t / 2), "w": lambda t: np.sin((n + 0.5) * t) / np.sin(t / 2)}
+    return lambda x: forms[kind](np.arccos(x))
 
 _ZEROS = np.array([[1.5, 0.0, 2.0, 0.0, -1.0], [0.0, 3.0, -2.0, 1.0, 0.5]])
 _NONZERO = tidu.tensor((_ZEROS != 0).astype(np.float64))  # module-level: the CUDA test moves it
