@@ -72,6 +72,24 @@ def test_nested_structures_round_trip():
     assert back["empty"] == {}
 
 
+def test_the_python_values_torch_load_accepts_round_trip_as_in_pytorch(tmp_path):
+    """Sets, complex numbers, bytes and ``Size`` come back as themselves, as from PyTorch's
+    ``save``/``load`` (weights-only; a frozenset is refused, by tidu's save and PyTorch's load)."""
+    def saved(lib):
+        obj = {"set": {1, "a"}, "c": 1 - 2j, "bytes": b"\x00ab", "size": lib.ones(2, 3).shape,
+               "nested": ({3, 4}, [b"z"])}
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save(obj, path)
+        return lib.load(path)
+
+    ours, theirs = saved(tidu), saved(torch)
+    for key in theirs:
+        assert ours[key] == theirs[key] and type(ours[key]).__name__ == type(theirs[key]).__name__, key
+    assert type(ours["nested"][0]) is set
+    with pytest.raises(TypeError, match="frozenset"):
+        tidu.save({"f": frozenset()}, io.BytesIO())
+
+
 @pytest.mark.parametrize("name,kwargs", [("Adam", dict(lr=0.1, amsgrad=True)), ("SGD", dict(lr=0.1, momentum=0.9))])
 def test_optimizer_state_dict_round_trip_resumes(name, kwargs, tmp_path):
     w = tidu.randn(3, requires_grad=True, dtype=tidu.float64)

@@ -3,13 +3,14 @@
 A file is an ordinary safetensors file: every tensor (and numpy array) in the object is one
 named entry, named by its path in the object (``"fc.weight"``, ``"state.0.exp_avg"``), so
 other safetensors readers see a flat state dict. The structure around the tensors (dicts with
-any simple keys, lists, tuples, numbers, strings, ``None``, ``requires_grad`` flags) is JSON in
+any simple keys, lists, tuples, sets, numbers, strings, bytes, ``None``, ``requires_grad`` flags) is JSON in
 the header's metadata under ``"tidu"``. Loading parses JSON and raw arrays only: it never
 executes code (no pickle).
 """
 
 from __future__ import annotations
 
+import base64
 import collections
 import io
 import json
@@ -21,7 +22,7 @@ import numpy as np
 import safetensors.numpy
 
 from .core import dtypes
-from .tensor import Tensor
+from .tensor import Size, Tensor
 
 _FORMAT_KEY = "tidu"
 _FORMAT_VERSION = 1
@@ -68,6 +69,12 @@ class _Writer:
             return {"__npscalar__": obj.item(), "dtype": obj.dtype.str}
         if obj is None or isinstance(obj, bool | int | float | str):
             return obj
+        if isinstance(obj, complex):
+            return {"__complex__": [obj.real, obj.imag]}
+        if isinstance(obj, bytes):
+            return {"__bytes__": base64.b64encode(obj).decode("ascii")}
+        if type(obj) is set:  # (not a frozenset: PyTorch's weights-only load refuses those)
+            return {"__set__": [self.encode(v, _join(path, i)) for i, v in enumerate(obj)]}
         if isinstance(obj, dtypes.dtype):
             return {"__dtype__": obj.name}
         if isinstance(obj, dict):
@@ -78,14 +85,16 @@ class _Writer:
                     raise TypeError(f"tidu.save: cannot store a dict key of type {type(key).__name__} (at {path!r})")
                 items.append([self.encode(key, path), self.encode(value, _join(path, key))])
             return {tag: items}
+        if isinstance(obj, Size):
+            return {"__size__": list(obj)}
         if isinstance(obj, tuple):
             return {"__tuple__": [self.encode(v, _join(path, i)) for i, v in enumerate(obj)]}
         if isinstance(obj, list):
             return [self.encode(v, _join(path, i)) for i, v in enumerate(obj)]
         raise TypeError(
             f"tidu.save: cannot store an object of type {type(obj).__module__}.{type(obj).__qualname__} "
-            f"(at {path or 'top'!r}); supported: tensors, numpy arrays, dicts, lists, tuples, str, int, "
-            "float, bool and None"
+            f"(at {path or 'top'!r}); supported: tensors, numpy arrays, dicts, lists, tuples, sets, str, "
+            "bytes, int, float, complex, bool and None"
         )
 
 
@@ -234,6 +243,14 @@ class _Reader:
             return dtypes.as_dtype(node["__dtype__"])
         if "__tuple__" in node:
             return tuple(self.decode(v) for v in node["__tuple__"])
+        if "__size__" in node:
+            return Size(node["__size__"])
+        if "__complex__" in node:
+            return complex(*node["__complex__"])
+        if "__bytes__" in node:
+            return base64.b64decode(node["__bytes__"])
+        if "__set__" in node:
+            return {self.decode(v) for v in node["__set__"]}
         for tag, cls in (("__dict__", dict), ("__odict__", collections.OrderedDict)):
             if tag in node:
                 return cls((self.decode(k), self.decode(v)) for k, v in node[tag])

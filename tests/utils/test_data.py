@@ -161,6 +161,8 @@ def test_samplers_and_datasets():
     assert sorted(data.RandomSampler(range(3), num_samples=6)) == [0, 0, 1, 1, 2, 2]
     concat = data.ConcatDataset([[1, 2], [3]]) + data.Subset([9, 8, 7], [2])
     assert [concat[i] for i in range(len(concat))] == [1, 2, 3, 7]
+    sizes = data.ConcatDataset([[1, 2], [3]]).cumulative_sizes  # Python ints, as PyTorch's
+    assert sizes == tdata.ConcatDataset([[1, 2], [3]]).cumulative_sizes and {type(s) for s in sizes} == {int}
     parts = data.random_split(range(10), [3, 7], generator=np.random.default_rng(1))
     assert [len(p) for p in parts] == [3, 7]
     assert [len(p) for p in data.random_split(range(5), [0.5, 0.5])] == [3, 2]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -214,10 +215,10 @@ class ConcatDataset(Dataset):
         for d in self.datasets:
             if isinstance(d, IterableDataset):
                 raise AssertionError("ConcatDataset does not support IterableDataset")
-        self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]))
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))  # ints, as PyTorch's
 
     def __len__(self) -> int:
-        return int(self.cumulative_sizes[-1])
+        return self.cumulative_sizes[-1]
 
     def __getitem__(self, index: int) -> Any:
         if index < 0:
@@ -226,7 +227,7 @@ class ConcatDataset(Dataset):
             index += len(self)
         which = bisect.bisect_right(self.cumulative_sizes, index)
         start = self.cumulative_sizes[which - 1] if which > 0 else 0
-        return self.datasets[which][index - int(start)]
+        return self.datasets[which][index - start]
 
 
 def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None) -> list[Subset]:
