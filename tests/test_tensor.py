@@ -405,3 +405,29 @@ def test_python_conversions_of_more_than_one_element_raise_like_torch(call: str)
     from tests.test_torch_oracle import assert_same_error
 
     assert_same_error(call)
+
+
+def test_format_contains_and_comparison_with_other_objects_match_torch() -> None:
+    """``f"{loss:.4f}"`` formats a 0-d tensor as its number; ``in`` looks for the element anywhere;
+    ``==`` with ``None`` or a string is False (Python's fallback), ``<`` a ``TypeError``."""
+    for lib in (tidu, torch):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]])
+        assert f"{lib.tensor(1.5):.2f}" == "1.50" and f"{lib.tensor(3)}" == "3"
+        with pytest.raises(TypeError, match="unsupported format string"):
+            f"{x:.2f}"
+        assert 3.0 in x and 5 not in x and lib.tensor(4.0) in x
+        with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+            "a" in x  # noqa: B015
+        assert (x == None) is False and (x != None) is True and (x == "a") is False  # noqa: E711
+        assert (x == [1.0, 2.0]) is False
+        with pytest.raises(TypeError):
+            x < None  # noqa: B015
+        assert (x == 2).tolist() == [[False, True], [False, False]]
+
+
+def test_slices_sums_and_repeats_of_a_size_are_sizes() -> None:
+    s, t = tidu.ones(2, 3, 4).shape, torch.ones(2, 3, 4).shape
+    for ours, theirs in [(s[1:], t[1:]), (s[::-1], t[::-1]), (s + (5,), t + (5,)), ((1,) + s, (1,) + t),
+                         (s * 2, t * 2), (2 * s, 2 * t), (s + s, t + t)]:
+        assert type(ours) is tidu.Size and type(theirs) is torch.Size and tuple(ours) == tuple(theirs)
+    assert type(s[0]) is int and s == (2, 3, 4)

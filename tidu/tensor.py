@@ -567,6 +567,18 @@ class Tensor:
 
         return tensor_repr(self)
 
+    def __format__(self, spec: str) -> str:
+        if self._buf.ndim == 0 and type(self) is Tensor:  # a scalar formats as its number: f"{loss:.4f}"
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __contains__(self, element: Any) -> bool:
+        if not isinstance(element, Tensor | bool | int | float | complex | np.generic):
+            raise RuntimeError(
+                f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
+            )
+        return bool((self == element).any().item())
+
     def __iter__(self) -> Any:
         if self._buf.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
@@ -619,9 +631,33 @@ def placed(array: np.ndarray, dtype: dtypes.dtype | None, device: Device) -> Ten
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple of ints (PyTorch's ``torch.Size``)."""
+    """A tensor's shape: a tuple of ints (PyTorch's ``torch.Size``). Slices, sums and repeats of
+    it are sizes too.
+
+    >>> import tidu
+    >>> s = tidu.ones(2, 3, 4).shape
+    >>> s[1:], s + (5,), (1,) + s
+    (tidu.Size([3, 4]), tidu.Size([2, 3, 4, 5]), tidu.Size([1, 2, 3, 4]))
+    """
 
     __slots__ = ()
+
+    def __getitem__(self, index: Any) -> Any:
+        item = tuple.__getitem__(self, index)
+        return Size(item) if type(index) is slice else item
+
+    def __add__(self, other: Any) -> Any:
+        joined = tuple.__add__(self, other)
+        return joined if joined is NotImplemented else Size(joined)
+
+    def __radd__(self, other: Any) -> Any:
+        return Size(tuple(other) + tuple(self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, n: Any) -> Any:
+        repeated = tuple.__mul__(self, n)
+        return repeated if repeated is NotImplemented else Size(repeated)
+
+    __rmul__ = __mul__
 
     def __repr__(self) -> str:
         return f"tidu.Size({list(self)})"

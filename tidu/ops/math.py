@@ -1043,6 +1043,23 @@ def _reflected(fn: Any) -> Any:
     return lambda self, other: fn(other, self)
 
 
+_COMPARED = (Tensor, Var, bool, int, float, complex, np.generic, np.ndarray)
+
+
+def _comparison_operator(fn: Any) -> Any:
+    """``fn`` as an operator: ``NotImplemented`` for an operand that is neither a tensor, a number
+    nor an array (PyTorch's), so Python decides: ``x == None`` and ``x == "a"`` are False,
+    ``x < None`` a ``TypeError``."""
+
+    def op(self: Any, other: Any) -> Any:
+        if type(other) is Tensor or isinstance(other, _COMPARED):
+            return fn(self, other)
+        return NotImplemented
+
+    op.__name__ = op.__qualname__ = f"__{fn.__name__}__"
+    return op
+
+
 # Tensor (and Var) methods and operators of this module; ``tidu.ops.methods`` installs them.
 METHODS = {
     "__add__": _ADD, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": _reflected(sub),
@@ -1056,7 +1073,7 @@ METHODS = {
     "__lshift__": bitwise_left_shift, "__rlshift__": _reflected(bitwise_left_shift),
     "__rshift__": bitwise_right_shift, "__rrshift__": _reflected(bitwise_right_shift),
     "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
-    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    **{f"__{fn.__name__}__": _comparison_operator(fn) for fn in (eq, ne, lt, le, gt, ge)},
     "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg, "pow": pow,
     "exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "log2": log2, "log1p": log1p,
     "sqrt": sqrt, "rsqrt": rsqrt, "sin": sin, "cos": cos, "tan": tan, "tanh": tanh, "erf": erf,
