@@ -194,6 +194,8 @@ class SobolEngine:
         dt = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
         if not dt.is_floating_point:
             raise TypeError(f"draw(): dtype must be a floating-point dtype, got {dt}")
+        if dt.is_half:
+            raise dtypes.not_implemented("_sobol_engine_draw", dt)
         points = self._points(self.num_generated, int(n))
         values = points.astype(dt.np) * dt.np.type(2.0**-MAXBIT)
         self.num_generated += int(n)

@@ -67,7 +67,7 @@ def one_hot(indices: Any, num_classes: int, like: Any) -> Any:
 
 def from_host(draws: np.ndarray, like: Any) -> Any:
     """Host ``draws`` as a tensor of ``like``'s dtype and device."""
-    return tidu.tensor(np.asarray(draws, dtype=like.dtype.np), dtype=like.dtype, device=like.device)
+    return tidu.tensor(np.asarray(draws), dtype=like.dtype, device=like.device)
 
 
 def host(value: Any) -> np.ndarray:

@@ -311,7 +311,9 @@ def _basis(shape: tuple[int, ...], dtype: Any) -> Tensor:
     import numpy as np
 
     n = _numel(shape)
-    return Tensor(np.eye(n, dtype=dtype.np).reshape((n, *shape)), dtype)
+    from ..core.dtypes import cast
+
+    return Tensor(cast(np.eye(n), dtype).reshape((n, *shape)), dtype)
 
 
 def _over_batch(e: Any, batch: tuple[int, ...]) -> Any:

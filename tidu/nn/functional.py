@@ -453,7 +453,7 @@ def softshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
     """
     _float_input(input, "softshrink_check")
     if lambd < 0:
-        raise RuntimeError(f"lambda must be in range [0, {np.finfo(input.dtype.np).max:g}] for input dtype "
+        raise RuntimeError(f"lambda must be in range [0, {ops.finfo(input.dtype).max:g}] for input dtype "
                            f"{dtypes.TORCH_NAMES[input.dtype.name]}, but found {lambd:g}")
     return ops.where(ops.abs(input) > lambd, input - ops.sign(input).detach() * lambd, 0.0)
 
@@ -543,7 +543,7 @@ def _adaptive_mean(size: int, out: int, like: Any) -> Any:
     for i in range(out):
         start, end = (i * size) // out, -((-(i + 1) * size) // out)
         pool[i, start:end] = 1.0 / (end - start)
-    return placed(pool.astype(like.dtype.np), like.dtype, like.device)
+    return placed(dtypes.cast(pool, like.dtype), like.dtype, like.device)
 
 
 def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:  # noqa: A002
@@ -865,16 +865,18 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         raise ValueError("either size or scale_factor should be defined")
     if mode == "area":
         return _adaptive_avg_pool_nd(input, out_sizes)
-    out = input
+    # a half input is interpolated in float32 and rounded once, as PyTorch's kernels compute
+    out = input.float() if input.dtype.is_half and mode not in ("nearest", "nearest-exact") else input
     for axis, (n_in, n_out, scale) in enumerate(zip(in_sizes, out_sizes, scales)):
         out = _resample(out, axis + 2, n_in, n_out, scale, mode, bool(align_corners))
-    return out
+    return out.to(input.dtype) if out.dtype is not input.dtype else out
 
 
 def _adaptive_avg_pool_nd(input: Any, out_sizes: tuple[int, ...]) -> Any:  # noqa: A002
     """Adaptive average pooling of the last ``len(out_sizes)`` dims: one product with an averaging
-    matrix a dim whose size changes (the last dim from the right, the others from the left)."""
-    out = input
+    matrix a dim whose size changes (the last dim from the right, the others from the left); a
+    half input in float32, rounded once (PyTorch averages in float32)."""
+    out = input.float() if input.dtype.is_half else input
     first = input.ndim - len(out_sizes)
     for axis, n_out in enumerate(out_sizes, first):
         n_in = input.shape[axis]
@@ -885,13 +887,13 @@ def _adaptive_avg_pool_nd(input: Any, out_sizes: tuple[int, ...]) -> Any:  # noq
             out = ops.matmul(out, pool.t())
         else:
             out = ops.movedim(ops.matmul(pool, ops.movedim(out, axis, -2)), -2, axis)
-    return out
+    return out.to(input.dtype) if out.dtype is not input.dtype else out
 
 
 def _resample(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mode: str, align_corners: bool) -> Any:
     """One spatial dim of ``interpolate``: PyTorch's source positions (``nearest_idx``,
     ``area_pixel_compute_source_index``) in the input's float type."""
-    real = x.dtype.np.type if x.dtype.is_floating_point else np.float32
+    real = x.dtype.np.type if x.dtype.is_floating_point and not x.dtype.is_half else np.float32
     dst = np.arange(n_out, dtype=real)
     if mode in ("nearest", "nearest-exact"):
         if n_in == n_out:
@@ -942,7 +944,7 @@ def _weighted_taps(x: Any, axis: int, positions: list[np.ndarray], weights: list
     # the weights come in the result's shape (a zero-stride view), so no broadcast of them is saved
     out = None
     for where, weight in zip(positions, weights):
-        w = kept(placed(np.broadcast_to(weight.astype(x.dtype.np).reshape(shape), full), None, x.device))
+        w = kept(placed(np.broadcast_to(dtypes.cast(weight, x.dtype).reshape(shape), full), x.dtype, x.device))
         term = select_positions(x, axis, where) * w
         out = term if out is None else out + term
     return out
@@ -1206,7 +1208,8 @@ def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float 
 
 def rms_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, eps: float | None = None) -> Any:  # noqa: A002
     """``input`` divided by its root mean square over the trailing ``normalized_shape`` dims (plus
-    ``eps``, by default the dtype's machine epsilon), then scaled by ``weight``.
+    ``eps``, by default the machine epsilon of the dtype it computes in: float32 for half inputs),
+    then scaled by ``weight``.
 
     >>> import tidu
     >>> tidu.nn.functional.rms_norm(tidu.tensor([[3.0, 4.0]]), (2,), eps=0.0)
@@ -1214,11 +1217,13 @@ def rms_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, ep
     """
     shape = _normalized_shape(input, normalized_shape, (("weight", weight),), sep="")
     _float_input(input, "rms_norm")
+    x = input.float() if input.dtype.is_half else input  # half inputs in float32, rounded once (PyTorch's)
     if eps is None:
-        eps = float(np.finfo(input.dtype.np).eps)
+        eps = ops.finfo(x.dtype).eps
     dims = tuple(range(input.ndim - len(shape), input.ndim))
-    out = input * ops.rsqrt((input * input).mean(dim=dims, keepdim=True) + eps)
-    return out if weight is None else out * weight
+    out = x * ops.rsqrt((x * x).mean(dim=dims, keepdim=True) + eps)
+    out = out if weight is None else out * (weight.float() if x is not input else weight)
+    return out.to(input.dtype) if x is not input else out
 
 
 def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None, weight: Any = None,  # noqa: A002
@@ -1504,7 +1509,7 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float 
     if mode == "sum":
         return picked.sum(1)
     if mode == "mean":
-        return picked.sum(1) / placed(np.maximum(counts, 1).reshape(-1, 1).astype(weight.dtype.np), None,
+        return picked.sum(1) / placed(dtypes.cast(np.maximum(counts, 1).reshape(-1, 1), weight.dtype), weight.dtype,
                                       weight.device)
     empty = placed((counts == 0).reshape(-1, 1), None, weight.device)
     return ops.where(empty, 0.0, ops.max(picked, dim=1).values)

@@ -279,12 +279,12 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     if sizes[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
     per_group = sizes[0] // groups
-    value = np.zeros(sizes, tensor.dtype.np)
+    value = np.zeros(sizes)
     centre = tuple(n // 2 for n in sizes[2:])
     for g in range(groups):
         for d in range(min(per_group, sizes[1])):
             value[(g * per_group + d, d, *centre)] = 1
-    return _fill(tensor, ops.tensor(value, device=tensor.device), "dirac_")
+    return _fill(tensor, ops.tensor(value, dtype=tensor.dtype, device=tensor.device), "dirac_")
 
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:

@@ -17,6 +17,7 @@ RuntimeError: a leaf Variable that requires grad is being used in an in-place op
 from __future__ import annotations
 
 import importlib
+import warnings
 from math import prod as math_prod
 from typing import Any
 
@@ -331,7 +332,7 @@ def _random_integers(self: Tensor, low: int, high: Any, generator: Any) -> Tenso
     dt = self.dtype
     if high is None:
         if dt.is_floating_point:
-            high = 2 ** (np.finfo(dt.np).nmant + 1) + 1
+            high = _exact_integers(dt) + 1
         else:
             high = 2 if dt is dtypes.bool_ else int(np.iinfo(dt.np).max) + 1
     else:
@@ -345,13 +346,23 @@ def _random_integers(self: Tensor, low: int, high: Any, generator: Any) -> Tenso
         if not info.min <= high - 1 <= info.max:
             raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[dt.name]}")
     elif dt.is_floating_point:
-        exact = 2 ** (np.finfo(dt.np).nmant + 1)
-        if not -exact <= low <= exact:
-            raise RuntimeError(f"from is out of bounds for {_C_TYPE[dt.name]}")
-        if not -exact <= high - 1 <= exact:
-            raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[dt.name]}")
+        exact = _exact_integers(dt)
+        for bound, name in ((low, "from"), (high - 1, "to - 1")):
+            if -exact <= bound <= exact:
+                continue
+            if not dt.is_half:
+                raise RuntimeError(f"{name} is out of bounds for {_C_TYPE[dt.name]}")
+            warnings.warn(f"{name} is out of bounds [-(2^{exact.bit_length() - 1}), 2^{exact.bit_length() - 1}]. "
+                          f"Due to precision limitations c10::{dtypes.TORCH_NAMES[dt.name]} can support discrete "
+                          "uniform distribution only within this range. This warning will become an error in "
+                          "version 1.7 release, please fix the code in advance", UserWarning, stacklevel=3)
     draws = creation._stream(generator).integers(low, high, self._buf.shape, dtype=np.int64, endpoint=False)
-    return placed(draws.astype(dt.np), dt, self._device)
+    return placed(dtypes.cast(draws, dt), dt, self._device)
+
+
+def _exact_integers(dt: dtypes.dtype) -> int:
+    """The float dtype's largest run of exact integers, ``2 ** (mantissa bits + 1)``."""
+    return int(round(2 / metadata.finfo(dt).eps))
 
 
 def _resize_(self: Tensor, *sizes: Any) -> Tensor:

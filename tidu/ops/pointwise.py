@@ -337,8 +337,22 @@ def _host_binary(name: str, fn: Any, input: Any, other: Any, kinds: str, dtype: 
         raise dtypes.not_implemented(f"{name}_cpu", dt)
     like = input if is_value(input) else other
     a, b = (x._values() if is_value(x) else x for x in (input, other))
-    out = fn(np.asarray(a, dt.np), np.asarray(b, dt.np))
+    host = np.float32 if dt is dtypes.bfloat16 else dt.np  # bfloat16's values, widened exactly
+    out = fn(np.asarray(a, host), np.asarray(b, host))
     return _placed(out, dtype or dt, like)
+
+
+def _nextafter_bfloat16(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``nextafter`` on bfloat16 values held as float32: one step of bfloat16's grid (its bits
+    are float32's upper half), as float32 values."""
+    a, b = np.broadcast_arrays(a, b)
+    bits = (a.view(np.uint32) >> 16).astype(np.int64)
+    away = (b > a) == (a > 0)  # a step away from zero: the magnitude's bits grow by one
+    stepped = np.where(away, bits + 1, bits - 1)
+    stepped = np.where(a == 0, np.where(b > 0, 1, 0x8001), stepped)  # the smallest subnormal towards b
+    out = (stepped.astype(np.uint32) << 16).view(np.float32)
+    out = np.where(a == b, b, out)
+    return np.where(np.isnan(a) | np.isnan(b), np.float32(np.nan), out)
 
 
 def _placed(array: Any, dt: dtypes.dtype, like: Any) -> Any:
@@ -376,6 +390,8 @@ def nextafter(input: Any, other: Any) -> Any:  # noqa: A002
     """
     if not (is_value(input) and is_value(other)):
         raise TypeError("nextafter(): argument 'other' (position 2) must be Tensor")
+    if dtypes.result_type(input, other) is dtypes.bfloat16:
+        return _host_binary("nextafter", _nextafter_bfloat16, input, other, "float")
     return _host_binary("nextafter", np.nextafter, input, other, "float")
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.metadata import finfo
 from ..tensor import Tensor
 from .optimizer import Optimizer, buffer, lerp_, new_step, next_step, state_like
 
@@ -92,7 +93,7 @@ class Adafactor(Optimizer):
         lr, d, weight_decay = float(group["lr"]), group["d"], group["weight_decay"]
         eps1, eps2 = group["eps"]
         if eps1 is None:
-            eps1 = self._eps1.setdefault(id(group), float(np.finfo(_np_dtype(param)).eps))
+            eps1 = self._eps1.setdefault(id(group), _eps_of(param))
         step = next_step(state)
         one_minus_beta2_t = step ** group["beta2_decay"]
         rho_t = min(lr, 1 / (step**0.5))
@@ -115,8 +116,9 @@ class Adafactor(Optimizer):
 
 
 # the helpers take numpy arrays on the CPU, detached tensors on the GPU (optimizer.buffer)
-def _np_dtype(x: Any) -> Any:
-    return x.dtype.np if isinstance(x, Tensor) else x.dtype
+def _eps_of(x: Any) -> float:
+    """The machine epsilon of ``x``'s dtype (bfloat16's too: numpy has none)."""
+    return finfo(x.dtype).eps if isinstance(x, Tensor) else float(np.finfo(x.dtype).eps)
 
 
 def _numel(x: Any) -> int:
