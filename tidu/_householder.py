@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
+from .core.autocast import policy as autocast_policy
 from .ops import creation, indexing, shape
 from .ops._operands import is_value
 from .primitives import decompositions as dec
@@ -13,6 +14,7 @@ from .primitives import decompositions as dec
 GeqrfResult = namedtuple("geqrf", ["a", "tau"])
 
 
+@autocast_policy("fp32")
 def geqrf(input: Any) -> GeqrfResult:  # noqa: A002
     """LAPACK's QR of each matrix in ``input``: ``a`` holds ``R`` on and above its diagonal and the
     Householder vectors below it (their leading 1 implied), ``tau`` their scales, so that
@@ -32,6 +34,7 @@ def geqrf(input: Any) -> GeqrfResult:  # noqa: A002
     return GeqrfResult(a, tau)
 
 
+@autocast_policy("fp32")
 def householder_product(A: Any, tau: Any) -> Any:  # noqa: N803
     """The first ``n`` columns of ``H_1 H_2 ... H_k`` for ``A`` of shape ``(..., m, n)`` and ``tau``
     of shape ``(..., k)``, where ``H_i = I - tau_i v_i v_iᵀ`` and ``v_i`` is column ``i`` of ``A``

@@ -13,6 +13,7 @@ import numpy as np
 
 from .backends.cpu.decompositions import LinAlgError
 from .core import dtypes
+from .core.autocast import policy as autocast_policy
 from .ops import creation, shape
 from .ops import math as ops_math
 from .tensor import placed
@@ -52,6 +53,7 @@ def _partial_cholesky(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lower.reshape(a.shape).astype(a.dtype), info.reshape(a.shape[:-2])
 
 
+@autocast_policy("fp32")
 def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> CholeskyExResult:  # noqa: N803
     """``(L, info)``: ``linalg.cholesky``'s factor and, per matrix, 0 or the order of the first
     leading minor that is not positive definite (there ``L`` holds LAPACK's partial factor, with
@@ -82,6 +84,7 @@ def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> C
     return CholeskyExResult(L.mT if upper else L, info_t)
 
 
+@autocast_policy("fp32")
 def inv_ex(A: Any, *, check_errors: bool = False) -> InvExResult:  # noqa: N803
     """``(inverse, info)``: ``linalg.inv`` and, per matrix, 0 or the 1-based index of the first zero
     pivot of its LU factorization (there the inverse is NaN: LAPACK leaves it undefined).
@@ -147,6 +150,7 @@ def _repaired(A: Any, codes: np.ndarray) -> tuple[Any, Any]:  # noqa: N803
 _COND_NORMS = (None, 2, -2, 1, -1, math.inf, -math.inf, "fro", "nuc")
 
 
+@autocast_policy("fp32")
 def cond(A: Any, p: Any = None) -> Any:  # noqa: N803
     """The condition number of each matrix of ``A`` in the norm ``p``: the ratio of its largest to
     its smallest singular value for ``p`` in ``None``, ``2`` (``-2``: the inverse ratio), else
@@ -178,6 +182,7 @@ def cond(A: Any, p: Any = None) -> Any:  # noqa: N803
     return ops_math.where(singular, math.inf, value) if bool(singular._host().any()) else value
 
 
+@autocast_policy("fp32")
 def tensorinv(A: Any, ind: int = 2) -> Any:  # noqa: N803
     """The inverse of ``A`` as a linear map from its first ``ind`` dims to the rest: the tensor
     ``X`` of shape ``A.shape[ind:] + A.shape[:ind]`` with ``tensordot(X, A, ind)`` the identity.
@@ -196,6 +201,7 @@ def tensorinv(A: Any, ind: int = 2) -> Any:  # noqa: N803
     return linalg.inv(A.reshape(rows, cols)).reshape(*A.shape[ind:], *A.shape[:ind])
 
 
+@autocast_policy("fp32")
 def tensorsolve(A: Any, B: Any, dims: Any = None) -> Any:  # noqa: N803
     """The ``X`` with ``tensordot(A, X, X.ndim) == B``: ``A``'s leading dims are ``B``'s, its trailing
     ones ``X``'s; ``dims`` moves those of ``A``'s dims to the end first.
@@ -217,6 +223,7 @@ def tensorsolve(A: Any, B: Any, dims: Any = None) -> Any:  # noqa: N803
     return linalg.solve(A.reshape(rows, cols), B.reshape(rows)).reshape(result_shape)
 
 
+@autocast_policy("fp32")
 def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False,  # noqa: N803
                      unitriangular: bool = False) -> TriangularSolveResult:
     """The older ``linalg.solve_triangular`` (it warns, as PyTorch's does): ``X`` with ``op(A) X = b``

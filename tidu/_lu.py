@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .core import dtypes
+from .core.autocast import policy as autocast_policy
 from .core.grad_mode import no_grad
 from .ops import creation, indexing, reduce, shape
 from .ops import math as ops_math
@@ -270,6 +271,7 @@ def _cholesky_factor(B: Any, L: Any, name: str) -> None:  # noqa: N803
         raise dtypes.not_implemented(name, L.dtype)
 
 
+@autocast_policy("fp32")
 def cholesky_solve(B: Any, L: Any, upper: bool = False) -> Any:  # noqa: N803
     """The solution ``X`` of ``A X = B`` for ``A = L Lᵀ`` (``Uᵀ U`` when ``upper``) given its Cholesky
     factor: two triangular solves, reading ``L``'s lower (``U``'s upper) triangle only, so its
@@ -295,6 +297,7 @@ def cholesky_solve(B: Any, L: Any, upper: bool = False) -> Any:  # noqa: N803
     return _triangular(lower.mT, Y, upper=True)
 
 
+@autocast_policy("fp32")
 def cholesky_inverse(L: Any, upper: bool = False) -> Any:  # noqa: N803
     """``A⁻¹`` for ``A = L Lᵀ`` (``Uᵀ U`` when ``upper``): ``cholesky_solve(I, L)``.
 

@@ -1,7 +1,9 @@
 """``tidu.amp``: ``autocast`` and ``GradScaler``, PyTorch's mixed-precision pair.
 
-Inside ``autocast`` the products (``matmul``, ``linear``, the convolutions) run in ``bfloat16`` (on
-the CPU; ``float16`` on CUDA by default), other ops in their inputs' dtype, as in PyTorch.
+Inside ``autocast`` the products (``matmul``, ``addmm``, ``linear``, the convolutions...) run in
+``bfloat16`` (on the CPU; ``float16`` on CUDA by default), the losses, ``prod``, ``cdist`` and the
+decompositions in float32, other ops in their inputs' dtype: PyTorch's CPU lists
+(``tidu.core.autocast.policy``).
 ``GradScaler`` works as PyTorch's does: the loss is multiplied by the scale, the
 gradients divided by it before the step, a step whose gradients hold an inf or NaN is skipped, and
 the scale adapts. In float32 it seldom finds an overflow, so it seldom changes a step.
@@ -36,9 +38,11 @@ __all__ = ["GradScaler", "autocast"]
 
 class autocast:  # noqa: N801 - PyTorch's name
     """A region whose products run in a lower precision, as PyTorch's autocast: ``matmul``,
-    ``mm``, ``bmm``, ``linear`` and the convolutions on floating-point tensors of ``device_type``
-    convert their operands to ``dtype`` (``bfloat16`` on ``cpu``, ``float16`` on ``cuda`` by
-    default) and give results of that dtype; other ops keep their inputs' dtype. Also a decorator.
+    ``mm``, ``bmm``, ``addmm``, ``linear``, the convolutions and the rest of PyTorch's CPU list on
+    floating-point tensors of ``device_type`` convert their operands to ``dtype`` (``bfloat16`` on
+    ``cpu``, ``float16`` on ``cuda`` by default) and give results of that dtype; the functions of
+    its float32 list (the losses, ``prod``, the decompositions...) compute half operands in
+    float32; other ops keep their inputs' dtype. Also a decorator.
 
     >>> import tidu
     >>> a = tidu.ones(2, 3)

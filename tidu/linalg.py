@@ -21,6 +21,7 @@ import numpy as np
 from ._lu import lu, lu_factor, lu_factor_ex, lu_solve
 from .backends.cpu.decompositions import LinAlgError
 from .core import dtypes, grad_mode
+from .core.autocast import policy as autocast_policy
 from .core.aval import wrap_dim
 from .ops import creation, diagonals, indexing, linalg, reduce, shape
 from .ops import math as ops_math
@@ -112,6 +113,7 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dty
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
+@autocast_policy("lower")
 def vecdot(x: Any, y: Any, *, dim: int = -1) -> Any:
     """Products summed along ``dim``, broadcasting.
 
@@ -210,6 +212,7 @@ def _matrix_input(A: Any, name: str) -> Any:  # noqa: N803
     return _float_input(A, None, name)
 
 
+@autocast_policy("fp32")
 def inv(A: Any) -> Any:  # noqa: N803
     """The inverse of each square matrix in ``A`` (batched over the leading dims).
 
@@ -254,6 +257,7 @@ def det(A: Any) -> Any:  # noqa: N803
     return sign * ops_math.exp(logabsdet)
 
 
+@autocast_policy("fp32")
 def solve(A: Any, B: Any, *, left: bool = True) -> Any:  # noqa: N803
     """The solution ``X`` of ``A X = B`` (``X A = B`` when not ``left``). ``B`` is a batch of
     vectors when it is 1-D or has ``A``'s shape without its last dim; the batch dims broadcast.
@@ -288,6 +292,7 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Any:  # noqa: N803
     return shape.squeeze(X, -1) if vector else X
 
 
+@autocast_policy("fp32")
 def cholesky(A: Any, *, upper: bool = False) -> Any:  # noqa: N803
     """The lower Cholesky factor ``L`` of each symmetric positive-definite matrix (``A = L Lᵀ``),
     from ``A``'s lower triangle; ``Lᵀ`` when ``upper``. Raises ``LinAlgError`` naming the first
@@ -311,6 +316,7 @@ def _uplo(A: Any, UPLO: str, name: str) -> Any:  # noqa: N803
     return A if UPLO == "L" else A.mT
 
 
+@autocast_policy("fp32")
 def eigh(A: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
     """The eigenvalues (ascending) and orthonormal eigenvectors (columns) of each symmetric matrix,
     from its lower (``UPLO='L'``) or upper triangle. Eigenvectors are unique up to sign, and their
@@ -324,6 +330,7 @@ def eigh(A: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
     return EighResult(*dec.eigh.bind(_uplo(A, UPLO, "eigh")))
 
 
+@autocast_policy("fp32")
 def eigvalsh(A: Any, UPLO: str = "L") -> Any:  # noqa: N803
     """The eigenvalues (ascending) of ``eigh``.
 
@@ -334,6 +341,7 @@ def eigvalsh(A: Any, UPLO: str = "L") -> Any:  # noqa: N803
     return dec.eigh.bind(_uplo(A, UPLO, "eigvalsh"))[0]
 
 
+@autocast_policy("fp32")
 def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:  # noqa: N803
     """``A = U diag(S) Vh`` with ``S`` descending; ``U`` has ``min(m, n)`` columns and ``Vh`` as many
     rows unless ``full_matrices`` (then ``m`` and ``n``). Singular vectors are unique up to sign;
@@ -352,6 +360,7 @@ def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:
     return SVDResult(*dec.svd.bind(_matrix_input(A, "svd"), full_matrices=bool(full_matrices)))
 
 
+@autocast_policy("fp32")
 def svdvals(A: Any, *, driver: Any = None) -> Any:  # noqa: N803
     """The singular values of ``svd``, descending.
 
@@ -362,6 +371,7 @@ def svdvals(A: Any, *, driver: Any = None) -> Any:  # noqa: N803
     return dec.svd.bind(_matrix_input(A, "svdvals"), full_matrices=False)[1]
 
 
+@autocast_policy("fp32")
 def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
     """Householder QR (LAPACK's signs: ``R``'s diagonal may be negative): ``Q`` with orthonormal
     columns, ``min(m, n)`` of them (``'reduced'``) or ``m`` (``'complete'``), and upper-triangular
@@ -426,6 +436,7 @@ def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False)
     return (Vh.mT * shape.unsqueeze(inverse, -2)) @ U.mT
 
 
+@autocast_policy("fp32")
 def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:  # noqa: N803
     """The number of singular values (eigenvalues' absolute values with ``hermitian``) above the
     tolerance of ``pinv``, as int64; not differentiable.
@@ -439,6 +450,7 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool =
     return reduce.sum(S.detach() > _tolerance(S.detach(), A, atol, rtol), -1)
 
 
+@autocast_policy("fp32")
 def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: Any = None) -> LstsqResult:  # noqa: N803
     """The least-squares solution ``X`` of ``A X = B`` (``pinv(A) @ B``, singular values at or below
     ``rcond * S.max()`` dropped), the numerical rank, and empty ``residuals`` and

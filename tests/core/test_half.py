@@ -402,6 +402,45 @@ def test_autocast_runs_products_in_bfloat16_on_the_cpu() -> None:
         _close(ours, ref, "bfloat16", "autocast", 2)
 
 
+_AUTOCAST_CALLS = {  # PyTorch's CPU autocast lists: lowered, float32, and products that keep their dtype
+    "addmm": lambda L, F, x, h: L.addmm(x[:, 0], x, x.T), "baddbmm": lambda L, F, x, h: L.baddbmm(x[None, :, :4], x[None], x.T[None]),
+    "addbmm": lambda L, F, x, h: L.addbmm(x[:, :4], x[None], x.T[None]), "einsum": lambda L, F, x, h: L.einsum("ij,kj->ik", x, x),
+    "tensordot": lambda L, F, x, h: L.tensordot(x, x.T, 1), "inner": lambda L, F, x, h: L.inner(x, x),
+    "vecdot": lambda L, F, x, h: L.linalg.vecdot(x, x), "prelu": lambda L, F, x, h: F.prelu(x, L.ones(1)),
+    "conv_transpose1d": lambda L, F, x, h: F.conv_transpose1d(x[None], L.ones(4, 2, 2)),
+    "mv": lambda L, F, x, h: L.mv(x, x[0]), "dot": lambda L, F, x, h: L.dot(x[0], x[1]),
+    "vdot": lambda L, F, x, h: L.vdot(x[0], x[1]), "lstsq": lambda L, F, x, h: L.linalg.lstsq(x[:, :4] + 4 * L.eye(4), x[:, :4]).solution,
+    "mse_loss": lambda L, F, x, h: F.mse_loss(h, h), "cross_entropy": lambda L, F, x, h: F.cross_entropy(h, L.tensor([0, 1, 3, 2])),
+    "nll_loss": lambda L, F, x, h: F.nll_loss(h, L.tensor([0, 1, 3, 2])), "l1_loss": lambda L, F, x, h: F.l1_loss(h, h),
+    "bce_with_logits": lambda L, F, x, h: F.binary_cross_entropy_with_logits(h, h.sigmoid()),
+    "kl_div": lambda L, F, x, h: F.kl_div(h, h), "prod": lambda L, F, x, h: L.prod(h, 1),
+    "cdist": lambda L, F, x, h: L.cdist(h, h), "trace": lambda L, F, x, h: L.trace(h),
+    "quantile": lambda L, F, x, h: L.quantile(h.float(), 0.5), "inv": lambda L, F, x, h: L.linalg.inv(h[:, :4] + 4 * L.eye(4, dtype=h.dtype)),
+    "avg_pool3d": lambda L, F, x, h: F.avg_pool3d(h[None, None, :, :, None], 1),
+    "grid_sample": lambda L, F, x, h: F.grid_sample(h[None, None], L.zeros(1, 2, 2, 2, dtype=h.dtype), align_corners=False),
+    "pad_reflect": lambda L, F, x, h: F.pad(h[None], (1, 1), mode="reflect"),
+    "pad_replicate": lambda L, F, x, h: F.pad(h[None], (1, 1), mode="replicate"),
+    "pad_circular": lambda L, F, x, h: F.pad(h[None], (1, 1), mode="circular"),
+    "layer_norm": lambda L, F, x, h: F.layer_norm(h, (8,)), "softmax": lambda L, F, x, h: F.softmax(h, -1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_AUTOCAST_CALLS))
+def test_autocast_casts_as_pytorchs_cpu_lists(name) -> None:
+    """Each function in its result dtype and values (within bfloat16's rounding) from float32 and
+    from bfloat16 operands: lowered (``addmm``...), in float32 (the losses, ``prod``, ``cdist``,
+    the decompositions, reflection and replication padding...) or as they are (``mv``, ``dot``)."""
+    x32 = np.random.default_rng(0).uniform(0.5, 1.5, (4, 8)).astype(np.float32)
+    got = {}
+    for L in (tidu, torch):
+        x, h = L.tensor(x32), L.tensor(x32).to(L.bfloat16)
+        with L.autocast("cpu", dtype=L.bfloat16):
+            got[L.__name__] = _AUTOCAST_CALLS[name](L, L.nn.functional, x, h)
+    assert str(got["tidu"].dtype).split(".")[-1] == str(got["torch"].dtype).split(".")[-1]
+    np.testing.assert_allclose(got["tidu"].detach().float().numpy(), got["torch"].detach().float().numpy(),
+                               rtol=0.02, atol=0.02)
+
+
 def test_unsupported_ops_raise_pytorchs_errors() -> None:
     for h in HALF:
         for call in ("L.linalg.inv(L.eye(3, dtype=L.{h}))", "L.linalg.slogdet(L.eye(3, dtype=L.{h}))",

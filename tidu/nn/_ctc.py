@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops
+from ..core.autocast import policy as autocast_policy
 from ..tensor import Tensor
 
 _UNREACHABLE = -1e30
@@ -35,6 +36,7 @@ def _as_lengths(lengths: Any, name: str) -> np.ndarray:
     return np.asarray(lengths, dtype=np.int64).reshape(-1)
 
 
+@autocast_policy("fp32")
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """The CTC loss of ``log_probs`` (``(T, N, C)`` or unbatched ``(T, C)``, log-probabilities over

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops
+from ..core.autocast import policy as autocast_policy
 from ..tensor import Tensor
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
@@ -108,6 +109,7 @@ def _tap(flat: Tensor, positions: list[np.ndarray], spatial: tuple[int, ...]) ->
     return ops.gather(flat, 2, index_t), inside
 
 
+@autocast_policy("fp32")
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` ``(N, C, H, W)`` at the ``grid`` ``(N, H_out, W_out, 2)`` of ``(x, y)``

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import ops
 from ..core import autocast, dtypes
+from ..core.autocast import policy as autocast_policy
 from ..core.aval import wrap_dim
 from ..core.deferred import reads_exposed
 from ..core.device import CPU
@@ -410,6 +411,7 @@ def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa:
     return _in_place(input, out, inplace)
 
 
+@autocast_policy("lower")
 def prelu(input: Any, weight: Any) -> Any:  # noqa: A002
     """``input`` where positive, ``weight * input`` elsewhere; ``weight`` holds one slope or one per
     channel (dim 1).
@@ -561,6 +563,7 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:  # noqa: A002
     return _adaptive_avg_pool_nd(input, (h if oh is None else oh, w if ow is None else ow))
 
 
+@autocast_policy("fp32")
 def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:  # noqa: A002
     """Mean over PyTorch's adaptive windows of the last three dims of (N, C, D, H, W) or
     (C, D, H, W), to ``output_size`` (an int, or a triple whose ``None`` keeps that dim).
@@ -649,6 +652,7 @@ def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = Fal
     return _adaptive_max_pool_nd(input, _adaptive_sizes(output_size, tuple(input.shape[-2:])), return_indices)
 
 
+@autocast_policy("fp32")
 def adaptive_max_pool3d(input: Any, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
     """Max over PyTorch's adaptive windows of the last three dims of (N, C, D, H, W) or
     (C, D, H, W), to ``output_size``; with ``return_indices``, also each max's flat position in
@@ -733,6 +737,7 @@ def max_unpool1d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
     return _max_unpool(input, indices, *_unpool_args(kernel_size, stride, padding, 1), output_size)
 
 
+@autocast_policy("fp32")
 def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                  output_size: Any = None) -> Any:
     """The inverse of ``max_pool2d``: each value of (N, C, H, W) or (C, H, W) written at its flat
@@ -748,6 +753,7 @@ def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
     return _max_unpool(input, indices, *_unpool_args(kernel_size, stride, padding, 2), output_size)
 
 
+@autocast_policy("fp32")
 def max_unpool3d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                  output_size: Any = None) -> Any:
     """The inverse of ``max_pool3d``: each value of (N, C, D, H, W) or (C, D, H, W) written at its
@@ -1607,6 +1613,16 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
     if len(pad) // 2 not in (input.ndim - 1, input.ndim - 2) or not 1 <= len(pad) // 2 <= 3:
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor "
                                   f"(mode {mode!r} pads 1 to 3 trailing dims of a batched or unbatched input)")
+    if autocast.ON and (mode == "replicate" or mode == "reflect" and len(pad) <= 4):  # PyTorch's float32 list
+        return autocast.run(autocast.widened, globals()["pad"], (input, pad, mode, value), {})
+    if mode in ("replicate", "circular") and any(lo < 0 or hi < 0 for lo, hi in config):
+        # a negative pad crops first, as PyTorch's; the rest pads what is left
+        crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(config, input.shape))
+        if any(c.stop < c.start for c in crop):
+            raise RuntimeError(f"pad: the negative padding {tuple(pad)} crops more than the input's size "
+                               f"{list(input.shape)}")
+        input = input[crop]  # noqa: A001
+        config = [(max(lo, 0), max(hi, 0)) for lo, hi in config]
     for d, (lo, hi) in enumerate(config):
         n = input.shape[d]
         if lo < 0 or hi < 0:
@@ -1668,6 +1684,7 @@ def _pad_constant(input: Any, config: list, value: float | None) -> Any:  # noqa
 
 
 # --- losses --------------------------------------------------------------------------------
+@autocast_policy("fp32")
 def mse_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
              reduction: str = "mean", weight: Any = None) -> Any:
     """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``.
@@ -1687,6 +1704,7 @@ def mse_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = No
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@autocast_policy("fp32")
 def l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
             reduction: str = "mean") -> Any:
     """Mean absolute error ``|input - target|`` (gradient 0 where they are equal).
@@ -1807,6 +1825,7 @@ def _check_target_shape(input: tuple[int, ...], target: tuple[int, ...]) -> None
     raise RuntimeError(f"Expected target size {list(expected)}, got {list(target)}")
 
 
+@autocast_policy("fp32")
 def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
              ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Any:
     """Negative log likelihood: ``-weight[t] * input[n, t]`` for class indices ``t``; ``mean``
@@ -1821,6 +1840,7 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
     return _nll(input, target, weight, ignore_index, reduction, "nll_loss")
 
 
+@autocast_policy("fp32")
 def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
                   ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Any:
@@ -1874,6 +1894,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / num)
 
 
+@autocast_policy("fp32")
 def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
                          reduce: Any = None, reduction: str = "mean") -> Any:
     """``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x`` (logs clamped at -100, as PyTorch).
@@ -1908,6 +1929,7 @@ def _softplus_neg(x: Any) -> Any:
     return ops.log1p(ops.exp(-abs_x)) + ops.where(x < 0, -x, 0.0)
 
 
+@autocast_policy("fp32")
 def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None,  # noqa: A002
                                      size_average: Any = None, reduce: Any = None, reduction: str = "mean",
                                      pos_weight: Any = None) -> Any:
@@ -1943,6 +1965,7 @@ def _quadratic_then_linear(diff: Any, width: float, slope: float) -> Any:
     return ops.where(size < width, diff * diff * (0.5 * slope / width), (size - 0.5 * width) * slope)
 
 
+@autocast_policy("fp32")
 def smooth_l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
                    reduction: str = "mean", beta: float = 1.0) -> Any:
     """``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta``, for ``d = input - target``
@@ -1961,6 +1984,7 @@ def smooth_l1_loss(input: Any, target: Any, size_average: Any = None, reduce: An
     return _reduce(ops.abs(diff) if beta == 0 else _quadratic_then_linear(diff, beta, 1.0), reduction)
 
 
+@autocast_policy("fp32")
 def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
                weight: Any = None) -> Any:
     """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``, for ``d = input - target``.
@@ -1977,6 +2001,7 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@autocast_policy("fp32")
 def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
            reduction: str = "mean", log_target: bool = False) -> Any:
     """Kullback-Leibler divergence ``target * (log(target) - input)`` of log-probabilities ``input``
@@ -2006,6 +2031,7 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def soft_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
                      reduction: str = "mean") -> Any:
     """Two-class logistic loss ``log(1 + exp(-target * input))`` for targets of +-1 (computed
@@ -2026,6 +2052,7 @@ def soft_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: 
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0.0, size_average: Any = None,
                         reduce: Any = None, reduction: str = "mean") -> Any:
     """``max(0, -target * (input1 - input2) + margin)``: ``target = 1`` asks ``input1`` to rank higher.
@@ -2042,6 +2069,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
     return _reduce(ops.clamp(-target * (input1 - input2) + margin, min=0), reduction)
 
 
+@autocast_policy("fp32")
 def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, size_average: Any = None,  # noqa: A002
                          reduce: Any = None, reduction: str = "mean") -> Any:
     """``input`` where ``target = 1``, ``max(0, margin - input)`` where ``target = -1``.
@@ -2056,6 +2084,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, size_aver
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float = 0.0, size_average: Any = None,
                           reduce: Any = None, reduction: str = "mean") -> Any:
     """``1 - cos(input1, input2)`` where ``target = 1``, ``max(0, cos - margin)`` where ``target = -1``;
@@ -2091,6 +2120,7 @@ def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6, keepd
     return (x1 - x2 + eps).norm(p, dim=-1, keepdim=keepdim)
 
 
+@autocast_policy("fp32")
 def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float = 1.0, p: float = 2,
                         eps: float = 1e-6, swap: bool = False, size_average: Any = None, reduce: Any = None,
                         reduction: str = "mean") -> Any:
@@ -2178,6 +2208,7 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False, eps
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool = False,  # noqa: A002
                      size_average: Any = None, eps: float = 1e-8, reduce: Any = None, reduction: str = "mean") -> Any:
     """Negative log likelihood of ``target`` under Poissons of rate ``exp(input)`` (``log_input``)
@@ -2223,6 +2254,7 @@ def _long_target(target: Any) -> None:
         raise RuntimeError(f"expected scalar type Long but found {dtypes.TORCH_NAMES[target.dtype.name]}")
 
 
+@autocast_policy("fp32")
 def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
                       size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Any:
     """Multi-class hinge loss of (N, C) or (C,) scores and class indices: the sum over the other
@@ -2264,6 +2296,7 @@ def _check_targets_in(target: Any, classes: int, message: str) -> None:
         raise RuntimeError(message)
 
 
+@autocast_policy("fp32")
 def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
                            reduction: str = "mean") -> Any:
     """Multi-label hinge loss of (N, C) or (C,) scores: ``target`` lists each sample's classes,
@@ -2494,6 +2527,7 @@ __all__ += ["relu_", "elu_", "leaky_relu_", "hardtanh_", "celu_", "selu_", "thre
             "upsample_bilinear"]
 
 
+@autocast_policy("fp32")
 def fractional_max_pool2d(input: Any, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,  # noqa: A002
                           return_indices: bool = False, _random_samples: Any = None) -> Any:
     """Fractional max pooling over ``(N, C, H, W)`` or ``(C, H, W)``: ``kernel_size`` windows whose
@@ -2511,6 +2545,7 @@ def fractional_max_pool2d(input: Any, kernel_size: Any, output_size: Any = None,
     return fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2)
 
 
+@autocast_policy("fp32")
 def fractional_max_pool3d(input: Any, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,  # noqa: A002
                           return_indices: bool = False, _random_samples: Any = None) -> Any:
     """``fractional_max_pool2d`` over ``(N, C, T, H, W)`` or ``(C, T, H, W)``; ``_random_samples`` is (N, C, 3)."""

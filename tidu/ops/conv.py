@@ -15,6 +15,7 @@ import numpy as np
 
 from ..backends.cpu.conv import window_argmax
 from ..core import autocast, dtypes
+from ..core.autocast import policy as autocast_policy
 from ..core.primitive import bind
 from ..primitives.conv import conv_general_dilated, transpose_lhs
 from ..primitives.gather import gather
@@ -247,6 +248,7 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
     return reshape(out, tuple(out.shape[1:])) if unbatched else out
 
 
+@autocast_policy("lower")
 def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Any:
     """The transposed 1-D convolution ("deconvolution") of ``input`` (N, C_in, L) with ``weight``
@@ -260,6 +262,7 @@ def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
+@autocast_policy("lower")
 def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Any:
     """The transposed 2-D convolution of ``input`` (N, C_in, H, W) with ``weight``
@@ -272,6 +275,7 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
+@autocast_policy("lower")
 def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Any:
     """The transposed 3-D convolution of ``input`` (N, C_in, D, H, W) with ``weight``
@@ -395,6 +399,7 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@autocast_policy("fp32")
 def max_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,  # noqa: A002
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """3-D max pooling over (N, C, D, H, W) or (C, D, H, W), as ``max_pool2d``; the indices are
@@ -452,6 +457,7 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
                      divisor_override)
 
 
+@autocast_policy("fp32")
 def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Any:
     """3-D average pooling over (N, C, D, H, W) or (C, D, H, W), as ``avg_pool2d``. As PyTorch,

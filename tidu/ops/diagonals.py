@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
+from ..core.autocast import policy as autocast_policy
 from ..core.aval import wrap_dim
 from ..tensor import Tensor
 from . import creation, reduce, shape
@@ -114,6 +115,7 @@ def diagflat(input: Any, offset: int = 0) -> Any:  # noqa: A002
     return diag_embed(shape.reshape(input, (-1,)), offset, 0, 1)
 
 
+@autocast_policy("fp32")
 def trace(input: Any) -> Any:  # noqa: A002
     """The sum of a matrix's diagonal (integers sum to int64, as ``sum``).
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..core import autocast, dtypes
+from ..core.autocast import policy as autocast_policy
 from ..core.dispatch import _MM_PARAMS, bind_product
 from ..core.primitive import bind
 from ..primitives.linalg import dot_general
@@ -178,6 +179,7 @@ def bmm(input: Any, mat2: Any) -> Any:  # noqa: A002
     return matmul(input, mat2)
 
 
+@autocast_policy("keep")
 def dot(input: Any, tensor: Any) -> Any:  # noqa: A002
     """Inner product of two 1-D tensors of one dtype (a 0-d tensor).
 
@@ -315,6 +317,7 @@ def _laid_out(x: Any, labels: list[Any], out: list[Any]) -> Any:
     return reshape(x, tuple(x.shape[mine.index(c)] if c in mine else 1 for c in out))
 
 
+@autocast_policy("lower")
 def einsum(equation: str, *operands: Any) -> Any:
     """Einstein summation: ``'ij,jk->ik'`` (matrix product), ``'bij,bjk->bik'`` (batched),
     ``'ij->ji'``, ``'ij->'`` (sums), ``'i,j->ij'`` (outer), ``'ii->i'`` (diagonals), ``'...'``
@@ -405,6 +408,7 @@ def einsum(equation: str, *operands: Any) -> Any:
 
 
 # --- products with an added term, and the other contractions -----------------------------------------
+@autocast_policy("keep")
 def mv(input: Any, vec: Any) -> Any:  # noqa: A002
     """Product of a matrix and a vector.
 
@@ -434,6 +438,7 @@ def _scaled_sum(input: Any, product: Any, beta: Any, alpha: Any) -> Any:  # noqa
     return math.add(broadcast_to(input, size) if beta == 1 else math.mul(broadcast_to(input, size), beta), out)
 
 
+@autocast_policy("lower")
 def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast; ignored when ``beta`` is 0).
 
@@ -456,6 +461,7 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> A
     return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
+@autocast_policy("lower")
 def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
     """``beta * input + alpha * bmm(batch1, batch2)``.
 
@@ -467,6 +473,7 @@ def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any =
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
+@autocast_policy("lower")
 def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``: one contraction over the batch and
     the inner dim.
@@ -480,6 +487,7 @@ def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 
     return _scaled_sum(input, tensordot(batch1, batch2, ([0, 2], [0, 1])), beta, alpha)
 
 
+@autocast_policy("lower")
 def tensordot(a: Any, b: Any, dims: Any = 2) -> Any:
     """Contract ``a``'s last ``dims`` dims with ``b``'s first ones, or the listed pairs
     ``([a dims], [b dims])``; the result has ``a``'s free dims, then ``b``'s.
@@ -512,6 +520,7 @@ def tensordot(a: Any, b: Any, dims: Any = 2) -> Any:
     return bind(dot_general, a, b, dimension_numbers=((tuple(dims_a), tuple(dims_b)), ((), ())))
 
 
+@autocast_policy("lower")
 def inner(input: Any, other: Any) -> Any:  # noqa: A002
     """Products summed over the last dims of both (a 0-d operand multiplies).
 
@@ -550,6 +559,7 @@ def kron(input: Any, other: Any) -> Any:  # noqa: A002
     return reshape(math.mul(spread_a, spread_b), tuple(x * y for x, y in zip(a.shape, b.shape)))
 
 
+@autocast_policy("fp32")
 def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Any:
     """The ``p``-norm distance between each row of ``x1`` (..., P, M) and each of ``x2`` (..., R, M),
     batched. For ``p=2``, as PyTorch does, with more than 25 rows on a side (or
@@ -628,6 +638,7 @@ def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> 
 ger = outer
 
 
+@autocast_policy("keep")
 def vdot(input: Any, other: Any) -> Any:  # noqa: A002
     """The dot product of two 1-D tensors (``dot``: tidu's tensors are real, so nothing is conjugated).
 
@@ -744,6 +755,7 @@ def renorm(input: Any, p: float, dim: int, maxnorm: float) -> Any:  # noqa: A002
     return math.mul(input, factor)
 
 
+@autocast_policy("fp32")
 def pinverse(input: Any, rcond: float = 1e-15) -> Any:  # noqa: A002
     """The Moore-Penrose pseudo-inverse: ``linalg.pinv(input, rtol=rcond)`` (singular values below
     ``rcond`` times the largest count as zero). Gradient: ``linalg.pinv``'s.

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
+from ..core.autocast import policy as autocast_policy
 from ..core.aval import wrap_dim
 from . import creation, indexing, math, reduce, selection, shape
 from ._operands import convert, is_value
@@ -302,6 +303,7 @@ def _quantile(input: Any, q: Any, dim: Any, keepdim: bool, interpolation: str, i
     return shape.reshape(out, tuple(out.shape[1:])) if scalar else out
 
 
+@autocast_policy("fp32")
 def quantile(input: Any, q: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
              interpolation: str = "linear") -> Any:
     """The ``q``-th quantiles (``q`` a float or a 0-d/1-D tensor in [0, 1]; a 1-D ``q`` adds a
@@ -319,6 +321,7 @@ def quantile(input: Any, q: Any, dim: Any = None, keepdim: bool = False, *,  # n
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
+@autocast_policy("fp32")
 def nanquantile(input: Any, q: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
                 interpolation: str = "linear") -> Any:
     """``quantile`` of the non-NaN elements (NaN where all are NaN).

@@ -15,6 +15,7 @@ from math import prod as _size
 from typing import Any
 
 from ..core import dtypes
+from ..core.autocast import policy as autocast_policy
 from ..core.aval import wrap_dim
 from ..core.dispatch import bind_one
 from ..core.primitive import bind
@@ -122,6 +123,7 @@ def mean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = Non
     return total / kept_constant(count, total.dtype, total, tuple(total.shape))
 
 
+@autocast_policy("fp32")
 def prod(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:  # noqa: A002
     """Product over one ``dim`` (or all elements); integers and bool multiply in int64.
 
