@@ -132,7 +132,8 @@ class Primitive:
 
     def def_jvp(self, *rules: Callable[..., Any] | None) -> None:
         """One rule per input, ``rule(tangent, *primals, out, **params)``; ``None`` for a
-        non-differentiable input. Rules are called only for active tangents. A primitive with
+        non-differentiable input. Rules are called only for active tangents; a rule may return
+        ``None`` for a zero term (no tangent at all, so no ``0 * inf`` downstream). A primitive with
         several outputs passes them all (``rule(tangent, *primals, *outs, **params)``) and its
         rules return one tangent per output, ``None`` for a zero one."""
         self.jvp_rules = rules
@@ -287,7 +288,9 @@ class Application(EnginePrimitive):
             if rule is None:
                 raise ADRuleError.invalid_input(prim.name, ADRuleKind.Jvp, f"input {i} is not differentiable")
             dx = Var(tracer, PrimitiveValue.Local(t), self.in_avals[i], True)
-            terms.append(rule(dx, *primals, *outs, **params))
+            term = rule(dx, *primals, *outs, **params)
+            if term is not None:  # ``None``: a zero term (a piecewise-constant function's)
+                terms.append(term)
         if not terms:
             return [None] * self.output_count()
         if len(self.out_avals) == 1:

@@ -90,7 +90,9 @@ def _source_coord(coord: Tensor, size: int, padding_mode: str, align: bool) -> T
     if padding_mode == "reflection":
         coord = _reflect(coord, 0.0, size - 1.0) if align else _reflect(coord, -0.5, size - 0.5)
     if padding_mode in ("border", "reflection"):
-        coord = ops.clamp(coord, 0, size - 1)
+        # clamped with PyTorch's derivative: zero on the border itself, not only beyond it
+        inside = (coord > 0) & (coord < size - 1)
+        coord = ops.where(inside, coord, ops.clamp(coord, 0, size - 1).detach())
     return coord
 
 

@@ -902,11 +902,13 @@ def _resample(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mod
     real = x.dtype.np.type if x.dtype.is_floating_point and not x.dtype.is_half else np.float32
     dst = np.arange(n_out, dtype=real)
     if mode in ("nearest", "nearest-exact"):
-        if n_in == n_out:
-            return x
+        if n_in == n_out and (scale is None or mode == "nearest" and x.ndim == 4):
+            return x  # (PyTorch's 2-D nearest kernel copies an unchanged axis; the others resample at ``scale``)
         step = real(1.0 / scale) if scale is not None and scale > 0 else real(n_in) / real(n_out)
         where = np.floor((dst + real(0.5)) * step if mode == "nearest-exact" else dst * step).astype(np.int64)
         return select_positions(x, axis, np.minimum(where, n_in - 1))
+    if n_in == n_out and mode != "bicubic":
+        return x  # PyTorch's linear kernels copy an axis whose size does not change, whatever ``scale``
     if align_corners:
         step = real(n_in - 1) / real(n_out - 1) if n_out > 1 else real(0.0)
         src = dst * step
@@ -1678,6 +1680,8 @@ def _pad_constant(input: Any, config: list, value: float | None) -> Any:  # noqa
         return input
     out = bind(pad_p, input, padding_config=grow)
     if value:
+        if not input.dtype.is_floating_point:  # the fill in the input's dtype, as PyTorch casts it
+            value = bool(value) if input.dtype is dtypes.bool_ else int(value)
         inside = np.pad(np.ones(tuple(input.shape), bool), [(lo, hi) for lo, hi, _ in grow])
         out = ops.where(placed(inside, None, input.device), out, value)
     return out
@@ -1700,13 +1704,12 @@ def mse_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = No
         ops.broadcast_shapes(tuple(input.shape), tuple(target.shape))
         raise dtypes.not_implemented("mse_cpu", dt)
     diff = input - target
-    loss = diff * diff
-    return _reduce(loss if weight is None else loss * weight, reduction)
+    return _weighted(diff * diff, weight, reduction)
 
 
 @autocast_policy("fp32")
 def l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
-            reduction: str = "mean") -> Any:
+            reduction: str = "mean", weight: Any = None) -> Any:
     """Mean absolute error ``|input - target|`` (gradient 0 where they are equal).
 
     >>> import tidu
@@ -1716,7 +1719,23 @@ def l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = Non
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_size(input, target)
     diff = input - target
-    return _reduce(ops.abs(diff), reduction)
+    return _weighted(ops.abs(diff), weight, reduction)
+
+
+def _weighted(loss: Any, weight: Any, reduction: str) -> Any:
+    """``loss`` (elementwise) times ``weight`` (of ``loss``'s shape) and reduced; ``mean`` divides
+    by the weights' sum, as PyTorch's weighted ``mse_loss`` and ``l1_loss``."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    _same_size_weight(loss, weight)
+    if reduction == "mean":
+        return (loss * weight).sum() / weight.sum()
+    return _reduce(loss * weight, reduction)
+
+
+def _same_size_weight(loss: Any, weight: Any) -> None:
+    if tuple(weight.shape) != tuple(loss.shape):
+        raise ValueError("Weights and input must have the same size.")
 
 
 def _warn_size(input: Any, target: Any) -> None:  # noqa: A002
@@ -1799,8 +1818,15 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
         tuple(safe.shape)) * valid
     loss = -(picked * w)
     if reduction == "mean":
-        return loss.sum() / w.sum()
+        return _mean_over(loss.sum(), w.sum())
     return _reduce(loss, reduction)
+
+
+def _mean_over(total: Any, count: Any) -> Any:
+    """``total / count``; NaN where ``count`` is 0 (every target ignored), as PyTorch's, and then
+    with a zero gradient (PyTorch's), not the NaN of ``0 / 0``'s derivative."""
+    empty = count == 0
+    return ops.where(empty, float("nan"), total / ops.where(empty, 1.0, count))
 
 
 def _check_target_shape(input: tuple[int, ...], target: tuple[int, ...]) -> None:  # noqa: A002
@@ -1885,10 +1911,10 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     smooth = -terms.sum(dim=class_dim) * valid
     if reduction == "mean":
         if weight is None:
-            smooth = smooth.sum() / valid.sum()
+            smooth = _mean_over(smooth.sum(), valid.sum())
         else:
             picked = ops.where(_class_mask(target, num, class_dim), _along(weight, logp.ndim, class_dim), 0.0)
-            smooth = smooth.sum() / (picked.sum(dim=class_dim) * valid).sum()
+            smooth = _mean_over(smooth.sum(), (picked.sum(dim=class_dim) * valid).sum())
     elif reduction == "sum":
         smooth = smooth.sum()
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / num)
@@ -1917,10 +1943,33 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_avera
         data = target.detach()._values()
         if data.size and not ((data >= 0) & (data <= 1)).all():
             raise RuntimeError("all elements of target should be between 0 and 1")
-    log_x = ops.clamp(ops.log(input), min=-100.0)
-    log_1mx = ops.clamp(ops.log(1 - input), min=-100.0)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    loss = _bce_terms(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+_BCE_EPS = float(np.float32(1e-12))  # PyTorch's floor on x (1 - x) in binary_cross_entropy's derivative
+
+
+def _bce_terms(x: Any, t: Any) -> Any:
+    """``-(t log x + (1 - t) log(1 - x))`` with the logs clamped at -100 (the value), and PyTorch's
+    derivatives: ``(x - t) / max(x (1 - x), 1e-12)`` in ``x`` (finite at 0 and 1, where the clamped
+    logs' derivative is NaN), the clamped logs' difference in ``t``. The derivative in ``x`` is
+    that of ``-(t A(x) + (1 - t) B(x))`` with ``A, B = log x, log(1 - x)`` and, where the floor
+    applies, the quadratics whose derivatives are ``(1 - x) / eps`` and ``-x / eps``; its own
+    derivatives are PyTorch's second derivatives."""
+    x_, t_ = x.detach(), t.detach()
+    log_x = ops.clamp(ops.log(x_), min=-100.0)
+    log_1mx = ops.clamp(ops.log(1 - x_), min=-100.0)
+    value = -(t * log_x + (1 - t) * log_1mx)  # (its derivative in ``t`` is PyTorch's)
+    if not (x.requires_grad or isinstance(x, Var)):
+        return value
+    floored = x_ * (1 - x_) <= _BCE_EPS
+    inner = ops.where(floored, 0.5, x)
+    a = ops.where(floored, (x - x * x / 2) / _BCE_EPS, ops.log(inner))
+    b = ops.where(floored, -x * x / (2 * _BCE_EPS), ops.log1p(-inner))
+    shaped = -(t * a + (1 - t) * b)
+    # ``shaped`` carries the derivatives in ``x``; in ``t`` its own is taken back out (``value``'s stays)
+    return value + (shaped - shaped.detach()) + (t - t_) * (a - b).detach()
 
 
 def _softplus_neg(x: Any) -> Any:
@@ -1998,6 +2047,8 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     loss = _quadratic_then_linear(input - target, delta, delta)
+    if weight is not None:
+        _same_size_weight(loss, weight)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 

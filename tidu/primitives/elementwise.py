@@ -472,8 +472,10 @@ BITWISE = (bool_, *INTEGERS)
 
 
 def _zero(dx, *primals, **params):  # noqa: ANN001, ANN002, ANN003, ANN202
-    """The derivative of a piecewise-constant function (floor, sign, ...): zero, as in PyTorch."""
-    return dx * 0.0
+    """The derivative of a piecewise-constant function (floor, sign, ...): zeros, as in PyTorch. A
+    ``select`` of zeros, not ``dx * 0``: its transpose gives zeros for any cotangent, where
+    ``ct * 0`` is NaN for an infinite one (``sign(x) * relu(x)`` under a ``sqrt``)."""
+    return ops.where(ops.full_like(dx, True, dtype=bool_), 0.0, dx)
 
 
 #                                  d(out) in terms of d(input)
