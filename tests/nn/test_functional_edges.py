@@ -97,8 +97,8 @@ def test_weighted_mse_and_l1_mean_divides_by_the_weights_sum():
     x, w = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[0.5, 0.5], [0.5, 0.25]])
     for reduction in ("mean", "sum", "none"):
         for loss in ("mse_loss", "l1_loss", "huber_loss"):
-            assert_like_torch(lambda L, x, w: getattr(L.nn.functional, loss)(x, L.zeros_like(x), weight=w,
-                                                                                 reduction=reduction), [x, w], [0])
+            assert_like_torch(lambda L, x, w, loss=loss, reduction=reduction: getattr(L.nn.functional, loss)(
+                x, L.zeros_like(x), weight=w, reduction=reduction), [x, w], [0])
     for lib in (tidu, torch):
         for loss in ("mse_loss", "l1_loss", "huber_loss"):
             with pytest.raises(ValueError, match="Weights and input must have the same size"):
