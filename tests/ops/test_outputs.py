@@ -29,6 +29,13 @@ CALLS = [
     ("L.add(a, b, out=empty)", "empty"),  # resized from no elements, silently
     ("L.add(a, b, out=d)", "d"),  # resized from 6 elements: PyTorch's warning
     ("L.add(a, b, out=a)", "a"),  # into an input
+    ("L.take(m, L.tensor([0, 3]), out=c2)", "c2"), ("L.tensordot(m, m, 1, out=o)", "o"), ("L.diff(a, out=c2)", "c2"),
+    ("L.index_add(m, 0, L.tensor([1, 0]), m, out=o)", "o"), ("L.index_copy(m, 0, L.tensor([1, 0]), m, out=o)", "o"),
+    ("L.scatter(m, 0, L.tensor([[1, 0]]), m, out=o)", "o"), ("L.scatter_add(m, 0, L.tensor([[1, 0]]), m, out=o)", "o"),
+    ("L.scatter_reduce(m, 0, L.tensor([[1, 0]]), m, 'prod', out=o)", "o"), ("L.msort(m, out=o)", "o"),
+    ("L.renorm(m, 2, 0, 1.0, out=o)", "o"), ("L.copysign(a, -1.0, out=c)", "c"), ("L.chain_matmul(m, m, m, out=o)", "o"),
+    ("L.narrow_copy(m, 1, 0, 1, out=g)", "g"), ("L.clamp_min(a, 0.5, out=c)", "c"), ("L.clamp_max(a, 0.5, out=c)", "c"),
+    ("L.histogram(a, 2, out=(e2, c))", "e2"),
 ]
 
 
@@ -36,13 +43,13 @@ def _run(L: Any, call: str, name: str) -> Any:
     env = {"L": L, "a": L.tensor([1.0, -2.0, 3.0]), "b": L.ones(3), "c": L.empty(3), "c2": L.empty(2), "d": L.empty(6),
            "e": L.empty(2, 3), "m": L.tensor([[1.0, 2.0], [3.0, -4.0]]), "o": L.empty(2, 2), "g": L.empty(2, 1),
            "v": L.empty(2), "i": L.empty(2, dtype=L.int64), "i3": L.empty(3, dtype=L.int64), "n": L.tensor([4, 5, 6]),
-           "n0": L.empty(3, dtype=L.int64), "empty": L.empty(0)}
+           "n0": L.empty(3, dtype=L.int64), "empty": L.empty(0), "e2": L.empty(2)}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         returned = eval(call, env)  # noqa: S307 - the table above
     out = env[name]
     first = returned[0] if isinstance(returned, tuple) else returned
-    same = first is env["v"] if name == "v" else (returned[1] is out if name == "i3" else returned is out)
+    same = first is env[name] if name in ("v", "e2") else (returned[1] is out if name == "i3" else returned is out)
     return (same, str(out.dtype).split(".")[-1], tuple(out.shape), out.tolist(),
             [str(w.message)[:60] for w in caught if issubclass(w.category, UserWarning)])
 
@@ -80,6 +87,25 @@ def test_out_under_no_grad_and_the_plain_path_are_unchanged() -> None:
 
 def test_every_name_given_out_takes_it_in_torch_and_exists_in_tidu() -> None:
     assert all(hasattr(tidu, name) for name in OUT_NAMES)
-    undocumented = [n for n in OUT_NAMES if "out" not in (getattr(torch, n).__doc__ or "")]
+    called = {call.split("(")[0][2:] for call, _ in CALLS}  # (their docstrings do not all say so)
+    undocumented = [n for n in OUT_NAMES - called if "out" not in (getattr(torch, n).__doc__ or "")]
     assert not undocumented, undocumented
     assert np.all([callable(getattr(tidu, n)) for n in OUT_NAMES])
+
+
+def test_keyword_forms_and_names_pytorch_has() -> None:
+    """``tensor_split``'s keyword overloads, ``swapdims``'s own argument names, ``empty_strided``,
+    ``hardshrink`` at the top level."""
+    for L in (tidu, torch):
+        x = L.arange(6)
+        got = [[t.tolist() for t in L.tensor_split(x, sections=3)], [t.tolist() for t in L.tensor_split(x, indices=[1, 4])],
+               [t.tolist() for t in L.tensor_split(x, tensor_indices_or_sections=L.tensor(2))],
+               tuple(L.swapdims(L.ones(2, 3), dim0=0, dim1=1).shape), tuple(L.ones(2, 3).swapdims(dim0=0, dim1=1).shape),
+               tuple(L.swapaxes(L.ones(2, 3), axis0=0, axis1=1).shape), tuple(L.empty_strided((2, 3), (1, 2)).shape),
+               L.hardshrink(L.tensor([0.2, 1.0]), 0.5).tolist()]
+        if L is tidu:
+            ours = got
+        else:
+            assert ours == got
+        with pytest.raises(RuntimeError, match=r"dimensionality of sizes \(2\) must match dimensionality of strides \(1\)"):
+            L.empty_strided((2, 3), (1,))

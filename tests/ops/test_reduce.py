@@ -557,3 +557,42 @@ def test_topk_of_bools_raises_like_pytorch() -> None:
                                   "L.ones(2, 3).mean((0, 1, -2))"])
 def test_a_repeated_reduction_dim_is_named_like_torch(call: str) -> None:
     assert_same_error(call)
+
+
+def test_std_of_a_constant_row_has_a_zero_gradient_as_in_torch():
+    """PyTorch's derivative of ``std`` is 0 where it is 0 (``sqrt``'s at 0 times the variance's
+    0 would be NaN)."""
+    grads = []
+    for L in (tidu, torch):
+        x = L.tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]], dtype=L.float64, requires_grad=True)
+        (L.std(x, dim=1).sum() + L.std(x[0], correction=0) + x[1, :1].std(correction=0)).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1])
+    assert np.isfinite(grads[0]).all()
+
+
+def test_a_bool_in_dims_place_is_var_and_stds_unbiased_and_refused_elsewhere():
+    """``var(x, False)`` is PyTorch's older ``var(input, unbiased)``; other reductions refuse a bool dim."""
+    for L in (tidu, torch):
+        x = L.tensor([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]])
+        got = [L.var(x, False).item(), x.std(True).item(), L.var(x, 1, False).tolist()]
+        if L is tidu:
+            ours = got
+        else:
+            np.testing.assert_allclose(ours[:2], got[:2], rtol=1e-6)
+            np.testing.assert_allclose(ours[2], got[2], rtol=1e-6)
+        for call in (lambda: L.sum(x, True), lambda: x.amax(True), lambda: L.std(x, True, True),
+                     lambda: L.mean(x, False)):
+            with pytest.raises(TypeError):
+                call()
+
+
+def test_div_trunc_has_zero_gradients_even_where_the_divisor_is_zero():
+    results = []
+    for L in (tidu, torch):
+        x = L.tensor([1.0, 2.0, -7.5], requires_grad=True)
+        y = L.tensor([0.0, 2.0, 2.0], requires_grad=True)
+        q = L.div(x, y, rounding_mode="trunc")
+        q.sum().backward()
+        results.append((q.tolist(), x.grad.tolist(), y.grad.tolist(), q.requires_grad))
+    assert results[0] == results[1]

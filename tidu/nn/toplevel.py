@@ -24,7 +24,7 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "alpha_dropout_", "avg_pool1d", "batch_norm",
     "bilinear", "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle", "constant_pad_nd",
     "convolution", "cosine_embedding_loss", "ctc_loss", "dropout", "dropout_", "embedding", "feature_alpha_dropout",
-    "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "group_norm", "hinge_embedding_loss",
+    "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "group_norm", "hardshrink", "hinge_embedding_loss",
     "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool1d_with_indices",
     "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_",
     "threshold", "threshold_", "triplet_margin_loss",
@@ -34,6 +34,7 @@ __all__ = [
 adaptive_avg_pool1d = F.adaptive_avg_pool1d
 bilinear = F.bilinear
 channel_shuffle = F.channel_shuffle
+hardshrink = F.hardshrink
 pixel_shuffle = F.pixel_shuffle
 pixel_unshuffle = F.pixel_unshuffle
 prelu = F.prelu

@@ -269,6 +269,8 @@ def wrap_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     """Reduction dims in ``range(ndim)``; a 0-d tensor accepts dim 0 or -1 (and reduces nothing)."""
     if dim is None:
         return tuple(range(ndim))
+    if isinstance(dim, bool):  # (an int to Python: PyTorch refuses it)
+        raise TypeError("argument 'dim' must be an int or a tuple of ints, not bool")
     if isinstance(dim, int):
         dim = (dim,)
     dims = tuple(wrap_dim(d, ndim) for d in dim)

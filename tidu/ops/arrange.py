@@ -247,7 +247,8 @@ def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *
     return indexing.index_select(input, d, index)
 
 
-def tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple:  # noqa: A002
+def tensor_split(input: Any, indices_or_sections: Any = None, dim: int = 0, *, sections: Any = None,  # noqa: A002
+                 indices: Any = None, tensor_indices_or_sections: Any = None) -> tuple:
     """Views of ``input`` split along ``dim``: into ``n`` nearly equal parts (the first
     ``size % n`` one longer), or at the listed indices.
 
@@ -257,11 +258,15 @@ def tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple:  
     >>> [p.tolist() for p in tidu.arange(5).tensor_split([1, 4])]
     [[0], [1, 2, 3], [4]]
     """
+    given = [s for s in (indices_or_sections, sections, indices, tensor_indices_or_sections) if s is not None]
+    if len(given) != 1:  # (PyTorch's overloads: one of them, by position or by its name)
+        raise TypeError("tensor_split() takes one of indices_or_sections, sections, indices or "
+                        f"tensor_indices_or_sections, got {len(given)}")
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d]
-    spec = indices_or_sections
+    spec = given[0]
     if isinstance(spec, Tensor):
         spec = spec.tolist()
     if isinstance(spec, int):

@@ -22,7 +22,8 @@ from ..core.printing import set_printoptions
 from ..tensor import Tensor, placed
 
 __all__ = [
-    "arange", "asarray", "range", "scalar_tensor", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full",
+    "arange", "asarray", "range", "scalar_tensor", "as_tensor", "empty", "empty_like", "empty_strided", "eye",
+    "from_numpy", "full",
     "full_like", "linspace", "Generator", "bernoulli", "binomial", "default_generator", "frombuffer", "initial_seed",
     "manual_seed", "multinomial", "ones", "ones_like", "poisson", "rand", "rand_like", "randint", "randint_like",
     "randn", "randn_like", "randperm", "seed", "normal", "logspace",
@@ -271,6 +272,21 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     formats.check_layout(layout, "empty")
     dt = _dtype(dtype)
     return _filled(_size(size, "empty"), 0, dt, device, requires_grad)
+
+
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+                  layout: Any = None, pin_memory: bool = False) -> Tensor:
+    """``empty(size)``: tidu's storage is row-major, so ``stride`` is checked and then not kept
+    (as ``Tensor.new_empty_strided``; docs/guides/pytorch-differences.md).
+
+    >>> import tidu
+    >>> tidu.empty_strided((2, 3), (1, 2)).shape
+    tidu.Size([2, 3])
+    """
+    if len(tuple(stride)) != len(tuple(size)):
+        raise RuntimeError(f"dimensionality of sizes ({len(tuple(size))}) must match dimensionality of strides "
+                           f"({len(tuple(stride))})")
+    return empty(*tuple(size), dtype=dtype, device=device, requires_grad=requires_grad, layout=layout)
 
 
 def _like_options(input: Any, layout: Any, memory_format: Any, op: str) -> None:  # noqa: A002

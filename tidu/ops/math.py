@@ -208,7 +208,12 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:  # 
         )
     dt = dtypes.result_type(input, other)
     if dt.is_floating_point:
-        return trunc(div(input, other))
+        from .creation import ones_like
+
+        a, b = operands(input, other, op="div")
+        q = trunc(div(a.detach(), b.detach()))
+        # zero derivatives, PyTorch's: a select (not trunc's chain through ``a / b``, NaN where b is 0)
+        return where(ones_like(q, dtype=dtypes.bool_), q, a + b)
     if dt is dtypes.bool_:
         raise _not_implemented("div_trunc_cpu", dt)
     a, b = operands(input, other, op="div")

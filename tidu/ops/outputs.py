@@ -36,6 +36,9 @@ mul multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile na
 norm normal not_equal ones outer polygamma pow prod quantile rad2deg rand randint randn randperm range reciprocal
 remainder round row_stack rsqrt searchsorted sgn sigmoid sign signbit sin sinc sinh sort sqrt square stack std sub
 subtract sum take_along_dim tan tanh topk tril triu true_divide trunc var vdot vstack where xlogy zeros
+take tensordot diff index_add index_copy index_reduce scatter scatter_add scatter_reduce msort renorm copysign
+chain_matmul narrow_copy clamp_min clamp_max cholesky ger histogram lu_solve lu_unpack svd triangular_solve geqrf
+conj_physical
 """.split())
 
 # creation functions: their values are made in ``out``'s dtype and on its device

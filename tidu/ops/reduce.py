@@ -343,8 +343,19 @@ def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
     return _var(input, dim, unbiased, keepdim, correction, "var")
 
 
+def legacy_unbiased(dim: Any, unbiased: Any, name: str) -> tuple[Any, Any]:
+    """``(dim, unbiased)`` of a ``var``/``std`` call: a bool in ``dim``'s place is PyTorch's older
+    ``var(input, unbiased)``."""
+    if isinstance(dim, bool):
+        if unbiased is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, bool, bool)")
+        return None, dim
+    return dim, unbiased
+
+
 def _var(input: Any, dim: Any, unbiased: Any, keepdim: bool, correction: Any, name: str) -> Any:  # noqa: A002
     _check(input, name)
+    dim, unbiased = legacy_unbiased(dim, unbiased, name)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got {input.dtype.name}")
     corr = _correction(unbiased, correction, name)
@@ -369,9 +380,11 @@ def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
     >>> tidu.tensor([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).std(correction=0)
     tensor(2.)
     """
-    from .math import sqrt
+    from .math import sqrt, where
 
-    return sqrt(_var(input, dim, unbiased, keepdim, correction, "std"))
+    v = _var(input, dim, unbiased, keepdim, correction, "std")
+    zero = v == 0  # PyTorch's derivative there is 0 (sqrt's, at 0, times the variance's 0, is NaN)
+    return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 
 
 def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:  # noqa: A002

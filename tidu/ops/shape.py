@@ -776,6 +776,16 @@ def swapaxes(input: Any, axis0: int, axis1: int) -> Any:  # noqa: A002
     return transpose(input, axis0, axis1)
 
 
+def swapdims(input: Any, dim0: int, dim1: int) -> Any:  # noqa: A002
+    """``transpose`` (``swapaxes`` with PyTorch's other argument names).
+
+    >>> import tidu
+    >>> tidu.zeros(2, 3).swapdims(dim0=0, dim1=1).shape
+    tidu.Size([3, 2])
+    """
+    return transpose(input, dim0, dim1)
+
+
 def ravel(input: Any) -> Any:  # noqa: A002
     """The elements as one dimension: ``reshape(-1)`` (a view where the strides allow it).
 
@@ -805,8 +815,7 @@ METHODS = {
     "unsqueeze": unsqueeze, "squeeze": squeeze, "flatten": flatten, "unflatten": unflatten,
     "repeat": repeat, "flip": flip, "roll": roll, "narrow": narrow, "split": _split_method, "chunk": chunk,
     "select": select, "unbind": unbind, "movedim": movedim, "moveaxis": movedim, "swapaxes": swapaxes,
-    "swapdims": swapaxes, "ravel": ravel, "view_as": _view_as, "reshape_as": _reshape_as,
+    "swapdims": swapdims, "ravel": ravel, "view_as": _view_as, "reshape_as": _reshape_as,
     "split_with_sizes": split_with_sizes,
 }
 moveaxis = movedim
-swapdims = swapaxes
