@@ -581,10 +581,9 @@ def test_a_bool_in_dims_place_is_var_and_stds_unbiased_and_refused_elsewhere():
         else:
             np.testing.assert_allclose(ours[:2], got[:2], rtol=1e-6)
             np.testing.assert_allclose(ours[2], got[2], rtol=1e-6)
-        for call in (lambda: L.sum(x, True), lambda: x.amax(True), lambda: L.std(x, True, True),
-                     lambda: L.mean(x, False)):
+        for call in ("L.sum(x, True)", "x.amax(True)", "L.std(x, True, True)", "L.mean(x, False)"):
             with pytest.raises(TypeError):
-                call()
+                eval(call)  # noqa: S307 - the calls above
 
 
 def test_div_trunc_has_zero_gradients_even_where_the_divisor_is_zero():
