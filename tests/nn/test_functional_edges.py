@@ -133,3 +133,25 @@ def test_a_scale_factor_that_keeps_an_axis_size_follows_pytorch(mode, shape):
         assert_like_torch(lambda L, x: L.nn.functional.interpolate(x, scale_factor=1.3, mode=mode), [x], [0])
     ours, theirs = (L.nn.functional.interpolate(L.tensor(x), scale_factor=1.3, mode=mode) for L in (tidu, torch))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    "F.binary_cross_entropy(x, y, w64)", "F.binary_cross_entropy(x, y.double())", "F.binary_cross_entropy(x.double(), y)",
+    "F.binary_cross_entropy_with_logits(x, y, pos_weight=w64)", "F.binary_cross_entropy_with_logits(x, y, weight=w64)",
+    "F.cross_entropy(x[None], L.tensor([1]), weight=w64)", "F.nll_loss(x[None], L.tensor([1]), weight=w64)",
+    "F.multi_margin_loss(x[None], L.tensor([1]), weight=w64)", "F.soft_margin_loss(x, y.double())",
+    "F.huber_loss(x, y.double())", "F.cross_entropy(x[None].double(), L.tensor([1]), weight=L.tensor([1.0, 2.0]))",
+    "F.cross_entropy(x[None], L.tensor([1]), weight=L.tensor([1.0, 2.0]), label_smoothing=0.1)",
+])
+def test_losses_take_weights_and_targets_of_other_dtypes_as_pytorch(call):
+    """A float64 weight (or target) with a float32 input: cast to the input's dtype, or PyTorch's error."""
+    got = []
+    for L in (tidu, torch):
+        env = {"L": L, "F": L.nn.functional, "x": L.tensor([0.3, 0.6]), "y": L.tensor([0.0, 1.0]),
+               "w64": L.tensor([1.0, 2.0], dtype=L.float64)}
+        try:
+            out = eval(call, env)  # noqa: S307 - the calls above
+            got.append((str(out.dtype).split(".")[-1], round(out.item(), 5)))
+        except RuntimeError as e:
+            got.append(str(e))
+    assert got[0] == got[1]

@@ -1796,6 +1796,7 @@ def _nll(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str,
     if weight is not None and tuple(weight.shape) != (num,):
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {num} classes or no classes "
                            f"but got weight tensor of shape: {list(weight.shape)}")
+    _same_dtype(logp, weight)
     # a symbolic target (``vmap``-ed: per-example gradients) has no values to check here: it takes the
     # masked path, where ``ignore_index`` needs none, and the gather checks the bounds on the values
     if isinstance(target, Tensor) and not _check_targets(target, num, ignore_index) and weight is None \
@@ -1943,6 +1944,8 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_avera
         data = target.detach()._values()
         if data.size and not ((data >= 0) & (data <= 1)).all():
             raise RuntimeError("all elements of target should be between 0 and 1")
+    _same_dtype(input, target, found_first=True)
+    (weight,) = _in_dtype_of(input, weight)
     loss = _bce_terms(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
@@ -1992,12 +1995,28 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    weight, pos_weight = _in_dtype_of(input, weight, pos_weight)
     softplus = _softplus_neg(input)
     if pos_weight is None:
         loss = (1 - target) * input + softplus
     else:
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * softplus
     return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def _in_dtype_of(input: Any, *others: Any) -> list[Any]:  # noqa: A002
+    """``others`` (tensors or ``None``) in ``input``'s dtype, as PyTorch's losses take their
+    weights and some targets: a float64 weight does not make a float32 loss float64."""
+    return [o.to(input.dtype) if isinstance(o, Tensor) and o.dtype is not input.dtype else o for o in others]
+
+
+def _same_dtype(expected: Any, found: Any, found_first: bool = False) -> None:
+    """PyTorch's kernels' error for a weight (or target) of another dtype than the input's."""
+    if isinstance(found, Tensor) and isinstance(expected, Tensor) and found.dtype is not expected.dtype:
+        names = dtypes.TORCH_NAMES[expected.dtype.name], dtypes.TORCH_NAMES[found.dtype.name]
+        if found_first:
+            raise RuntimeError(f"Found dtype {names[1]} but expected {names[0]}")
+        raise RuntimeError(f"expected scalar type {names[0]} but found {names[1]}")
 
 
 def _check_float(input: Any, target: Any, kernel: str) -> None:  # noqa: A002
@@ -2046,6 +2065,7 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     _check_float(input, target, "huber_cpu")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    (target,) = _in_dtype_of(input, target)
     loss = _quadratic_then_linear(input - target, delta, delta)
     if weight is not None:
         _same_size_weight(loss, weight)
@@ -2096,6 +2116,7 @@ def soft_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: 
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{dtypes.TORCH_NAMES[input.dtype.name]}")
+    (target,) = _in_dtype_of(input, target)
     loss = _softplus_neg(input * target)
     if tuple(loss.shape) != tuple(input.shape):
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape "
@@ -2330,6 +2351,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, 
                            f"has shape {list(input.shape)}.")
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
         raise RuntimeError(f"inconsistent weight size, expected {classes} but got {list(weight.shape)}")
+    _same_dtype(input, weight)
     _check_targets_in(target, classes, "target out of range")
     labels = target.reshape(n, 1)
     margins = relu(margin - ops.gather(rows, 1, labels) + rows)
