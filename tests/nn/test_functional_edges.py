@@ -13,7 +13,7 @@ def grads(lib, make, arrays, wrt, dtype="float64"):
     """``make(lib, *tensors)``'s value and the gradients of its sum in the tensors ``wrt``."""
     ts = [lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=i in wrt) for i, a in enumerate(arrays)]
     out = make(lib, *ts)
-    gs = lib.autograd.grad(out.sum(), [ts[i] for i in wrt], allow_unused=True)
+    gs = lib.autograd.grad(out.sum(), [ts[i] for i in wrt], allow_unused=True) if wrt else []
     return out.detach().numpy(), [None if g is None else g.numpy() for g in gs]
 
 
@@ -155,3 +155,43 @@ def test_losses_take_weights_and_targets_of_other_dtypes_as_pytorch(call):
         except RuntimeError as e:
             got.append(str(e))
     assert got[0] == got[1]
+
+
+def test_cdist_inf_gives_each_tied_largest_coordinate_the_whole_gradient():
+    assert_like_torch(lambda L, x, y: L.cdist(x, y, p=float("inf")), [np.array([[1.0, 0.0], [0.5, 3.0]]),
+                                                                      np.array([[2.0, 1.0], [0.0, 0.0]])], [0, 1])
+
+
+def test_scale_grad_by_freq_divides_each_rows_gradient_by_its_count():
+    idx = np.array([[1, 1, 2], [1, 0, 2]])
+    w = np.arange(18.0).reshape(6, 3)
+    for padding_idx in (None, 1):
+        assert_like_torch(lambda L, w, padding_idx=padding_idx: L.nn.functional.embedding(
+            L.tensor(idx), w, padding_idx=padding_idx, scale_grad_by_freq=True), [w], [0])
+    # embedding_bag: the documented rule (PyTorch's CPU kernel divides by the counts of other rows)
+    for mode, per_row in (("sum", [1.0, 1.0, 1.0, 0, 0, 1.0]), ("mean", [1 / 4, (2 / 3 + 1 / 4) / 3, (1 / 3 + 1 / 4) / 2, 0, 0, 1 / 4])):
+        weight = tidu.tensor(w, requires_grad=True)
+        tidu.nn.functional.embedding_bag(tidu.tensor([1, 1, 2, 1, 0, 2, 5]), weight, tidu.tensor([0, 3]), mode=mode,
+                                         scale_grad_by_freq=True).sum().backward()
+        np.testing.assert_allclose(weight.grad.numpy()[:, 0], per_row)
+
+
+def test_grouped_query_attention_repeats_key_and_value_heads():
+    rng = np.random.default_rng(0)
+    q, k, v = rng.random((1, 4, 3, 2)), rng.random((1, 2, 5, 2)), rng.random((1, 2, 5, 2))
+    assert_like_torch(lambda L, q, k, v: L.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True,
+                                                                                      is_causal=True), [q, k, v], [0, 1, 2])
+    for lib in (tidu, torch):
+        with pytest.raises(RuntimeError, match="must divide the number of heads"):
+            lib.nn.functional.scaled_dot_product_attention(lib.rand(1, 3, 3, 2), lib.rand(1, 2, 5, 2),
+                                                           lib.rand(1, 2, 5, 2), enable_gqa=True)
+
+
+def test_linear_cross_entropy_conv_tbc_and_native_channel_shuffle():
+    rng = np.random.default_rng(0)
+    x, w, b = rng.random((4, 3)), rng.random((5, 3)), rng.random(5)
+    assert_like_torch(lambda L, x, w, b: L.nn.functional.linear_cross_entropy(
+        x, w, L.tensor([1, 0, 4, 2]), linear_bias=b, label_smoothing=0.1), [x, w, b], [0, 1, 2])
+    assert_like_torch(lambda L, x, w, b: L.nn.functional.conv_tbc(x, w, b, 1),
+                      [rng.random((5, 2, 3)), rng.random((3, 3, 4)), rng.random(4)], [0, 1, 2])
+    assert_like_torch(lambda L, x: L.nn.functional.native_channel_shuffle(x, 2), [rng.random((1, 4, 2))], [])

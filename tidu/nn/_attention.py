@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -59,8 +60,8 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
             f"scaled_dot_product_attention: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
             f"{tuple(value.shape)} do not fit ((*, L, E), (*, S, E), (*, S, Ev))"
         )
-    if enable_gqa:
-        raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")
+    if enable_gqa:  # grouped-query attention: each key and value head serves a group of query heads
+        key, value = _grouped(query, key), _grouped(query, value)
     q_len, k_len = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     # PyTorch's math path: each operand scaled by sqrt(scale) before the product, which so saves
@@ -82,11 +83,84 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     return ops.matmul(weights, value)
 
 
+def _grouped(query: Any, kv: Any) -> Any:
+    """``kv``'s heads (dim -3) repeated to ``query``'s count, each ``Hq / Hkv`` times in a row."""
+    if query.ndim < 3 or kv.ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{kv.ndim}, {kv.ndim - 1}], but got -3)")
+    heads, kv_heads = query.shape[-3], kv.shape[-3]
+    if kv_heads == heads:
+        return kv
+    if heads % kv_heads:
+        raise RuntimeError("Number of heads in key and value must divide the number of heads in query")
+    return ops.repeat_interleave(kv, heads // kv_heads, dim=-3)
+
+
 def _float_mask(mask: Any, dtype: Any) -> Any:
     """A boolean mask (True = masked out) as ``-inf``/0 to add; a float mask as is."""
     if mask.dtype is dtypes.bool_:
         return ops.where(mask, float("-inf"), 0.0).to(dtype)
     return mask.to(dtype)
+
+
+def _canonical_mask(mask: Any, name: str, other: Any, other_name: str, dtype: Any) -> Any:
+    """``mask`` as a float mask to add (PyTorch's ``_canonical_mask``): boolean or floating only,
+    with a warning when its type differs from the ``other`` mask's."""
+    if mask is None:
+        return None
+    if mask.dtype is not dtypes.bool_ and not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    if other is not None and mask.dtype is not other.dtype:
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
+                      "instead.", stacklevel=3)
+    return _float_mask(mask, dtype) if mask.dtype is dtypes.bool_ else mask
+
+
+def _check_shapes(query: Any, key: Any, value: Any, key_padding_mask: Any, attn_mask: Any, num_heads: int) -> bool:
+    """PyTorch's ``_mha_shape_check``: whether the inputs are batched, raising on ranks that do not fit."""
+    if query.ndim not in (2, 3):
+        raise AssertionError(
+            f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D query tensor")
+    batched = query.ndim == 3
+    kind = "batched (3-D)" if batched else "unbatched (2-D)"
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {query.ndim}-D but found "
+                             f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.ndim != query.ndim - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {query.ndim - 1}-D "
+                             f"but found {key_padding_mask.ndim}-D tensor instead")
+    if attn_mask is not None:
+        if attn_mask.ndim not in (2, 3):
+            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                                 f"{attn_mask.ndim}-D tensor instead")
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if not batched and attn_mask.ndim == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
+    return batched
+
+
+def _in_projection(query: Any, key: Any, value: Any, weights: tuple, biases: tuple) -> tuple[Any, Any, Any]:
+    """``query``, ``key`` and ``value`` through their projections, whose shapes are checked first."""
+    e = query.shape[-1]
+    for what, w, width in zip(("query", "key", "value"), weights, (e, key.shape[-1], value.shape[-1])):
+        if tuple(w.shape) != (e, width):
+            raise AssertionError(f"expecting {what} weights shape of {(e, width)}, but got {w.shape}")
+    for what, b in zip(("query", "key", "value"), biases):
+        if b is not None and tuple(b.shape) != (e,):
+            raise AssertionError(f"expecting {what} bias shape of {(e,)}, but got {b.shape}")
+    return tuple(linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+
+
+def _pad_key(mask: Any) -> Any:
+    """A float mask with one more key column, 0 (attended): the bias or zero key appended."""
+    return None if mask is None else ops.cat([mask, mask.new_zeros((*mask.shape[:-1], 1))], -1)
+
+
+def _static(t: Any, name: str, rows: int, head: int) -> Any:
+    if t.shape[0] != rows:
+        raise AssertionError(f"expecting {name}.size(0) of {rows}, but got {t.shape[0]}")
+    if t.shape[2] != head:
+        raise AssertionError(f"expecting {name}.size(2) of {head}, but got {t.shape[2]}")
+    return t
 
 
 def multi_head_attention_forward(
@@ -99,7 +173,9 @@ def multi_head_attention_forward(
 ) -> tuple[Any, Any]:
     """The computation of ``nn.MultiheadAttention`` (PyTorch's signature) on sequence-first
     ``(L, N, E)`` inputs or unbatched ``(L, E)``; returns ``(output, weights or None)``.
-    ``bias_k``, ``bias_v``, ``add_zero_attn``, ``static_k`` and ``static_v`` are not supported.
+    ``bias_k`` and ``bias_v`` (``(1, 1, E)``) are appended to the projected keys and values,
+    ``add_zero_attn`` appends a zero key and value per head (the masks get a column that
+    attends); ``static_k`` and ``static_v`` (``(N*H, S, E/H)``) replace the projected ones.
 
     >>> import tidu
     >>> e = 2
@@ -109,60 +185,81 @@ def multi_head_attention_forward(
     >>> out.shape, attn.shape
     (tidu.Size([3, 1, 2]), tidu.Size([1, 3, 3]))
     """
-    if bias_k is not None or bias_v is not None or add_zero_attn or static_k is not None or static_v is not None:
-        raise NotImplementedError("multi_head_attention_forward: bias_k, bias_v, add_zero_attn, static_k and "
-                                  "static_v are not supported")
-    batched = query.ndim == 3
+    batched = _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     q_len, bsz, embed = query.shape
-    k_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # the causal mask is made below, as PyTorch's attention does with the hint
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype)
+        is_causal = is_causal and key_padding_mask is None
     if embed != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed}")
     if embed % num_heads:
         raise AssertionError(f"embed_dim {embed} not divisible by num_heads {num_heads}")
-    if key.shape[:2] != value.shape[:2] or key.shape[1] != bsz:
-        raise AssertionError(
-            f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)} or query batch {bsz}"
-        )
+    if use_separate_proj_weight and key.shape[:2] != value.shape[:2]:
+        raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's {value.shape[:2]}")
+    if not use_separate_proj_weight and key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    if key.shape[1] != bsz:
+        raise RuntimeError(f"key batch size {key.shape[1]} does not match query batch size {bsz}")
     head = embed // num_heads
     if use_separate_proj_weight:
-        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+        weights = (q_proj_weight, k_proj_weight, v_proj_weight)
     else:
-        w_q, w_k, w_v = in_proj_weight[:embed], in_proj_weight[embed:2 * embed], in_proj_weight[2 * embed:]
-    b_q = b_k = b_v = None
-    if in_proj_bias is not None:
-        b_q, b_k, b_v = in_proj_bias[:embed], in_proj_bias[embed:2 * embed], in_proj_bias[2 * embed:]
-    q = linear(query, w_q, b_q).reshape(q_len, bsz * num_heads, head).transpose(0, 1)
-    k = linear(key, w_k, b_k).reshape(k_len, bsz * num_heads, head).transpose(0, 1)
-    v = linear(value, w_v, b_v).reshape(k_len, bsz * num_heads, head).transpose(0, 1)
+        weights = (in_proj_weight[:embed], in_proj_weight[embed:2 * embed], in_proj_weight[2 * embed:])
+    biases = (None,) * 3 if in_proj_bias is None else tuple(in_proj_bias.chunk(3))
+    q, k, v = _in_projection(query, key, value, weights, biases)
 
-    if is_causal and attn_mask is None:
-        attn_mask = ~_causal_mask(q_len, k_len, query.device)
-    mask = None
     if attn_mask is not None:
         if attn_mask.ndim == 2:
-            if tuple(attn_mask.shape) != (q_len, k_len):
+            if tuple(attn_mask.shape) != (q_len, key.shape[0]):
                 raise RuntimeError(
-                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {(q_len, k_len)}."
-                )
+                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {(q_len, key.shape[0])}.")
             attn_mask = attn_mask.unsqueeze(0)
-        elif tuple(attn_mask.shape) != (bsz * num_heads, q_len, k_len):
-            raise RuntimeError(
-                f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
-                f"{(bsz * num_heads, q_len, k_len)}."
-            )
-        mask = _float_mask(attn_mask, q.dtype)
+        elif tuple(attn_mask.shape) != (bsz * num_heads, q_len, key.shape[0]):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                               f"{(bsz * num_heads, q_len, key.shape[0])}.")
+    if (bias_k is None) != (bias_v is None):
+        raise AssertionError("bias_k is set but bias_v is None" if bias_v is None else "bias_v is set but bias_k is None")
+    if bias_k is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError(f"bias cannot be added to static {'key' if static_k is not None else 'value'}.")
+        k, v = ops.cat([k, bias_k.repeat(1, bsz, 1)]), ops.cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
+    q = q.reshape(q_len, bsz * num_heads, head).transpose(0, 1)
+    if static_k is None:
+        k = k.reshape(k.shape[0], bsz * num_heads, head).transpose(0, 1)
+    else:
+        k = _static(static_k, "static_k", bsz * num_heads, head)
+    if static_v is None:
+        v = v.reshape(v.shape[0], bsz * num_heads, head).transpose(0, 1)
+    else:
+        v = _static(static_v, "static_v", bsz * num_heads, head)
+    if add_zero_attn:
+        k = ops.cat([k, ops.zeros((bsz * num_heads, 1, head), dtype=k.dtype, device=k.device)], 1)
+        v = ops.cat([v, ops.zeros((bsz * num_heads, 1, head), dtype=v.dtype, device=v.device)], 1)
+        attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
+    k_len = k.shape[1]
+    mask = attn_mask
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, k_len):
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got {key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != k_len:
             raise AssertionError(
-                f"expecting key_padding_mask shape of {(bsz, k_len)}, but got {tuple(key_padding_mask.shape)}"
-            )
-        pad_mask = _float_mask(key_padding_mask, q.dtype).reshape(bsz, 1, 1, k_len)
-        pad_mask = pad_mask.expand(bsz, num_heads, 1, k_len).reshape(bsz * num_heads, 1, k_len)
+                f"Expected key_padded_mask.shape[1] to be {k_len}, but got {key_padding_mask.shape[1]}")
+        pad_mask = key_padding_mask.reshape(bsz, 1, 1, k_len).expand(bsz, num_heads, 1, k_len)
+        pad_mask = pad_mask.reshape(bsz * num_heads, 1, k_len)
         mask = pad_mask if mask is None else mask + pad_mask
+    if is_causal and mask is None:
+        mask = _float_mask(~_causal_mask(q_len, k_len, query.device), q.dtype)
 
     scores = ops.matmul(q * (1.0 / math.sqrt(head)), k.transpose(1, 2))
     if mask is not None:

@@ -64,7 +64,7 @@ __all__ = [
     "local_response_norm", "alpha_dropout", "feature_alpha_dropout", "channel_shuffle", "embedding_bag",
     "multi_margin_loss", "multilabel_margin_loss", "gumbel_softmax",
     "conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
-    "max_unpool3d", "lp_pool3d", "dropout3d",
+    "max_unpool3d", "lp_pool3d", "dropout3d", "linear_cross_entropy", "conv_tbc", "native_channel_shuffle",
 ]
 
 
@@ -1332,6 +1332,40 @@ def channel_shuffle(input: Any, groups: int) -> Any:  # noqa: A002
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
 
 
+native_channel_shuffle = channel_shuffle
+
+
+def conv_tbc(input: Any, weight: Any, bias: Any, pad: int = 0) -> Any:  # noqa: A002
+    """A 1-D convolution over ``input`` laid out (time, batch, channels), ``weight`` (kernel width,
+    in channels, out channels), ``pad`` zeros at both ends of the time axis: ``conv1d`` on the
+    permuted tensors.
+
+    >>> import tidu
+    >>> tidu.nn.functional.conv_tbc(tidu.ones(4, 1, 2), tidu.ones(3, 2, 1), tidu.zeros(1), 1).flatten()
+    tensor([4., 6., 6., 4.])
+    """
+    if input.ndim != 3 or weight.ndim != 3 or bias is None or bias.ndim != 1:
+        raise RuntimeError("conv_tbc: input must be 3-D (time, batch, channels), weight 3-D (width, in, out), bias 1-D")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def linear_cross_entropy(input: Any, linear_weight: Any, target: Any, *, linear_bias: Any = None,  # noqa: A002
+                         weight: Any = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Any:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``: PyTorch's reference
+    form (tidu does not chunk the logits, so ``options`` changes nothing).
+
+    >>> import tidu
+    >>> x, w = tidu.tensor([[1.0, 2.0]]), tidu.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> tidu.nn.functional.linear_cross_entropy(x, w, tidu.tensor([1]))
+    tensor(0.3133)
+    """
+    logits = linear(input, linear_weight, linear_bias)
+    return cross_entropy(logits, target, weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)
+
+
 def _single(value: Any, name: str, fn: str) -> int:
     """A 1-d pooling argument: an int or a sequence of one."""
     if isinstance(value, int):
@@ -1410,8 +1444,11 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
             [1., 2.]])
     """
     _check_index(input, "embedding")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not supported")
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not supported (tidu has no sparse tensors)")
+    if scale_grad_by_freq and isinstance(input, Var):
+        raise NotImplementedError("embedding: scale_grad_by_freq counts the indices' values, which vmap-ed indices "
+                                  "do not have")
     if weight.ndim != 2:
         raise RuntimeError(f"embedding: 'weight' must be 2-D, got shape {tuple(weight.shape)}")
     num = weight.shape[0]
@@ -1433,7 +1470,18 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None, max_norm:
         weight = ops.where(rows, weight.detach(), weight)
     if symbolic:
         return weight[input]
-    return ops.index_select(weight, 0, input.reshape(-1)).reshape(*input.shape, weight.shape[1])
+    rows = ops.index_select(weight, 0, input.reshape(-1))
+    if scale_grad_by_freq:
+        rows = _by_frequency(rows, data.reshape(-1))
+    return rows.reshape(*input.shape, weight.shape[1])
+
+
+def _by_frequency(rows: Any, indices: np.ndarray) -> Any:
+    """``rows`` (one per index), whose gradient is divided by the number of times its index
+    occurs: PyTorch's ``scale_grad_by_freq``. The values are exactly ``rows``."""
+    _, inverse, counts = np.unique(indices, return_inverse=True, return_counts=True)
+    scale = placed(dtypes.cast((1.0 / counts[inverse]).reshape(-1, 1), rows.dtype), rows.dtype, rows.device)
+    return rows.detach() + (rows - rows.detach()) * scale
 
 
 def _bag_slots(input: Any, offsets: Any, include_last_offset: bool) -> tuple[np.ndarray, np.ndarray, int]:
@@ -1479,8 +1527,8 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float 
     _check_index(input, "embedding_bag")
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not supported")
+    if sparse:
+        raise NotImplementedError("embedding_bag: sparse gradients are not supported (tidu has no sparse tensors)")
     if per_sample_weights is not None:
         if mode != "sum":
             raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
@@ -1509,6 +1557,8 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float 
     grid = np.full((bags, max(int(counts.max(initial=0)), 1)), used.size)  # the filler row's position
     grid[bag, slot] = np.arange(used.size)
     rows = ops.index_select(weight, 0, placed(flat[used], None, weight.device))
+    if scale_grad_by_freq:
+        rows = _by_frequency(rows, flat[used])
     if per_sample_weights is not None:
         rows = rows * ops.index_select(per_sample_weights.reshape(-1), 0, placed(used, None, weight.device)).unsqueeze(1)
     filler = ops.full((1, dim), float("-inf") if mode == "max" else 0.0, dtype=weight.dtype, device=weight.device)

@@ -570,7 +570,7 @@ def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str = "use_mm_for_eucl
     tensor([[5., 1.]])
     """
     from . import math
-    from .reduce import norm, sum
+    from .reduce import amax, norm, sum
 
     _check_tensors("cdist", x1, x2)
     for name, x in (("X1", x1), ("X2", x2)):
@@ -593,6 +593,11 @@ def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str = "use_mm_for_eucl
         cross = matmul(x1, x2.transpose(-1, -2))
         return math.sqrt(math.clamp_min(math.sub(squares, math.mul(cross, 2)), 0.0))
     diff = math.sub(unsqueeze(x1, -2), unsqueeze(x2, -3))
+    if p == float("inf"):  # PyTorch's derivative gives each tied largest coordinate the whole gradient
+        size = math.abs(diff)
+        largest = amax(size, -1)
+        tied = math.eq(size, unsqueeze(largest, -1).detach())
+        return math.add(largest.detach(), sum(math.where(tied, math.sub(size, size.detach()), 0.0), -1))
     return norm(diff, p, -1)
 
 
