@@ -6,6 +6,7 @@ must be torch's, and tidu's message must contain the listed fragments.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -252,3 +253,41 @@ def test_transpose_rule_of_wrong_shape_raises_adruleerror() -> None:
 def test_declaring_a_primitive_twice_raises() -> None:
     with pytest.raises(ValueError, match="declared twice"):
         tidu.Primitive("test_errors_no_jvp")
+
+
+_SAME_OUTCOME = [
+    "F.prelu(L.tensor(-2.0), L.tensor([0.25]))",
+    "F.max_pool2d_with_indices(L.rand(1, 1, 4, 4), 2, 2, 0, 1, False, True)[1]",
+    "F.conv_transpose2d(L.rand(1, 1, 3, 3), L.rand(1, 1, 2, 2), padding='same')",
+    "F.adaptive_avg_pool2d(L.rand(1, 1, 4, 4), (2, 2, 2))", "F.adaptive_max_pool2d(L.rand(1, 1, 4, 4), -1)",
+    "F.one_hot(L.tensor([0, 1]), 2.5)", "F.interpolate(L.rand(1, 1, 4), scale_factor=2, antialias=True)",
+    "F.affine_grid(L.tensor([[[1, 0, 0], [0, 1, 0]]]), (1, 1, 2, 2), align_corners=False)",
+    "F.unfold(L.ones(1, 1, 3, 3, dtype=L.int64), 2)", "F.interpolate(L.rand(1, 1, 4), size=0)",
+    "F.interpolate(L.rand(1, 1, 4), scale_factor=-1.0)", "F.interpolate(L.rand(1, 1, 4), size=L.tensor(8))",
+    "F.interpolate(L.rand(1, 1, 4), size=8, recompute_scale_factor=True)",
+    "F.pad(L.rand(1, 1, 4), (1, 1), mode='reflect', value=2.0)", "F.rrelu(L.rand(3), lower=0.5, upper=0.1)",
+    "F.softplus(L.tensor([1, 2]))", "F.logsigmoid(L.tensor([1, 2]))", "F.hardswish(L.tensor([1, 2]))",
+    "F.adaptive_avg_pool2d(L.ones(1, 1, 2, 2, dtype=L.int64), 1)", "F.interpolate(L.ones(1, 1, 2, dtype=L.int64), scale_factor=2)",
+    "F.scaled_dot_product_attention(L.rand(2, 2), L.rand(2, 2), L.rand(2, 2), attn_mask=L.ones(2, 2, dtype=L.int64))",
+    "L.heaviside(L.tensor([1.0]), 0.5)", "L.ldexp(2, L.tensor([1]))", "L.ldexp(L.tensor([1.0]), 2)",
+    "L.hypot(L.tensor([1]), 3)", "L.atan2(L.tensor([1.0]), 2)", "L.tensor([1.0]).atan2(2)",
+    "L.copysign(2.0, L.tensor([-1.0]))", "L.fmod(5.0, L.tensor([3.0]))", "L.fmod(L.tensor([5.0]), 3.0)",
+    "L.logaddexp(L.tensor([1]), L.tensor([2]))", "L.logaddexp2(L.tensor([True]), L.tensor([False]))",
+    "L.diff(L.rand(3, 2), prepend=L.rand(2))", "L.tril_indices(3, 3, dtype=L.float32)",
+    "L.tensor(1.0).unflatten(0, (1, 1))", "L.true_divide(L.rand(2), 2, rounding_mode='floor')",
+    "L.chain_matmul(L.rand(2), L.rand(2, 2))",
+]
+
+
+@pytest.mark.parametrize("call", _SAME_OUTCOME)
+def test_calls_succeed_or_fail_with_pytorchs_exception_class(call):
+    outcomes = []
+    for L in (tidu, torch):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out = eval(call, {"L": L, "F": L.nn.functional})  # noqa: S307 - the calls above
+            outcomes.append(("ok", tuple(out.shape)))
+        except Exception as e:  # noqa: BLE001 - the class is what is compared
+            outcomes.append((type(e).__name__,))
+    assert outcomes[0] == outcomes[1]

@@ -73,6 +73,10 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
         attn_mask = _causal_mask(q_len, k_len, query.device)
     if attn_mask is not None:
+        if attn_mask.dtype is not dtypes.bool_ and not attn_mask.dtype.is_floating_point:
+            raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                               f"attn_mask.dtype: {dtypes.C_NAMES.get(attn_mask.dtype.name, attn_mask.dtype.name)} and "
+                               f" query.dtype: {dtypes.C_NAMES.get(query.dtype.name, query.dtype.name)} instead.")
         if attn_mask.dtype is dtypes.bool_:
             scores = ops.where(attn_mask, scores, float("-inf"))
         else:

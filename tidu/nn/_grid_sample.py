@@ -51,6 +51,8 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
                [ 1.0000,  0.0000,  0.5000]]]]])
     """
     align = _align(align_corners)
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got torch.{theta.dtype.name}")
     size = tuple(int(s) for s in size)
     if len(size) not in (4, 5):
         raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "

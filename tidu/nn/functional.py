@@ -8,6 +8,7 @@ bind the fused primitives of ``tidu/primitives/nn.py``. Picking the target class
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 import weakref
@@ -228,6 +229,8 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: 
     >>> bool(((y >= -1 / 3) & (y <= -1 / 8)).all())
     True
     """
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     out = _rrelu(input, lower, upper, training)
     return _in_place(input, out, inplace)
 
@@ -261,6 +264,7 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # 
     >>> tidu.nn.functional.softplus(tidu.tensor([0.0, 30.0]))
     tensor([ 0.6931, 30.0000])
     """
+    _float_input(input, "softplus_cpu")
     scaled = input * beta
     linear_part = scaled > threshold
     safe = ops.where(linear_part, 0.0, scaled)
@@ -315,6 +319,7 @@ def hardswish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     >>> tidu.nn.functional.hardswish(tidu.tensor([-4.0, 1.0, 4.0]))
     tensor([-0.0000,  0.6667,  4.0000])
     """
+    _float_input(input, "hardswish_cpu")
     low, middle = input <= -3.0, (input > -3.0) & (input < 3.0)
     inner = ops.where(middle, input, 0.0)  # the middle branch's gradient never meets a value outside it
     out = ops.where(low, input * 0.0, ops.where(middle, inner * (inner + 3.0) / 6.0, input))
@@ -337,6 +342,7 @@ def logsigmoid(input: Any) -> Any:  # noqa: A002
     >>> tidu.nn.functional.logsigmoid(tidu.tensor([0.0, -200.0]))
     tensor([  -0.6931, -200.0000])
     """
+    _float_input(input, "log_sigmoid_cpu")
     return -softplus(-input)
 
 
@@ -421,7 +427,7 @@ def prelu(input: Any, weight: Any) -> Any:  # noqa: A002
     tensor([[-0.5000,  3.0000]])
     """
     _float_input(input, "prelu_cpu")
-    if input.ndim == 0:
+    if input.ndim == 0 and weight.numel() != 1:
         raise RuntimeError("Not allow zero-dim input tensor.")
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
@@ -558,9 +564,7 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:  # noqa: A002
     """
     if input.ndim < 2:
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    oh, ow = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    h, w = input.shape[-2], input.shape[-1]
-    return _adaptive_avg_pool_nd(input, (h if oh is None else oh, w if ow is None else ow))
+    return _adaptive_avg_pool_nd(input, _adaptive_sizes(output_size, tuple(input.shape[-2:]), "adaptive_avg_pool2d"))
 
 
 @autocast_policy("fp32")
@@ -631,9 +635,13 @@ def _adaptive_max_pool_nd(input: Any, out_sizes: tuple[int, ...], return_indices
 def _adaptive_sizes(output_size: Any, sizes: tuple[int, ...], op: str = "") -> tuple[int, ...]:
     """``output_size`` (an int, or a sequence whose ``None`` keeps that dim) for the dims ``sizes``."""
     wanted = (output_size,) * len(sizes) if isinstance(output_size, int) else tuple(output_size)
-    if op and len(wanted) != len(sizes):
-        raise RuntimeError(f"{op}: output_size must be {len(sizes)}")
-    return tuple(n if o is None else int(o) for o, n in zip(wanted, sizes))
+    if len(wanted) != len(sizes):
+        raise RuntimeError(f"{op or f'adaptive_pool{len(sizes)}d'}: output_size must be {len(sizes)}")
+    out = tuple(n if o is None else int(o) for o, n in zip(wanted, sizes))
+    if any(o < 0 for o in out):
+        raise RuntimeError(f"{op or 'adaptive_pool'}: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{{', '.join(map(str, out))}}}")
+    return out
 
 
 def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
@@ -845,8 +853,21 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if mode not in _MODES or input.ndim not in (3, 4, 5):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   f"the modes: {' | '.join(_MODES)} (got {mode})")
+    if antialias and (mode not in ("bilinear", "bicubic") or input.ndim != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
     if antialias:
         raise NotImplementedError(f"interpolate: mode {mode!r} with antialias is not implemented in tidu")
+    if not input.dtype.is_floating_point:
+        kernel = "nearest" if mode in ("nearest", "nearest-exact") else "linear" if mode != "area" else None
+        if kernel is None:
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                               f"complex dtype. Got: {dtypes.TORCH_NAMES[input.dtype.name]}")
+        raise dtypes.not_implemented(f"compute_indices_weights_{kernel}", input.dtype)
+    if size is not None and recompute_scale_factor:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if isinstance(size, Tensor):
+        size = size.tolist()
     spatial = input.ndim - 2
     in_sizes = tuple(input.shape[2:])
     if size is not None and scale_factor is not None:
@@ -867,6 +888,13 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
                              "(s1, s2, ...,sK) format.")
         out_sizes = tuple(math.floor(float(n) * float(f)) for n, f in zip(in_sizes, factors))
         scales = (None,) * spatial if recompute_scale_factor else tuple(float(f) for f in factors)
+    if size is not None or scale_factor is not None:
+        small = [(n, o) for n, o in zip(in_sizes, out_sizes) if n <= 0 or o <= 0]
+        if small:
+            axes = "DHW"[-spatial:]
+            raise RuntimeError("Input and output sizes should be greater than 0, but got input ("
+                               + ", ".join(f"{a}: {n}" for a, n in zip(axes, in_sizes)) + ") and output ("
+                               + ", ".join(f"{a}: {o}" for a, o in zip(axes, out_sizes)) + ")")
     else:
         raise ValueError("either size or scale_factor should be defined")
     if mode == "area":
@@ -882,6 +910,9 @@ def _adaptive_avg_pool_nd(input: Any, out_sizes: tuple[int, ...]) -> Any:  # noq
     """Adaptive average pooling of the last ``len(out_sizes)`` dims: one product with an averaging
     matrix a dim whose size changes (the last dim from the right, the others from the left); a
     half input in float32, rounded once (PyTorch averages in float32)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {dtypes.TORCH_NAMES[input.dtype.name]}")
     out = input.float() if input.dtype.is_half else input
     first = input.ndim - len(out_sizes)
     for axis, n_out in enumerate(out_sizes, first):
@@ -1622,6 +1653,8 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
     tensor([[1, 0, 0],
             [0, 0, 1]])
     """
+    if not isinstance(num_classes, int) or isinstance(num_classes, bool):
+        raise TypeError(f"one_hot(): argument 'num_classes' (position 2) must be int, not {type(num_classes).__name__}")
     if not isinstance(tensor, Tensor) or tensor.dtype is not dtypes.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     data = tensor._host()
@@ -1662,6 +1695,8 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
         return _pad_constant(input, config, value)
     if mode not in _EDGE_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     if len(pad) // 2 not in (input.ndim - 1, input.ndim - 2) or not 1 <= len(pad) // 2 <= 3:
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor "
                                   f"(mode {mode!r} pads 1 to 3 trailing dims of a batched or unbatched input)")
@@ -2505,6 +2540,7 @@ def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, st
     """
     if input.ndim not in (3, 4):
         raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    _float_input(input, "im2col_out_cpu")
     kernel, dilation, padding, stride = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
     x = input.unsqueeze(0) if input.ndim == 3 else input
     sizes = _blocks(x.shape[2:], kernel, dilation, padding, stride)
@@ -2600,7 +2636,11 @@ def threshold_(input: Any, threshold: float, value: float) -> Any:  # noqa: A002
 
 
 def _with_indices(pool: Any, name: str) -> Any:
+    at = list(inspect.signature(pool).parameters).index("return_indices") - 1  # its place among ``args``
+
     def fn(input: Any, *args: Any, return_indices: bool = True, **kwargs: Any) -> Any:  # noqa: A002
+        if len(args) > at:  # given by position, as PyTorch's signature allows: always True here
+            args = args[:at] + args[at + 1:]
         return pool(input, *args, return_indices=True, **kwargs)
 
     fn.__name__ = fn.__qualname__ = name

@@ -391,6 +391,8 @@ def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = wrap_dim(dim, input.ndim)
+    if any(p is not None and p.ndim != input.ndim for p in (prepend, append)):
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     parts = [p for p in (prepend, input, append) if p is not None]
     x = shape.cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):

@@ -198,6 +198,8 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
     op = f"conv_transpose{nd}d"
     _check_tensor(input, "input", op)
     _check_tensor(weight, "weight", op)
+    if isinstance(padding, str):  # ('same' and 'valid' are the plain convolutions')
+        raise TypeError(f"{op}(): argument 'padding' must be tuple of ints, not str")
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, but got input "
                            f"of size: {list(input.shape)}")

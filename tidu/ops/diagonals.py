@@ -136,7 +136,7 @@ def _triangle_indices(which: str, row: int, col: int, offset: int, dtype: Any, d
             raise RuntimeError(f"{name} must be non-negative, got{v}")
     dt = dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)
     if dt not in (dtypes.int32, dtypes.int64):
-        raise RuntimeError(f"\"{which}_indices\" not implemented for '{dtypes.TORCH_NAMES[dt.name]}'")
+        raise dtypes.not_implemented(f"{which}_indices", dt)
     make = np.tril_indices if which == "tril" else np.triu_indices
     pairs = np.stack(make(row, offset, col)).astype(dt.np) if row and col else np.zeros((2, 0), dt.np)
     return creation.tensor(pairs, dtype=dt, device=device)

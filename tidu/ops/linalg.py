@@ -674,6 +674,9 @@ def chain_matmul(*matrices: Any) -> Any:
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
                   "multiple parameters.", UserWarning, stacklevel=2)
+    for m in matrices:
+        if is_value(m) and m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
     if len(matrices) == 1:
         return matrices[0].clone()
     return multi_dot(list(matrices))

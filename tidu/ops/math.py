@@ -210,6 +210,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:  # 
     if dt.is_floating_point:
         from .creation import ones_like
 
+        if isinstance(input, Var) or isinstance(other, Var):  # in an AD rule (fmod's): nothing to detach
+            return trunc(div(input, other))
         a, b = operands(input, other, op="div")
         q = trunc(div(a.detach(), b.detach()))
         # zero derivatives, PyTorch's: a select (not trunc's chain through ``a / b``, NaN where b is 0)
@@ -585,6 +587,8 @@ def atan2(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.atan2(tidu.tensor([1.0, 1.0]), tidu.tensor([1.0, -1.0]))
     tensor([0.7854, 2.3562])
     """
+    _tensor(input, "atan2")
+    _tensor(other, "atan2", "other", 2)
     return _ATAN2(input, other)
 
 
@@ -595,7 +599,8 @@ def hypot(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.hypot(tidu.tensor([3.0, 1e200], dtype=tidu.float64), tidu.tensor([4.0, 1e200], dtype=tidu.float64))
     tensor([ 5.0000e+00, 1.4142e+200], dtype=tidu.float64)
     """
-    _any_tensor(input, other, "hypot")
+    _tensor(input, "hypot")
+    _tensor(other, "hypot", "other", 2)
     if not dtypes.result_type(input, other).is_floating_point:
         raise _not_implemented("hypot_cpu", dtypes.result_type(input, other))
     return _HYPOT(input, other)
@@ -611,6 +616,7 @@ def fmod(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.fmod(tidu.tensor([7, -7, 7, -7]), tidu.tensor([2, 2, -2, -2]))
     tensor([ 1, -1,  1, -1])
     """
+    _tensor(input, "fmod")  # (a number ``other`` is one of PyTorch's overloads, a number ``input`` is not)
     return _no_bool_binary(ew.fmod, input, other, "fmod", "fmod_cpu")
 
 
@@ -634,9 +640,19 @@ def logaddexp(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.logaddexp(tidu.tensor([0.0, 1000.0]), tidu.tensor([0.0, 1000.0]))
     tensor([6.9315e-01, 1.0007e+03])
     """
+    _log_add_operands(input, other, "logaddexp")
     a, b = operands(input, other, op="logaddexp", float_only=True)
     both_infinite = (a == b) & ~isfinite(a)  # inf - inf would be NaN: the sum of two infs is the inf
     return where(both_infinite, a, maximum(a, b) + log1p(exp(-abs(a - b))))
+
+
+def _log_add_operands(input: Any, other: Any, name: str) -> None:  # noqa: A002
+    """PyTorch's errors for ``logaddexp``/``logaddexp2``: two tensors, of a floating-point type."""
+    _tensor(input, name)
+    _tensor(other, name, "other", 2)
+    dt = dtypes.result_type(input, other)
+    if not dt.is_floating_point:
+        raise _not_implemented(f"{name}_cpu", dt)
 
 
 def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Any:  # noqa: A002

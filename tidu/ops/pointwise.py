@@ -34,7 +34,18 @@ __all__ = [
 # PyTorch's (and numpy's) other names for ops of ``tidu.ops.math``: the same functions
 absolute = math.abs
 negative = math.neg
-true_divide = math.div
+
+
+def true_divide(input: Any, other: Any) -> Any:  # noqa: A002
+    """``div(input, other)`` without ``rounding_mode`` (PyTorch's older name).
+
+    >>> import tidu
+    >>> tidu.true_divide(tidu.tensor([1, 3]), 2)
+    tensor([0.5000, 1.5000])
+    """
+    return math.div(input, other)
+
+
 divide = math.div
 multiply = math.mul
 subtract = math.sub
@@ -318,10 +329,11 @@ def copysign(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.copysign(tidu.tensor([1.0, -2.0, 3.0]), tidu.tensor([-0.0, 1.0, -1.0]))
     tensor([-1.,  2., -3.])
     """
+    math._tensor(input, "copysign")  # (a number ``other`` is one of PyTorch's overloads, a number ``input`` is not)
     dt = dtypes.result_type(input, other)
     if not dt.is_floating_point:
         dt = dtypes.get_default_dtype()
-    x = convert(input, dt) if is_value(input) else constant(input, dt, other, tuple(other.shape))
+    x = convert(input, dt)
     magnitude = math.abs(x)
     if not is_value(other):
         return math.neg(magnitude) if np.signbit(other) else magnitude
@@ -404,6 +416,8 @@ def heaviside(input: Any, values: Any) -> Any:  # noqa: A002
     >>> tidu.heaviside(tidu.tensor([-1.0, 0.0, 2.0]), tidu.tensor([0.5]))
     tensor([0.0000, 0.5000, 1.0000])
     """
+    math._tensor(input, "heaviside")
+    math._tensor(values, "heaviside", "values", 2)
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     x, v = input.detach(), values.detach()
@@ -418,8 +432,8 @@ def ldexp(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.ldexp(tidu.tensor([1.0, 3.0]), tidu.tensor([2, -1]))
     tensor([4.0000, 1.5000])
     """
-    if not is_value(other):
-        return math.mul(_floating(input), 2.0 ** float(other))
+    math._tensor(input, "ldexp")
+    math._tensor(other, "ldexp", "other", 2)
     if other.dtype is dtypes.bool_ and is_value(input) and input.dtype.is_floating_point:  # (PyTorch's kernel)
         raise dtypes.not_implemented("ldexp_cpu_exp", other.dtype)
     # PyTorch's: ``2 ** other`` in ``other``'s float dtype (the default one for integers), then the
@@ -438,6 +452,7 @@ def logaddexp2(input: Any, other: Any) -> Any:  # noqa: A002
     >>> tidu.logaddexp2(tidu.tensor([1.0, 1000.0]), tidu.tensor([1.0, 1000.0]))
     tensor([   2., 1001.])
     """
+    math._log_add_operands(input, other, "logaddexp2")
     a, b = operands(input, other, op="logaddexp2", float_only=True)
     both_infinite = math.logical_and(math.eq(a, b), math.logical_not(math.isfinite(a)))
     gap = math.neg(math.abs(math.sub(a, b)))

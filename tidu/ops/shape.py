@@ -418,6 +418,8 @@ def unflatten(input: Any, dim: int, sizes: Any) -> Any:  # noqa: A002
     >>> tidu.zeros(2, 6).unflatten(1, (3, -1)).shape
     tidu.Size([2, 3, 2])
     """
+    if input.ndim == 0:
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, input.ndim)
     sizes = [int(s) for s in sizes]
     if not sizes:
