@@ -45,6 +45,9 @@ class Parameter(Tensor):
 SHORT_PATH_TYPES.add(Parameter)  # a leaf that requires grad by default, the same tensor to every op
 
 
+_PERSISTENT: dict[int, bool] = {}  # id(Buffer or UninitializedBuffer) -> persistent (their layout is Tensor's)
+
+
 class Buffer(Tensor):
     """A tensor that is module state but not a parameter: assigning it to a ``Module`` attribute
     registers it as a buffer (PyTorch 2.5's ``nn.Buffer``), in the state dict unless
@@ -61,7 +64,7 @@ class Buffer(Tensor):
     (['scale', 'cache'], ['scale'])
     """
 
-    __slots__ = ("persistent",)
+    __slots__ = ()  # Tensor's layout: a module turns it into a plain Tensor when it registers it
 
     def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
         if data is None:
@@ -70,7 +73,12 @@ class Buffer(Tensor):
             raise TypeError(f"Buffer(): data must be a Tensor, not {type(data).__name__}")
         super().__init__(data._data, data._dtype, requires_grad=data.requires_grad, device=data._device,
                          _version=data._version)
-        self.persistent = persistent
+        _PERSISTENT[id(self)] = persistent
+        weakref.finalize(self, _PERSISTENT.pop, id(self), None)
+
+    @property
+    def persistent(self) -> bool:
+        return _PERSISTENT.get(id(self), True)
 
     def __deepcopy__(self, memo: dict) -> Buffer:
         new = Buffer(Tensor(self._data.copy(), self._dtype, device=self._device), persistent=self.persistent)
@@ -156,9 +164,6 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     def __reduce__(self) -> Any:
         return (type(self), (self.requires_grad,))
-
-
-_PERSISTENT: dict[int, bool] = {}  # id(UninitializedBuffer) -> persistent (its layout must stay Tensor's)
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):

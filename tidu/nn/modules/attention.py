@@ -25,6 +25,8 @@ class MultiheadAttention(Module):
     ``(output, weights)``, the weights averaged over heads unless ``average_attn_weights=False``
     (``None`` when ``need_weights=False``). ``attn_mask`` (``(L, S)`` or ``(N*H, L, S)``) and
     ``key_padding_mask`` (``(N, S)``): True or ``-inf`` marks a pair that does not attend.
+    ``add_bias_kv`` appends learned ``bias_k``, ``bias_v`` (``(1, 1, E)``) to the keys and values,
+    ``add_zero_attn`` a zero key and value.
 
     >>> import tidu
     >>> mha = tidu.nn.MultiheadAttention(4, 2, batch_first=True)
@@ -43,8 +45,6 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
                              f"num_heads={num_heads} instead")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported")
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -69,7 +69,11 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        self.bias_k = self.bias_v = None
+        if add_bias_kv:
+            self.bias_k = Parameter(ops.empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_v = Parameter(ops.empty((1, 1, embed_dim), dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
@@ -82,6 +86,9 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        for bias in (self.bias_k, self.bias_v):
+            if bias is not None:
+                init.xavier_normal_(bias)
 
     def forward(self, query: Any, key: Any, value: Any, key_padding_mask: Any = None, need_weights: bool = True,
                 attn_mask: Any = None, average_attn_weights: bool = True, is_causal: bool = False) -> tuple[Any, Any]:
@@ -89,8 +96,8 @@ class MultiheadAttention(Module):
         if self.batch_first and batched:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         out, weights = F.multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, None, None,
-            False, self.dropout, self.out_proj.weight, self.out_proj.bias, training=self.training,
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias, training=self.training,
             key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
             use_separate_proj_weight=not self._qkv_same_embed_dim, q_proj_weight=self.q_proj_weight,
             k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
@@ -99,3 +106,21 @@ class MultiheadAttention(Module):
         if self.batch_first and batched:
             out = out.transpose(0, 1)
         return out, weights
+
+    def merge_masks(self, attn_mask: Any, key_padding_mask: Any, query: Any) -> tuple[Any, int | None]:
+        """One ``(N, H, L, L)`` mask from ``attn_mask`` (``(L, L)`` or ``(N*H, L, L)``) and
+        ``key_padding_mask`` (``(N, L)``) of a batch-first self-attention ``query``, with its type
+        (1: padding only, 2: an attention mask; ``None``: no mask), as PyTorch's fast path."""
+        merged, mask_type = None, None
+        if key_padding_mask is not None:
+            merged, mask_type = key_padding_mask, 1
+        if attn_mask is not None:
+            batch, length, _ = query.shape
+            mask_type = 2
+            if attn_mask.ndim == 3:
+                merged = attn_mask.reshape(batch, -1, length, length)
+            else:
+                merged = attn_mask.reshape(1, 1, length, length).expand(batch, self.num_heads, -1, -1)
+            if key_padding_mask is not None:
+                merged = merged + key_padding_mask.reshape(batch, 1, 1, length).expand(-1, self.num_heads, -1, -1)
+        return merged, mask_type

@@ -64,6 +64,9 @@ class _ConvNd(Module):
         else:
             self.padding = _tuple(padding, n)
         self.padding_mode = padding_mode
+        self.transposed, self.output_padding = False, (0,) * n
+        pads = self._pads_last_dim_first()
+        self._reversed_padding_repeated_twice = list(pads) if isinstance(self.padding, str) else pads
         _add_parameters(self, (out_channels, in_channels // groups, *self.kernel_size), out_channels, bias, dtype)
 
     def reset_parameters(self) -> None:
@@ -167,7 +170,8 @@ class _ConvTransposeNd(Module):
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride, self.padding = _tuple(kernel_size, n), _tuple(stride, n), _tuple(padding, n)
         self.output_padding, self.dilation = _tuple(output_padding, n), _tuple(dilation, n)
-        self.padding_mode = padding_mode
+        self.padding_mode, self.transposed = padding_mode, True
+        self._reversed_padding_repeated_twice = tuple(p for p in reversed(self.padding) for _ in range(2))
         _add_parameters(self, (in_channels, out_channels // groups, *self.kernel_size), out_channels, bias, dtype)
 
     def reset_parameters(self) -> None:

@@ -37,6 +37,12 @@ class Unflatten(Module):
 
     def __init__(self, dim: int, unflattened_size: Any) -> None:
         super().__init__()
+        if not isinstance(unflattened_size, tuple | list):
+            raise TypeError(f"unflattened_size must be a tuple of ints, but found type {type(unflattened_size).__name__}")
+        for i, size in enumerate(unflattened_size):
+            if not isinstance(size, int):
+                raise TypeError(f"unflattened_size must be tuple of ints, but found element of type "
+                                f"{type(size).__name__} at pos {i}")
         self.dim = dim
         self.unflattened_size = unflattened_size
 

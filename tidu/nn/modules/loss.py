@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import functional as F
+from .distance import PairwiseDistance
 from .module import Module
 
 
@@ -264,7 +265,7 @@ class TripletMarginWithDistanceLoss(_Loss):
         super().__init__(reduction=reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
-        self.distance_function = distance_function if distance_function is not None else F.pairwise_distance
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Any, positive: Any, negative: Any) -> Any:

@@ -4,7 +4,9 @@ and the module-wide ones (``register_module_full_backward_hook``...)."""
 
 from __future__ import annotations
 
+import functools
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
@@ -19,8 +21,8 @@ from ...tensor import RemovableHandle, Tensor, of_array
 from ..parameter import Buffer, Parameter, is_lazy
 
 
-class IncompatibleKeys(NamedTuple):
-    """What ``load_state_dict(strict=False)`` returns."""
+class _IncompatibleKeys(NamedTuple):
+    """What ``load_state_dict`` returns (PyTorch's ``_IncompatibleKeys``)."""
 
     missing_keys: list[str]
     unexpected_keys: list[str]
@@ -30,8 +32,40 @@ class IncompatibleKeys(NamedTuple):
             return "<All keys matched successfully>"
         return f"IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
 
+    __str__ = __repr__
+
+
+IncompatibleKeys = _IncompatibleKeys
+_EXTRA_STATE = "_extra_state"
+
+
+class _WrappedHook:
+    """A load-state-dict pre-hook, called with its module first when it has one (held weakly,
+    and pickled or deep-copied with it)."""
+
+    def __init__(self, hook: Callable[..., Any], module: Module | None = None) -> None:
+        self.hook = hook
+        self.module = None if module is None else weakref.ref(module)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.module is None:
+            return self.hook(*args, **kwargs)
+        module = self.module()
+        if module is None:
+            raise RuntimeError("You are trying to call the hook of a dead Module!")
+        return self.hook(module, *args, **kwargs)
+
+    def __getstate__(self) -> dict:
+        return {"hook": self.hook, "module": None if self.module is None else self.module()}
+
+    def __setstate__(self, state: dict) -> None:
+        self.hook = state["hook"]
+        self.module = None if state["module"] is None else weakref.ref(state["module"])
+
 
 _global_backward_hooks: OrderedDict = OrderedDict()
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()  # id -> (hook, with_kwargs, always_call), as a module's
 _global_backward_pre_hooks: OrderedDict = OrderedDict()
 _global_is_full_backward_hook: bool | None = None
 _BOTH_GLOBAL = ("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
@@ -79,6 +113,38 @@ def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> Removabl
     _global_backward_pre_hooks[handle.id] = hook
     return handle
 
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """A forward pre-hook of every module (``Module.register_forward_pre_hook``), called before
+    the module's own; for debugging.
+
+    >>> import tidu
+    >>> h = tidu.nn.modules.module.register_module_forward_pre_hook(lambda m, args: (args[0] + 1,))
+    >>> tidu.nn.Identity()(tidu.tensor(1.0))
+    tensor(2.)
+    >>> h.remove()
+    """
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """A forward hook of every module (``Module.register_forward_hook``), called before the
+    module's own; for debugging.
+
+    >>> import tidu
+    >>> seen = []
+    >>> h = tidu.nn.modules.module.register_module_forward_hook(lambda m, args, out: seen.append(type(m).__name__))
+    >>> _ = tidu.nn.Sequential(tidu.nn.ReLU())(tidu.ones(1))
+    >>> h.remove(); seen
+    ['ReLU', 'Sequential']
+    """
+    handle = RemovableHandle(_global_forward_hooks)
+    _global_forward_hooks[handle.id] = (hook, with_kwargs, always_call)
+    return handle
 
 
 def _add_hook(module: Module, attr: str, entry: Any, prepend: bool = False) -> RemovableHandle:
@@ -135,6 +201,9 @@ class Module:
         object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_backward_hooks", OrderedDict())
         object.__setattr__(self, "_is_full_backward_hook", None)
+        for hooks in ("_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                      "_load_state_dict_post_hooks"):
+            object.__setattr__(self, hooks, OrderedDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -143,7 +212,8 @@ class Module:
         d = self.__dict__
         # every layer call comes here: nothing to copy without hooks
         if (d.get("_forward_pre_hooks") or d.get("_forward_hooks") or d.get("_backward_hooks")
-                or d.get("_backward_pre_hooks") or _global_backward_hooks or _global_backward_pre_hooks):
+                or d.get("_backward_pre_hooks") or _global_backward_hooks or _global_backward_pre_hooks
+                or _global_forward_pre_hooks or _global_forward_hooks):
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -151,9 +221,9 @@ class Module:
         d = self.__dict__
         backward_hooks = self._get_backward_hooks()
         backward_pre_hooks = [*_global_backward_pre_hooks.values(), *d.get("_backward_pre_hooks", {}).values()]
-        hooks = d.get("_forward_pre_hooks")
+        hooks = [*_global_forward_pre_hooks.values(), *d.get("_forward_pre_hooks", {}).values()]
         if hooks:
-            for hook in tuple(hooks.values()):
+            for hook in hooks:
                 if hook.__class__ is _KwargsPreHook:
                     result = hook.hook(self, args, kwargs)
                     if result is not None:
@@ -171,18 +241,18 @@ class Module:
 
             bw_hook = BackwardHook(self, backward_hooks, backward_pre_hooks)
             args = bw_hook.setup_input_hook(args)
-        hooks = d.get("_forward_hooks")
+        hooks = [*_global_forward_hooks.values(), *d.get("_forward_hooks", {}).values()]
         if not hooks:
             output = self.forward(*args, **kwargs)
         else:
             try:
                 output = self.forward(*args, **kwargs)
             except Exception:
-                for hook, with_kwargs, always_call in tuple(hooks.values()):
+                for hook, with_kwargs, always_call in hooks:
                     if always_call:
                         hook(self, args, kwargs, None) if with_kwargs else hook(self, args, None)
                 raise
-            for hook, with_kwargs, _ in tuple(hooks.values()):
+            for hook, with_kwargs, _ in hooks:
                 result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
                 if result is not None:
                     output = result
@@ -306,6 +376,8 @@ class Module:
             raise TypeError(
                 f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (tidu Tensor or None required)"
             )
+        if type(tensor) is Buffer:  # registered, it is a plain Tensor, as in PyTorch
+            tensor.__class__ = Tensor
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -333,7 +405,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            _remove_from(self, name)
+            _remove_from(self, name, "_buffers", "_modules")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -345,7 +417,7 @@ class Module:
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            _remove_from(self, name)
+            _remove_from(self, name, "_parameters", "_buffers")
             self._modules[name] = value
         elif params is not None and name in self._modules:
             if value is not None:
@@ -600,22 +672,11 @@ class Module:
         >>> tidu.nn.Conv2d(1, 2, 3).to(memory_format=tidu.channels_last).weight.shape
         tidu.Size([2, 1, 3, 3])
         """
-        target = kwargs.pop("dtype", None)
-        device = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
+        device, target = _parse_to(args, kwargs)
         fmt = kwargs.pop("memory_format", None)
         if fmt is not None:
             formats.as_memory_format(fmt, "to")
             self._apply(lambda t: t.to(memory_format=fmt) if not is_lazy(t) and t.ndim in (4, 5) else t)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                target = a.dtype
-            elif isinstance(a, dtypes.dtype):
-                target = a
-            else:
-                device = a
         where = as_device(device) if device is not None else None
         if where is not None:
             self._apply(lambda t: t.to(where))
@@ -678,20 +739,41 @@ class Module:
 
     # --- state dict -----------------------------------------------------------------------
     def state_dict(self, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
-        """Parameters and persistent buffers by dotted name (PyTorch's keys), detached.
+        """Parameters and persistent buffers by dotted name (PyTorch's keys), detached. Its
+        ``_metadata`` holds each module's ``{"version": module._version}`` by dotted name, which
+        ``load_state_dict`` gives back to ``_load_from_state_dict`` to read older checkpoints.
 
         >>> import tidu
-        >>> list(tidu.nn.Sequential(tidu.nn.Linear(2, 2), tidu.nn.BatchNorm1d(2)).state_dict())
+        >>> sd = tidu.nn.Sequential(tidu.nn.Linear(2, 2), tidu.nn.BatchNorm1d(2)).state_dict()
+        >>> list(sd)
         ['0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var', '1.num_batches_tracked']
+        >>> dict(sd._metadata)
+        {'': {'version': 1}, '0': {'version': 1}, '1': {'version': 2}}
         """
-        return self._collect(OrderedDict() if destination is None else destination, prefix, keep_vars, True)
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self.__dict__.get("_state_dict_pre_hooks", {}).values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self.__dict__.get("_state_dict_hooks", {}).values():
+            result = hook(self, destination, prefix, local_metadata)
+            if not getattr(hook, "_from_public_api", False):
+                if result is not None:  # the private hook's result replaces the dict, as in PyTorch
+                    destination = result
+            elif result is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return destination
 
-    def _collect(self, destination: OrderedDict, prefix: str, keep_vars: bool, hooks: bool) -> OrderedDict:
-        """``state_dict``'s entries, with the state-dict hooks (``hooks``) or without (what
-        ``load_state_dict`` loads into)."""
-        if hooks:
-            for hook in self.__dict__.get("_state_dict_pre_hooks", {}).values():
-                hook(self, prefix, keep_vars)
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """Put this module's own parameters, persistent buffers and extra state (not its
+        children's) in ``destination``; a subclass may override it."""
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
@@ -699,15 +781,7 @@ class Module:
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         if type(self).get_extra_state is not Module.get_extra_state:
-            destination[prefix + "_extra_state"] = self.get_extra_state()
-        for name, m in self._modules.items():
-            if m is not None:
-                m._collect(destination, prefix + name + ".", keep_vars, hooks)
-        if hooks:
-            for hook in self.__dict__.get("_state_dict_hooks", {}).values():
-                if hook(self, destination, prefix, {"version": 1}) is not None:
-                    raise RuntimeError("state_dict post-hook must return None")
-        return destination
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
 
     def get_extra_state(self) -> Any:
         """Override (with ``set_extra_state``) to keep more in ``state_dict``: what this returns is
@@ -734,13 +808,32 @@ class Module:
         >>> list(layer.state_dict())
         ['weight']
         """
+        try:
+            hook._from_public_api = True
+        except AttributeError:  # a bound method: PyTorch refuses it, tidu marks a wrapper
+            hook = functools.wraps(hook)(lambda *args, hook=hook: hook(*args))
+            hook._from_public_api = True
+        return _add_hook(self, "_state_dict_hooks", hook)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """PyTorch's older state-dict post-hook: as ``register_state_dict_post_hook``, but a dict
+        it returns replaces the state dict (respected at the module ``state_dict`` is called on)."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was "
+                               "previously registered via register_state_dict_post_hook")
         return _add_hook(self, "_state_dict_hooks", hook)
 
     def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Call ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
         unexpected_keys, error_msgs)`` before ``load_state_dict`` reads this module's entries (of a
         copy of the dict given, which the hook may change)."""
-        return _add_hook(self, "_load_state_dict_pre_hooks", hook)
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., Any], with_module: bool = False
+                                           ) -> RemovableHandle:
+        """``register_load_state_dict_pre_hook``, whose hook takes the module first only
+        ``with_module`` (PyTorch's private form, used by many libraries)."""
+        return _add_hook(self, "_load_state_dict_pre_hooks", _WrappedHook(hook, self if with_module else None))
 
     def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Call ``hook(module, incompatible_keys)`` after ``load_state_dict`` has loaded; the hook may
@@ -754,10 +847,78 @@ class Module:
         """
         return _add_hook(self, "_load_state_dict_post_hooks", hook)
 
-    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> IncompatibleKeys:
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list[str], unexpected_keys: list[str], error_msgs: list[str]) -> None:
+        """Load this module's own parameters and persistent buffers (not its children's) from the
+        ``prefix`` entries of ``state_dict``, as PyTorch's: copied in place, or assigned (keeping the
+        saved dtype and device) when ``local_metadata["assign_to_params_buffers"]``. A subclass
+        may override it to read older checkpoints (``local_metadata["version"]``)."""
+        for hook in self.__dict__.get("_load_state_dict_pre_hooks", {}).values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        local_state = {name: t for name, t in self._parameters.items() if t is not None}
+        local_state.update((name, t) for name, t in self._buffers.items()
+                           if t is not None and name not in self._non_persistent_buffers_set)
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                if not isinstance(value, np.ndarray | np.generic | int | float):
+                    error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
+                                      f"Tensor-like object from checkpoint but received {type(value)}")
+                    continue
+                value = of_array(np.asarray(value))
+            if is_lazy(param):  # a lazy module's weight takes the saved shape (PyTorch's _lazy_load_hook)
+                if is_lazy(value):
+                    continue
+                with no_grad():
+                    param.materialize(value.shape)
+            if param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:
+                value = value[0]
+            if tuple(value.shape) != tuple(param.shape):
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                                  f"checkpoint, the shape in current model is {param.shape}.")
+                continue
+            try:
+                with no_grad():
+                    if assign:
+                        if isinstance(param, Parameter):
+                            if isinstance(value, Parameter):
+                                value.requires_grad_(param.requires_grad)
+                            else:
+                                value = Parameter(value, requires_grad=param.requires_grad)
+                        setattr(self, name, value)
+                    else:
+                        assign_(param, value.detach().to(param.device, param.dtype), op="load_state_dict")
+            except Exception as ex:  # noqa: BLE001 - reported with the other errors, as PyTorch does
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{param.shape} and whose dimensions in the checkpoint are {value.shape}, an "
+                                  f"exception occurred : {ex.args}.")
+        extra_key = prefix + _EXTRA_STATE
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    head, *rest = key[len(prefix):].split(".", 1)
+                    if head not in (self._modules if rest else local_state):
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
         """Copy parameters and buffers from ``state_dict`` (tensors or numpy arrays) into this
-        module, converting dtypes. ``strict`` requires exactly this module's keys; any missing or
-        unexpected key and any shape mismatch is listed in one ``RuntimeError``.
+        module, converting dtypes; ``assign`` puts the saved tensors in place of the module's
+        (their dtype and device kept, a parameter's ``requires_grad`` the module's). ``strict``
+        requires exactly this module's keys; any missing or unexpected key and any shape mismatch
+        is listed in one ``RuntimeError``.
 
         >>> import tidu
         >>> a, b = tidu.nn.Linear(2, 1), tidu.nn.Linear(2, 1)
@@ -771,57 +932,31 @@ class Module:
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing: list[str] = []
-        errors: list[str] = []
         unexpected: list[str] = []
-        pre_hooked = [(name, m) for name, m in self.named_modules() if m.__dict__.get("_load_state_dict_pre_hooks")]
-        if pre_hooked:
-            state_dict = OrderedDict(state_dict)  # the hooks change a copy
-            for name, m in pre_hooked:
-                for hook in list(m._load_state_dict_pre_hooks.values()):
-                    hook(m, state_dict, name + "." if name else "", {"version": 1}, strict, missing, unexpected,
-                         errors)
-        own = self._collect(OrderedDict(), "", True, False)
-        extra = {name + "._extra_state" if name else "_extra_state": m for name, m in self.named_modules()
-                 if type(m).set_extra_state is not Module.set_extra_state}
-        for key in extra:
-            own.setdefault(key, None)
-        for key, target in own.items():
-            if key not in state_dict:
-                missing.append(key)
-                continue
-            value = state_dict[key]
-            if key in extra:
-                extra[key].set_extra_state(value)
-                continue
-            if not isinstance(value, Tensor):
-                if not isinstance(value, np.ndarray | np.generic | int | float):
-                    errors.append(
-                        f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
-                        f"object from checkpoint but received {type(value)}"
-                    )
-                    continue
-                value = of_array(np.asarray(value))
-            if is_lazy(target):  # a lazy module's weight takes the saved shape (PyTorch's _lazy_load_hook)
-                if is_lazy(value):
-                    continue
-                with no_grad():
-                    target.materialize(value.shape)
-            if tuple(value.shape) != tuple(target.shape):
-                errors.append(
-                    f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
-                    f"the shape in current model is {target.shape}."
-                )
-                continue
-            with no_grad():
-                assign_(target, value.detach().to(target.device, target.dtype), op="load_state_dict")
-        unexpected += [k for k in state_dict.keys() if k not in own]
-        keys = IncompatibleKeys(missing, unexpected)
-        for m in self.modules():
-            for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
-                if hook(m, keys) is not None:
+        errors: list[str] = []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)  # the hooks and the modules change a copy
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module: Module, local_state_dict: dict, prefix: str = "") -> None:
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                         child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in list(module.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                if hook(module, keys) is not None:
                     raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
-                                       "expected to return new values, if incompatible_keys need to be modified, "
-                                       "it should be done inplace.")
+                                         "expected to return new values, if incompatible_keys need to be modified, "
+                                         "it should be done inplace.")
+
+        load(self, state_dict)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
@@ -831,7 +966,7 @@ class Module:
             raise RuntimeError(
                 "Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__, "\n\t".join(errors))
             )
-        return keys
+        return _IncompatibleKeys(missing, unexpected)
 
     # --- printing -------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -854,6 +989,37 @@ class Module:
         return main + ")"
 
 
+_TO_FORMS = ("(device device = None, dtype dtype = None, bool non_blocking = False, bool copy = False, *, "
+             "memory_format memory_format = None)", "(dtype dtype, bool non_blocking = False, bool copy = False, *, "
+             "memory_format memory_format = None)", "(Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+             "memory_format memory_format = None)")
+
+
+def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    """``(device, dtype)`` of ``Module.to``'s arguments, in PyTorch's three forms: ``(device,
+    dtype)``, ``(dtype)`` or ``(tensor)``, each then ``non_blocking`` and ``copy``; a
+    ``TypeError`` names the arguments otherwise. Leaves ``memory_format`` in ``kwargs``."""
+    rest = list(args)
+    device, target = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    if rest and isinstance(rest[0], Tensor):
+        first = rest.pop(0)
+        device, target = first.device, first.dtype
+    elif rest and isinstance(rest[0], dtypes.dtype):
+        target = rest.pop(0)
+    elif rest and not isinstance(rest[0], bool):
+        device = rest.pop(0)
+        if rest and (rest[0] is None or isinstance(rest[0], dtypes.dtype)):
+            target = rest.pop(0)
+    flags = [*rest, *(kwargs.pop(k) for k in ("non_blocking", "copy") if k in kwargs)]
+    unknown = sorted(set(kwargs) - {"memory_format"})
+    if unknown or len(flags) > 2 or not all(isinstance(f, bool) for f in flags):
+        got = ", ".join([*(f"tidu.{type(a).__name__}" if type(a).__module__.startswith("tidu") else type(a).__name__
+                           for a in args), *(f"{k}=..." for k in unknown)])
+        raise TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        + "\n".join(f" * {form}" for form in _TO_FORMS))
+    return device, target
+
+
 def _indent(text: str, spaces: int) -> str:
     first, *rest = text.split("\n")
     return "\n".join([first] + [" " * spaces + line for line in rest])
@@ -873,8 +1039,10 @@ def _check_name(module: Module, name: str, kind: str) -> None:
         raise KeyError(f"attribute '{name}' already exists")
 
 
-def _remove_from(module: Module, name: str) -> None:
-    for store in ("_parameters", "_buffers", "_modules"):
+def _remove_from(module: Module, name: str, *stores: str) -> None:
+    """Drop ``name`` from the plain attributes and the registries ``stores`` (the one it is
+    re-registered in keeps its place, as in PyTorch)."""
+    for store in stores:
         module.__dict__[store].pop(name, None)
     module.__dict__.pop(name, None)
     module._non_persistent_buffers_set.discard(name)

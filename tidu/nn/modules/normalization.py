@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 from ... import ops
+from ...autograd.function import Function
 from ...core import dtypes
 from ...core.grad_mode import no_grad
 from ...core.inplace import assign_
@@ -61,6 +62,7 @@ class LayerNorm(Module):
 
 class _BatchNorm(Module):
     _dims: tuple[int, ...] = ()
+    _version = 2  # version 2 added num_batches_tracked
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
@@ -101,6 +103,18 @@ class _BatchNorm(Module):
             init.ones_(self.weight)
         if self.bias is not None:
             init.zeros_(self.bias)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list[str], unexpected_keys: list[str], error_msgs: list[str]) -> None:
+        """A checkpoint older than version 2 (or without metadata) may lack ``num_batches_tracked``:
+        the module keeps its own, as PyTorch's."""
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
+                               else ops.tensor(0, dtype=dtypes.int64))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def _check_input_dim(self, input: Any) -> None:  # noqa: A002
         if input.ndim not in self._dims:
@@ -444,6 +458,64 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Any) -> Any:  # noqa: A002
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _band(channels: int, first: Any, last: Any) -> Any:
+    """The ``(C, C)`` 0/1 matrix whose row ``c`` marks the channels ``first(c)`` to ``last(c)``."""
+    c = ops.arange(channels).reshape(-1, 1)
+    j = ops.arange(channels).reshape(1, -1)
+    return ((j >= first(c)) & (j <= last(c))).to(dtypes.float64)
+
+
+class _CrossMapLRN2dFunction(Function):
+    """PyTorch's legacy ``CrossMapLRN2d`` function, quirks kept: its forward keeps channel 0 in
+    the window of every channel from ``(size - 1) // 2 + 1`` on, and its backward takes windows of
+    its own, not the gradient of that forward."""
+
+    @staticmethod
+    def forward(ctx: Any, input: Any, size: int, alpha: float, beta: float, k: float) -> Any:  # noqa: A002
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+        channels = input.shape[1]
+        pre = (size - 1) // 2 + 1
+        window = _band(channels, lambda c: c - pre + 1, lambda c: c + pre - 1)
+        window[pre:, 0] = 1.0  # the legacy update never drops channel 0
+        squares = ops.einsum("cj,njhw->nchw", window.to(input.dtype), input * input)
+        scale = squares * (alpha / size) + k
+        output = input * scale ** -beta
+        ctx.save_for_backward(input, output)
+        ctx.scale, ctx.size, ctx.alpha, ctx.beta = scale, size, alpha, beta
+        return output
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: Any) -> tuple[Any, None, None, None, None]:
+        input, output = ctx.saved_tensors  # noqa: A001
+        size = ctx.size
+        offset = (size + 1) // 2
+        window = _band(input.shape[1], lambda c: c - offset, lambda c: c + size - 1 - offset).to(input.dtype)
+        ratio = ops.einsum("cj,njhw->nchw", window, grad_output * output / ctx.scale)
+        grad = ctx.scale ** -ctx.beta * grad_output - (2 * ctx.alpha * ctx.beta / size) * input * ratio
+        return grad, None, None, None, None
+
+
+class CrossMapLRN2d(Module):
+    """PyTorch's legacy (Lua Torch) local response normalization across channels of ``(N, C, H, W)``
+    input, with its quirks kept (see ``LocalResponseNorm`` for the usual one).
+
+    >>> import tidu
+    >>> tidu.nn.CrossMapLRN2d(3)
+    CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -13,7 +13,7 @@ import warnings
 from typing import Any
 
 from ... import ops
-from ...core import dtypes
+from ...core import autocast as _autocast
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -62,10 +62,16 @@ class RNNBase(Module):
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
                           stacklevel=3)
-        if not isinstance(hidden_size, int) or hidden_size <= 0:
-            raise ValueError("hidden_size must be an integer greater than zero")
+        for arg, value in (("bias", bias), ("batch_first", batch_first)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{arg} should be of type bool, got: {type(value).__name__}")
+        for arg, value in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(value, int):
+                raise TypeError(f"{arg} should be of type int, got: {type(value).__name__}")
+            if value <= 0:
+                raise ValueError(f"{arg} must be greater than zero")
         if not isinstance(num_layers, int) or num_layers <= 0:
-            raise ValueError("num_layers must be an integer greater than zero")
+            raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
@@ -78,21 +84,53 @@ class RNNBase(Module):
         gates = _GATES[mode] * hidden_size
         out_size = proj_size or hidden_size
         directions = 2 if bidirectional else 1
+        self._flat_weights_names: list[str] = []
+        self._all_weights: list[list[str]] = []
         for layer in range(num_layers):
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
                 layer_in = input_size if layer == 0 else out_size * directions
-                self.register_parameter("weight_ih" + suffix, Parameter(ops.empty((gates, layer_in), dtype=dtype)))
-                self.register_parameter("weight_hh" + suffix, Parameter(ops.empty((gates, out_size), dtype=dtype)))
+                shapes = {"weight_ih": (gates, layer_in), "weight_hh": (gates, out_size)}
                 if bias:
-                    self.register_parameter("bias_ih" + suffix, Parameter(ops.empty(gates, dtype=dtype)))
-                    self.register_parameter("bias_hh" + suffix, Parameter(ops.empty(gates, dtype=dtype)))
+                    shapes.update(bias_ih=(gates,), bias_hh=(gates,))
                 if proj_size:
-                    self.register_parameter("weight_hr" + suffix,
-                                            Parameter(ops.empty((proj_size, hidden_size), dtype=dtype)))
+                    shapes["weight_hr"] = (proj_size, hidden_size)
+                names = [kind + suffix for kind in shapes]
+                for name, shape in zip(names, shapes.values()):
+                    self.register_parameter(name, Parameter(ops.empty(shape, dtype=dtype)))
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self._init_flat_weights()
         self.reset_parameters()
         if device is not None:
             self.to(device)
+
+    def _init_flat_weights(self) -> list[Any]:
+        """Read every weight by its name (a parametrized, normed or pruned weight is an attribute
+        computed or set by a hook, not a registered Parameter) into ``_flat_weights``."""
+        self._flat_weights = [getattr(self, name) if hasattr(self, name) else None
+                              for name in self._flat_weights_names]
+        return self._flat_weights
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        names = self.__dict__.get("_flat_weights_names")
+        if names and name in names and "_flat_weights" in self.__dict__:
+            self._flat_weights[names.index(name)] = value
+        super().__setattr__(name, value)
+
+    def _apply(self, fn: Any, recurse: bool = True) -> Module:
+        result = super()._apply(fn, recurse)
+        self._init_flat_weights()
+        return result
+
+    def flatten_parameters(self) -> None:
+        """A no-op in tidu: PyTorch packs the weights into one cuDNN buffer; tidu's recurrent
+        layers read each weight as it is."""
+
+    @property
+    def all_weights(self) -> list[list[Any]]:
+        """The weights of each layer and direction: ``[w_ih, w_hh, (b_ih, b_hh,) (w_hr)]``."""
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
 
     def reset_parameters(self) -> None:
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
@@ -100,63 +138,94 @@ class RNNBase(Module):
             init.uniform_(weight, -bound, bound)
 
     def _weights(self, layer: int, direction: int) -> tuple[Any, Any, Any, Any, Any]:
+        """``(w_ih, w_hh, b_ih, b_hh, w_hr)`` of one layer and direction, from ``_flat_weights``
+        (``None`` for those the layer has not)."""
         suffix = f"_l{layer}" + ("_reverse" if direction else "")
-        get = self._parameters.get
-        return (get("weight_ih" + suffix), get("weight_hh" + suffix), get("bias_ih" + suffix),
-                get("bias_hh" + suffix), get("weight_hr" + suffix))
-
-    def _check_input(self, input: Any) -> bool:  # noqa: A002
-        """Whether ``input`` is batched (3-D), after PyTorch's checks."""
-        if input.ndim not in (2, 3):
-            raise ValueError(f"{self._name()}: Expected input to be 2D or 3D, got {input.ndim}D instead")
-        if input.shape[-1] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
-                               f"got {input.shape[-1]}")
-        return input.ndim == 3
+        flat = dict(zip(self._flat_weights_names, self._flat_weights))
+        return tuple(flat.get(kind + suffix) for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     def _name(self) -> str:
         return {"RNN_TANH": "RNN", "RNN_RELU": "RNN"}.get(self.mode, self.mode)
 
-    def _check_hidden(self, hx: Any, expected: tuple[int, ...], batched: bool, what: str = "hidden") -> None:
-        if hx.ndim != (3 if batched else 2):
-            raise RuntimeError(f"For {'batched' if batched else 'unbatched'} {3 if batched else 2}-D input, "
-                               f"hx should also be {3 if batched else 2}-D but got {hx.ndim}-D tensor")
-        shape = expected if batched else (expected[0], expected[2])
-        if tuple(hx.shape) != shape:
-            raise RuntimeError(f"Expected {what} size {shape}, got {list(hx.shape)}")
+    def check_input(self, input: Any, batch_sizes: Any) -> None:  # noqa: A002
+        """PyTorch's checks of the input's dtype, dimensions and width (``batch_sizes``: a packed
+        sequence's, whose data is 2-D)."""
+        weight = self._flat_weights[0]
+        if weight is not None and input.dtype != weight.dtype and not _autocast.ON:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight.dtype}). "
+                             f"Convert input: input.to({weight.dtype}), or convert model: model.to({input.dtype})")
+        expected = 2 if batch_sizes is not None else 3
+        if input.ndim != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.ndim}")
+        if self.input_size != input.shape[-1]:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.shape[-1]}")
+
+    def get_expected_hidden_size(self, input: Any, batch_sizes: Any) -> tuple[int, int, int]:  # noqa: A002
+        """``(num_layers * directions, batch, proj_size or hidden_size)``."""
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.shape[0] if self.batch_first else input.shape[1]
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, self.proj_size or self.hidden_size)
+
+    def check_hidden_size(self, hx: Any, expected_hidden_size: tuple[int, int, int],
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input: Any, hidden: Any, batch_sizes: Any) -> None:  # noqa: A002
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Any, permutation: Any) -> Any:
+        """The batch entries of ``hx`` in the order ``permutation`` (a packed batch's sorted order)."""
+        return hx if permutation is None else hx.index_select(1, permutation)
+
+    def _unbatched_hidden(self, hx: Any, batched: bool) -> Any:
+        """Check that ``hx`` has as many dimensions as the input; give an unbatched one its batch."""
+        dims = 3 if batched else 2
+        kind = "batched" if batched else "unbatched"
+        if hx.ndim != dims:
+            raise RuntimeError(f"For {kind} {dims}-D input, hx should also be {dims}-D but got {hx.ndim}-D tensor")
+        return hx if batched else hx.unsqueeze(1)
+
+    def _zero_hidden(self, input: Any, batch: int) -> Any:  # noqa: A002
+        states = self.num_layers * (2 if self.bidirectional else 1)
+        return ops.zeros((states, batch, self.proj_size or self.hidden_size), dtype=input.dtype, device=input.device)
 
     def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
+        self._init_flat_weights()
         packed = isinstance(input, PackedSequence)
         if packed:
-            sizes = [int(b) for b in input.batch_sizes.tolist()]
-            sorted_indices, unsorted_indices = input.sorted_indices, input.unsorted_indices
-            self._check_input(input.data.unsqueeze(0))
-            input, batched = input.data, True
-            batch = sizes[0]
+            input, batch_sizes, sorted_indices, unsorted_indices = input
+            sizes = [int(b) for b in batch_sizes.tolist()]
+            batched, batch = True, sizes[0]
         else:
-            batched = self._check_input(input)
+            batch_sizes = sorted_indices = unsorted_indices = None
+            if input.ndim not in (2, 3):
+                what = " tensor" if self._name() == "RNN" else ""
+                raise ValueError(f"{self._name()}: Expected input to be 2D or 3D, got {input.ndim}D{what} instead")
+            batched = input.ndim == 3
             if not batched:
-                input = input.unsqueeze(1)
-            elif self.batch_first:
+                input = input.unsqueeze(0 if self.batch_first else 1)
+            if hx is not None:
+                hx = self._unbatched_hidden(hx, batched)
+            batch = input.shape[0] if self.batch_first else input.shape[1]
+        if hx is None:
+            hx = self._zero_hidden(input, batch)
+        self.check_forward_args(input, hx, batch_sizes)
+        hx = self.permute_hidden(hx, sorted_indices)
+        if not packed:
+            if self.batch_first:
                 input = input.transpose(0, 1)
-            batch = input.shape[1]
+            if input.shape[0] == 0:
+                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
             sizes = [batch] * input.shape[0]
+        lstm = self.mode == "LSTM"
+        h0, c0 = hx if lstm else (hx, None)
         directions = 2 if self.bidirectional else 1
         out_size = self.proj_size or self.hidden_size
-        states = self.num_layers * directions
-        lstm = self.mode == "LSTM"
-        if hx is None:
-            h0 = ops.zeros((states, batch, out_size), dtype=input.dtype, device=input.device)
-            c0 = ops.zeros((states, batch, self.hidden_size), dtype=input.dtype, device=input.device) if lstm else None
-        else:
-            h0, c0 = hx if lstm else (hx, None)
-            self._check_hidden(h0, (states, batch, out_size), batched)
-            if lstm:
-                self._check_hidden(c0, (states, batch, self.hidden_size), batched, "cell")
-            if not batched:
-                h0, c0 = h0.unsqueeze(1), (c0.unsqueeze(1) if lstm else None)
-            elif packed and sorted_indices is not None:  # the states follow the packed (sorted) order
-                h0, c0 = h0.index_select(1, sorted_indices), (c0.index_select(1, sorted_indices) if lstm else None)
         layer_input = input
         last_h, last_c = [], []
         for layer in range(self.num_layers):
@@ -176,19 +245,17 @@ class RNNBase(Module):
             layer_input = outputs[0] if directions == 1 else ops.cat(outputs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
-        output, h_n = layer_input, ops.stack(last_h)
-        c_n = ops.stack(last_c) if lstm else None
+        output = layer_input
+        hidden = (ops.stack(last_h), ops.stack(last_c)) if lstm else ops.stack(last_h)
         if packed:
-            output = PackedSequence(output, ops.tensor(sizes, dtype=dtypes.int64), sorted_indices, unsorted_indices)
-            if unsorted_indices is not None:
-                h_n = h_n.index_select(1, unsorted_indices)
-                c_n = c_n.index_select(1, unsorted_indices) if lstm else None
-        elif not batched:
-            output, h_n = output.squeeze(1), h_n.squeeze(1)
-            c_n = c_n.squeeze(1) if lstm else None
+            output = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
+            return output, self.permute_hidden(hidden, unsorted_indices)
+        if not batched:
+            output = output.squeeze(1)
+            hidden = tuple(h.squeeze(1) for h in hidden) if lstm else hidden.squeeze(1)
         elif self.batch_first:
             output = output.transpose(0, 1)
-        return (output, (h_n, c_n)) if lstm else (output, h_n)
+        return output, hidden
 
     def _scan(self, layer: int, direction: int, steps: list[Any], h: Any, c: Any) -> tuple[list[Any], Any, Any]:
         """Run one layer and direction over the projected inputs of each time step; a step with
@@ -268,6 +335,35 @@ class LSTM(RNNBase):
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          proj_size, device=device, dtype=dtype)
+
+    def get_expected_cell_size(self, input: Any, batch_sizes: Any) -> tuple[int, int, int]:  # noqa: A002
+        """``(num_layers * directions, batch, hidden_size)``."""
+        states, batch, _ = self.get_expected_hidden_size(input, batch_sizes)
+        return states, batch, self.hidden_size
+
+    def check_forward_args(self, input: Any, hidden: Any, batch_sizes: Any) -> None:  # noqa: A002
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx: Any, permutation: Any) -> Any:
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
+
+    def _unbatched_hidden(self, hx: Any, batched: bool) -> Any:
+        dims = 3 if batched else 2
+        if hx[0].ndim != dims or hx[1].ndim != dims:
+            raise RuntimeError(f"For {'batched' if batched else 'unbatched'} {dims}-D input, hx and cx should also "
+                               f"be {dims}-D but got ({hx[0].ndim}-D, {hx[1].ndim}-D) tensors")
+        return tuple(hx) if batched else (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+
+    def _zero_hidden(self, input: Any, batch: int) -> Any:  # noqa: A002
+        c = ops.zeros((self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size),
+                      dtype=input.dtype, device=input.device)
+        return super()._zero_hidden(input, batch), c
 
 
 class GRU(RNNBase):

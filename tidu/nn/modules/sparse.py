@@ -79,6 +79,12 @@ class Embedding(_LookupTable):
             text += f", padding_idx={self.padding_idx}"
         if self.max_norm is not None:
             text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            text += ", sparse=True"
         return text
 
     @classmethod

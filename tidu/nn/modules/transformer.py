@@ -11,6 +11,7 @@ from ... import ops
 from ...core import dtypes
 from .. import functional as F
 from .. import init
+from .activation import GELU, ReLU
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
@@ -68,6 +69,13 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation)
+        # PyTorch's fast-path flag: 1 for ReLU, 2 for GELU, 0 for another activation
+        if self.activation is F.relu or isinstance(self.activation, ReLU):
+            self.activation_relu_or_gelu = 1
+        elif self.activation is F.gelu or isinstance(self.activation, GELU):
+            self.activation_relu_or_gelu = 2
+        else:
+            self.activation_relu_or_gelu = 0
 
     def forward(self, src: Any, src_mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool = False) -> Any:

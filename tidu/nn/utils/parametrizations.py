@@ -38,7 +38,17 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     >>> list(layer.state_dict())
     ['bias', 'parametrizations.weight.original0', 'parametrizations.weight.original1']
     """
-    return register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def load_old_weight_norm(state_dict: dict, prefix: str, *args: object) -> None:
+        """Read ``utils.weight_norm``'s ``<name>_g`` and ``<name>_v`` as ``original0`` and ``original1``."""
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(load_old_weight_norm)
+    return module
 
 
 class _SpectralNorm(Module):

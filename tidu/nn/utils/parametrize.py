@@ -9,6 +9,8 @@ parametrization's ``right_inverse`` returns several tensors).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ...core.grad_mode import no_grad
@@ -17,8 +19,33 @@ from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
 from ..parameter import Parameter
 
-__all__ = ["ParametrizationList", "is_parametrized", "register_parametrization", "remove_parametrizations",
-           "type_before_parametrizations"]
+__all__ = ["ParametrizationList", "cached", "is_parametrized", "register_parametrization",
+           "remove_parametrizations", "type_before_parametrizations"]
+
+_cache_enabled = 0
+_cache: dict[tuple[int, str], Tensor] = {}
+
+
+@contextmanager
+def cached() -> Iterator[None]:
+    """Inside, each parametrized tensor is computed once, on first use, and reused (dropped on
+    leaving the outermost ``cached``): for a weight used several times in one forward.
+
+    >>> import tidu
+    >>> from tidu.nn.utils import parametrize
+    >>> layer = tidu.nn.utils.parametrizations.weight_norm(tidu.nn.Linear(2, 2))
+    >>> with parametrize.cached():
+    ...     layer.weight is layer.weight
+    True
+    """
+    global _cache_enabled, _cache
+    _cache_enabled += 1
+    try:
+        yield
+    finally:
+        _cache_enabled -= 1
+        if not _cache_enabled:
+            _cache = {}
 
 
 def _store(module: Module, name: str, value: Tensor, as_parameter: bool) -> None:
@@ -45,10 +72,14 @@ class ParametrizationList(ModuleList):
         super().__init__(modules)
         self.unsafe = unsafe
         as_parameter = isinstance(original, Parameter)
+        shape, dtype = tuple(original.shape), original.dtype
         with no_grad():
             new = self._right_inverse(original, required=False)
         if isinstance(new, Tensor):
             self.is_tensor, self.ntensors = True, 1
+            if new.dtype != dtype:
+                raise ValueError("When `right_inverse` outputs one tensor, it may not change the dtype.\n"
+                                 f"original.dtype: {dtype}\nright_inverse(original).dtype: {new.dtype}")
             if new is not original:
                 original.data = new.detach()
             _store(self, "original", original, as_parameter)
@@ -58,11 +89,20 @@ class ParametrizationList(ModuleList):
                 value = value.detach()
                 _store(self, f"original{i}", Parameter(value, original.requires_grad) if as_parameter else value,
                        as_parameter)
+        if not unsafe:
+            _check_same(self(), shape, dtype, "Registering a parametrization may not change the {} of the tensor, "
+                        "unless `unsafe` flag is enabled.\nunparametrized {}: {}\nparametrized {}: {}")
 
     def _right_inverse(self, value: Tensor, required: bool = True) -> Any:
+        """``value`` through the ``right_inverse`` of each parametrization, last first; at
+        registration (not ``required``) a missing or ``NotImplementedError`` one is the identity."""
         for module in reversed(list(self)):
             if hasattr(module, "right_inverse"):
-                value = module.right_inverse(value)
+                try:
+                    value = module.right_inverse(value)
+                except NotImplementedError:
+                    if required:
+                        raise
             elif required:
                 raise RuntimeError(f"parametrization {type(module).__name__} does not implement right_inverse.")
         return value
@@ -88,8 +128,24 @@ class ParametrizationList(ModuleList):
         return value
 
 
+def _check_same(value: Any, shape: tuple, dtype: Any, message: str) -> None:
+    """A parametrization's result keeps the tensor's shape and dtype (``message``: what it
+    changed, then ``{}`` for the names and values before and after)."""
+    if not isinstance(value, Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
+    if value.dtype != dtype:
+        raise ValueError(message.format("dtype", "dtype", dtype, "dtype", value.dtype))
+    if tuple(value.shape) != shape:
+        raise ValueError(message.format("shape", "shape", shape, "shape", tuple(value.shape)))
+
+
 def _parametrized_property(name: str) -> property:
     def get(module: Module) -> Tensor:
+        if _cache_enabled:
+            key = (id(module), name)
+            if key not in _cache:
+                _cache[key] = module.parametrizations[name]()
+            return _cache[key]
         return module.parametrizations[name]()
 
     def set_(module: Module, value: Tensor) -> None:
@@ -142,7 +198,25 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
     """
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
-        module.parametrizations[tensor_name].append(parametrization)
+        if not unsafe:
+            current = getattr(module, tensor_name)
+            shape, dtype = tuple(current.shape), current.dtype
+            value = parametrization(current)
+            _check_same(value, shape, dtype, "Registering a parametrization may not change the {} of the tensor, "
+                        f"unless the `unsafe` flag is enabled.\nmodule.{tensor_name}.{{}}: {{}}\n"
+                        f"parametrization(module.{tensor_name}).{{}}: {{}}")
+            if hasattr(parametrization, "right_inverse"):
+                try:
+                    back = parametrization.right_inverse(value)
+                except NotImplementedError:
+                    back = None
+                if back is not None:
+                    _check_same(back, shape, dtype, "The tensor returned by parametrization.right_inverse must have "
+                                f"the same {{}} as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
+                                f"module.{tensor_name}.{{}}: {{}}\nreturned {{}}: {{}}")
+        chain = module.parametrizations[tensor_name]
+        chain.append(parametrization)
+        chain.unsafe |= unsafe
         return module
     if tensor_name not in module._parameters and tensor_name not in module._buffers:
         raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a parametrized element with "
