@@ -84,7 +84,11 @@ class _Writer:
                 if not (key is None or isinstance(key, bool | int | float | str | tuple)):
                     raise TypeError(f"tidu.save: cannot store a dict key of type {type(key).__name__} (at {path!r})")
                 items.append([self.encode(key, path), self.encode(value, _join(path, key))])
-            return {tag: items}
+            node: dict[str, Any] = {tag: items}
+            metadata = getattr(obj, "_metadata", None)  # a state dict's module versions (Module.state_dict)
+            if isinstance(metadata, dict):
+                node["metadata"] = self.encode(metadata, path + "#metadata")
+            return node
         if isinstance(obj, Size):
             return {"__size__": list(obj)}
         if isinstance(obj, tuple):
@@ -253,7 +257,10 @@ class _Reader:
             return {self.decode(v) for v in node["__set__"]}
         for tag, cls in (("__dict__", dict), ("__odict__", collections.OrderedDict)):
             if tag in node:
-                return cls((self.decode(k), self.decode(v)) for k, v in node[tag])
+                out = cls((self.decode(k), self.decode(v)) for k, v in node[tag])
+                if "metadata" in node and cls is collections.OrderedDict:
+                    out._metadata = self.decode(node["metadata"])
+                return out
         raise ValueError(f"unknown node {sorted(node)}")
 
 

@@ -595,3 +595,26 @@ def test_div_trunc_has_zero_gradients_even_where_the_divisor_is_zero():
         q.sum().backward()
         results.append((q.tolist(), x.grad.tolist(), y.grad.tolist(), q.requires_grad))
     assert results[0] == results[1]
+
+
+def test_var_mean_and_std_mean_take_the_older_unbiased_overload():
+    for L in (tidu, torch):
+        x = L.tensor([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]])
+        got = [t.item() for t in (*L.var_mean(x, False), *L.std_mean(x, True))]
+        if L is tidu:
+            ours = got
+        else:
+            np.testing.assert_allclose(ours, got, rtol=1e-6)
+
+
+def test_gather_takes_0d_operands_as_1d_and_sparse_grad():
+    for L in (tidu, torch):
+        x = L.tensor(2.0, requires_grad=True)
+        got = [L.gather(x, 0, L.tensor([0, 0])).tolist(), L.gather(L.tensor([5.0, 6.0]), 0, L.tensor(1)).item(),
+               L.tensor([[1, 2], [3, 4]]).gather(1, L.tensor([[0], [1]]), sparse_grad=False).tolist()]
+        L.gather(x, 0, L.tensor([0, 0])).sum().backward()
+        got.append(x.grad.item())
+        if L is tidu:
+            ours = got
+        else:
+            assert ours == got

@@ -534,6 +534,10 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
         if t is not None and tuple(t.shape) != (c,):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    if input.numel() == 0:  # an empty batch: an empty result (PyTorch's)
+        along = (c,) + (1,) * (input.ndim - 2)
+        out = input * 1.0 if weight is None else input * weight.reshape(along)
+        return out if bias is None else out + bias.reshape(along)
     grouped = input.reshape(n, num_groups, -1)
     out = layer_norm(grouped, (grouped.shape[-1],), eps=eps).reshape(input.shape)
     along = (c,) + (1,) * (input.ndim - 2)
@@ -612,6 +616,10 @@ def _adaptive_max_pool_nd(input: Any, out_sizes: tuple[int, ...], return_indices
     are flat positions in the pooled dims."""
     spatial, first = len(out_sizes), input.ndim - len(out_sizes)
     sizes = tuple(input.shape[first:])
+    for d in range(1 if input.ndim == spatial + 2 else 0, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"adaptive_max_pool{spatial}d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with dimension {d} being empty")
     windows = [_adaptive_windows(n, o) for n, o in zip(sizes, out_sizes)]
     x = input
     for i, win in enumerate(windows):
@@ -1054,9 +1062,12 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
                 f"not {t.numel()}"
             )
     dims = (0, *range(2, input.ndim))
+    if input.numel() == 0:  # an empty batch: an empty result, the running statistics as they are (PyTorch's)
+        out = input * 1.0 if weight is None else input * _along(weight, input.ndim, 1)
+        return out if bias is None else out + _along(bias, input.ndim, 1)
     if training:
         count = input.numel() // max(c, 1)
-        if count <= 1:
+        if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         mean = input.mean(dim=dims)
         centered = input - _along(mean, input.ndim, 1)

@@ -98,12 +98,28 @@ def _side(right: bool, side: str | None) -> bool:
     return side == "right"
 
 
+def _bisect(rows: np.ndarray, values: np.ndarray, after: bool) -> np.ndarray:
+    """PyTorch's binary search of each row of ``values`` in the same row of ``rows``: it moves right
+    past an entry unless ``entry >= value`` (``after``: ``entry > value``) holds, so a NaN entry or
+    value is passed as a smaller one would be, and with NaN the answer is PyTorch's too."""
+    n = rows.shape[-1]
+    low, high = np.zeros(values.shape, np.int64), np.full(values.shape, n, np.int64)
+    while (active := low < high).any():
+        mid = low + (high - low) // 2
+        entry = np.take_along_axis(rows, np.minimum(mid, n - 1), -1)
+        stop = entry > values if after else entry >= values
+        low = np.where(active & ~stop, mid + 1, low)
+        high = np.where(active & stop, mid, high)
+    return low
+
+
 def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
                  side: str | None = None, sorter: Any = None) -> Any:
     """Where each of ``input`` would go in ``sorted_sequence`` (sorted along its last dim, or by
     ``sorter``) to keep it sorted: before equal entries, or after them with ``right=True`` /
     ``side='right'``. A 1-D sequence serves every value; otherwise the leading dims match the
-    values'. int64 indices (int32 with ``out_int32``); a number gives a 0-d result.
+    values'. int64 indices (int32 with ``out_int32``); a number gives a 0-d result. The search is
+    PyTorch's bisection, so a NaN in the sequence (sorted last, as ``sort`` puts it) gives its answers.
 
     >>> import tidu
     >>> tidu.searchsorted(tidu.tensor([1, 3, 3, 7]), tidu.tensor([3, 8]))
@@ -113,21 +129,42 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False, r
             [1]])
     """
     after = _side(right, side)
-    sequence = sorted_sequence._values()
+    bounds = tuple(sorted_sequence.shape)
     if sorter is not None:
-        sequence = np.take_along_axis(sequence, sorter._host().astype(np.int64), -1)
-    values = np.asarray(input._values() if is_value(input) else input)
-    if sequence.ndim > 1 and sequence.shape[:-1] != values.shape[:-1]:
+        if tuple(sorter.shape) != bounds:
+            raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                               f"tensor {list(bounds)}and got sorter tensor {list(sorter.shape)}")
+        if sorter.dtype is not dtypes.int64:
+            raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                               f"{dtypes.TORCH_NAMES[sorter.dtype.name]}")
+        order = sorter._host()
+        if order.size and (order.min() < 0 or order.max() >= bounds[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+    value_shape = tuple(input.shape) if is_value(input) else ()
+    if not value_shape and len(bounds) != 1:
+        raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
+                           f"is 1, but we got boundaries tensor dim({len(bounds)}) and input value's dim(0) numel(1)")
+    if not bounds:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
+    if len(bounds) > 1 and (len(bounds) != len(value_shape) or bounds[:-1] != value_shape[:-1]):
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
-            f"tensor and input value tensor must match, but we got boundaries tensor {list(sequence.shape)} and input "
-            f"value tensor {list(values.shape)}")
-    where = "right" if after else "left"
-    if sequence.ndim <= 1:
-        found = np.searchsorted(sequence.reshape(-1), values, side=where)
+            f"tensor and input value tensor must match, but we got boundaries tensor {list(bounds)} and input "
+            f"value tensor {list(value_shape)}")
+    common = dtypes.result_type(sorted_sequence, input)
+    if common is dtypes.bool_:
+        raise dtypes.not_implemented("searchsorted_out_cpu", common)
+    values = (convert(input, common) if is_value(input) else creation.tensor(input, dtype=common))._values()
+    sequence = convert(sorted_sequence, common)._values()
+    if sorter is not None:
+        sequence = np.take_along_axis(sequence, order.astype(np.int64), -1)
+    rows = sequence.reshape(int(np.prod(bounds[:-1])), bounds[-1])
+    if len(bounds) == 1 and (rows[0, 1:] >= rows[0, :-1]).all():  # sorted, no NaN: every bisection agrees
+        found = np.searchsorted(rows[0], values, side="right" if after else "left")
     else:
-        rows, last = sequence.reshape(-1, sequence.shape[-1]), values.reshape(-1, values.shape[-1])
-        found = np.stack([np.searchsorted(r, v, side=where) for r, v in zip(rows, last)]).reshape(values.shape)
+        per_row = values.size if len(bounds) == 1 else value_shape[-1]
+        found = _bisect(rows, values.reshape(len(rows), per_row), after).reshape(values.shape)
     return _on(found, sorted_sequence, dtypes.int32 if out_int32 else dtypes.int64)
 
 
@@ -201,23 +238,135 @@ def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:  
     return _on(counts, input, input.dtype)
 
 
+def _equal_edges(low: float, high: float, bins: int, dt: np.dtype) -> np.ndarray:
+    """The ``bins + 1`` edges of equal bins from ``low`` to ``high`` in ``dt``, as PyTorch's
+    ``linspace`` computes them (``bins > 0``)."""
+    return creation.fused_linspace(low, high, bins + 1, dt)
+
+
+def _outer_edges(points: np.ndarray, range: Any) -> list[tuple[float, float]]:  # noqa: A002
+    """Each dim's first and last edge: ``range``'s pairs, else the data's extremes, else (0, 1); an
+    empty range widened by 0.5 each way. ``points`` is (N, D)."""
+    d = points.shape[1]
+    if range is not None:
+        if len(range) != 2 * d:
+            raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} "
+                               f"elements, but got {len(range)}")
+        outer = [(float(range[2 * i]), float(range[2 * i + 1])) for i in builtins_range(d)]
+    elif points.size:
+        outer = list(zip(points.min(axis=0).tolist(), points.max(axis=0).tolist()))
+    else:
+        outer = [(0.0, 1.0)] * d
+    for i, (low, high) in enumerate(outer):
+        if not (np.isfinite(low) and np.isfinite(high)):
+            raise RuntimeError(f"torch.histogramdd: dimension {i}'s range [{low:g}, {high:g}] is not finite")
+        if low > high:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {low:g} max {high:g} "
+                               f"for dimension {i}")
+        if low == high:
+            outer[i] = (low - 0.5, high + 0.5)
+    return outer
+
+
+def _check_edges(input: Any, edges: list, d: int) -> None:  # noqa: A002
+    """PyTorch's checks of ``d`` tensors of bin edges."""
+    if len(edges) != d:
+        raise RuntimeError(f"torch.histogramdd: expected {d} sequences of bin edges for a {d}-dimensional histogram "
+                           f"but got {len(edges)}")
+    for i, e in enumerate(edges):
+        if e.dtype is not input.dtype:
+            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
+                               f"input with dtype {dtypes.C_TYPES[input.dtype.name]} and bins for dimension {i} with "
+                               f"dtype {dtypes.C_TYPES[e.dtype.name]}")
+        if e.ndim != 1:
+            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension, but got "
+                               f"{e.ndim} dimensions in the bins tensor for dimension {i}")
+        if e.numel() == 0:
+            raise RuntimeError("torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements in "
+                               f"the bins tensor for dimension {i}")
+
+
+def _check_weight(input: Any, weight: Any, shape: tuple) -> None:  # noqa: A002
+    """PyTorch's checks of the weights of points of ``shape`` (N, D)."""
+    if weight is None:
+        return
+    if weight.dtype is not input.dtype:
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should have "
+                           f"the same dtype, but got input({dtypes.C_TYPES[input.dtype.name]}), and weight("
+                           f"{dtypes.C_TYPES[weight.dtype.name]})")
+    if tuple(weight.shape or (1,)) != shape[:-1]:
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the input "
+                           f"tensor excluding its innermost dimension, but got input with shape {list(shape)} and "
+                           f"weight with shape {list(weight.shape or (1,))}")
+
+
+def _check_counts(counts: list) -> None:
+    """PyTorch's error for a dim with no bins."""
+    for i, n in enumerate(counts):
+        if n <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {n} for dimension {i}")
+
+
+def _histogram(points: np.ndarray, edges: list[np.ndarray], weights: Any, density: bool) -> np.ndarray:
+    """The counts (or summed ``weights``) of the (N, D) ``points`` in the cells between ``edges``, as
+    PyTorch's kernel finds them: a point outside the outer edges (or NaN) is left out, and each
+    coordinate's bin is the last edge not above it (``upper_bound``), the last bin closed."""
+    kept = np.ones(len(points), bool)
+    cells = []
+    for x, e in zip(points.T, edges):
+        kept &= (x >= e[0]) & (x <= e[-1])
+        sorted_edges = (e[1:] >= e[:-1]).all()  # then numpy's search is PyTorch's ``upper_bound``
+        bin_of = (np.searchsorted(e, x, "right") if sorted_edges else _bisect(e[None], x[None], after=True)[0]) - 1
+        cells.append(np.minimum(bin_of, len(e) - 2))
+    kept &= np.logical_and.reduce([c >= 0 for c in cells])  # only unsorted edges send a point below bin 0
+    shape = tuple(len(e) - 1 for e in edges)
+    flat = np.ravel_multi_index(tuple(c[kept] for c in cells), shape)
+    chosen = None if weights is None else weights[kept]
+    hist = np.bincount(flat, chosen, minlength=int(np.prod(shape))).reshape(shape).astype(points.dtype)
+    if density:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hist = hist / hist.sum(dtype=points.dtype)
+            for i, e in enumerate(edges):
+                hist = hist / np.diff(e).reshape(tuple(-1 if j == i else 1 for j in builtins_range(len(edges))))
+    return hist
+
+
+def _float_kernel(input: Any, kernel: str) -> None:  # noqa: A002
+    """PyTorch's error from ``kernel``, which has float32 and float64 versions only."""
+    if input.dtype not in (dtypes.float32, dtypes.float64):
+        raise dtypes.not_implemented(kernel, input.dtype)
+
+
 def histogram(input: Any, bins: Any, *, range: Any = None, weight: Any = None, density: bool = False) -> Any:  # noqa: A002
     """``(hist, bin_edges)``: a histogram of ``input``'s elements in ``bins`` equal bins over
     ``range`` (the data's by default) or between the edges of a 1-D tensor ``bins``; the last bin
     includes its right edge. ``weight`` weighs each element; ``density`` normalises to a density.
+    The edges and the bin of each element are PyTorch's (its ``linspace``, then ``upper_bound``).
     The counts are values only (no gradient, as in PyTorch).
 
     >>> import tidu
     >>> tidu.histogram(tidu.tensor([1.0, 2.0, 1.0, 4.0]), bins=3, range=(0.0, 3.0))
     histogram(hist=tensor([0., 2., 1.]), bin_edges=tensor([0., 1., 2., 3.]))
     """
-    if not input.dtype.is_floating_point:
-        raise dtypes.not_implemented("histogramdd", input.dtype)
-    data = input._values().reshape(-1)
-    edges = bins._values().astype(np.float64) if is_value(bins) else int(bins)
+    data = input._values().reshape(-1, 1)
+    flat_weight = None if weight is None else weight.reshape(-1)
+    if is_value(bins):
+        _check_edges(input, [bins], 1)
+        _check_weight(input, flat_weight, data.shape)
+        _check_counts([bins.numel() - 1])
+        _float_kernel(input, "histogram_cpu")
+        edges = bins._values()
+    else:
+        _check_counts([int(bins)])
+        if range is None and data.size:  # PyTorch's extremes kernel has float versions only
+            _float_kernel(input, "histogramdd")
+        (low, high), = _outer_edges(data, range)
+        _check_weight(input, flat_weight, data.shape)
+        _float_kernel(input, "histogramdd")
+        edges = _equal_edges(low, high, int(bins), data.dtype)
     weights = None if weight is None else weight._values().reshape(-1)
-    hist, bin_edges = np.histogram(data, bins=edges, range=range, weights=weights, density=density)
-    return HistogramResult(_on(hist, input, input.dtype), _on(bin_edges, input, input.dtype))
+    hist = _histogram(data, [edges], weights, density)
+    return HistogramResult(_on(hist, input, input.dtype), _on(edges, input, input.dtype))
 
 
 HistogramddResult = namedtuple("histogramdd", ["hist", "bin_edges"])
@@ -227,7 +376,8 @@ def histogramdd(input: Any, bins: Any, *, range: Any = None, weight: Any = None,
     """``(hist, bin_edges)``: the D-dimensional histogram of the points in ``input``'s last dim
     (shape (..., D)); ``bins`` is one count for every dim, a count per dim or a 1-D tensor of
     edges per dim; ``range`` is ``[lo_0, hi_0, lo_1, hi_1, ...]`` (the data's by default). Each
-    last bin includes its right edge. Values only (no gradient, as in PyTorch).
+    last bin includes its right edge; edges and bins are PyTorch's, as in ``histogram``. Values
+    only (no gradient, as in PyTorch).
 
     >>> import tidu
     >>> h = tidu.histogramdd(tidu.tensor([[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]), bins=[2, 1])
@@ -237,24 +387,28 @@ def histogramdd(input: Any, bins: Any, *, range: Any = None, weight: Any = None,
     """
     if input.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
-    if not input.dtype.is_floating_point:
-        raise dtypes.not_implemented("histogramdd", input.dtype)
     d = input.shape[-1]
     points = input._values().reshape(-1, d)
-    if isinstance(bins, (int, np.integer)):
-        edges: Any = [int(bins)] * d
-    else:
-        edges = [b._values().astype(np.float64) if is_value(b) else int(b) for b in bins]
-        if len(edges) != d:
+    if isinstance(bins, int | np.integer) or not all(is_value(b) for b in bins):
+        counts = [int(bins)] * d if isinstance(bins, int | np.integer) else [int(b) for b in bins]
+        if range is None and points.size:
+            _float_kernel(input, "histogramdd")
+        outer = _outer_edges(points, range)
+        if len(counts) != d:
             raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
-    if range is not None:
-        if len(range) != 2 * d:
-            raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} "
-                               f"elements, but got {len(range)}")
-        range = [(range[2 * i], range[2 * i + 1]) for i in builtins_range(d)]  # noqa: A001
+        _check_weight(input, weight, points.shape)
+        _check_counts(counts)
+        _float_kernel(input, "histogramdd")
+        edges = [_equal_edges(low, high, n, points.dtype) for (low, high), n in zip(outer, counts)]
+    else:
+        _check_edges(input, list(bins), d)
+        _check_weight(input, weight, points.shape)
+        _check_counts([b.numel() - 1 for b in bins])
+        _float_kernel(input, "histogram_cpu")
+        edges = [b._values() for b in bins]
     weights = None if weight is None else weight._values().reshape(-1)
-    hist, bin_edges = np.histogramdd(points, bins=edges, range=range, weights=weights, density=density)
-    return HistogramddResult(_on(hist, input, input.dtype), tuple(_on(e, input, input.dtype) for e in bin_edges))
+    hist = _histogram(points, edges, weights, density)
+    return HistogramddResult(_on(hist, input, input.dtype), tuple(_on(e, input, input.dtype) for e in edges))
 
 
 METHODS = {

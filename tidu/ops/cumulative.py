@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
+import numpy as np
+
 from ..core import dtypes
 from ..core.aval import wrap_dim
 from ..core.primitive import bind
@@ -46,7 +48,7 @@ def cumprod(input: Any, dim: int, *, dtype: Any = None) -> Any:  # noqa: A002
     >>> x.grad
     tensor([1., 8., 0.])
     """
-    from .creation import arange
+    from .creation import tensor
     from .math import where
 
     x, d = _line(input, dim, "cumprod")
@@ -54,8 +56,12 @@ def cumprod(input: Any, dim: int, *, dtype: Any = None) -> Any:  # noqa: A002
         x = convert(x, dtypes.as_dtype(dtype))
     elif not x.dtype.is_floating_point:
         x = convert(x, dtypes.int64)
-    first = arange(x.shape[d], device=x.device).reshape(tuple(-1 if i == d else 1 for i in range(x.ndim))) == 0
-    return _restore(bind(sp.linear_recurrence, x, where(first, x, 0), axis=d, reverse=False), input)
+    if x.numel() == 0:  # nothing to scan; the recurrence's transpose needs a non-empty line
+        return _restore(x * 1, input)
+    first = tensor((np.arange(x.shape[d]) == 0).reshape([-1 if i == d else 1 for i in range(x.ndim)]),
+                   device=x.device)
+    # ``a[0]`` multiplies ``y[-1] = 0``: 0, not ``x[0]``, so that an infinite ``x[0]`` is no ``inf * 0``
+    return _restore(bind(sp.linear_recurrence, where(first, 0, x), where(first, x, 0), axis=d, reverse=False), input)
 
 
 def logcumsumexp(input: Any, dim: int) -> Any:  # noqa: A002
@@ -72,6 +78,8 @@ def logcumsumexp(input: Any, dim: int) -> Any:  # noqa: A002
     x, d = _line(input, dim, "logcumsumexp")
     if not x.dtype.is_floating_point:
         raise dtypes.not_implemented("logcumsumexp_out_cpu", x.dtype)
+    if x.numel() == 0:  # as in ``cumprod``
+        return _restore(x * 1, input)
     return _restore(bind(sp.logcumsumexp, x, axis=d), input)
 
 

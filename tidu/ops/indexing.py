@@ -646,11 +646,13 @@ def _int_index(index: Any, op: str) -> Any:
     return index
 
 
-def gather(input: Any, dim: int, index: Any) -> Any:  # noqa: A002
+def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Any:  # noqa: A002
     """``out[i][j] = input[i][index[i][j]]`` for ``dim=1`` (``index`` has ``input``'s number of dims
     and no larger sizes outside ``dim``; the output has ``index``'s shape).
 
-    Gradient: ``scatter_add`` of the cotangent at ``index`` (primitive ``gather``).
+    Gradient: ``scatter_add`` of the cotangent at ``index`` (primitive ``gather``); dense with
+    ``sparse_grad=True`` too (tidu has no sparse tensors: its values are PyTorch's ``to_dense()``).
+    A 0-d ``input`` or ``index`` counts as 1-D, as in PyTorch.
 
     >>> import tidu
     >>> tidu.gather(tidu.tensor([[1, 2], [3, 4]]), 1, tidu.tensor([[0, 0], [1, 0]]))
@@ -659,10 +661,11 @@ def gather(input: Any, dim: int, index: Any) -> Any:  # noqa: A002
     """
     index = _int_index(index, "gather")
     d = wrap_dim(dim, input.ndim)
-    if input.ndim == 0 and index.ndim == 0:
-        x1 = bind(reshape_p, input, new_sizes=(1,))
-        i1 = bind(reshape_p, index, new_sizes=(1,))
-        return bind(reshape_p, bind(gather_prims.gather, x1, i1, axis=0), new_sizes=())
+    if input.ndim <= 1 and index.ndim <= 1 and (input.ndim == 0 or index.ndim == 0):
+        x1 = bind(reshape_p, input, new_sizes=(input.numel(),)) if input.ndim == 0 else input
+        i1 = bind(reshape_p, index, new_sizes=(index.numel(),)) if index.ndim == 0 else index
+        out = bind(gather_prims.gather, x1, i1, axis=0)
+        return bind(reshape_p, out, new_sizes=()) if index.ndim == 0 else out
     return bind(gather_prims.gather, input, index, axis=d)
 
 

@@ -176,11 +176,100 @@ def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:  
     return _selected(KthvalueResult, input, x, d, _at_rank(x, d, _rank_tensor(x, d, k - 1)), keepdim)
 
 
+def _libstdcxx_order(keys: list) -> list:
+    """The permutation of ``keys`` that libstdc++'s ``std::sort`` with ``a < b`` makes: an introsort
+    (median-of-3 quicksort to runs of 16, heapsort past a depth of ``2 log2 n``, then insertion
+    sort). PyTorch's CPU ``mode`` sorts so; with NaN, which breaks the ordering, its result is this
+    algorithm's, step for step."""
+    items = list(zip(keys, range(len(keys))))
+
+    def linear_insert(i: int) -> None:  # __unguarded_linear_insert
+        val = items[i]
+        while i > 0 and val[0] < items[i - 1][0]:
+            items[i] = items[i - 1]
+            i -= 1
+        items[i] = val
+
+    def insertion_sort(lo: int, hi: int) -> None:
+        for i in range(lo + 1, hi):
+            if items[i][0] < items[lo][0]:
+                items[lo:i + 1] = [items[i]] + items[lo:i]
+            else:
+                linear_insert(i)
+
+    def sift(lo: int, hole: int, n: int, val: tuple) -> None:  # __adjust_heap, then __push_heap
+        top = child = hole
+        while child < (n - 1) // 2:
+            child = 2 * (child + 1)
+            if items[lo + child][0] < items[lo + child - 1][0]:
+                child -= 1
+            items[lo + hole] = items[lo + child]
+            hole = child
+        if n % 2 == 0 and child == (n - 2) // 2:
+            child = 2 * (child + 1)
+            items[lo + hole] = items[lo + child - 1]
+            hole = child - 1
+        parent = (hole - 1) // 2
+        while hole > top and items[lo + parent][0] < val[0]:
+            items[lo + hole] = items[lo + parent]
+            hole, parent = parent, (parent - 1) // 2
+        items[lo + hole] = val
+
+    def heap_sort(lo: int, hi: int) -> None:  # __partial_sort(first, last, last)
+        for parent in range((hi - lo - 2) // 2, -1, -1):
+            sift(lo, parent, hi - lo, items[lo + parent])
+        for end in range(hi - 1, lo, -1):
+            val, items[end] = items[end], items[lo]
+            sift(lo, 0, end - lo, val)
+
+    def swap(i: int, j: int) -> None:
+        items[i], items[j] = items[j], items[i]
+
+    def partition(lo: int, hi: int) -> int:  # __unguarded_partition_pivot
+        a, b, c = lo + 1, lo + (hi - lo) // 2, hi - 1
+        if items[a][0] < items[b][0]:
+            swap(lo, b if items[b][0] < items[c][0] else c if items[a][0] < items[c][0] else a)
+        else:
+            swap(lo, a if items[a][0] < items[c][0] else c if items[b][0] < items[c][0] else b)
+        pivot, first, last = items[lo][0], lo + 1, hi
+        while True:
+            while items[first][0] < pivot:
+                first += 1
+            last -= 1
+            while pivot < items[last][0]:
+                last -= 1
+            if first >= last:
+                return first
+            swap(first, last)
+            first += 1
+
+    def introsort(lo: int, hi: int, depth: int) -> None:
+        while hi - lo > 16:
+            if depth == 0:
+                heap_sort(lo, hi)
+                return
+            depth -= 1
+            cut = partition(lo, hi)
+            introsort(cut, hi, depth)
+            hi = cut
+
+    n = len(items)
+    if n:
+        introsort(0, n, 2 * (n.bit_length() - 1))
+        insertion_sort(0, min(n, 16))
+        for i in range(16, n):
+            linear_insert(i)
+    return [i for _, i in items]
+
+
 def _mode_index(values: np.ndarray) -> np.ndarray:
-    """For each row of ``values`` (2-D): the last position of its most frequent value, the smallest
-    of those tied (each NaN counts once)."""
+    """For each row of ``values`` (2-D), PyTorch's mode: in the sorted row, the last position of the
+    first of the longest runs of equal values (each NaN a run of its own). A row with NaN is sorted
+    as PyTorch's ``std::sort`` leaves it; the others stably (the same on up to 16 elements)."""
     rows, n = values.shape
     order = np.argsort(values, axis=1, kind="stable")
+    for r in np.flatnonzero(np.isnan(values).any(axis=1)):
+        order[r] = _libstdcxx_order(values[r].tolist())
     ordered = np.take_along_axis(values, order, 1)
     start = np.ones((rows, n), bool)
     start[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
@@ -195,7 +284,9 @@ def _mode_index(values: np.ndarray) -> np.ndarray:
 
 def mode(input: Any, dim: int = -1, keepdim: bool = False) -> Any:  # noqa: A002
     """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the index
-    of its last occurrence, as the named tuple ``(values, indices)``. The counting runs on the host.
+    of its last occurrence, as the named tuple ``(values, indices)``. Each NaN counts once, and a line
+    with NaN is ordered as PyTorch's C++ sort leaves it (so ``mode([nan, nan, 1.0])`` is NaN). The
+    counting runs on the host.
 
     >>> import tidu
     >>> tidu.tensor([[2, 1, 2, 1, 3], [4, 4, 0, 0, 0]]).mode()
@@ -366,6 +457,7 @@ def _with_mean(spread: Any, input: Any, dim: Any, unbiased: Any, keepdim: bool, 
     _check(input, name)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
+    dim, unbiased = reduce.legacy_unbiased(dim, unbiased, name)
     mean_dim = () if dim is None else dim
     return (spread(input, dim, unbiased, keepdim, correction=correction),
             reduce.mean(input, mean_dim, keepdim))

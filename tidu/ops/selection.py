@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core import dtypes
+from ..autograd.function import Function
+from ..core import dtypes, grad_mode
 from ..core.aval import wrap_dim
 from ..tensor import Tensor
 from . import creation, indexing, math, reduce, shape
@@ -152,20 +153,30 @@ def take(input: Any, index: Any) -> Any:  # noqa: A002
 
 def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Any:  # noqa: A002
     """``gather`` along ``dim`` with ``input`` and ``indices`` broadcast to each other in the other
-    dims; without ``dim``, both are flattened first.
+    dims, each index taken modulo the size of ``dim`` (as PyTorch does); without ``dim``, both are
+    flattened first and the indices must be in range.
 
     >>> import tidu
     >>> x = tidu.tensor([[10, 30, 20]])
     >>> tidu.take_along_dim(x, x.argsort(dim=1), dim=1)
     tensor([[10, 20, 30]])
     """
-    indices = indexing._int_index(indices, "take_along_dim")
     if dim is None:
+        indices = indexing._int_index(indices, "take_along_dim")
         return indexing.gather(shape.reshape(input, (-1,)), 0, shape.reshape(indices, (-1,)))
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {wrap_dim(dim, 0)} but tensor has no dimensions")
     if input.ndim != indices.ndim:
         raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    if indices.dtype is not dtypes.int64:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{dtypes.TORCH_NAMES[indices.dtype.name]}")
     d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if n == 0 and indices.numel():
+        raise RuntimeError("ZeroDivisionError")
+    indices = math.remainder(indices, max(n, 1))  # PyTorch's wraps every index into range
     rest = broadcast_shapes(*[tuple(s if i != d else 1 for i, s in enumerate(t.shape)) for t in (input, indices)],
                             op="take_along_dim")
     x = shape.expand(input, tuple(input.shape[d] if i == d else s for i, s in enumerate(rest)))
@@ -213,7 +224,7 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     if src is not None and not is_value(src):
         src, value = None, src
     index = indexing._int_index(index, "scatter")
-    d = wrap_dim(dim, input.ndim)
+    d = wrap_dim(dim, max(input.ndim, 1))
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     if src is not None and src.dtype is not input.dtype:
@@ -224,10 +235,24 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
                       UserWarning, stacklevel=2)
     if src is None:
         src = creation.full(tuple(index.shape), value, dtype=input.dtype, device=input.device)
+    _check_scalar_target(input, index, src)
+    return _one_dim(lambda x, i, s: _scatter_into(x, d, i, s, reduce), input, index, src)
+
+
+def _check_scalar_target(input: Any, index: Any, src: Any) -> None:  # noqa: A002
+    """PyTorch's errors for a scatter into a 0-d ``input`` (taken as 1-D) of ``index``/``src`` with more dims."""
+    if input.ndim == 0:
+        for name, t in (("self", index), ("src", src)):
+            if t.ndim > 1:
+                raise RuntimeError(f"Index tensor must have the same number of dimensions as {name} tensor")
+
+
+def _scatter_into(input: Any, d: int, index: Any, src: Any, reduce: str | None) -> Any:  # noqa: A002
+    """``scatter`` of the tensor ``src`` past its argument checks."""
     if reduce == "add":
         return indexing.scatter_add(input, d, index, src)
     if reduce == "multiply":
-        return scatter_reduce(input, d, index, src, "prod")
+        return _reduce_into(input, d, index, src, "prod", True, "scatter_reduce")
     written = _written(input, d, index)  # raises PyTorch's errors for out-of-range indices and sizes
     for i, n in enumerate(index.shape):  # only the part of ``src`` that ``index`` covers is read
         src = shape._narrow(src, i, 0, n)
@@ -354,10 +379,11 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,  
     ``scatter``) holds the ``reduce`` (``'sum'``, ``'prod'``, ``'mean'``, ``'amax'``, ``'amin'``)
     of the ``src`` elements sent there, and of its own value if ``include_self``.
 
-    Gradients are PyTorch's: ``sum`` and ``mean`` as the sums; ``amax``/``amin`` split evenly
-    between the elements equal to the result; ``prod`` passes each element the product of the
-    others. ``prod``, ``amax`` and ``amin`` reduce on the host and carry their gradient on a linear
-    surrogate, so their second derivatives are zero.
+    Gradients are PyTorch's formulas: ``sum`` and ``mean`` as the sums; ``amax``/``amin`` split
+    evenly between the elements equal to the result (an excluded ``input`` element equal to it
+    counts too, as in PyTorch); ``prod`` passes each element the product of the others. ``prod``,
+    ``amax`` and ``amin`` reduce on the host, their gradients written in tidu ops (so ``prod`` has
+    PyTorch's second derivatives, and, as there, none for ``src`` with two zeros in one place).
 
     >>> import tidu
     >>> src = tidu.tensor([1.0, 2.0, 3.0, 4.0])
@@ -371,6 +397,14 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,  
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = wrap_dim(dim, max(input.ndim, 1))
+    _check_scalar_target(input, index, src)
+    return _one_dim(lambda x, i, s: _reduce_into(x, d, i, s, reduce, include_self, "scatter_reduce"), input, index,
+                    src)
+
+
+def _reduce_into(input: Any, d: int, index: Any, src: Any, reduce: str, include_self: bool,  # noqa: A002
+                 op: str) -> Any:
+    """``scatter_reduce`` past its argument checks; ``op`` names the public function in errors."""
     written = _written(input, d, index)  # PyTorch's errors for out-of-range indices and sizes
     for i, n in enumerate(index.shape):
         src = shape._narrow(src, i, 0, n)
@@ -384,58 +418,93 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,  
         count = indexing.scatter_add(start, d, index, ones)
         count = convert(math.where(math.eq(count, 0), 1, count), input.dtype)
         return math.div(total, count) if input.dtype.is_floating_point else math.floor_divide(total, count)
-    return _scatter_on_host(input, d, index, src, reduce, include_self, written)
+    if grad_mode.is_grad_enabled() and (input.requires_grad or src.requires_grad):
+        return _HostReduce.apply(input, src, d, index, reduce, include_self, written, op)
+    return _host_reduce(input, d, index, src, reduce, include_self, written)
 
 
-def _scatter_on_host(input: Any, d: int, index: Any, src: Any, reduce: str, include_self: bool,  # noqa: A002
-                     written: Any) -> Any:
-    """``scatter_reduce`` with ``prod``, ``amax`` or ``amin``: the result on the host, and, when a
-    gradient is needed, ``result + (core - core.detach())`` where ``core`` is the linear map whose
-    derivatives are the reduction's (weights found on the host)."""
-    ufunc = _REDUCTIONS[reduce]
+def _host_reduce(input: Any, d: int, index: Any, src: Any, reduce: str, include_self: bool,  # noqa: A002
+                 written: Any) -> Any:
+    """The ``prod``, ``amax`` or ``amin`` of ``scatter_reduce``, found on the host (values only)."""
     x, s, idx = input._values(), src._values(), index._host().astype(np.int64)
     grid = np.indices(idx.shape)
     grid[d] = idx
-    target = tuple(grid)
-    hit = written._host()
     result = x.copy()
     if not include_self:
-        result[hit] = ufunc.identity if reduce == "prod" else (
+        result[written._host()] = 1 if reduce == "prod" else (
             -np.inf if reduce == "amax" else np.inf) if x.dtype.kind == "f" else (
             np.iinfo(x.dtype).min if reduce == "amax" else np.iinfo(x.dtype).max)
-    ufunc.at(result, target, s)
-    out = creation.tensor(result, dtype=input.dtype, device=input.device)
-    from ..core import grad_mode
+    _REDUCTIONS[reduce].at(result, tuple(grid), s)
+    return creation.tensor(result, dtype=input.dtype, device=input.device)
 
-    if not (grad_mode.is_grad_enabled() and (input.requires_grad or src.requires_grad)):
+
+class _HostReduce(Function):
+    """``scatter_reduce`` with ``prod``, ``amax`` or ``amin``: the values from the host, the
+    gradients ``_reduce_grads``; forward mode applies the same linear map."""
+
+    @staticmethod
+    def forward(ctx: Any, input: Any, src: Any, d: int, index: Any, reduce: str, include_self: bool,  # noqa: A002
+                written: Any, op: str) -> Any:
+        out = _host_reduce(input, d, index, src, reduce, include_self, written)
+        ctx.save_for_backward(input, src, out)
+        ctx.args = (d, index, reduce, include_self, written, op)
         return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> tuple:
+        return (*_reduce_grads(*ctx.saved_tensors, *ctx.args, grad, ctx.needs_input_grad[:2]),) + (None,) * 6
+
+    @staticmethod
+    def jvp(ctx: Any, t_input: Any, t_src: Any, *_: Any) -> Any:
+        input, src, out = ctx.saved_tensors
+        d, index = ctx.args[:2]
+        c_self, c_src = _reduce_grads(input, src, out, *ctx.args, creation.ones_like(out), (True, True))
+        return indexing.scatter_add(c_self * t_input, d, index, c_src * t_src)
+
+
+class _NoDoubleBackward(Function):
+    """Its input's value; differentiating it raises ``message`` (PyTorch's ``DelayedError``)."""
+
+    @staticmethod
+    def forward(ctx: Any, value: Any, message: str) -> Any:
+        ctx.message = message
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> Any:
+        raise RuntimeError(ctx.message)
+
+
+def _reduce_grads(input: Any, src: Any, out: Any, d: int, index: Any, reduce: str, include_self: bool,  # noqa: A002
+                  written: Any, op: str, grad: Any, needed: tuple) -> tuple[Any, Any]:
+    """The gradients of ``input`` and ``src`` (where ``needed``) of ``out = scatter_reduce(...)``,
+    PyTorch's ``scatter_reduce_backward`` step for step, so its values, infinities and NaNs too."""
+    grad_self = grad_src = None
     if reduce == "prod":
-        nonzero_x = np.where(x == 0, 1, x) if include_self else np.ones_like(x)
-        zeros = (x == 0).astype(np.int64) if include_self else np.zeros(x.shape, np.int64)
-        np.add.at(zeros, target, (s == 0).astype(np.int64))
-        product = nonzero_x.copy()
-        np.multiply.at(product, target, np.where(s == 0, 1, s))
-
-        def others(values: np.ndarray, z: np.ndarray, p: np.ndarray) -> np.ndarray:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return np.where(values == 0, np.where(z == 1, p, 0), np.where(z == 0, p / np.where(values == 0, 1,
-                                                                                                   values), 0))
-
-        w_self = others(x, zeros, product) if include_self else np.zeros_like(x)
-        w_src = others(s, zeros[target], product[target])
+        if needed[0]:
+            masked_self = math.where(math.eq(input, 0), 1, input)
+            grad_self = grad * _reduce_into(masked_self, d, index, src, reduce, include_self, op) / masked_self
+        if needed[1]:
+            src_zero = math.eq(src, 0)
+            zeros = indexing.scatter_add(creation.zeros_like(input), d, index, convert(src_zero, input.dtype))
+            zeros = indexing.gather(zeros, d, index)
+            single = math.logical_and(src_zero, math.eq(zeros, 1))
+            masked_result = _reduce_into(input, d, index, math.where(single, 1, src), reduce, include_self, op)
+            grad_src = math.where(single, indexing.gather(grad * masked_result, d, index),
+                                  indexing.gather(grad * out, d, index) / math.where(src_zero, 1, src))
+            if grad_mode.is_grad_enabled() and grad_src.requires_grad and bool(math.gt(zeros, 1).any()):
+                what = "src" if op == "scatter_reduce" else "source"
+                grad_src = _NoDoubleBackward.apply(grad_src, f"{op}(): Double backward is unsupported for {what} when "
+                                                   f">1 zeros in {what} are scattered to the same position in self")
     else:
-        ties = ((x == result) & include_self).astype(x.dtype)
-        on_top = (s == result[target]).astype(x.dtype)
-        np.add.at(ties, target, on_top)
-        share = 1 / np.where(ties == 0, 1, ties)
-        w_self = ((x == result) & include_self) * share
-        w_src = on_top * share[target]
-    w_self = np.where(hit, w_self, 0).astype(x.dtype)
-    core = indexing.scatter_add(math.mul(input, creation.tensor(w_self, device=input.device)), d, index,
-                                math.mul(src, creation.tensor(w_src.astype(x.dtype), device=input.device)))
-    settled = core.detach()
-    change = math.where(math.isfinite(settled), math.sub(core, settled), creation.zeros((), dtype=input.dtype))
-    return math.where(written, math.add(out, change), input)
+        self_is = convert(math.eq(input, out), input.dtype)
+        src_is = convert(math.eq(src, indexing.gather(out, d, index)), input.dtype)
+        distributed = grad / indexing.scatter_add(self_is, d, index, src_is)  # excluded ``input`` counted, as PyTorch
+        grad_self = self_is * distributed
+        grad_src = src_is * indexing.gather(distributed, d, index)
+    if grad_self is not None and not include_self:
+        grad_self = math.where(written, creation.zeros((), dtype=input.dtype, device=input.device), grad_self)
+    return grad_self, grad_src
 
 
 def index_reduce(input: Any, dim: int, index: Any, source: Any, reduce: str, *,  # noqa: A002
@@ -451,8 +520,11 @@ def index_reduce(input: Any, dim: int, index: Any, source: Any, reduce: str, *, 
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     d, index = _index_source("index_reduce_", input, dim, index, source)
-    return _one_dim(lambda x, s: scatter_reduce(x, d, _along(index, d, tuple(s.shape)), s, reduce,
-                                                include_self=include_self), input, source)
+    positions = index._host()
+    if ((positions < 0) | (positions >= (input.shape[d] if input.ndim else 1))).any():
+        raise IndexError("index out of range in self")
+    return _one_dim(lambda x, s: _reduce_into(x, d, _along(index, d, tuple(s.shape)), s, reduce, include_self,
+                                              "index_reduce"), input, source)
 
 
 def masked_scatter(input: Any, mask: Any, source: Any) -> Any:  # noqa: A002
