@@ -195,3 +195,16 @@ def test_linear_cross_entropy_conv_tbc_and_native_channel_shuffle():
     assert_like_torch(lambda L, x, w, b: L.nn.functional.conv_tbc(x, w, b, 1),
                       [rng.random((5, 2, 3)), rng.random((3, 3, 4)), rng.random(4)], [0, 1, 2])
     assert_like_torch(lambda L, x: L.nn.functional.native_channel_shuffle(x, 2), [rng.random((1, 4, 2))], [])
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("size", [(3, 4), (2, 2), (11, 5), (1, 1)])
+def test_antialiased_interpolation_matches_pytorch(mode, align_corners, size):
+    """PyTorch's (and PIL's) antialiased resampling: each output a normalized sum under the filter
+    widened by the downsampling factor."""
+    x = np.random.default_rng(0).standard_normal((1, 2, 7, 9))
+    assert_like_torch(lambda L, x: L.nn.functional.interpolate(x, size=size, mode=mode, align_corners=align_corners,
+                                                               antialias=True), [x], [0], rtol=1e-9)
+    assert_like_torch(lambda L, x: L.nn.functional.interpolate(x, scale_factor=0.3, mode=mode, antialias=True),
+                      [x], [0], rtol=1e-9)

@@ -842,7 +842,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     ``nearest``/``nearest-exact`` (index selection), ``linear``/``bilinear``/``trilinear`` (two
     index selections a dim, weighted; ``align_corners`` as PyTorch's), ``bicubic`` (four a dim,
     PyTorch's cubic kernel with ``a = -0.75`` and positions clamped at the border), ``area``
-    (adaptive average pooling). Source positions are computed in the input's precision, as PyTorch's kernels do.
+    (adaptive average pooling); with ``antialias=True`` (bilinear, bicubic on 4-D input) PyTorch's
+    antialiased resampling. Source positions are computed in the input's precision, as PyTorch's kernels do.
 
     >>> import tidu
     >>> x = tidu.tensor([[[1.0, 2.0]]])
@@ -864,8 +865,6 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if antialias and (mode not in ("bilinear", "bicubic") or input.ndim != 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")
-    if antialias:
-        raise NotImplementedError(f"interpolate: mode {mode!r} with antialias is not implemented in tidu")
     if not input.dtype.is_floating_point:
         kernel = "nearest" if mode in ("nearest", "nearest-exact") else "linear" if mode != "area" else None
         if kernel is None:
@@ -910,7 +909,10 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     # a half input is interpolated in float32 and rounded once, as PyTorch's kernels compute
     out = input.float() if input.dtype.is_half and mode not in ("nearest", "nearest-exact") else input
     for axis, (n_in, n_out, scale) in enumerate(zip(in_sizes, out_sizes, scales)):
-        out = _resample(out, axis + 2, n_in, n_out, scale, mode, bool(align_corners))
+        if antialias:
+            out = _resample_antialiased(out, axis + 2, n_in, n_out, scale, mode, bool(align_corners))
+        else:
+            out = _resample(out, axis + 2, n_in, n_out, scale, mode, bool(align_corners))
     return out.to(input.dtype) if out.dtype is not input.dtype else out
 
 
@@ -966,6 +968,36 @@ def _resample(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mod
     high = low + (low < n_in - 1)
     weight_high = np.clip(src - low.astype(real), 0.0, 1.0).astype(real)
     return _weighted_taps(x, axis, [low, high], [real(1.0) - weight_high, weight_high])
+
+
+def _resample_antialiased(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mode: str,
+                          align_corners: bool) -> Any:
+    """One spatial dim of ``interpolate(antialias=True)``: each output a normalized weighted sum
+    of the inputs under its filter (a triangle for bilinear, the cubic with ``a = -0.5`` for
+    bicubic), widened by the downsampling factor so that every input contributes (PIL's and
+    PyTorch's resampling)."""
+    if align_corners:
+        step = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+    width = 1.0 if mode == "bilinear" else 2.0  # the filter's half-width at scale 1
+    support = width * step if step >= 1.0 else width
+    inv = 1.0 / step if step >= 1.0 else 1.0
+    center = step * (np.arange(n_out) + 0.5)  # (with align_corners too: only the step changes)
+    lows = np.maximum((center - support + 0.5).astype(np.int64), 0)
+    highs = np.minimum((center + support + 0.5).astype(np.int64), n_in)
+    taps = int((highs - lows).max(initial=1))
+    offsets = np.arange(taps)
+    where = lows[:, None] + offsets[None, :]
+    d = np.abs((where - center[:, None] + 0.5) * inv)
+    if mode == "bilinear":
+        w = np.maximum(1.0 - d, 0.0)
+    else:
+        w = np.where(d < 1.0, (1.5 * d - 2.5) * d * d + 1.0, np.where(d < 2.0, ((-0.5 * d + 2.5) * d - 4.0) * d + 2.0, 0.0))
+    w = np.where(where < highs[:, None], w, 0.0)
+    w = w / np.where(w.sum(1, keepdims=True) == 0, 1.0, w.sum(1, keepdims=True))
+    positions = [np.minimum(where[:, k], n_in - 1) for k in range(taps)]
+    return _weighted_taps(x, axis, positions, [w[:, k] for k in range(taps)])
 
 
 _CUBIC_A = -0.75  # PyTorch's bicubic kernel parameter
