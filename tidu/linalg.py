@@ -23,6 +23,7 @@ from .backends.cpu.decompositions import LinAlgError
 from .core import dtypes, grad_mode
 from .core.autocast import policy as autocast_policy
 from .core.aval import wrap_dim
+from .core.half import computed_in_float32
 from .ops import creation, diagonals, indexing, linalg, reduce, shape
 from .ops import math as ops_math
 from .ops._operands import broadcast_shapes, convert
@@ -48,6 +49,7 @@ def _float_input(x: Any, dtype: Any, name: str) -> Any:
     return x
 
 
+@computed_in_float32
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:  # noqa: A002
     """The ``ord``-norm of the elements over ``dim`` (all of them by default): any real ``ord``,
     ``inf`` (largest ``|x|``), ``-inf`` or 0 (the count of non-zeros).
@@ -60,6 +62,7 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
     return reduce.norm(x, ord, dim, keepdim)
 
 
+@computed_in_float32
 def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,  # noqa: N803
                 dtype: Any = None) -> Any:
     """The matrix norm of the matrices in the two ``dim``: ``'fro'``, ``inf``/``-inf`` (largest
@@ -95,6 +98,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
+@computed_in_float32
 def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:  # noqa: N803
     """``vector_norm`` for one ``dim`` (or a 1-D input, or all elements when ``ord`` and ``dim``
     are not given), ``matrix_norm`` for two dims (or a 2-D input with an ``ord``).

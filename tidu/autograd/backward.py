@@ -401,8 +401,8 @@ def _accumulate(old: Tensor, ct: Tensor, create_graph: bool) -> Tensor:
     when ``old`` is a plain gradient that owns writable memory."""
     a, b = old._data, ct._data
     if (create_graph or a.__class__ is not np.ndarray or b.__class__ is not np.ndarray
-            or a.dtype != b.dtype or a.shape != b.shape or old._dtype is not ct._dtype):
-        return old + ct
+            or a.dtype != b.dtype or a.shape != b.shape or old._dtype is not ct._dtype or old._dtype.is_half):
+        return old + ct  # (a half dtype's storage is not its values: bfloat16 holds bits)
     if old._trace is None and not old._requires_grad and a.flags.writeable and a.flags.owndata:
         np.add(a, b, out=a)
         old._version.value += 1

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import grad_mode
+from ..core import dtypes, grad_mode
 from ..tensor import Tensor
 
 
@@ -24,7 +24,7 @@ def _outputs(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Tensor]:
 def _numerical(fn: Callable[..., Any], inputs: Sequence[Any], i: int, eps: float) -> list[np.ndarray]:
     """Jacobians d out_j / d inputs[i], one (out_j.size, in.size) matrix per output."""
     x = inputs[i]
-    base = x.detach()._data.copy()
+    base = x.detach()._values().astype(np.float64)  # (``_values``: bfloat16's numbers, not its bits)
     flat = base.reshape(-1)
     columns: list[list[np.ndarray]] = []
     with grad_mode.enable_grad():
@@ -34,8 +34,8 @@ def _numerical(fn: Callable[..., Any], inputs: Sequence[Any], i: int, eps: float
                 probe = flat.copy()
                 probe[k] += sign * eps
                 args = list(inputs)
-                args[i] = Tensor(probe.reshape(base.shape), x.dtype, requires_grad=x.requires_grad)
-                values.append([o._data.astype(np.float64).reshape(-1) for o in _outputs(fn, args)])
+                args[i] = Tensor(dtypes.cast(probe.reshape(base.shape), x.dtype), x.dtype, requires_grad=x.requires_grad)
+                values.append([o._values().astype(np.float64).reshape(-1) for o in _outputs(fn, args)])
             columns.append([(p - m) / (2 * eps) for p, m in zip(*values)])
     n_out = len(columns[0]) if columns else len(_outputs(fn, inputs))
     if not columns:
@@ -54,14 +54,20 @@ def _analytical(fn: Callable[..., Any], inputs: Sequence[Any], diff: list[int]) 
         if not out.requires_grad:
             continue
         for r in range(out.numel()):
-            seed = np.zeros(out.numel(), out.dtype.np)
+            seed = np.zeros(out.numel())
             seed[r] = 1
-            gs = grad(out, [inputs[i] for i in diff], Tensor(seed.reshape(out._buf.shape), out.dtype),
+            gs = grad(out, [inputs[i] for i in diff], _like(seed.reshape(out._buf.shape), out),
                       retain_graph=True, allow_unused=True)
             for a, g in enumerate(gs):
                 if g is not None:
-                    jac[a][j][r] = g._data.astype(np.float64).reshape(-1)
+                    jac[a][j][r] = g._values().astype(np.float64).reshape(-1)
     return jac
+
+
+def _like(values: np.ndarray, x: Any) -> Tensor:
+    """``values`` as a tensor of ``x``'s dtype and device (cast: a bfloat16's storage is bits)."""
+    t = Tensor(dtypes.cast(values, x.dtype), x.dtype)
+    return t if x.device.type == "cpu" else t.to(x.device)
 
 
 def _forward(fn: Callable[..., Any], inputs: Sequence[Any], diff: list[int]) -> list[list[np.ndarray]]:
@@ -73,12 +79,12 @@ def _forward(fn: Callable[..., Any], inputs: Sequence[Any], diff: list[int]) -> 
         for k in range(inputs[i].numel()):
             tangents = []
             for m, x in enumerate(inputs):
-                t = np.zeros(x.numel(), x.dtype.np)
+                t = np.zeros(x.numel())
                 if m == i:
                     t[k] = 1
-                tangents.append(Tensor(t.reshape(x._buf.shape), x.dtype))
+                tangents.append(_like(t.reshape(x._buf.shape), x))
             _, tout = jvp(lambda *a: tuple(_outputs(fn, a)), tuple(inputs), tuple(tangents))
-            per_out.append([t._data.astype(np.float64).reshape(-1) for t in tout])
+            per_out.append([t._values().astype(np.float64).reshape(-1) for t in tout])
         n_out = len(per_out[0]) if per_out else 0
         cols.append([np.stack([c[j] for c in per_out], axis=1) if per_out else np.zeros((0, 0))
                      for j in range(n_out)])

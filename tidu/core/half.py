@@ -70,3 +70,75 @@ def _cuda_converters() -> tuple[Callable, Callable]:
     from ..backends.cuda.half import narrow, widen  # numba.cuda only once a CUDA call needs it
 
     return widen, narrow
+
+
+def _half_of(values: Any) -> Any:
+    """The half dtype of the first half floating tensor among ``values`` (and lists of them)."""
+    for v in values:
+        if type(v) is list or type(v) is tuple:
+            found = _half_of(v)
+            if found is not None:
+                return found
+            continue
+        dt = getattr(v, "dtype", None)
+        if isinstance(dt, dtypes.dtype) and dt.is_half:
+            return dt
+    return None
+
+
+def _widened(v: Any) -> Any:
+    if type(v) is list or type(v) is tuple:
+        return type(v)(_widened(x) for x in v)
+    dt = getattr(v, "dtype", None)
+    return v.float() if isinstance(dt, dtypes.dtype) and dt.is_half else v
+
+
+def _narrowed(v: Any, dt: Any) -> Any:
+    if type(v) is list or type(v) is tuple:
+        return type(v)(_narrowed(x, dt) for x in v)
+    if getattr(v, "dtype", None) is dtypes.float32 and hasattr(v, "to"):
+        return v.to(dt)
+    return v
+
+
+def _mixed(values: Any, dt: Any) -> bool:
+    """Whether a floating tensor among ``values`` is of another dtype than ``dt``."""
+    for v in values:
+        if type(v) is list or type(v) is tuple:
+            if _mixed(v, dt):
+                return True
+            continue
+        other = getattr(v, "dtype", None)
+        if isinstance(other, dtypes.dtype) and other.is_floating_point and other is not dt:
+            return True
+    return False
+
+
+def computed_in_float32(fn: Callable[..., Any] | None = None, *, mixed: bool = False) -> Any:
+    """``fn`` (a composition of several ops) with its half operands widened to float32 and its
+    float32 results rounded back to the first one's dtype: one rounding for the whole function,
+    as PyTorch's kernels compute half inputs in float (a sum of squares that would overflow
+    float16, a mean of large values, a bias that cancels the product, an activation's
+    derivative). Other calls, calls that name a ``dtype``, and (unless ``mixed``: the norm layers'
+    float32 parameters with a half input, as PyTorch takes them) calls whose floating operands
+    differ in dtype go straight through, to ``fn``'s own checks.
+
+    >>> import tidu
+    >>> tidu.tensor([300.0, 400.0], dtype=tidu.float16).norm()  # 300**2 overflows float16
+    tensor(500., dtype=tidu.float16)
+    """
+    import functools
+
+    if fn is None:
+        return functools.partial(computed_in_float32, mixed=mixed)
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        dt = _half_of(args) or _half_of(kwargs.values())
+        if dt is None or kwargs.get("dtype") is not None or not mixed and (
+                _mixed(args, dt) or _mixed(kwargs.values(), dt)):
+            return fn(*args, **kwargs)
+        out = fn(*_widened(args), **{k: _widened(v) for k, v in kwargs.items()})
+        return _narrowed(out, dt)
+
+    return call

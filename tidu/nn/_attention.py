@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import ops
 from ..core import dtypes
+from ..core.half import computed_in_float32
 from ..tensor import Tensor, placed
 from . import attention
 from .functional import dropout, linear, softmax
@@ -36,6 +37,7 @@ def _safe_softmax(scores: Any) -> Any:
     return ops.where(rows, 0.0, softmax(ops.where(rows, 0.0, scores), dim=-1))
 
 
+@computed_in_float32(mixed=True)  # (a float32 mask with half q, k, v: PyTorch computes)
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Any:

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import ops
 from ..core.autocast import policy as autocast_policy
+from ..core.half import computed_in_float32
 from ..tensor import Tensor
 
 _UNREACHABLE = -1e30
@@ -37,6 +38,7 @@ def _as_lengths(lengths: Any, name: str) -> np.ndarray:
 
 
 @autocast_policy("fp32")
+@computed_in_float32
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """The CTC loss of ``log_probs`` (``(T, N, C)`` or unbatched ``(T, C)``, log-probabilities over

@@ -25,6 +25,7 @@ from ..core.deferred import reads_exposed
 from ..core.device import CPU
 from ..core.dispatch import bind_matmul
 from ..core.grad_mode import no_grad
+from ..core.half import computed_in_float32
 from ..core.inplace import assign_
 from ..core.primitive import Var, bind
 from ..ops._operands import kept
@@ -182,6 +183,7 @@ def relu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     out = ops.relu(input)
     return _in_place(input, out, inplace)
 
+@computed_in_float32
 def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
     """GELU, exact (``erf``) or ``approximate='tanh'``.
 
@@ -192,6 +194,7 @@ def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
     return ops.gelu(input, approximate=approximate)
 
 
+@computed_in_float32
 def silu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``input * sigmoid(input)`` (also called swish).
 
@@ -247,6 +250,7 @@ def rrelu_(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training:
     """``rrelu`` in place."""
     return rrelu(input, lower, upper, training, inplace=True)
 
+@computed_in_float32
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
     """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere.
 
@@ -257,6 +261,7 @@ def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: 
     out = _elu_family(input, alpha)
     return _in_place(input, out, inplace)
 
+@computed_in_float32
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:  # noqa: A002
     """``log(1 + exp(beta * input)) / beta``, linear where ``beta * input > threshold``.
 
@@ -311,6 +316,7 @@ def hardsigmoid(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     out = ops.where(inside, (input + 3.0) / 6.0, (ops.clamp(input + 3.0, 0.0, 6.0) / 6.0).detach())
     return _in_place(input, out, inplace)
 
+@computed_in_float32
 def hardswish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``input * relu6(input + 3) / 6``, with PyTorch's gradient: 0 up to -3 (inclusive),
     ``input / 3 + 0.5`` below 3, 1 from 3 on.
@@ -325,6 +331,7 @@ def hardswish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     out = ops.where(low, input * 0.0, ops.where(middle, inner * (inner + 3.0) / 6.0, input))
     return _in_place(input, out, inplace)
 
+@computed_in_float32
 def mish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``input * tanh(softplus(input))``.
 
@@ -335,6 +342,7 @@ def mish(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     x = input.clone() if inplace else input  # the product saves its operand: not the tensor overwritten
     return _in_place(input, x * ops.tanh(softplus(x)), inplace)
 
+@computed_in_float32
 def logsigmoid(input: Any) -> Any:  # noqa: A002
     """``log(sigmoid(input))``, computed as ``-softplus(-input)`` (no overflow).
 
@@ -392,6 +400,7 @@ def _elu_family(input: Any, alpha: float, scale: float = 1.0, input_scale: float
     return out if scale == 1.0 else out * scale
 
 
+@computed_in_float32
 def selu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     """``scale * elu(input, alpha)`` with the self-normalizing constants (``alpha ~ 1.6733``,
     ``scale ~ 1.0507``).
@@ -404,6 +413,7 @@ def selu(input: Any, inplace: bool = False) -> Any:  # noqa: A002
     return _in_place(input, out, inplace)
 
 
+@computed_in_float32
 def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:  # noqa: A002
     """``input`` where positive, ``alpha * (exp(input / alpha) - 1)`` elsewhere.
 
@@ -477,6 +487,7 @@ def hardshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
     return ops.where(ops.abs(input) > lambd, input, 0.0)
 
 
+@computed_in_float32
 def tanhshrink(input: Any) -> Any:  # noqa: A002
     """``input - tanh(input)``.
 
@@ -516,6 +527,7 @@ def glu(input: Any, dim: int = -1) -> Any:  # noqa: A002
 
 
 # --- normalization and dropout ------------------------------------------------------------
+@computed_in_float32(mixed=True)
 def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:  # noqa: A002
     """Normalize (N, C, *) over each group of ``C / num_groups`` channels and the other dims
     (biased variance), then scale and shift per channel.
@@ -1046,6 +1058,7 @@ def _normalized_shape(input: Any, normalized_shape: Any, params: tuple, sep: str
     return shape
 
 
+@computed_in_float32(mixed=True)
 def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, bias: Any = None,  # noqa: A002
                eps: float = 1e-5) -> Any:
     """Normalize over the trailing ``normalized_shape`` dims (biased variance), then scale and shift.
@@ -1066,6 +1079,7 @@ def layer_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, 
     return out
 
 
+@computed_in_float32(mixed=True)
 def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None, bias: Any = None,  # noqa: A002
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Any:
     """Normalize each channel (dim 1) of ``(N, C, *)`` input.
@@ -1308,6 +1322,7 @@ def rms_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, ep
     return out.to(input.dtype) if x is not input else out
 
 
+@computed_in_float32(mixed=True)
 def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None, weight: Any = None,  # noqa: A002
                   bias: Any = None, use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Any:
     """Normalize each channel of each sample of ``(N, C, *)`` over its spatial dims, then scale and
@@ -1478,6 +1493,7 @@ def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     return out.squeeze(-2)
 
 
+@computed_in_float32
 def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,  # noqa: A002
                count_include_pad: bool = True) -> Any:
     """1-D average pooling over ``(N, C, L)`` or ``(C, L)``: ``avg_pool2d`` over a unit height.
@@ -1583,6 +1599,7 @@ def _bag_slots(input: Any, offsets: Any, include_last_offset: bool) -> tuple[np.
     return data, np.repeat(np.arange(bags), counts), bags
 
 
+@computed_in_float32
 def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float | None = None,  # noqa: A002
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights: Any = None, include_last_offset: bool = False,
@@ -1663,6 +1680,7 @@ def _renorm_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: floa
         assign_(weight, weight * factor, op="embedding_renorm_")
 
 
+@computed_in_float32
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:  # noqa: A002
     """``input`` divided by its ``p``-norm along ``dim``, a norm below ``eps`` counting as ``eps``
     (so a zero vector stays zero).
@@ -1675,6 +1693,7 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> A
     return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
 
 
+@computed_in_float32
 def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
     """The cosine of the angle between ``x1`` and ``x2`` (broadcast together) along ``dim``, which
     is removed: each normalized first, a norm below ``eps`` counting as ``eps`` (PyTorch's order).
@@ -2050,6 +2069,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
 
 
 @autocast_policy("fp32")
+@computed_in_float32
 def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
                          reduce: Any = None, reduction: str = "mean") -> Any:
     """``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x`` (logs clamped at -100, as PyTorch).
@@ -2310,6 +2330,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     return _reduce(loss, reduction)
 
 
+@computed_in_float32
 def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Any:
     """The ``p``-norm of ``x1 - x2 + eps`` along the last dim (the operands broadcast together).
 

@@ -16,6 +16,7 @@ import numpy as np
 from ..backends.cpu.conv import window_argmax
 from ..core import autocast, dtypes
 from ..core.autocast import policy as autocast_policy
+from ..core.half import computed_in_float32
 from ..core.primitive import bind
 from ..primitives.conv import conv_general_dilated, transpose_lhs
 from ..primitives.gather import gather
@@ -27,7 +28,7 @@ from .shape import expand, reshape
 __all__ = ["avg_pool2d", "avg_pool3d", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "max_pool2d", "max_pool3d"]
 
-_TYPE = {"float32": "float", "float64": "double", "int32": "int", "int64": "long", "bool": "bool", "uint8": "unsigned char",
+_TYPE = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double", "int32": "int", "int64": "long", "bool": "bool", "uint8": "unsigned char",
          "int8": "signed char", "int16": "short"}
 
 
@@ -124,6 +125,7 @@ def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilatio
     return reshape(out, tuple(out.shape[1:])) if unbatched else out
 
 
+@computed_in_float32
 def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
            dilation: Any = 1, groups: int = 1) -> Any:
     """1-D cross-correlation of ``input`` (N, C_in, L) or (C_in, L) with ``weight`` (C_out, C_in / groups, K).
@@ -145,6 +147,7 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@computed_in_float32
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
            dilation: Any = 1, groups: int = 1) -> Any:
     """2-D cross-correlation of ``input`` (N, C_in, H, W) or (C_in, H, W) with ``weight``
@@ -173,6 +176,7 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@computed_in_float32
 def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
            dilation: Any = 1, groups: int = 1) -> Any:
     """3-D cross-correlation of ``input`` (N, C_in, D, H, W) or (C_in, D, H, W) with ``weight``
@@ -251,6 +255,7 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
 
 
 @autocast_policy("lower")
+@computed_in_float32
 def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Any:
     """The transposed 1-D convolution ("deconvolution") of ``input`` (N, C_in, L) with ``weight``
@@ -265,6 +270,7 @@ def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
 
 
 @autocast_policy("lower")
+@computed_in_float32
 def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Any:
     """The transposed 2-D convolution of ``input`` (N, C_in, H, W) with ``weight``
@@ -278,6 +284,7 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
 
 
 @autocast_policy("lower")
+@computed_in_float32
 def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Any:
     """The transposed 3-D convolution of ``input`` (N, C_in, D, H, W) with ``weight``
@@ -437,6 +444,7 @@ def _avg_pool(op: str, nd: int, input: Any, kernel_size: Any, stride: Any, paddi
     return reshape(out, lead + out_sizes)
 
 
+@computed_in_float32
 def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Any:
     """2-D average pooling over (N, C, H, W) or (C, H, W); ``stride`` defaults to ``kernel_size``.
@@ -460,6 +468,7 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 
 
 @autocast_policy("fp32")
+@computed_in_float32
 def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Any:
     """3-D average pooling over (N, C, D, H, W) or (C, D, H, W), as ``avg_pool2d``. As PyTorch,

@@ -11,6 +11,7 @@ import numpy as np
 from ..core import autocast, dtypes
 from ..core.autocast import policy as autocast_policy
 from ..core.dispatch import _MM_PARAMS, bind_product
+from ..core.half import computed_in_float32
 from ..core.primitive import bind
 from ..primitives.linalg import dot_general
 from ..primitives.reduce import reduce_sum
@@ -439,6 +440,7 @@ def _scaled_sum(input: Any, product: Any, beta: Any, alpha: Any) -> Any:  # noqa
 
 
 @autocast_policy("lower")
+@computed_in_float32
 def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast; ignored when ``beta`` is 0).
 
@@ -450,6 +452,7 @@ def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) ->
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
+@computed_in_float32
 def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
     """``beta * input + alpha * (mat @ vec)``.
 
@@ -462,6 +465,7 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> A
 
 
 @autocast_policy("lower")
+@computed_in_float32
 def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
     """``beta * input + alpha * bmm(batch1, batch2)``.
 
@@ -474,6 +478,7 @@ def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any =
 
 
 @autocast_policy("lower")
+@computed_in_float32
 def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``: one contraction over the batch and
     the inner dim.
@@ -622,6 +627,7 @@ def pdist(input: Any, p: float = 2.0) -> Any:  # noqa: A002
     return norm(first - second, p, -1)
 
 
+@computed_in_float32
 def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:  # noqa: A002
     """``beta * input + alpha * outer(vec1, vec2)`` (``input`` broadcast; ignored when ``beta`` is 0).
 
@@ -717,6 +723,7 @@ def matrix_power(input: Any, n: int) -> Any:  # noqa: A002
     return result
 
 
+@computed_in_float32
 def dist(input: Any, other: Any, p: float = 2) -> Any:  # noqa: A002
     """The ``p``-norm of ``input - other`` (broadcast), over all elements.
 
@@ -734,6 +741,7 @@ def dist(input: Any, other: Any, p: float = 2) -> Any:  # noqa: A002
     return norm(difference, p)
 
 
+@computed_in_float32
 def renorm(input: Any, p: float, dim: int, maxnorm: float) -> Any:  # noqa: A002
     """Each slice ``input.select(dim, i)`` whose ``p``-norm is above ``maxnorm``, scaled to norm
     ``maxnorm`` (PyTorch's ``maxnorm / (norm + 1e-7)``); the others unchanged. Differentiable,

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.dispatch import bind_same
+from ..core.half import computed_in_float32
 from ..core.primitive import Var, bind
 from ..primitives import elementwise as ew
 from ..tensor import SHORT_PATH_TYPES, Tensor
@@ -449,6 +450,7 @@ def relu(input: Any) -> Any:  # noqa: A002
     return bind(ew.relu, input)
 
 
+@computed_in_float32
 def gelu(input: Any, approximate: str = "none") -> Any:  # noqa: A002
     """Gaussian error linear unit: exact (``erf``) or ``approximate='tanh'``.
 
@@ -876,6 +878,7 @@ def clip(input: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A001, A0
     return clamp(input, min, max)
 
 
+@computed_in_float32
 def lerp(input: Any, end: Any, weight: Any) -> Any:  # noqa: A002
     """``input + weight * (end - input)`` (PyTorch's formula: ``end - (end - input) * (1 - weight)``
     where ``|weight| >= 0.5``); ``weight`` is a number or a tensor, everything broadcasts.

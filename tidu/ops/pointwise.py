@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
+from ..core.half import computed_in_float32
 from ..tensor import placed
 from . import math, reduce
 from ._operands import constant, convert, is_value, operands
@@ -124,6 +125,7 @@ def x_times_log(input: Any, other: Any, log: Any, neutral: float, outside: Any) 
     return math.mul(x, log(math.where(masked, neutral, y)))
 
 
+@computed_in_float32
 def sinc(input: Any) -> Any:  # noqa: A002
     """``sin(pi x) / (pi x)``, and 1 at 0.
 
@@ -206,6 +208,7 @@ def fmin(input: Any, other: Any) -> Any:  # noqa: A002
     return _nan_ignoring(math.le, "fmin", input, other)
 
 
+@computed_in_float32
 def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:  # noqa: A002
     """``input + value * tensor1 * tensor2``, broadcasting.
 
@@ -219,6 +222,7 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:  
     return math.add(input, product if value == 1 else math.mul(product, value))
 
 
+@computed_in_float32
 def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:  # noqa: A002
     """``input + value * tensor1 / tensor2``, broadcasting; integer operands raise, as in PyTorch.
 

@@ -18,6 +18,7 @@ from ..core import dtypes
 from ..core.autocast import policy as autocast_policy
 from ..core.aval import wrap_dim
 from ..core.dispatch import bind_one
+from ..core.half import computed_in_float32
 from ..core.primitive import bind
 from ..primitives import reduce as rp
 from ..primitives.structural import reshape as reshape_p
@@ -98,6 +99,7 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
     return _finish(bind_one(rp.reduce_sum, x, {"axes": dims}), x, dims, keepdim)
 
 
+@computed_in_float32
 def mean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:  # noqa: A002
     """Arithmetic mean over ``dim`` (floating-point inputs, or give ``dtype``); empty -> nan.
 
@@ -327,6 +329,7 @@ def _correction(unbiased: Any, correction: Any, name: str) -> float:
     return 1 if unbiased is None or unbiased else 0
 
 
+@computed_in_float32
 def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
         correction: Any = None) -> Any:
     """Variance over ``dim``: ``sum((x - mean)**2) / (N - correction)``; ``correction`` defaults to
@@ -372,6 +375,7 @@ def _var(input: Any, dim: Any, unbiased: Any, keepdim: bool, correction: Any, na
     return total / dof if dof > 0 else total / 0.0
 
 
+@computed_in_float32
 def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
         correction: Any = None) -> Any:
     """Standard deviation, ``sqrt(var(...))`` with the same arguments.
@@ -411,6 +415,7 @@ def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:  # noqa: A002
 
 
 
+@computed_in_float32
 def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:  # noqa: A002
     """Vector p-norm over ``dim`` (all elements by default): ``p`` = ``'fro'`` or 2, 1,
     ``inf`` (max of ``|x|``), ``-inf``, 0 (count of non-zeros) or any other float.

@@ -43,11 +43,10 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0, e
             total = norms[0]
             for n in norms[1:]:
                 total = ops.maximum(total, n.to(dtype))
-        else:
-            total = ops.tensor(0.0, dtype=dtype)
-            for t in tensors:
-                total = total + (ops.abs(t) ** norm_type).sum().to(dtype)
-            total = total ** (1.0 / norm_type)
+        else:  # PyTorch's: each tensor's norm, then the norm of those (a half gradient's in float32 inside)
+            from ...linalg import vector_norm
+
+            total = vector_norm(ops.stack([vector_norm(t, norm_type).to(dtype) for t in tensors]), norm_type)
     if error_if_nonfinite and not math.isfinite(total.item()):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot "
