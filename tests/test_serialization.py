@@ -177,3 +177,17 @@ def test_foreign_dtype_is_a_clear_error():
     blob = safetensors.numpy.save({"bits": np.zeros(2, np.uint16)})
     with pytest.raises(RuntimeError, match="tensor 'bits' in BytesIO has dtype uint16, which tidu does not support"):
         tidu.load(io.BytesIO(blob))
+
+
+def test_a_counter_and_a_device_round_trip_so_multisteplr_resumes(tmp_path):
+    """``MultiStepLR.milestones`` is a ``Counter``: loaded as a dict, ``step(epoch)`` failed."""
+    opt = tidu.optim.SGD([tidu.nn.Parameter(tidu.ones(1))], lr=1.0)
+    sched = tidu.optim.lr_scheduler.MultiStepLR(opt, [2, 4], 0.5)
+    back = round_trip({"sched": sched.state_dict(), "device": tidu.device("cpu"), "c": collections.Counter({1: 2})})
+    assert type(back["c"]) is collections.Counter and back["c"] == collections.Counter({1: 2})
+    assert back["device"] == tidu.device("cpu")
+    resumed = tidu.optim.lr_scheduler.MultiStepLR(opt, [1], 0.1)
+    resumed.load_state_dict(back["sched"])
+    with pytest.warns(UserWarning):
+        resumed.step(4)
+    assert opt.param_groups[0]["lr"] == 0.25

@@ -97,3 +97,27 @@ def stream(stream: Stream | None) -> StreamContext:
     True
     """
     return StreamContext(stream)
+
+
+class _Amp:
+    """``tidu.cpu.amp``: PyTorch's older names for ``tidu.amp``'s ``autocast`` (on ``cpu``) and
+    ``GradScaler``, with PyTorch's deprecation warning."""
+
+    @staticmethod
+    def autocast(enabled: bool = True, dtype: Any = None, cache_enabled: bool | None = None) -> Any:
+        import warnings
+
+        from .amp import autocast
+
+        warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cpu', "
+                      "args...)` instead.", FutureWarning, stacklevel=2)
+        return autocast("cpu", dtype, enabled, cache_enabled)
+
+    @staticmethod
+    def GradScaler(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - PyTorch's name
+        from .amp import GradScaler
+
+        return GradScaler("cpu", *args, **kwargs)
+
+
+amp = _Amp()

@@ -22,6 +22,7 @@ import numpy as np
 import safetensors.numpy
 
 from .core import dtypes
+from .core.device import device as Device
 from .tensor import Size, Tensor
 
 _FORMAT_KEY = "tidu"
@@ -77,8 +78,11 @@ class _Writer:
             return {"__set__": [self.encode(v, _join(path, i)) for i, v in enumerate(obj)]}
         if isinstance(obj, dtypes.dtype):
             return {"__dtype__": obj.name}
+        if type(obj) is Device:
+            return {"__device__": str(obj)}
         if isinstance(obj, dict):
-            tag = "__odict__" if isinstance(obj, collections.OrderedDict) else "__dict__"
+            tag = ("__counter__" if isinstance(obj, collections.Counter) else
+                   "__odict__" if isinstance(obj, collections.OrderedDict) else "__dict__")
             items = []
             for key, value in obj.items():
                 if not (key is None or isinstance(key, bool | int | float | str | tuple)):
@@ -255,9 +259,11 @@ class _Reader:
             return base64.b64decode(node["__bytes__"])
         if "__set__" in node:
             return {self.decode(v) for v in node["__set__"]}
-        for tag, cls in (("__dict__", dict), ("__odict__", collections.OrderedDict)):
+        if "__device__" in node:
+            return Device(node["__device__"])
+        for tag, cls in (("__dict__", dict), ("__odict__", collections.OrderedDict), ("__counter__", collections.Counter)):
             if tag in node:
-                out = cls((self.decode(k), self.decode(v)) for k, v in node[tag])
+                out = cls(dict((self.decode(k), self.decode(v)) for k, v in node[tag]))  # (a Counter takes a mapping)
                 if "metadata" in node and cls is collections.OrderedDict:
                     out._metadata = self.decode(node["metadata"])
                 return out

@@ -7,10 +7,11 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .backward import backward, grad
 from .function import Function, FunctionCtx  # noqa: F401 - exported as tidu.autograd.Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
 
 __all__ = [
     "GradcheckError", "anomaly_mode", "backward", "detect_anomaly", "forward_ad", "grad_mode", "graph", "set_detect_anomaly", "current_recorder", "enable_grad", "functional", "grad", "gradcheck", "gradgradcheck",
-    "is_grad_enabled", "no_grad", "set_grad_enabled",
+    "is_grad_enabled", "no_grad", "set_grad_enabled", "Variable",
 ]
 
 

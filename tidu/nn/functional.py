@@ -86,7 +86,10 @@ def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    return ("mean" if size_average else "sum") if reduce else "none"
+    reduction = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                  UserWarning, stacklevel=3)
+    return reduction
 
 
 def _class_mask(target: Any, num_classes: int, class_dim: int) -> Any:
@@ -2143,6 +2146,9 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    if isinstance(target, Tensor | Var) and not target.dtype.is_floating_point:
+        raise RuntimeError(f"result type {dtypes.TORCH_NAMES[input.dtype.name]} can't be cast to the desired output "
+                           f"type {dtypes.TORCH_NAMES[target.dtype.name]}")
     weight, pos_weight = _in_dtype_of(input, weight, pos_weight)
     softplus = _softplus_neg(input)
     if pos_weight is None:

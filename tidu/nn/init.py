@@ -34,7 +34,7 @@ def _fill(tensor: Tensor, value: Tensor, op: str) -> Tensor:
         return assign_(tensor, value.to(tensor.dtype), op=op)
 
 
-def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float | int:
     """The recommended gain for a nonlinearity (PyTorch's table).
 
     >>> import tidu
@@ -44,7 +44,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "sigmoid")
     if nonlinearity in linear:
-        return 1.0
+        return 1  # (an int, as PyTorch's)
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":
@@ -72,9 +72,12 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
 def _fan(tensor: Tensor, mode: str) -> int:
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
+
+
+_calculate_correct_fan = _fan  # PyTorch's private name, which some libraries call
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:

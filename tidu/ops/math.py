@@ -135,8 +135,19 @@ def _scaled(other: Any, alpha: Any) -> Any:
     return mul(other, alpha)
 
 
-def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
-    """``input + alpha * other``, broadcasting.
+def scalar_first(name: str, value: Any, rest: tuple, signature: str, instead: str) -> Any:
+    """The tensor operand of PyTorch's deprecated overloads that take the scalar first
+    (``add(input, alpha, other)``, ``addcmul(input, value, t1, t2)``), with their warning."""
+    if not isinstance(value, bool | int | float) or not rest or not all(is_value(r) for r in rest):
+        raise TypeError(f"{name}() takes the scalar first only in its deprecated overload {name}({signature})")
+    warnings.warn(f"This overload of {name} is deprecated:\n\t{name}({signature})\nConsider using one of the "
+                  f"following signatures instead:\n\t{name}({instead})", UserWarning, stacklevel=3)
+    return rest
+
+
+def add(input: Any, other: Any, *deprecated: Any, alpha: Any = 1) -> Any:  # noqa: A002
+    """``input + alpha * other``, broadcasting (``add(input, alpha, other)``: PyTorch's deprecated
+    form, with its warning).
 
     >>> import tidu
     >>> tidu.add(tidu.tensor([1, 2]), 1)
@@ -144,6 +155,9 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     >>> tidu.add(tidu.tensor([1.0, 2.0]), 1, alpha=2)
     tensor([3., 4.])
     """
+    if deprecated:
+        alpha, (other,) = other, scalar_first("add", other, deprecated, "Number alpha, Tensor other",
+                                              "Tensor other, *, Number alpha = 1")
     if alpha != 1 or alpha is True:  # (True == 1: PyTorch checks a bool alpha all the same)
         _check_alpha(input, other, alpha)
         if _is_bool(input) and _is_bool(other):  # bool arithmetic: ``alpha`` is True or False
@@ -153,13 +167,16 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
     return _ADD(input, other)
 
 
-def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:  # noqa: A002
-    """``input - alpha * other``, broadcasting.
+def sub(input: Any, other: Any, *deprecated: Any, alpha: Any = 1) -> Any:  # noqa: A002
+    """``input - alpha * other``, broadcasting (``sub(input, alpha, other)``: deprecated, as ``add``).
 
     >>> import tidu
     >>> tidu.sub(tidu.tensor([1.0, 2.0]), 0.5)
     tensor([0.5000, 1.5000])
     """
+    if deprecated:
+        alpha, (other,) = other, scalar_first("sub", other, deprecated, "Number alpha, Tensor other",
+                                              "Tensor other, *, Number alpha = 1")
     if _is_bool(input) or _is_bool(other):
         raise RuntimeError(
             "Subtraction, the `-` operator, with a bool tensor is not supported. "

@@ -510,8 +510,8 @@ def _fill_diagonal(self: Tensor, fill_value: Any, wrap: bool = False) -> Any:
 
 
 INPLACE = {
-    "add_": _inplace(lambda s, o, *, alpha=1: math.add(s, o, alpha=alpha), "add_"),
-    "sub_": _inplace(lambda s, o, *, alpha=1: math.sub(s, o, alpha=alpha), "sub_"),
+    "add_": _inplace(lambda s, o, *deprecated, alpha=1: math.add(s, o, *deprecated, alpha=alpha), "add_"),
+    "sub_": _inplace(lambda s, o, *deprecated, alpha=1: math.sub(s, o, *deprecated, alpha=alpha), "sub_"),
     "mul_": _inplace(math.mul, "mul_"),
     "div_": _inplace(math.div, "div_"),
     "zero_": _inplace(lambda s: _fill(s, 0), "zero_"),

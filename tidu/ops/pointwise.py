@@ -209,13 +209,17 @@ def fmin(input: Any, other: Any) -> Any:  # noqa: A002
 
 
 @computed_in_float32
-def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:  # noqa: A002
+def addcmul(input: Any, tensor1: Any, tensor2: Any, *deprecated: Any, value: Any = 1) -> Any:  # noqa: A002
     """``input + value * tensor1 * tensor2``, broadcasting.
 
     >>> import tidu
     >>> tidu.addcmul(tidu.tensor([1.0]), tidu.tensor([2.0]), tidu.tensor([3.0]), value=0.5)
     tensor([4.])
     """
+    if deprecated:  # ``addcmul(input, value, tensor1, tensor2)``: PyTorch's deprecated form
+        value, (tensor1, tensor2) = tensor1, math.scalar_first("addcmul", tensor1, (tensor2, *deprecated),
+                                                               "Number value, Tensor tensor1, Tensor tensor2",
+                                                               "Tensor tensor1, Tensor tensor2, *, Number value = 1")
     if dtypes.result_type(input, tensor1, tensor2) is dtypes.bool_:
         raise dtypes.not_implemented("addcmul_cpu_out", dtypes.bool_)
     product = math.mul(tensor1, tensor2)
@@ -223,13 +227,17 @@ def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:  
 
 
 @computed_in_float32
-def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:  # noqa: A002
+def addcdiv(input: Any, tensor1: Any, tensor2: Any, *deprecated: Any, value: Any = 1) -> Any:  # noqa: A002
     """``input + value * tensor1 / tensor2``, broadcasting; integer operands raise, as in PyTorch.
 
     >>> import tidu
     >>> tidu.addcdiv(tidu.tensor([1.0]), tidu.tensor([3.0]), tidu.tensor([2.0]), value=2)
     tensor([4.])
     """
+    if deprecated:  # ``addcdiv(input, value, tensor1, tensor2)``: PyTorch's deprecated form
+        value, (tensor1, tensor2) = tensor1, math.scalar_first("addcdiv", tensor1, (tensor2, *deprecated),
+                                                               "Number value, Tensor tensor1, Tensor tensor2",
+                                                               "Tensor tensor1, Tensor tensor2, *, Number value = 1")
     if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "

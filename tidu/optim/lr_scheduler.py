@@ -17,8 +17,36 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..core.grad_mode import no_grad
+from ..tensor import Tensor
 from .optimizer import Optimizer
 
+
+def _note_steps(optimizer: Optimizer) -> None:
+    """Mark ``optimizer`` when its ``step`` runs (``_opt_called``), for the scheduler's warning
+    about the order of the two steps, as PyTorch wraps it."""
+    step = optimizer.step
+    if getattr(step, "_wrapped_by_lr_sched", False):
+        return
+    optimizer._opt_called = False
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        optimizer._opt_called = True
+        return step(*args, **kwargs)
+
+    noted._wrapped_by_lr_sched = True  # type: ignore[attr-defined]
+    optimizer.step = noted  # type: ignore[method-assign]
+
+
+def _set_lr(group: dict[str, Any], lr: Any) -> None:
+    """``group["lr"] = lr``; a tensor learning rate is written in place, as PyTorch's schedulers do
+    (the user's tensor sees the schedule)."""
+    current = group["lr"]
+    if isinstance(current, Tensor) and current.ndim == 0:
+        with no_grad():
+            current.fill_(float(lr))
+    else:
+        group["lr"] = lr
 
 class LRScheduler:
     """Base class: sets ``initial_lr`` on the groups, steps ``last_epoch`` and writes ``lr``.
@@ -53,6 +81,7 @@ class LRScheduler:
         self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._get_lr_called_within_step = False
+        _note_steps(optimizer)
         self._initial_step()
 
     def _initial_step(self) -> None:
@@ -73,6 +102,13 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch and set every group's ``lr``."""
         self._step_count += 1
+        if self._step_count == 2 and not getattr(self.optimizer, "_opt_called", True):
+            warnings.warn(
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you "
+                "should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure "
+                "to do this will result in PyTorch skipping the first value of the learning rate schedule. See more "
+                "details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
+                stacklevel=2)
         if epoch is not None:
             warnings.warn(
                 "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
@@ -94,7 +130,7 @@ class LRScheduler:
             values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
         self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values, strict=True):
-            group["lr"] = lr
+            _set_lr(group, lr)
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def state_dict(self) -> dict[str, Any]:
@@ -480,7 +516,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         values = self.get_lr()
         self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values, strict=True):
-            group["lr"] = lr
+            _set_lr(group, lr)
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
 
@@ -515,7 +551,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _per_group("base_lr", groups, base_lr)
         if last_epoch == -1:
             for group, lr in zip(groups, base_lrs, strict=True):
-                group["lr"] = lr
+                _set_lr(group, lr)
         self.max_lrs = _per_group("max_lr", groups, max_lr)
         up = float(step_size_up)
         down = float(step_size_down) if step_size_down is not None else up
@@ -805,7 +841,7 @@ class ReduceLROnPlateau:
                 old = float(group["lr"])
                 new = max(old * self.factor, min_lr)
                 if old - new > self.eps:
-                    group["lr"] = new
+                    _set_lr(group, new)
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]

@@ -235,6 +235,10 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
+            numbers = _as_numbers(group)
+            if group.get("capturable") and any(p._device.type == "cpu" for p in group["params"]):
+                raise AssertionError("If capturable=True, params and state_steps must be on supported devices: "
+                                     "['cuda', 'xpu', 'hpu', 'privateuseone'].")
             for p in group["params"]:
                 if p._grad is None:
                     continue
@@ -249,7 +253,7 @@ class Optimizer:
                 state = self.state.get(p)
                 if state is None:
                     state = {}
-                self._update(param, grad, state, group)
+                self._update(param, grad, state, numbers)
                 if state and p not in self.state:
                     self.state[p] = state
                 written(p)
@@ -551,3 +555,20 @@ def assign_(out: Any, value: Any) -> None:
         out.copy_(value)
     else:
         out[...] = value
+
+
+def _as_numbers(group: dict[str, Any]) -> dict[str, Any]:
+    """``group`` with its 0-d tensor settings (``betas=(tensor(0.9), ...)``, ``eps``,
+    ``weight_decay``; not ``lr``, which the updates read as they need it) as Python numbers, as
+    PyTorch's optimizers take them; ``group`` itself when it has none."""
+
+    def number(v: Any) -> Any:
+        if isinstance(v, Tensor) and v.ndim == 0:
+            return v.item()
+        if type(v) is tuple and any(isinstance(x, Tensor) for x in v):
+            return tuple(number(x) for x in v)
+        return v
+
+    changed = {k: number(v) for k, v in group.items() if k not in ("params", "lr")
+               and (isinstance(v, Tensor) or type(v) is tuple and any(isinstance(x, Tensor) for x in v))}
+    return {**group, **changed} if changed else group
