@@ -72,44 +72,52 @@ def _cuda_converters() -> tuple[Callable, Callable]:
     return widen, narrow
 
 
+_VALUE_TYPES: tuple = ()  # (Tensor, Var), read at the first call (this module is imported before them)
+
+
+def _value_types() -> tuple:
+    global _VALUE_TYPES
+    from ..tensor import Tensor
+    from .primitive import Var
+
+    _VALUE_TYPES = (Tensor, Var)
+    return _VALUE_TYPES
+
+
 def _half_of(values: Any) -> Any:
     """The half dtype of the first half floating tensor among ``values`` (and lists of them)."""
+    types = _VALUE_TYPES or _value_types()
     for v in values:
-        if type(v) is list or type(v) is tuple:
+        if isinstance(v, types):
+            dt = v.dtype
+            if dt.is_half:
+                return dt
+        elif type(v) is list or type(v) is tuple:
             found = _half_of(v)
             if found is not None:
                 return found
-            continue
-        dt = getattr(v, "dtype", None)
-        if isinstance(dt, dtypes.dtype) and dt.is_half:
-            return dt
     return None
 
 
 def _widened(v: Any) -> Any:
     if type(v) is list or type(v) is tuple:
         return type(v)(_widened(x) for x in v)
-    dt = getattr(v, "dtype", None)
-    return v.float() if isinstance(dt, dtypes.dtype) and dt.is_half else v
+    return v.float() if isinstance(v, _VALUE_TYPES) and v.dtype.is_half else v
 
 
 def _narrowed(v: Any, dt: Any) -> Any:
     if type(v) is list or type(v) is tuple:
         return type(v)(_narrowed(x, dt) for x in v)
-    if getattr(v, "dtype", None) is dtypes.float32 and hasattr(v, "to"):
-        return v.to(dt)
-    return v
+    return v.to(dt) if isinstance(v, _VALUE_TYPES) and v.dtype is dtypes.float32 else v
 
 
 def _mixed(values: Any, dt: Any) -> bool:
     """Whether a floating tensor among ``values`` is of another dtype than ``dt``."""
     for v in values:
-        if type(v) is list or type(v) is tuple:
-            if _mixed(v, dt):
+        if isinstance(v, _VALUE_TYPES):
+            if v.dtype.is_floating_point and v.dtype is not dt:
                 return True
-            continue
-        other = getattr(v, "dtype", None)
-        if isinstance(other, dtypes.dtype) and other.is_floating_point and other is not dt:
+        elif (type(v) is list or type(v) is tuple) and _mixed(v, dt):
             return True
     return False
 
@@ -134,7 +142,7 @@ def computed_in_float32(fn: Callable[..., Any] | None = None, *, mixed: bool = F
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        dt = _half_of(args) or _half_of(kwargs.values())
+        dt = _half_of(args) or (_half_of(kwargs.values()) if kwargs else None)
         if dt is None or kwargs.get("dtype") is not None or not mixed and (
                 _mixed(args, dt) or _mixed(kwargs.values(), dt)):
             return fn(*args, **kwargs)
