@@ -43,11 +43,7 @@ def lower(*xs: Any) -> tuple[Any, ...]:
     >>> a.dtype, b.dtype
     (tidu.bfloat16, tidu.int64)
     """
-    out = []
-    for x in xs:
-        dt = None if x is None else DTYPES.get(x.device.type)
-        out.append(x if dt is None or not x.dtype.is_floating_point or x.dtype is dt else x.to(dt))
-    return tuple(out)
+    return tuple(lowered(x) for x in xs)
 
 
 def lowered(x: Any) -> Any:

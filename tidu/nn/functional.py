@@ -850,6 +850,7 @@ _INTERPOLATING = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
 _MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
 
 
+@computed_in_float32  # (a half input interpolated in float32 and rounded once, as PyTorch's kernels)
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",  # noqa: A002
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Any:
@@ -921,16 +922,16 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         raise ValueError("either size or scale_factor should be defined")
     if mode == "area":
         return _adaptive_avg_pool_nd(input, out_sizes)
-    # a half input is interpolated in float32 and rounded once, as PyTorch's kernels compute
-    out = input.float() if input.dtype.is_half and mode not in ("nearest", "nearest-exact") else input
+    out = input
     for axis, (n_in, n_out, scale) in enumerate(zip(in_sizes, out_sizes, scales)):
         if antialias:
             out = _resample_antialiased(out, axis + 2, n_in, n_out, scale, mode, bool(align_corners))
         else:
             out = _resample(out, axis + 2, n_in, n_out, scale, mode, bool(align_corners))
-    return out.to(input.dtype) if out.dtype is not input.dtype else out
+    return out
 
 
+@computed_in_float32
 def _adaptive_avg_pool_nd(input: Any, out_sizes: tuple[int, ...]) -> Any:  # noqa: A002
     """Adaptive average pooling of the last ``len(out_sizes)`` dims: one product with an averaging
     matrix a dim whose size changes (the last dim from the right, the others from the left); a
@@ -938,7 +939,7 @@ def _adaptive_avg_pool_nd(input: Any, out_sizes: tuple[int, ...]) -> Any:  # noq
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {dtypes.TORCH_NAMES[input.dtype.name]}")
-    out = input.float() if input.dtype.is_half else input
+    out = input
     first = input.ndim - len(out_sizes)
     for axis, n_out in enumerate(out_sizes, first):
         n_in = input.shape[axis]
@@ -949,13 +950,13 @@ def _adaptive_avg_pool_nd(input: Any, out_sizes: tuple[int, ...]) -> Any:  # noq
             out = ops.matmul(out, pool.t())
         else:
             out = ops.movedim(ops.matmul(pool, ops.movedim(out, axis, -2)), -2, axis)
-    return out.to(input.dtype) if out.dtype is not input.dtype else out
+    return out
 
 
 def _resample(x: Any, axis: int, n_in: int, n_out: int, scale: float | None, mode: str, align_corners: bool) -> Any:
     """One spatial dim of ``interpolate``: PyTorch's source positions (``nearest_idx``,
     ``area_pixel_compute_source_index``) in the input's float type."""
-    real = x.dtype.np.type if x.dtype.is_floating_point and not x.dtype.is_half else np.float32
+    real = x.dtype.np.type if x.dtype.is_floating_point else np.float32
     dst = np.arange(n_out, dtype=real)
     if mode in ("nearest", "nearest-exact"):
         if n_in == n_out and (scale is None or mode == "nearest" and x.ndim == 4):
@@ -1305,6 +1306,7 @@ def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float 
     return input / ((window * (alpha / size) + k) ** beta).movedim(-1, 1)
 
 
+@computed_in_float32(mixed=True)  # (half inputs in float32, rounded once, as PyTorch's)
 def rms_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, eps: float | None = None) -> Any:  # noqa: A002
     """``input`` divided by its root mean square over the trailing ``normalized_shape`` dims (plus
     ``eps``, by default the machine epsilon of the dtype it computes in: float32 for half inputs),
@@ -1316,13 +1318,11 @@ def rms_norm(input: Any, normalized_shape: Sequence[int], weight: Any = None, ep
     """
     shape = _normalized_shape(input, normalized_shape, (("weight", weight),), sep="")
     _float_input(input, "rms_norm")
-    x = input.float() if input.dtype.is_half else input  # half inputs in float32, rounded once (PyTorch's)
     if eps is None:
-        eps = ops.finfo(x.dtype).eps
+        eps = ops.finfo(input.dtype).eps
     dims = tuple(range(input.ndim - len(shape), input.ndim))
-    out = x * ops.rsqrt((x * x).mean(dim=dims, keepdim=True) + eps)
-    out = out if weight is None else out * (weight.float() if x is not input else weight)
-    return out.to(input.dtype) if x is not input else out
+    out = input * ops.rsqrt((input * input).mean(dim=dims, keepdim=True) + eps)
+    return out if weight is None else out * weight
 
 
 @computed_in_float32(mixed=True)

@@ -238,12 +238,6 @@ def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:  
     return _on(counts, input, input.dtype)
 
 
-def _equal_edges(low: float, high: float, bins: int, dt: np.dtype) -> np.ndarray:
-    """The ``bins + 1`` edges of equal bins from ``low`` to ``high`` in ``dt``, as PyTorch's
-    ``linspace`` computes them (``bins > 0``)."""
-    return creation.fused_linspace(low, high, bins + 1, dt)
-
-
 def _outer_edges(points: np.ndarray, range: Any) -> list[tuple[float, float]]:  # noqa: A002
     """Each dim's first and last edge: ``range``'s pairs, else the data's extremes, else (0, 1); an
     empty range widened by 0.5 each way. ``points`` is (N, D)."""
@@ -363,7 +357,7 @@ def histogram(input: Any, bins: Any, *, range: Any = None, weight: Any = None, d
         (low, high), = _outer_edges(data, range)
         _check_weight(input, flat_weight, data.shape)
         _float_kernel(input, "histogramdd")
-        edges = _equal_edges(low, high, int(bins), data.dtype)
+        edges = creation.fused_linspace(low, high, int(bins) + 1, data.dtype)
     weights = None if weight is None else weight._values().reshape(-1)
     hist = _histogram(data, [edges], weights, density)
     return HistogramResult(_on(hist, input, input.dtype), _on(edges, input, input.dtype))
@@ -399,7 +393,7 @@ def histogramdd(input: Any, bins: Any, *, range: Any = None, weight: Any = None,
         _check_weight(input, weight, points.shape)
         _check_counts(counts)
         _float_kernel(input, "histogramdd")
-        edges = [_equal_edges(low, high, n, points.dtype) for (low, high), n in zip(outer, counts)]
+        edges = [creation.fused_linspace(low, high, n + 1, points.dtype) for (low, high), n in zip(outer, counts)]
     else:
         _check_edges(input, list(bins), d)
         _check_weight(input, weight, points.shape)

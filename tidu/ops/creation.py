@@ -546,17 +546,6 @@ def _fused_linspace(start, end, step, out):  # noqa: ANN001, ANN202
             out[i] = fma_exact(-step, type(step)(n - 1 - i), end)
 
 
-def _equal_edges(low: float, high: float, bins: int, dt: np.dtype) -> np.ndarray:
-    """The ``bins + 1`` edges of equal bins from ``low`` to ``high`` in ``dt``, as PyTorch's
-    ``linspace`` computes them (``bins > 0``)."""
-    f = dt.type
-    start, end = f(low), f(high)
-    out = np.empty(bins + 1, dt)
-    _fused_linspace(start, end, (end - start) / f(bins), out)
-    return out
-
-
-
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``).

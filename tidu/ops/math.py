@@ -716,6 +716,7 @@ def clamp_max(input: Any, max: Any) -> Any:  # noqa: A002
 _LN2 = math.log(2.0)
 
 
+@computed_in_float32  # (half: computed in float32 and rounded once)
 def exp2(input: Any) -> Any:  # noqa: A002
     """``2 ** input`` (as ``exp(input * ln 2)``); integers are promoted to the default float dtype.
     A half input is computed in float32 and rounded once, as PyTorch's kernel does: rounding the
@@ -725,17 +726,10 @@ def exp2(input: Any) -> Any:  # noqa: A002
     >>> tidu.exp2(tidu.tensor([0, 3, -1]))
     tensor([1.0000, 8.0000, 0.5000])
     """
-    return _in_float32(float_operand(input, "exp2"), lambda x: exp(x * _LN2))
+    return exp(float_operand(input, "exp2") * _LN2)
 
 
-def _in_float32(x: Any, fn: Any) -> Any:
-    """``fn(x)``, computed in float32 and rounded once to ``x``'s dtype when that is a half one
-    (a composite of several ops would round after each)."""
-    if not x.dtype.is_half:
-        return fn(x)
-    return convert(fn(convert(x, dtypes.float32)), x.dtype)
-
-
+@computed_in_float32  # (half: computed in float32 and rounded once)
 def log2(input: Any) -> Any:  # noqa: A002
     """Base-2 logarithm (as ``log(input) / ln 2``).
 
@@ -743,7 +737,7 @@ def log2(input: Any) -> Any:  # noqa: A002
     >>> tidu.log2(tidu.tensor([1.0, 8.0]))
     tensor([0., 3.])
     """
-    return _in_float32(float_operand(input, "log2"), lambda x: log(x) * (1.0 / _LN2))
+    return log(float_operand(input, "log2")) * (1.0 / _LN2)
 
 
 def rsqrt(input: Any) -> Any:  # noqa: A002
